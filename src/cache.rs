@@ -1,0 +1,192 @@
+//! A byte-budgeted LRU cache of decoded chunks that decodes each chunk once,
+//! however many readers ask for it at the same moment.
+//!
+//! Invariants:
+//! - the bytes held stay within the budget, except that the most recently
+//!   inserted chunk is always kept, even when it alone is larger;
+//! - at most one decode of a given key runs at a time: later callers wait
+//!   for its result (success or error) instead of decoding again;
+//! - errors are shared with the callers waiting at that moment but never
+//!   cached, so a chunk that is repaired in the store reads correctly later;
+//! - a panicking decode is turned into an error, so waiters never hang.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use lru::LruCache;
+
+/// A decoded chunk, shared without copying.
+pub type Chunk = Arc<Vec<u8>>;
+
+/// Raised in place of a result when a decode panicked.
+#[derive(Debug, Clone, Copy)]
+pub struct DecodePanicked;
+
+type SlotResult<E> = Option<Result<Chunk, E>>;
+
+struct Slot<E> {
+    result: Mutex<SlotResult<E>>,
+    ready: Condvar,
+}
+
+struct State<K: Hash + Eq, E> {
+    lru: LruCache<K, Chunk>,
+    bytes: u64,
+    inflight: HashMap<K, Arc<Slot<E>>>,
+}
+
+/// Counters, for tests and benchmarks.
+#[derive(Debug, Default)]
+pub struct CacheStats {
+    pub hits: AtomicU64,
+    pub decodes: AtomicU64,
+    pub waits: AtomicU64,
+}
+
+pub struct ChunkCache<K: Hash + Eq, E> {
+    state: Mutex<State<K, E>>,
+    budget: u64,
+    pub stats: CacheStats,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves consistent data here (every
+    // critical section is a few map operations), so poisoning is ignored.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
+    pub fn new(budget: u64) -> Self {
+        ChunkCache {
+            state: Mutex::new(State { lru: LruCache::unbounded(), bytes: 0, inflight: HashMap::new() }),
+            budget,
+            stats: CacheStats::default(),
+        }
+    }
+
+    /// Bytes currently held.
+    pub fn bytes(&self) -> u64 {
+        lock(&self.state).bytes
+    }
+
+    /// The chunk for `key`, decoding it with `decode` if no one has yet.
+    pub fn get_or_decode(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
+        let slot = {
+            let mut st = lock(&self.state);
+            if let Some(chunk) = st.lru.get(key) {
+                self.stats.hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(chunk.clone());
+            }
+            if let Some(slot) = st.inflight.get(key) {
+                let slot = slot.clone();
+                drop(st);
+                self.stats.waits.fetch_add(1, Ordering::Relaxed);
+                let mut result = lock(&slot.result);
+                while result.is_none() {
+                    result = slot.ready.wait(result).unwrap_or_else(|p| p.into_inner());
+                }
+                return result.clone().expect("set before notify");
+            }
+            let slot = Arc::new(Slot { result: Mutex::new(None), ready: Condvar::new() });
+            st.inflight.insert(key.clone(), slot.clone());
+            slot
+        };
+
+        self.stats.decodes.fetch_add(1, Ordering::Relaxed);
+        let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+            Ok(r) => r.map(Arc::new),
+            Err(_) => Err(E::from(DecodePanicked)),
+        };
+
+        {
+            let mut st = lock(&self.state);
+            st.inflight.remove(key);
+            if let Ok(chunk) = &result {
+                self.insert(&mut st, key.clone(), chunk.clone());
+            }
+        }
+        *lock(&slot.result) = Some(result.clone());
+        slot.ready.notify_all();
+        result
+    }
+
+    fn insert(&self, st: &mut State<K, E>, key: K, chunk: Chunk) {
+        st.bytes += chunk.len() as u64;
+        if let Some(old) = st.lru.put(key, chunk) {
+            st.bytes -= old.len() as u64;
+        }
+        while st.bytes > self.budget && st.lru.len() > 1 {
+            if let Some((_, evicted)) = st.lru.pop_lru() {
+                st.bytes -= evicted.len() as u64;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Barrier;
+    use std::time::Duration;
+
+    #[derive(Debug, Clone, PartialEq)]
+    enum E {
+        Failed,
+        Panicked,
+    }
+    impl From<DecodePanicked> for E {
+        fn from(_: DecodePanicked) -> Self {
+            E::Panicked
+        }
+    }
+
+    #[test]
+    fn concurrent_readers_decode_once() {
+        let cache: Arc<ChunkCache<u32, E>> = Arc::new(ChunkCache::new(1 << 20));
+        let barrier = Arc::new(Barrier::new(8));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, barrier) = (cache.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    cache
+                        .get_or_decode(&7, || {
+                            std::thread::sleep(Duration::from_millis(100));
+                            Ok(vec![1; 1000])
+                        })
+                        .unwrap()
+                })
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap().len(), 1000);
+        }
+        assert_eq!(cache.stats.decodes.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn budget_is_kept_and_errors_are_not_cached() {
+        let cache: ChunkCache<u32, E> = ChunkCache::new(2500);
+        for k in 0..5 {
+            cache.get_or_decode(&k, || Ok(vec![0; 1000])).unwrap();
+        }
+        assert_eq!(cache.bytes(), 2000);
+        // The oldest were evicted; the newest is still there.
+        cache.get_or_decode(&4, || panic!("must be cached")).unwrap();
+        assert_eq!(cache.get_or_decode(&0, || Err(E::Failed)), Err(E::Failed));
+        assert_eq!(cache.get_or_decode(&0, || Ok(vec![9])).unwrap()[0], 9);
+        // An oversized chunk is still served and kept alone.
+        assert_eq!(cache.get_or_decode(&9, || Ok(vec![0; 5000])).unwrap().len(), 5000);
+        assert_eq!(cache.bytes(), 5000);
+    }
+
+    #[test]
+    fn a_panicking_decode_is_an_error() {
+        let cache: ChunkCache<u32, E> = ChunkCache::new(100);
+        let r = cache.get_or_decode(&1, || -> Result<Vec<u8>, E> { panic!("boom") });
+        assert_eq!(r, Err(E::Panicked));
+        assert!(cache.get_or_decode(&1, || Ok(vec![1])).is_ok());
+    }
+}

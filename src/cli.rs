@@ -1,0 +1,156 @@
+//! The command line: clap definitions, and their one-step conversion into a
+//! validated [`MountConfig`]. Help texts teach by example.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::fs::MissingChunks;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "nzfs",
+    version,
+    about = "Mount a Zarr v3 / NZ-1.0 store read-only, as directories of decoded chunk files",
+    long_about = "Mount a Zarr v3 store (NZ-1.0 NetCDF-Zarr convention) read-only.\n\n\
+        Every group and array is a directory; every array directory holds one raw,\n\
+        decoded .bin file per chunk (C order, native byte order) and a header.cdl\n\
+        that describes it the way `ncdump -h` would.",
+    after_help = "Examples:\n  \
+        nzfs mount data.zarr /mnt/nz\n  \
+        ls /mnt/nz/t2m\n  \
+        python -c 'import numpy as np; print(np.fromfile(\"/mnt/nz/t2m/0.0.0.bin\", \"<f4\"))'\n  \
+        nzfs unmount /mnt/nz\n  \
+        nzfs cdl data.zarr t2m"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Mount STORE at MOUNTPOINT (returns once the mount is live)
+    Mount(MountArgs),
+    /// Unmount a mount point made by `nzfs mount`
+    #[command(after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy")]
+    Unmount(UnmountArgs),
+    /// Print the CDL header of the store, or of one group or array in it, without mounting
+    #[command(after_help = "Examples:\n  nzfs cdl data.zarr            # the whole hierarchy\n  nzfs cdl data.zarr group/t2m  # one array")]
+    Cdl(CdlArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    nzfs mount data.zarr /mnt/nz                    # background daemon, logs to a file\n  \
+    nzfs mount -f -v data.zarr /mnt/nz              # stay attached, log to stderr\n  \
+    nzfs mount --cache-size 2GiB data.zarr /mnt/nz  # bigger decoded-chunk cache\n  \
+    nzfs mount -o allow_other data.zarr /mnt/nz     # let other users read it\n  \
+    nzfs mount --missing-chunks error data.zarr /mnt/nz\n\n\
+    Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
+pub struct MountArgs {
+    /// The store: a directory holding zarr.json (e.g. data.zarr)
+    pub store: PathBuf,
+    /// An empty directory to mount on
+    pub mountpoint: PathBuf,
+    /// Stay in the foreground and log to stderr
+    #[arg(short, long)]
+    pub foreground: bool,
+    /// Budget for decoded chunks held in memory, e.g. 512MiB, 2GiB, 1000000
+    #[arg(long, default_value = "512MiB", value_parser = parse_size)]
+    pub cache_size: u64,
+    /// What a chunk with no object in the store reads as
+    #[arg(long, value_enum, default_value_t = MissingChunksArg::Fill)]
+    pub missing_chunks: MissingChunksArg,
+    /// FUSE worker threads
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: u16,
+    /// FUSE mount options, comma-separated: allow_other, allow_root, auto_unmount,
+    /// default_permissions, fsname=NAME, nonempty, ...
+    #[arg(short = 'o', value_name = "OPTIONS", action = clap::ArgAction::Append)]
+    pub options: Vec<String>,
+    /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
+    #[arg(long)]
+    pub log_file: Option<PathBuf>,
+    /// More log detail (-v debug, -vv trace)
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Internal: run as the background daemon of a `nzfs mount`
+    #[arg(long, hide = true)]
+    pub daemon_child: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingChunksArg {
+    /// The array's fill value, as the Zarr spec says
+    Fill,
+    /// EIO, to tell lost data from fill
+    Error,
+}
+
+impl From<MissingChunksArg> for MissingChunks {
+    fn from(m: MissingChunksArg) -> Self {
+        match m {
+            MissingChunksArg::Fill => MissingChunks::Fill,
+            MissingChunksArg::Error => MissingChunks::Error,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct UnmountArgs {
+    pub mountpoint: PathBuf,
+    /// Detach now even if busy; the mount goes away when the last user closes it
+    #[arg(short = 'z', long)]
+    pub lazy: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CdlArgs {
+    pub store: PathBuf,
+    /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
+    pub node_path: Option<String>,
+}
+
+/// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`: binary units, bytes by default.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size like 512MiB or 2GiB"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => return Err(format!("unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB)")),
+    };
+    let bytes = n * mult as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5 parsecs").is_err());
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_valid() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

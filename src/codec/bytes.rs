@@ -1,0 +1,87 @@
+//! `bytes` (spec: zarr-v3/codecs/bytes.rst): the array -> bytes codec that
+//! lays elements out in C order with a given byte order.
+//! Example: `{"name": "bytes", "configuration": {"endian": "little"}}`;
+//! `endian` may be omitted for 1-byte types.
+//!
+//! Decoding yields native byte order: each element (each half of a complex
+//! number) is swapped when the stored order is not the host's.
+
+use super::CodecError;
+use crate::zarr::data_type::DataType;
+use crate::zarr::json::Value;
+use crate::zarr::metadata::MetadataError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BytesCodec {
+    /// `None` when the configuration omits it (allowed for 1-byte types).
+    pub endian: Option<Endian>,
+}
+
+impl BytesCodec {
+    pub fn from_configuration(config: Option<&Value>, data_type: DataType) -> Result<Self, MetadataError> {
+        let bad = |reason: String| MetadataError::BadCodec { codec: "bytes".into(), reason };
+        let endian = match config.and_then(|c| c.get("endian")) {
+            None | Some(Value::Null) => None,
+            Some(Value::Str(s)) if s == "little" => Some(Endian::Little),
+            Some(Value::Str(s)) if s == "big" => Some(Endian::Big),
+            Some(other) => return Err(bad(format!("unknown endian {other}"))),
+        };
+        if endian.is_none() && data_type.swap_unit() > 1 {
+            return Err(bad(format!("`endian` is required for {}", data_type.name())));
+        }
+        Ok(BytesCodec { endian })
+    }
+
+    /// Decode `elements` elements of `data_type` into native byte order.
+    pub fn decode(&self, mut input: Vec<u8>, data_type: DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
+        let expected = elements * data_type.size();
+        if input.len() != expected {
+            return Err(CodecError::SizeMismatch { codec: "bytes", expected, got: input.len() });
+        }
+        let unit = data_type.swap_unit();
+        if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
+            for item in input.chunks_exact_mut(unit) {
+                item.reverse();
+            }
+        }
+        Ok(input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zarr::json::parse;
+
+    #[test]
+    fn big_endian_and_complex() {
+        let cfg = parse(br#"{"endian": "big"}"#).unwrap();
+        let c = BytesCodec::from_configuration(Some(&cfg), DataType::Int32).unwrap();
+        let out = c.decode(vec![0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe], DataType::Int32, 2).unwrap();
+        assert_eq!(out, [0x0102i32.to_ne_bytes(), (-2i32).to_ne_bytes()].concat());
+        let mut enc = 1.5f32.to_be_bytes().to_vec();
+        enc.extend((-2.0f32).to_be_bytes());
+        let out = c.decode(enc, DataType::Complex64, 1).unwrap();
+        assert_eq!(out, [1.5f32.to_ne_bytes(), (-2.0f32).to_ne_bytes()].concat());
+        assert!(c.decode(vec![0; 7], DataType::Int32, 2).is_err());
+    }
+
+    #[test]
+    fn endian_rules() {
+        assert!(BytesCodec::from_configuration(None, DataType::UInt8).is_ok());
+        assert!(BytesCodec::from_configuration(None, DataType::Raw(3)).is_ok());
+        assert!(BytesCodec::from_configuration(None, DataType::Int16).is_err());
+        let odd = parse(br#"{"endian": "middle"}"#).unwrap();
+        assert!(BytesCodec::from_configuration(Some(&odd), DataType::UInt8).is_err());
+    }
+}

@@ -1,0 +1,166 @@
+//! A codec chain: zero or more `array -> array` codecs, exactly one
+//! `array -> bytes` codec, zero or more `bytes -> bytes` codecs.
+//!
+//! [`CodecChain::new`] validates the order and computes each stage's
+//! representation before any chunk is read (core spec, "Determination of
+//! encoded representations"). [`CodecChain::decode`] runs the stages in
+//! reverse and yields the chunk in C order, native byte order, at the full
+//! chunk shape.
+//!
+//! Unknown codecs make the chain fail, unless they carry
+//! `"must_understand": false`, in which case they are skipped.
+
+use super::bytes::BytesCodec;
+use super::transpose::Transpose;
+use super::{ArrayToArray, ArrayToBytes, BytesToBytes, CodecError};
+use crate::zarr::data_type::DataType;
+use crate::zarr::metadata::{CodecSpec, MetadataError};
+
+/// Slack allowed above the chunk size when a stage's size is not fixed.
+const SLACK: usize = 64 * 1024;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodecChain {
+    /// Each codec with the shape of its decoded representation.
+    array_to_array: Vec<(ArrayToArray, Vec<u64>)>,
+    array_to_bytes: ArrayToBytes,
+    /// The decoded representation of the `array -> bytes` codec.
+    bytes_shape: Vec<u64>,
+    data_type: DataType,
+    /// Each codec with the exact size of its decoded bytes, when known.
+    bytes_to_bytes: Vec<(BytesToBytes, Option<usize>)>,
+    /// Upper bound on any intermediate byte string.
+    limit: usize,
+}
+
+impl CodecChain {
+    pub fn new(codecs: &[CodecSpec], chunk_shape: &[u64], data_type: DataType) -> Result<Self, MetadataError> {
+        let elements: u64 = chunk_shape.iter().product();
+        let chunk_bytes = usize::try_from(elements * data_type.size() as u64)
+            .map_err(|_| MetadataError::ChunkTooLarge(u128::from(elements)))?;
+        let order_error = |name: &str, reason: &str| MetadataError::BadCodec { codec: name.into(), reason: reason.into() };
+
+        let mut array_to_array = Vec::new();
+        let mut array_to_bytes = None;
+        let mut bytes_to_bytes = Vec::new();
+        let mut shape = chunk_shape.to_vec();
+        let mut size = None;
+        for spec in codecs {
+            let config = spec.configuration.as_ref();
+            match spec.name.as_str() {
+                "transpose" => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("transpose", "an array -> array codec follows the array -> bytes codec"));
+                    }
+                    let t = Transpose::from_configuration(config, shape.len())?;
+                    let encoded = t.encoded_shape(&shape);
+                    array_to_array.push((ArrayToArray::Transpose(t), std::mem::replace(&mut shape, encoded)));
+                }
+                "bytes" => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("bytes", "a second array -> bytes codec"));
+                    }
+                    array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(config, data_type)?));
+                    size = Some(chunk_bytes);
+                }
+                name @ ("zstd" | "gzip" | "crc32c") => {
+                    if array_to_bytes.is_none() {
+                        return Err(order_error(name, "a bytes -> bytes codec comes before the array -> bytes codec"));
+                    }
+                    let codec = match name {
+                        "zstd" => BytesToBytes::Zstd,
+                        "gzip" => BytesToBytes::Gzip,
+                        _ => BytesToBytes::Crc32c,
+                    };
+                    let encoded = codec.encoded_size(size);
+                    bytes_to_bytes.push((codec, std::mem::replace(&mut size, encoded)));
+                }
+                other if !spec.must_understand => {
+                    tracing::debug!(codec = other, "skipping unknown codec marked must_understand: false");
+                }
+                other => {
+                    return Err(MetadataError::Unsupported { point: "codec", name: other.to_string() });
+                }
+            }
+        }
+        let array_to_bytes = array_to_bytes.ok_or_else(|| MetadataError::BadCodec {
+            codec: "codecs".into(),
+            reason: "the chain has no array -> bytes codec".into(),
+        })?;
+        Ok(CodecChain {
+            array_to_array,
+            array_to_bytes,
+            bytes_shape: shape,
+            data_type,
+            bytes_to_bytes,
+            limit: chunk_bytes.saturating_add(SLACK),
+        })
+    }
+
+    /// Decode one stored chunk into the decoded chunk (C order, native).
+    pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        let mut bytes = encoded;
+        for (codec, expected) in self.bytes_to_bytes.iter().rev() {
+            bytes = codec.decode(bytes, *expected, self.limit)?;
+        }
+        let elements: u64 = self.bytes_shape.iter().product();
+        let mut array = match &self.array_to_bytes {
+            ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
+        };
+        for (codec, decoded_shape) in self.array_to_array.iter().rev() {
+            array = match codec {
+                ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, self.data_type.size()),
+            };
+        }
+        Ok(array)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zarr::json::parse;
+
+    fn spec(name: &str, config: Option<&str>, must_understand: bool) -> CodecSpec {
+        CodecSpec {
+            name: name.into(),
+            configuration: config.map(|c| parse(c.as_bytes()).unwrap()),
+            must_understand,
+        }
+    }
+
+    #[test]
+    fn transpose_bytes_zstd_crc() {
+        // A = [[1, 2, 3], [4, 5, 6]] as big-endian u16, stored transposed.
+        let b: Vec<u8> = [1u16, 4, 2, 5, 3, 6].iter().flat_map(|v| v.to_be_bytes()).collect();
+        let mut enc = ::zstd::encode_all(&b[..], 1).unwrap();
+        enc.extend(::crc32c::crc32c(&enc).to_le_bytes());
+        let chain = CodecChain::new(
+            &[
+                spec("transpose", Some(r#"{"order": [1, 0]}"#), true),
+                spec("bytes", Some(r#"{"endian": "big"}"#), true),
+                spec("zstd", Some(r#"{"level": 1}"#), true),
+                spec("crc32c", None, true),
+            ],
+            &[2, 3],
+            DataType::UInt16,
+        )
+        .unwrap();
+        let want: Vec<u8> = (1u16..=6).flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(chain.decode(enc).unwrap(), want);
+    }
+
+    #[test]
+    fn order_and_unknown_codecs() {
+        let bytes = spec("bytes", None, true);
+        assert!(CodecChain::new(&[spec("zstd", None, true), bytes.clone()], &[4], DataType::UInt8).is_err());
+        assert!(CodecChain::new(&[bytes.clone(), spec("transpose", Some(r#"{"order": [0]}"#), true)], &[4], DataType::UInt8).is_err());
+        assert!(CodecChain::new(&[spec("zstd", None, true)], &[4], DataType::UInt8).is_err());
+        assert!(matches!(
+            CodecChain::new(&[bytes.clone(), spec("magic", None, true)], &[4], DataType::UInt8),
+            Err(MetadataError::Unsupported { .. })
+        ));
+        let chain = CodecChain::new(&[bytes, spec("magic", None, false)], &[4], DataType::UInt8).unwrap();
+        assert_eq!(chain.decode(vec![1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,104 @@
+//! The codec pipeline, modelled the way the spec models it.
+//!
+//! Three kinds of codec (`array -> array`, `array -> bytes`,
+//! `bytes -> bytes`), one file each, and [`chain::CodecChain`] which works out
+//! every stage's representation (shape, data type) from the metadata before
+//! anything is decoded. Sharding (next issue) will be another
+//! [`ArrayToBytes`] variant that owns chains of its own.
+//!
+//! Invariants: decoding never allocates more than the size the chain expects
+//! plus a small slack, whatever the encoded bytes claim; every failure is a
+//! [`CodecError`], never a panic.
+
+pub mod bytes;
+pub mod chain;
+pub mod crc32c;
+pub mod gzip;
+pub mod transpose;
+pub mod zstd;
+
+pub use chain::CodecChain;
+
+/// Why an encoded chunk could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("{codec}: decoded {got} bytes, expected {expected}")]
+    SizeMismatch { codec: &'static str, expected: usize, got: usize },
+    #[error("{codec}: output exceeds the {limit}-byte limit (corrupt data or decompression bomb)")]
+    TooLarge { codec: &'static str, limit: usize },
+    #[error("crc32c: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    ChecksumMismatch { stored: u32, computed: u32 },
+    #[error("{codec}: input too short ({len} bytes)")]
+    Truncated { codec: &'static str, len: usize },
+    #[error("{codec}: {reason}")]
+    Corrupt { codec: &'static str, reason: String },
+}
+
+/// An `array -> array` codec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArrayToArray {
+    Transpose(transpose::Transpose),
+}
+
+/// The one `array -> bytes` codec of a chain.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArrayToBytes {
+    Bytes(bytes::BytesCodec),
+}
+
+/// A `bytes -> bytes` codec.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BytesToBytes {
+    Zstd,
+    Gzip,
+    Crc32c,
+}
+
+impl BytesToBytes {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BytesToBytes::Zstd => "zstd",
+            BytesToBytes::Gzip => "gzip",
+            BytesToBytes::Crc32c => "crc32c",
+        }
+    }
+
+    /// Decode `input`; `expected` is the exact decoded size when the chain
+    /// knows it, and `limit` the most that may be produced in any case.
+    pub fn decode(&self, input: Vec<u8>, expected: Option<usize>, limit: usize) -> Result<Vec<u8>, CodecError> {
+        let out = match self {
+            BytesToBytes::Zstd => zstd::decode(&input, limit)?,
+            BytesToBytes::Gzip => gzip::decode(&input, limit)?,
+            BytesToBytes::Crc32c => crc32c::decode(input)?,
+        };
+        match expected {
+            Some(n) if n != out.len() => Err(CodecError::SizeMismatch { codec: self.name(), expected: n, got: out.len() }),
+            _ => Ok(out),
+        }
+    }
+
+    /// The encoded size for a decoded size, where the codec fixes it.
+    pub fn encoded_size(&self, decoded: Option<usize>) -> Option<usize> {
+        match self {
+            BytesToBytes::Crc32c => decoded.map(|n| n + 4),
+            BytesToBytes::Zstd | BytesToBytes::Gzip => None,
+        }
+    }
+}
+
+/// Read all of `reader` into a buffer, failing once it passes `limit` bytes.
+/// The buffer grows with the data actually produced, never to a size the
+/// input merely claims.
+pub(crate) fn read_bounded(
+    reader: impl std::io::Read,
+    limit: usize,
+    codec: &'static str,
+) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::new();
+    let mut limited = reader.take(limit as u64 + 1);
+    std::io::copy(&mut limited, &mut out).map_err(|e| CodecError::Corrupt { codec, reason: e.to_string() })?;
+    if out.len() > limit {
+        return Err(CodecError::TooLarge { codec, limit });
+    }
+    Ok(out)
+}

@@ -1,0 +1,339 @@
+//! Mounting, daemonizing and unmounting.
+//!
+//! `nzfs mount` checks its inputs, then starts itself again as a detached
+//! daemon child (`--daemon-child`) whose stderr is a pipe. The child opens
+//! the store, mounts (fuser's `Session::new` returns after the kernel's INIT
+//! handshake, so the mount is live), writes [`READY`] on that pipe and moves
+//! its stderr to the log file. The parent relays any error line and exits 0
+//! only on [`READY`]. SIGINT, SIGTERM and SIGHUP unmount cleanly.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use fuser::{Config, MountOption, SessionACL};
+
+use crate::cli::MountArgs;
+use crate::fs::{FsOptions, NzFs};
+use crate::fuse::FuseAdapter;
+use crate::store::FilesystemStore;
+use crate::zarr::hierarchy::Hierarchy;
+
+/// The line a daemon child prints once its mount is live.
+pub const READY: &str = "nzfs: mount is live";
+
+/// A failure to report on one line, with a non-zero exit.
+#[derive(Debug)]
+pub struct CliError(pub String);
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError(e.to_string())
+    }
+}
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
+    Err(CliError(msg.into()))
+}
+
+/// The dataset's name: the store directory's name without `.zarr`.
+pub fn dataset_name(store: &Path) -> String {
+    let base = store.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let base = base.unwrap_or_else(|| "dataset".into());
+    base.strip_suffix(".zarr").unwrap_or(&base).to_string()
+}
+
+/// Open a store directory and discover its hierarchy.
+pub fn open_store(store: &Path) -> Result<(FilesystemStore, Hierarchy), CliError> {
+    match std::fs::metadata(store) {
+        Err(e) => return fail(format!("store {}: {e}", store.display())),
+        Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
+        Ok(_) => {}
+    }
+    let fs_store = FilesystemStore::new(store);
+    let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError(format!("store {}: {e}", store.display())))?;
+    Ok((fs_store, hierarchy))
+}
+
+/// Whether `path` is a mount point (per /proc/self/mountinfo).
+pub fn is_mount_point(path: &Path) -> bool {
+    let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else { return false };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
+    let target = canon.to_string_lossy().replace(' ', "\\040");
+    info.lines().any(|l| l.split(' ').nth(4) == Some(target.as_str()))
+}
+
+fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
+    match std::fs::metadata(mp) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => fail(format!(
+            "mount point {} is a stale FUSE mount (its daemon died); run `nzfs unmount {}` first",
+            mp.display(),
+            mp.display()
+        )),
+        Err(e) => fail(format!("mount point {}: {e}", mp.display())),
+        Ok(m) if !m.is_dir() => fail(format!("mount point {} is not a directory", mp.display())),
+        Ok(_) if is_mount_point(mp) => fail(format!("mount point {} is already mounted", mp.display())),
+        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => {
+            fail(format!("mount point {} is not empty (use -o nonempty to mount over it anyway)", mp.display()))
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
+fn check_dev_fuse() -> Result<(), CliError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map(|_| ())
+        .map_err(|e| CliError(format!("/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module")))
+}
+
+/// Split `-o a,b=c` values into FUSE options and the session ACL.
+fn mount_options(raw: &[String], store: &Path) -> (Vec<MountOption>, SessionACL, bool) {
+    let mut opts = vec![
+        MountOption::RO,
+        MountOption::FSName(format!("nzfs:{}", store.display())),
+        MountOption::Subtype("nzfs".into()),
+        MountOption::NoDev,
+        MountOption::NoSuid,
+    ];
+    let mut acl = SessionACL::Owner;
+    let mut nonempty = false;
+    for o in raw.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        match o {
+            "allow_other" => acl = SessionACL::All,
+            "allow_root" => acl = SessionACL::RootAndOwner,
+            "auto_unmount" => opts.push(MountOption::AutoUnmount),
+            "default_permissions" => opts.push(MountOption::DefaultPermissions),
+            "nonempty" => nonempty = true,
+            "ro" => {}
+            "rw" => tracing::warn!("ignoring -o rw: nzfs is read-only"),
+            other => match other.split_once('=') {
+                Some(("fsname", v)) => opts[1] = MountOption::FSName(v.into()),
+                Some(("subtype", v)) => opts[2] = MountOption::Subtype(v.into()),
+                _ => opts.push(MountOption::CUSTOM(other.into())),
+            },
+        }
+    }
+    (opts, acl, nonempty)
+}
+
+/// The default log file for a mount point.
+pub fn default_log_file(mp: &Path) -> PathBuf {
+    let dir = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(|| std::env::temp_dir())
+        .join("nzfs");
+    let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
+    let stem: String = abs.to_string_lossy().trim_matches('/').chars().map(|c| if c == '/' { '_' } else { c }).collect();
+    dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
+}
+
+/// `nzfs mount` in the parent: check, start the daemon, wait for it.
+pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliError> {
+    let (_, _, nonempty) = mount_options(&args.options, &args.store);
+    check_mountpoint(&args.mountpoint, nonempty)?;
+    check_dev_fuse()?;
+    if let Some(dir) = log_file.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("log directory {}: {e}", dir.display())))?;
+    }
+    let mut child_args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    child_args.push("--daemon-child".into());
+    child_args.push("--log-file".into());
+    child_args.push(log_file.into());
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(child_args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: setsid is async-signal-safe; it detaches the daemon from the
+    // terminal so the shell's Ctrl-C and hang-up do not reach it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line == READY {
+                let _ = tx.send(Ok(()));
+                return;
+            }
+            lines.push(line);
+        }
+        let _ = tx.send(Err(lines));
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(Ok(())) => {
+            println!(
+                "nzfs: mounted {} at {} (daemon pid {}, log {})",
+                args.store.display(),
+                args.mountpoint.display(),
+                child.id(),
+                log_file.display()
+            );
+            Ok(())
+        }
+        Ok(Err(lines)) => {
+            let _ = child.wait();
+            let msg = lines.into_iter().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+            fail(if msg.is_empty() { "the daemon exited before the mount was live".to_string() } else { msg })
+        }
+        Err(_) => {
+            let _ = child.kill();
+            fail(format!("the mount did not become live within 120 s (see {})", log_file.display()))
+        }
+    }
+}
+
+/// Serve the mount in this process until it is unmounted or signalled.
+pub fn serve(args: &MountArgs) -> Result<(), CliError> {
+    let (opts, acl, nonempty) = mount_options(&args.options, &args.store);
+    if !args.daemon_child {
+        check_mountpoint(&args.mountpoint, nonempty)?;
+        check_dev_fuse()?;
+    }
+    let (store, hierarchy) = open_store(&args.store)?;
+    let mtime = std::fs::metadata(args.store.join("zarr.json"))
+        .or_else(|_| std::fs::metadata(&args.store))
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH);
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let options = FsOptions {
+        cache_bytes: args.cache_size,
+        missing_chunks: args.missing_chunks.into(),
+        dataset_name: dataset_name(&args.store),
+        uid,
+        gid,
+        mtime,
+    };
+    let fs = NzFs::new(Box::new(store), hierarchy, options).map_err(CliError)?;
+    let mut config = Config::default();
+    config.mount_options = opts;
+    config.acl = acl;
+    config.n_threads = Some(usize::from(args.threads));
+    config.clone_fd = args.threads > 1;
+
+    block_termination_signals();
+    let mut session = fuser::Session::new(FuseAdapter::new(fs), &args.mountpoint, &config)
+        .map_err(|e| CliError(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
+    let mut unmounter = session.unmount_callable();
+    let mountpoint = args.mountpoint.clone();
+    std::thread::Builder::new().name("nzfs-signals".into()).spawn(move || {
+        let sig = wait_for_termination_signal();
+        tracing::info!(signal = sig, "unmounting on signal");
+        if let Err(e) = unmounter.unmount() {
+            tracing::warn!(error = %e, "unmount failed; detaching lazily");
+            let _ = lazy_unmount(&mountpoint);
+        }
+    })?;
+    tracing::info!(store = %args.store.display(), mountpoint = %args.mountpoint.display(), "mount is live");
+    if args.daemon_child {
+        announce_ready_and_detach_stderr(args.log_file.as_deref());
+    }
+    session.run()?;
+    tracing::info!("unmounted; exiting");
+    Ok(())
+}
+
+fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
+    eprintln!("{READY}");
+    // From now on the parent is gone: stderr must not be its pipe.
+    let target = log_file
+        .and_then(|p| std::fs::OpenOptions::new().append(true).create(true).open(p).ok())
+        .or_else(|| std::fs::OpenOptions::new().write(true).open("/dev/null").ok());
+    if let Some(f) = target {
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto fd 2 with a valid open descriptor.
+        unsafe {
+            libc::dup2(f.as_raw_fd(), 2);
+        }
+    }
+}
+
+fn termination_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        set
+    }
+}
+
+/// Block the termination signals in this thread and every thread it starts
+/// afterwards, so that only the signal thread receives them.
+fn block_termination_signals() {
+    let set = termination_set();
+    // SAFETY: a valid set; the old mask is not needed.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+fn wait_for_termination_signal() -> i32 {
+    let set = termination_set();
+    let mut sig = 0;
+    // SAFETY: the set is valid and blocked in this thread.
+    unsafe {
+        libc::sigwait(&set, &mut sig);
+    }
+    sig
+}
+
+fn fusermount(mp: &Path, lazy: bool) -> std::io::Result<std::process::Output> {
+    let mut cmd = Command::new("fusermount3");
+    cmd.arg("-u");
+    if lazy {
+        cmd.arg("-z");
+    }
+    cmd.arg("--").arg(mp).output()
+}
+
+fn lazy_unmount(mp: &Path) -> std::io::Result<()> {
+    fusermount(mp, true).map(|_| ())
+}
+
+/// `nzfs unmount`.
+pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
+    let stale = matches!(std::fs::metadata(mp), Err(ref e) if e.raw_os_error() == Some(libc::ENOTCONN));
+    if !stale && !is_mount_point(mp) {
+        return fail(format!("{} is not mounted", mp.display()));
+    }
+    match fusermount(mp, lazy) {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            let msg = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            if msg.contains("busy") {
+                fail(format!(
+                    "{} is busy: a process has a file or directory open under it \
+                     (find it with `fuser -vm {}`); close it, or use `nzfs unmount --lazy`",
+                    mp.display(),
+                    mp.display()
+                ))
+            } else {
+                fail(format!("cannot unmount {}: {msg}", mp.display()))
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let path = std::ffi::CString::new(mp.as_os_str().as_encoded_bytes())?;
+            let flags = if lazy { libc::MNT_DETACH } else { 0 };
+            // SAFETY: a valid NUL-terminated path.
+            if unsafe { libc::umount2(path.as_ptr(), flags) } == 0 {
+                Ok(())
+            } else {
+                fail(format!("cannot unmount {}: {}", mp.display(), std::io::Error::last_os_error()))
+            }
+        }
+        Err(e) => fail(format!("cannot run fusermount3: {e}")),
+    }
+}

@@ -1,0 +1,363 @@
+//! The filesystem core: the mounted layout, with no FUSE in sight.
+//!
+//! Layout (issue #2, "The mounted layout"):
+//! - every group and every array is a directory; the root node is the mount
+//!   point;
+//! - every directory holds `header.cdl`; an array directory also holds one
+//!   `.bin` file per chunk, named by [`names::ChunkNames`];
+//! - a child node whose name collides with `header.cdl` is listed as
+//!   `header.cdl.node` (more `.node` suffixes if that is taken too), and a
+//!   warning is logged;
+//! - a node nzfs cannot read (broken metadata, unknown codec, …) is still
+//!   listed as a directory, but opening or listing it fails with `EIO` and
+//!   the log names its path and the reason.
+//!
+//! Inode numbers are computed, not stored, so a million-chunk array costs
+//! nothing until it is read: node `n` is `n + 1` (root = 1), its header is
+//! `HEADER | n`, and chunk `j` of array `n` is `CHUNK | n << 40 | j`.
+//!
+//! Sizes come from metadata alone: `getattr` never reads or decodes a chunk.
+
+pub mod error;
+pub mod names;
+
+use std::ffi::OsStr;
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
+
+pub use error::FsError;
+use names::ChunkNames;
+
+use crate::cache::{Chunk, ChunkCache};
+use crate::cdl;
+use crate::store::{ReadableStore, join};
+use crate::zarr::hierarchy::{ArrayNode, Hierarchy, NodeKind};
+
+/// The name of the generated header in every directory.
+pub const HEADER_NAME: &str = "header.cdl";
+
+const HEADER: u64 = 1 << 62;
+const CHUNK: u64 = 1 << 63;
+const CHUNK_BITS: u32 = 40;
+const MAX_NODES: usize = 1 << 22;
+
+/// What absent chunks mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingChunks {
+    /// The fill value, as the spec says.
+    Fill,
+    /// `EIO`, for users who must tell lost data from fill.
+    Error,
+}
+
+/// Settings of the core, already validated.
+#[derive(Debug, Clone)]
+pub struct FsOptions {
+    pub cache_bytes: u64,
+    pub missing_chunks: MissingChunks,
+    /// Name used in the root header's `netcdf NAME {` line.
+    pub dataset_name: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub mtime: SystemTime,
+}
+
+/// What an inode number stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inode {
+    Node(usize),
+    Header(usize),
+    Chunk { node: usize, index: u64 },
+}
+
+impl Inode {
+    pub fn to_ino(self) -> u64 {
+        match self {
+            Inode::Node(n) => n as u64 + 1,
+            Inode::Header(n) => HEADER | n as u64,
+            Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
+        }
+    }
+
+    pub fn from_ino(ino: u64) -> Option<Inode> {
+        if ino & CHUNK != 0 {
+            let rest = ino & !CHUNK;
+            Some(Inode::Chunk { node: (rest >> CHUNK_BITS) as usize, index: rest & ((1 << CHUNK_BITS) - 1) })
+        } else if ino & HEADER != 0 {
+            Some(Inode::Header((ino & !HEADER) as usize))
+        } else {
+            (ino as usize).checked_sub(1).map(Inode::Node)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Directory,
+    File,
+}
+
+/// The attributes the adapter turns into a `stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    pub ino: u64,
+    pub kind: Kind,
+    pub size: u64,
+    pub perm: u16,
+    pub nlink: u32,
+}
+
+/// One directory entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    pub ino: u64,
+    /// The offset to resume after this entry.
+    pub next_offset: u64,
+    pub kind: Kind,
+    pub name: String,
+}
+
+/// The bytes a read returns: a slice of a shared buffer, never a copy.
+#[derive(Debug, Clone)]
+pub struct ReadData {
+    buffer: Chunk,
+    start: usize,
+    end: usize,
+}
+
+impl ReadData {
+    pub fn bytes(&self) -> &[u8] {
+        &self.buffer[self.start..self.end]
+    }
+}
+
+/// Per-node facts derived once at mount.
+struct NodeInfo {
+    /// Name in the parent directory (after collision renaming).
+    dir_name: String,
+    chunk_names: Option<ChunkNames>,
+    header: OnceLock<Chunk>,
+}
+
+/// The read-only filesystem over one store.
+pub struct NzFs {
+    store: Box<dyn ReadableStore>,
+    hierarchy: Hierarchy,
+    info: Vec<NodeInfo>,
+    cache: ChunkCache<(usize, u64), FsError>,
+    options: FsOptions,
+}
+
+impl NzFs {
+    pub fn new(store: Box<dyn ReadableStore>, mut hierarchy: Hierarchy, options: FsOptions) -> Result<Self, String> {
+        if hierarchy.nodes.len() > MAX_NODES {
+            return Err(format!("the hierarchy has {} nodes; nzfs serves at most {MAX_NODES}", hierarchy.nodes.len()));
+        }
+        for node in &mut hierarchy.nodes {
+            if let NodeKind::Array(a) = &node.kind {
+                if a.metadata.grid_shape().iter().product::<u64>() >= 1 << CHUNK_BITS {
+                    let reason = format!("more than 2^{CHUNK_BITS} chunks");
+                    tracing::warn!(path = %node.path, %reason, "node is unreadable");
+                    node.kind = NodeKind::Broken { reason };
+                }
+            }
+        }
+        let mut info: Vec<NodeInfo> = hierarchy
+            .nodes
+            .iter()
+            .map(|n| NodeInfo {
+                dir_name: n.name.clone(),
+                chunk_names: match &n.kind {
+                    NodeKind::Array(a) => Some(ChunkNames::new(&a.metadata.grid_shape())),
+                    _ => None,
+                },
+                header: OnceLock::new(),
+            })
+            .collect();
+        for node in &hierarchy.nodes {
+            for &c in &node.children {
+                if info[c].dir_name == HEADER_NAME {
+                    let mut name = format!("{HEADER_NAME}.node");
+                    while node.children.iter().any(|&o| hierarchy.nodes[o].name == name) {
+                        name.push_str(".node");
+                    }
+                    tracing::warn!(path = %hierarchy.nodes[c].path, listed_as = %name, "a node is named like the generated header");
+                    info[c].dir_name = name;
+                }
+            }
+        }
+        let cache = ChunkCache::new(options.cache_bytes);
+        Ok(NzFs { store, hierarchy, info, cache, options })
+    }
+
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    pub fn options(&self) -> &FsOptions {
+        &self.options
+    }
+
+    /// Cache counters (decodes, hits, waits).
+    pub fn cache(&self) -> &ChunkCache<(usize, u64), FsError> {
+        &self.cache
+    }
+
+    fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
+        let node = self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+        match &node.kind {
+            NodeKind::Broken { reason } => Err(FsError::BrokenNode { path: node.path.clone(), reason: reason.clone() }),
+            _ => Ok(node),
+        }
+    }
+
+    fn array(&self, n: usize) -> Result<(&Arc<ArrayNode>, &ChunkNames), FsError> {
+        match (&self.node_dir(n)?.kind, &self.info[n].chunk_names) {
+            (NodeKind::Array(a), Some(names)) => Ok((a, names)),
+            _ => Err(FsError::NotFound),
+        }
+    }
+
+    /// The attributes of `ino`.
+    pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
+        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
+        let (kind, size) = match inode {
+            Inode::Node(n) => {
+                let node = self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+                (Kind::Directory, node.children.len() as u64)
+            }
+            Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
+            Inode::Chunk { node, index } => {
+                let (a, names) = self.array(node)?;
+                if index >= names.count() {
+                    return Err(FsError::NotFound);
+                }
+                (Kind::File, a.metadata.chunk_bytes())
+            }
+        };
+        let (perm, nlink) = match kind {
+            Kind::Directory => (0o555, 2),
+            Kind::File => (0o444, 1),
+        };
+        Ok(Attr { ino, kind, size, perm, nlink })
+    }
+
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let Some(Inode::Node(p)) = Inode::from_ino(parent) else {
+            return Err(FsError::NotADirectory);
+        };
+        let node = self.node_dir(p)?;
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name == HEADER_NAME {
+            return self.getattr(Inode::Header(p).to_ino());
+        }
+        if let Some(names) = &self.info[p].chunk_names {
+            let index = names.parse(name).ok_or(FsError::NotFound)?;
+            return self.getattr(Inode::Chunk { node: p, index }.to_ino());
+        }
+        let child = node.children.iter().copied().find(|&c| self.info[c].dir_name == name).ok_or(FsError::NotFound)?;
+        self.getattr(Inode::Node(child).to_ino())
+    }
+
+    /// Check that `ino` is a directory that can be listed.
+    pub fn opendir(&self, ino: u64) -> Result<(), FsError> {
+        match Inode::from_ino(ino) {
+            Some(Inode::Node(n)) => self.node_dir(n).map(|_| ()),
+            Some(_) => Err(FsError::NotADirectory),
+            None => Err(FsError::NotFound),
+        }
+    }
+
+    /// Up to `max` entries of directory `ino`, starting at `offset`. Entries
+    /// are generated on demand, so listing a huge array costs no memory.
+    pub fn readdir(&self, ino: u64, offset: u64, max: usize) -> Result<Vec<DirEntry>, FsError> {
+        let Some(Inode::Node(n)) = Inode::from_ino(ino) else {
+            return Err(FsError::NotADirectory);
+        };
+        let node = self.node_dir(n)?;
+        let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
+        let fixed = 3u64; // ".", "..", header
+        let total = fixed + self.info[n].chunk_names.as_ref().map_or(node.children.len() as u64, ChunkNames::count);
+        let mut out = Vec::new();
+        let mut k = offset;
+        while k < total && out.len() < max {
+            let (ino, kind, name) = match k {
+                0 => (ino, Kind::Directory, ".".to_string()),
+                1 => (parent_ino, Kind::Directory, "..".to_string()),
+                2 => (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME.to_string()),
+                _ => match &self.info[n].chunk_names {
+                    Some(names) => {
+                        let index = k - fixed;
+                        (Inode::Chunk { node: n, index }.to_ino(), Kind::File, names.name(index))
+                    }
+                    None => {
+                        let c = node.children[(k - fixed) as usize];
+                        (Inode::Node(c).to_ino(), Kind::Directory, self.info[c].dir_name.clone())
+                    }
+                },
+            };
+            k += 1;
+            out.push(DirEntry { ino, next_offset: k, kind, name });
+        }
+        Ok(out)
+    }
+
+    /// Check that `ino` is a file that can be opened for reading.
+    pub fn open(&self, ino: u64, write: bool) -> Result<(), FsError> {
+        self.getattr(ino).and_then(|a| match (a.kind, write) {
+            (Kind::Directory, _) => Err(FsError::IsADirectory),
+            (Kind::File, true) => Err(FsError::ReadOnly),
+            (Kind::File, false) => Ok(()),
+        })
+    }
+
+    /// Read up to `size` bytes of file `ino` at `offset`.
+    pub fn read(&self, ino: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        let buffer = match Inode::from_ino(ino).ok_or(FsError::NotFound)? {
+            Inode::Node(_) => return Err(FsError::IsADirectory),
+            Inode::Header(n) => self.header(n)?,
+            Inode::Chunk { node, index } => self.chunk(node, index)?,
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
+        let end = start.saturating_add(size as usize).min(buffer.len());
+        Ok(ReadData { buffer, start, end })
+    }
+
+    /// The decoded chunk `index` of array `node`, through the cache.
+    pub fn chunk(&self, node: usize, index: u64) -> Result<Chunk, FsError> {
+        let (array, names) = self.array(node)?;
+        if index >= names.count() {
+            return Err(FsError::NotFound);
+        }
+        self.cache.get_or_decode(&(node, index), || {
+            let path = &self.hierarchy.nodes[node].path;
+            let key_suffix = array.metadata.chunk_key_encoding.key(&names.unravel(index));
+            let key = join(path, &key_suffix).map_err(|e| FsError::Store { key: key_suffix.clone(), source: Arc::new(e) })?;
+            let meta = &array.metadata;
+            let max_len = meta.chunk_bytes().saturating_mul(2).saturating_add(1 << 20);
+            match self.store.get(&key, max_len) {
+                Err(e) => Err(FsError::Store { key: key.to_string(), source: Arc::new(e) }),
+                Ok(None) => match self.options.missing_chunks {
+                    MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
+                    MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
+                },
+                Ok(Some(encoded)) => {
+                    array.chain.decode(encoded).map_err(|source| FsError::Decode { key: key.to_string(), source })
+                }
+            }
+        })
+    }
+
+    /// The rendered `header.cdl` of node `n`.
+    fn header(&self, n: usize) -> Result<Chunk, FsError> {
+        self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+        Ok(self.info[n]
+            .header
+            .get_or_init(|| {
+                let title = if n == 0 { self.options.dataset_name.clone() } else { self.hierarchy.nodes[n].name.clone() };
+                Arc::new(cdl::render(&self.hierarchy, n, &title).into_bytes())
+            })
+            .clone())
+    }
+}

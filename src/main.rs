@@ -1,0 +1,74 @@
+//! The `nzfs` binary: parse the command line, set up logging, run, and map
+//! failures to a one-line message and a non-zero exit code.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+use nzfs::cli::{Cli, Command, MountArgs};
+use nzfs::daemon::{self, CliError};
+
+fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
+    let default = match verbose {
+        0 => "nzfs=info",
+        1 => "nzfs=debug",
+        _ => "nzfs=trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(path)
+                .map_err(|e| CliError(format!("log file {}: {e}", path.display())))?;
+            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+        }
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn mount(args: &MountArgs) -> Result<(), CliError> {
+    if args.foreground {
+        init_logging(args.verbose, None)?;
+        return daemon::serve(args);
+    }
+    if args.daemon_child {
+        init_logging(args.verbose, args.log_file.as_deref())?;
+        return daemon::serve(args);
+    }
+    let log_file = args.log_file.clone().unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
+    daemon::mount_background(args, &log_file)
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Mount(args) => mount(&args),
+        Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
+        Command::Cdl(args) => {
+            let (_, h) = daemon::open_store(&args.store)?;
+            let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
+            let id = h
+                .nodes
+                .iter()
+                .position(|n| n.path == path)
+                .ok_or_else(|| CliError(format!("no group or array {path:?} in {}", args.store.display())))?;
+            let title = if id == 0 { daemon::dataset_name(&args.store) } else { h.nodes[id].name.clone() };
+            print!("{}", nzfs::cdl::render(&h, id, &title));
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError(msg)) => {
+            eprintln!("nzfs: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The storage boundary: a read-only key/value view of a Zarr store.
+//!
+//! A [`StoreKey`] is a `/`-separated key that cannot leave the store root:
+//! no empty, `.` or `..` segments, no leading `/`, no NUL. A missing key is
+//! `Ok(None)`; only I/O failures are errors. nzfs never writes to a store.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// A validated store key (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StoreKey(String);
+
+impl StoreKey {
+    pub fn new(key: impl Into<String>) -> Result<StoreKey, io::Error> {
+        let key = key.into();
+        let ok = !key.is_empty()
+            && !key.contains('\0')
+            && key.split('/').all(|seg| !seg.is_empty() && seg != "." && seg != "..");
+        if ok {
+            Ok(StoreKey(key))
+        } else {
+            Err(io::Error::new(io::ErrorKind::InvalidInput, format!("invalid store key {key:?}")))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for StoreKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Join a node prefix (`""` for the root, else `a/b`) and a relative key.
+pub fn join(prefix: &str, rest: &str) -> Result<StoreKey, io::Error> {
+    if prefix.is_empty() { StoreKey::new(rest) } else { StoreKey::new(format!("{prefix}/{rest}")) }
+}
+
+/// What a listing of one prefix holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Listing {
+    /// Names of values directly under the prefix.
+    pub keys: Vec<String>,
+    /// Names of sub-prefixes (no trailing `/`).
+    pub prefixes: Vec<String>,
+}
+
+/// A readable, listable store.
+pub trait ReadableStore: Send + Sync {
+    /// The value at `key`, or `None` when there is none. Values longer than
+    /// `max_len` are an error, so a hostile object cannot exhaust memory.
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>>;
+    /// The keys and prefixes directly under `prefix` (`""` is the root).
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
+}
+
+/// A store on the local filesystem: key `a/b/c` is the file `ROOT/a/b/c`.
+#[derive(Debug, Clone)]
+pub struct FilesystemStore {
+    root: PathBuf,
+}
+
+impl FilesystemStore {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        FilesystemStore { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, key: &StoreKey) -> PathBuf {
+        self.root.join(key.as_str())
+    }
+}
+
+fn too_large(len: u64, max_len: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("object of {len} bytes exceeds the {max_len}-byte limit"))
+}
+
+impl ReadableStore for FilesystemStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let file = match std::fs::File::open(self.path(key)) {
+            Ok(f) => f,
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Ok(None);
+        }
+        if meta.len() > max_len {
+            return Err(too_large(meta.len(), max_len));
+        }
+        let mut buf = Vec::with_capacity(meta.len() as usize);
+        // The file may grow while we read: never read past the limit.
+        file.take(max_len + 1).read_to_end(&mut buf)?;
+        if buf.len() as u64 > max_len {
+            return Err(too_large(buf.len() as u64, max_len));
+        }
+        Ok(Some(buf))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        let dir = if prefix.is_empty() { self.root.clone() } else { self.path(&StoreKey::new(prefix)?) };
+        let mut listing = Listing::default();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(listing),
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let Ok(name) = entry.file_name().into_string() else {
+                tracing::warn!(dir = %dir.display(), name = ?entry.file_name(), "skipping a non-UTF-8 name");
+                continue;
+            };
+            // Follow symlinks, as a store on disk is read through them.
+            let is_dir = std::fs::metadata(entry.path()).map(|m| m.is_dir()).unwrap_or(false);
+            if is_dir { listing.prefixes.push(name) } else { listing.keys.push(name) }
+        }
+        listing.keys.sort();
+        listing.prefixes.sort();
+        Ok(listing)
+    }
+}
+
+/// An in-memory store, for tests.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    values: BTreeMap<String, Vec<u8>>,
+}
+
+impl MemoryStore {
+    pub fn insert(&mut self, key: &str, value: impl Into<Vec<u8>>) {
+        self.values.insert(key.to_string(), value.into());
+    }
+}
+
+impl ReadableStore for MemoryStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        match self.values.get(key.as_str()) {
+            Some(v) if v.len() as u64 > max_len => Err(too_large(v.len() as u64, max_len)),
+            v => Ok(v.cloned()),
+        }
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        let start = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        let mut listing = Listing::default();
+        for key in self.values.keys().filter(|k| k.starts_with(&start)) {
+            match key[start.len()..].split_once('/') {
+                None => listing.keys.push(key[start.len()..].to_string()),
+                Some((dir, _)) => {
+                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                        listing.prefixes.push(dir.to_string());
+                    }
+                }
+            }
+        }
+        Ok(listing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_cannot_escape() {
+        for bad in ["", "/abs", "a/../b", "..", "a//b", "a/./b", "a/", "a\0b"] {
+            assert!(StoreKey::new(bad).is_err(), "{bad:?}");
+        }
+        assert!(StoreKey::new("a/b.c/zarr.json").is_ok());
+        assert_eq!(join("", "zarr.json").unwrap().as_str(), "zarr.json");
+        assert_eq!(join("g/a", "c/0").unwrap().as_str(), "g/a/c/0");
+    }
+
+    #[test]
+    fn filesystem_store_reads_lists_and_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("g/c")).unwrap();
+        std::fs::write(dir.path().join("g/zarr.json"), b"{}").unwrap();
+        let s = FilesystemStore::new(dir.path());
+        let key = StoreKey::new("g/zarr.json").unwrap();
+        assert_eq!(s.get(&key, 10).unwrap().unwrap(), b"{}");
+        assert!(s.get(&key, 1).is_err());
+        assert_eq!(s.get(&StoreKey::new("g/nope").unwrap(), 10).unwrap(), None);
+        assert_eq!(s.get(&StoreKey::new("g/zarr.json/x").unwrap(), 10).unwrap(), None);
+        let l = s.list_dir("g").unwrap();
+        assert_eq!(l.keys, ["zarr.json"]);
+        assert_eq!(l.prefixes, ["c"]);
+    }
+
+    #[test]
+    fn memory_store_lists() {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", "{}");
+        m.insert("a/zarr.json", "{}");
+        m.insert("a/c/0", "x");
+        m.insert("b/x/zarr.json", "{}");
+        let root = m.list_dir("").unwrap();
+        assert_eq!(root.keys, ["zarr.json"]);
+        assert_eq!(root.prefixes, ["a", "b"]);
+        assert_eq!(m.list_dir("a").unwrap().prefixes, ["c"]);
+    }
+}

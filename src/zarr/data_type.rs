@@ -1,0 +1,268 @@
+//! Zarr v3 core data types and their fill values.
+//!
+//! A [`DataType`] knows its item size and how its elements are byte-swapped.
+//! [`FillValue`] holds one element already encoded in the host's native byte
+//! order, so an absent chunk is that element repeated.
+//!
+//! Fill value forms accepted (core spec, "fill_value"): JSON booleans;
+//! integers; numbers; `"NaN"`, `"Infinity"`, `"-Infinity"`; `"0x…"` bit
+//! patterns (NaN payloads kept exactly); bare `NaN`/`Infinity` tokens;
+//! `[re, im]` pairs for complex types; byte lists for `r*`.
+
+use super::json::Value;
+use super::metadata::{MetadataError, extension_name};
+
+/// An element type from the core spec (plus the `r*` raw types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    Float32,
+    Float64,
+    Complex64,
+    Complex128,
+    /// `r<bits>`: opaque bytes, `bits / 8` per element.
+    Raw(usize),
+}
+
+impl DataType {
+    /// Parse the `data_type` member (a name, or an object with a `name`).
+    pub fn from_json(v: &Value) -> Result<DataType, MetadataError> {
+        let name = extension_name(v, "data_type")?;
+        Ok(match name {
+            "bool" => DataType::Bool,
+            "int8" => DataType::Int8,
+            "int16" => DataType::Int16,
+            "int32" => DataType::Int32,
+            "int64" => DataType::Int64,
+            "uint8" => DataType::UInt8,
+            "uint16" => DataType::UInt16,
+            "uint32" => DataType::UInt32,
+            "uint64" => DataType::UInt64,
+            "float16" => DataType::Float16,
+            "float32" => DataType::Float32,
+            "float64" => DataType::Float64,
+            "complex64" => DataType::Complex64,
+            "complex128" => DataType::Complex128,
+            raw if raw.starts_with('r') => {
+                let bits: usize = raw[1..]
+                    .parse()
+                    .map_err(|_| MetadataError::UnknownDataType(raw.to_string()))?;
+                if bits == 0 || bits % 8 != 0 || bits > 8 * 1024 * 1024 {
+                    return Err(MetadataError::UnknownDataType(raw.to_string()));
+                }
+                DataType::Raw(bits / 8)
+            }
+            other => return Err(MetadataError::UnknownDataType(other.to_string())),
+        })
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+            DataType::Raw(n) => n,
+        }
+    }
+
+    /// The unit that byte order applies to: the whole element, each half of
+    /// a complex number, or nothing (1 for single bytes and raw types).
+    pub fn swap_unit(self) -> usize {
+        match self {
+            DataType::Complex64 => 4,
+            DataType::Complex128 => 8,
+            DataType::Raw(_) => 1,
+            other => other.size(),
+        }
+    }
+
+    /// The spec's identifier.
+    pub fn name(self) -> String {
+        match self {
+            DataType::Bool => "bool".into(),
+            DataType::Int8 => "int8".into(),
+            DataType::Int16 => "int16".into(),
+            DataType::Int32 => "int32".into(),
+            DataType::Int64 => "int64".into(),
+            DataType::UInt8 => "uint8".into(),
+            DataType::UInt16 => "uint16".into(),
+            DataType::UInt32 => "uint32".into(),
+            DataType::UInt64 => "uint64".into(),
+            DataType::Float16 => "float16".into(),
+            DataType::Float32 => "float32".into(),
+            DataType::Float64 => "float64".into(),
+            DataType::Complex64 => "complex64".into(),
+            DataType::Complex128 => "complex128".into(),
+            DataType::Raw(n) => format!("r{}", n * 8),
+        }
+    }
+
+    /// Encode a JSON fill value as one native-endian element.
+    pub fn fill_value(self, v: &Value) -> Result<FillValue, MetadataError> {
+        let bad = || MetadataError::BadFillValue {
+            data_type: self.name(),
+            value: v.to_string(),
+        };
+        let bytes = match self {
+            DataType::Bool => match v {
+                Value::Bool(b) => vec![u8::from(*b)],
+                Value::Int(0) => vec![0],
+                Value::Int(1) => vec![1],
+                _ => return Err(bad()),
+            },
+            DataType::Int8 => int_fill::<i8>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::Int16 => int_fill::<i16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::Int32 => int_fill::<i32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::Int64 => int_fill::<i64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::UInt8 => int_fill::<u8>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::UInt16 => int_fill::<u16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::UInt32 => int_fill::<u32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::UInt64 => int_fill::<u64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => {
+                float_fill(v, self.size()).ok_or_else(bad)?
+            }
+            DataType::Complex64 | DataType::Complex128 => {
+                let half = self.size() / 2;
+                match v.as_array() {
+                    Some([re, im]) => {
+                        let mut out = float_fill(re, half).ok_or_else(bad)?;
+                        out.extend(float_fill(im, half).ok_or_else(bad)?);
+                        out
+                    }
+                    _ => return Err(bad()),
+                }
+            }
+            DataType::Raw(n) => {
+                let items = v.as_array().ok_or_else(bad)?;
+                if items.len() != n {
+                    return Err(bad());
+                }
+                items
+                    .iter()
+                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect::<Option<Vec<u8>>>()
+                    .ok_or_else(bad)?
+            }
+        };
+        Ok(FillValue(bytes))
+    }
+}
+
+/// One element in native byte order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FillValue(pub Vec<u8>);
+
+impl FillValue {
+    /// `count` copies of the element.
+    pub fn repeat(&self, count: usize) -> Vec<u8> {
+        if self.0.iter().all(|&b| b == 0) {
+            return vec![0; count * self.0.len()];
+        }
+        self.0.repeat(count)
+    }
+}
+
+fn int_fill<T: TryFrom<i64> + TryFrom<u64>>(v: &Value) -> Option<T> {
+    match *v {
+        Value::Int(i) => T::try_from(i).ok(),
+        Value::UInt(u) => T::try_from(u).ok(),
+        // Some writers spell integral fill values as floats (`0.0`).
+        Value::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => T::try_from(f as i64).ok(),
+        _ => None,
+    }
+}
+
+/// A float fill value of `size` bytes (2, 4 or 8), native-endian.
+fn float_fill(v: &Value, size: usize) -> Option<Vec<u8>> {
+    let x = match v {
+        Value::Str(s) if s.starts_with("0x") || s.starts_with("0X") => {
+            let hex = &s[2..];
+            if hex.is_empty() || hex.len() > size * 2 {
+                return None;
+            }
+            let bits = u64::from_str_radix(hex, 16).ok()?;
+            return Some(match size {
+                2 => (bits as u16).to_ne_bytes().to_vec(),
+                4 => (bits as u32).to_ne_bytes().to_vec(),
+                _ => bits.to_ne_bytes().to_vec(),
+            });
+        }
+        Value::Str(s) => match s.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            _ => return None,
+        },
+        other => other.as_f64()?,
+    };
+    Some(encode_float(x, size))
+}
+
+/// `x` as a native-endian float of `size` bytes. NaN becomes the canonical
+/// quiet NaN of that width (sign 0, top mantissa bit only), as the spec says.
+pub fn encode_float(x: f64, size: usize) -> Vec<u8> {
+    match size {
+        2 => {
+            let h = if x.is_nan() { half::f16::from_bits(0x7e00) } else { half::f16::from_f64(x) };
+            h.to_bits().to_ne_bytes().to_vec()
+        }
+        4 => {
+            let f = if x.is_nan() { f32::from_bits(0x7fc0_0000) } else { x as f32 };
+            f.to_ne_bytes().to_vec()
+        }
+        _ => {
+            let f = if x.is_nan() { f64::from_bits(0x7ff8_0000_0000_0000) } else { x };
+            f.to_ne_bytes().to_vec()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zarr::json::parse;
+
+    fn fill(dt: &str, v: &str) -> Result<Vec<u8>, MetadataError> {
+        let dt = DataType::from_json(&parse(dt.as_bytes()).unwrap()).unwrap();
+        dt.fill_value(&parse(v.as_bytes()).unwrap()).map(|f| f.0)
+    }
+
+    #[test]
+    fn float_forms() {
+        assert_eq!(fill(r#""float32""#, r#""NaN""#).unwrap(), 0x7fc0_0000u32.to_ne_bytes());
+        assert_eq!(fill(r#""float32""#, "NaN").unwrap(), 0x7fc0_0000u32.to_ne_bytes());
+        assert_eq!(fill(r#""float32""#, r#""0x7fc00001""#).unwrap(), 0x7fc0_0001u32.to_ne_bytes());
+        assert_eq!(fill(r#""float64""#, r#""-Infinity""#).unwrap(), f64::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(fill(r#""float64""#, "-9999").unwrap(), (-9999f64).to_ne_bytes());
+        assert_eq!(fill(r#""float16""#, "1.5").unwrap(), 0x3e00u16.to_ne_bytes());
+        assert!(fill(r#""float32""#, r#""0x1234567890""#).is_err());
+        assert!(fill(r#""float32""#, r#""nan""#).is_err());
+    }
+
+    #[test]
+    fn int_bool_complex_raw() {
+        assert_eq!(fill(r#""int16""#, "-2").unwrap(), (-2i16).to_ne_bytes());
+        assert!(fill(r#""uint8""#, "256").is_err());
+        assert!(fill(r#""uint64""#, "-1").is_err());
+        assert_eq!(fill(r#""uint64""#, "18446744073709551615").unwrap(), u64::MAX.to_ne_bytes());
+        assert_eq!(fill(r#"{"name": "bool"}"#, "true").unwrap(), [1]);
+        let c = fill(r#""complex64""#, r#"[1.5, "-Infinity"]"#).unwrap();
+        assert_eq!(&c[..4], 1.5f32.to_ne_bytes());
+        assert_eq!(&c[4..], f32::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(fill(r#""r24""#, "[1, 2, 255]").unwrap(), [1, 2, 255]);
+        assert!(fill(r#""r24""#, "[1, 2]").is_err());
+        assert!(DataType::from_json(&parse(br#""r7""#).unwrap()).is_err());
+    }
+}

@@ -1,0 +1,399 @@
+//! `zarr.json` documents: array and group metadata (Zarr v3.1 core spec).
+//!
+//! Strict where the spec is strict: an unknown top-level member makes the
+//! node unreadable unless it is an object carrying `"must_understand": false`;
+//! a non-empty `storage_transformers` is refused (nzfs knows none);
+//! extension points may be objects or short-hand names.
+//!
+//! Invariants of a parsed [`ArrayMetadata`]: `shape`, `chunk_shape` and
+//! `dimension_names` have the same length; every chunk dimension is > 0; the
+//! decoded size of one chunk fits [`MAX_CHUNK_BYTES`] and the chunk count fits
+//! `u64`, all with checked arithmetic.
+
+use super::chunk_key::ChunkKeyEncoding;
+use super::data_type::{DataType, FillValue};
+use super::json::{JsonError, Value};
+
+/// Largest decoded chunk nzfs will hold in memory (2 GiB).
+pub const MAX_CHUNK_BYTES: u64 = 2 << 30;
+
+/// Why a metadata document was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MetadataError {
+    #[error("{0}")]
+    Json(#[from] JsonError),
+    #[error("the document is not a JSON object")]
+    NotAnObject,
+    #[error("zarr_format is {0}, expected 3")]
+    WrongFormat(String),
+    #[error("node_type is {0}, expected \"array\" or \"group\"")]
+    WrongNodeType(String),
+    #[error("required member `{0}` is missing")]
+    Missing(&'static str),
+    #[error("member `{member}` is invalid: {reason}")]
+    Invalid { member: &'static str, reason: String },
+    #[error("unknown member `{0}` without \"must_understand\": false")]
+    UnknownField(String),
+    #[error("unsupported data type `{0}`")]
+    UnknownDataType(String),
+    #[error("fill_value {value} does not fit data type {data_type}")]
+    BadFillValue { data_type: String, value: String },
+    #[error("unsupported {point} `{name}`")]
+    Unsupported { point: &'static str, name: String },
+    #[error("codec `{codec}`: {reason}")]
+    BadCodec { codec: String, reason: String },
+    #[error("chunk of {0} bytes is larger than nzfs can hold ({MAX_CHUNK_BYTES} bytes)")]
+    ChunkTooLarge(u128),
+}
+
+fn invalid(member: &'static str, reason: impl Into<String>) -> MetadataError {
+    MetadataError::Invalid { member, reason: reason.into() }
+}
+
+/// The name of an extension given as a short-hand string or as an object.
+pub fn extension_name<'a>(v: &'a Value, member: &'static str) -> Result<&'a str, MetadataError> {
+    match v {
+        Value::Str(s) => Ok(s),
+        Value::Object(_) => v
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid(member, "extension object has no string `name`")),
+        other => Err(invalid(member, format!("expected a name or an object, found {}", other.kind()))),
+    }
+}
+
+/// An extension's configuration object (absent is `None`).
+pub fn extension_configuration<'a>(
+    v: &'a Value,
+    member: &'static str,
+) -> Result<Option<&'a Value>, MetadataError> {
+    match v.get("configuration") {
+        None | Some(Value::Null) => Ok(None),
+        Some(c @ Value::Object(_)) => Ok(Some(c)),
+        Some(_) => Err(invalid(member, "`configuration` is not an object")),
+    }
+}
+
+/// `must_understand` of an extension object; `true` unless it says `false`.
+pub fn must_understand(v: &Value) -> bool {
+    !matches!(v.get("must_understand"), Some(Value::Bool(false)))
+}
+
+/// One entry of `codecs`, not yet interpreted (see `codec::chain`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodecSpec {
+    pub name: String,
+    pub configuration: Option<Value>,
+    pub must_understand: bool,
+}
+
+/// A parsed array `zarr.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayMetadata {
+    pub shape: Vec<u64>,
+    pub data_type: DataType,
+    pub chunk_shape: Vec<u64>,
+    pub chunk_key_encoding: ChunkKeyEncoding,
+    pub fill_value: FillValue,
+    /// The fill value as written, for headers.
+    pub fill_value_json: Value,
+    pub codecs: Vec<CodecSpec>,
+    pub attributes: Vec<(String, Value)>,
+    /// One entry per dimension; `None` for an unnamed dimension.
+    pub dimension_names: Vec<Option<String>>,
+    /// Whether `dimension_names` was present at all.
+    pub has_dimension_names: bool,
+}
+
+impl ArrayMetadata {
+    /// The number of chunks along each dimension (ceil(shape / chunk_shape)).
+    pub fn grid_shape(&self) -> Vec<u64> {
+        self.shape.iter().zip(&self.chunk_shape).map(|(&s, &c)| s.div_ceil(c)).collect()
+    }
+
+    /// Elements in one chunk.
+    pub fn chunk_elements(&self) -> u64 {
+        self.chunk_shape.iter().product()
+    }
+
+    /// Decoded bytes in one chunk (fits [`MAX_CHUNK_BYTES`]).
+    pub fn chunk_bytes(&self) -> u64 {
+        self.chunk_elements() * self.data_type.size() as u64
+    }
+}
+
+/// A parsed group `zarr.json`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GroupMetadata {
+    pub attributes: Vec<(String, Value)>,
+    /// zarr-python's inline consolidated metadata: `(path, document)`.
+    pub consolidated: Option<Vec<(String, Value)>>,
+}
+
+/// A parsed `zarr.json` of either kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeMetadata {
+    Array(Box<ArrayMetadata>),
+    Group(GroupMetadata),
+}
+
+impl NodeMetadata {
+    /// Parse the bytes of a `zarr.json`.
+    pub fn parse(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
+        Self::from_json(&super::json::parse(bytes)?)
+    }
+
+    /// Interpret an already-parsed document.
+    pub fn from_json(doc: &Value) -> Result<NodeMetadata, MetadataError> {
+        let members = doc.as_object().ok_or(MetadataError::NotAnObject)?;
+        match doc.get("zarr_format") {
+            Some(Value::Int(3)) => {}
+            Some(other) => return Err(MetadataError::WrongFormat(other.to_string())),
+            None => return Err(MetadataError::Missing("zarr_format")),
+        }
+        match doc.get("node_type").and_then(Value::as_str) {
+            Some("array") => parse_array(doc, members).map(|a| NodeMetadata::Array(Box::new(a))),
+            Some("group") => parse_group(doc, members).map(NodeMetadata::Group),
+            Some(other) => Err(MetadataError::WrongNodeType(format!("\"{other}\""))),
+            None => match doc.get("node_type") {
+                Some(v) => Err(MetadataError::WrongNodeType(v.to_string())),
+                None => Err(MetadataError::Missing("node_type")),
+            },
+        }
+    }
+}
+
+/// Refuse members outside `known` unless they are objects saying
+/// `"must_understand": false`.
+fn check_unknown_members(members: &[(String, Value)], known: &[&str]) -> Result<(), MetadataError> {
+    for (k, v) in members {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        let optional = matches!(v, Value::Object(_)) && !must_understand(v);
+        if !optional {
+            return Err(MetadataError::UnknownField(k.clone()));
+        }
+    }
+    Ok(())
+}
+
+fn attributes(doc: &Value) -> Result<Vec<(String, Value)>, MetadataError> {
+    match doc.get("attributes") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(invalid("attributes", "not an object")),
+    }
+}
+
+fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata, MetadataError> {
+    check_unknown_members(members, &["zarr_format", "node_type", "attributes", "consolidated_metadata"])?;
+    let consolidated = match doc.get("consolidated_metadata") {
+        None | Some(Value::Null) => None,
+        Some(cm) => {
+            if cm.get("kind").and_then(Value::as_str) != Some("inline") {
+                // Only zarr-python's inline form exists; anything else is ignorable
+                // (must_understand is false for this member) and the store is listed.
+                None
+            } else {
+                match cm.get("metadata") {
+                    Some(Value::Object(m)) => Some(m.clone()),
+                    _ => return Err(invalid("consolidated_metadata", "`metadata` is not an object")),
+                }
+            }
+        }
+    };
+    Ok(GroupMetadata { attributes: attributes(doc)?, consolidated })
+}
+
+fn u64_list(v: &Value, member: &'static str) -> Result<Vec<u64>, MetadataError> {
+    let items = v.as_array().ok_or_else(|| invalid(member, "not an array"))?;
+    items
+        .iter()
+        .map(|x| x.as_u64().ok_or_else(|| invalid(member, format!("{x} is not a non-negative integer"))))
+        .collect()
+}
+
+fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata, MetadataError> {
+    check_unknown_members(
+        members,
+        &[
+            "zarr_format",
+            "node_type",
+            "shape",
+            "data_type",
+            "chunk_grid",
+            "chunk_key_encoding",
+            "fill_value",
+            "codecs",
+            "attributes",
+            "storage_transformers",
+            "dimension_names",
+        ],
+    )?;
+    let get = |m: &'static str| doc.get(m).ok_or(MetadataError::Missing(m));
+
+    let shape = u64_list(get("shape")?, "shape")?;
+    let data_type = DataType::from_json(get("data_type")?)?;
+
+    let grid = get("chunk_grid")?;
+    let grid_name = extension_name(grid, "chunk_grid")?;
+    if grid_name != "regular" {
+        return Err(MetadataError::Unsupported { point: "chunk grid", name: grid_name.into() });
+    }
+    let chunk_shape = extension_configuration(grid, "chunk_grid")?
+        .and_then(|c| c.get("chunk_shape"))
+        .ok_or_else(|| invalid("chunk_grid", "regular grid without `chunk_shape`"))
+        .and_then(|v| u64_list(v, "chunk_grid"))?;
+    if chunk_shape.len() != shape.len() {
+        return Err(invalid(
+            "chunk_grid",
+            format!("chunk_shape has {} dimensions, shape has {}", chunk_shape.len(), shape.len()),
+        ));
+    }
+    if chunk_shape.contains(&0) {
+        return Err(invalid("chunk_grid", "a chunk dimension is 0"));
+    }
+    let chunk_bytes = chunk_shape
+        .iter()
+        .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
+        .unwrap_or(u128::MAX);
+    if chunk_bytes > u128::from(MAX_CHUNK_BYTES) {
+        return Err(MetadataError::ChunkTooLarge(chunk_bytes));
+    }
+    // The chunk count must be representable (it names inodes and files).
+    shape
+        .iter()
+        .zip(&chunk_shape)
+        .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
+        .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+
+    let chunk_key_encoding = ChunkKeyEncoding::from_json(get("chunk_key_encoding")?)?;
+    let fill_value_json = get("fill_value")?.clone();
+    let fill_value = data_type.fill_value(&fill_value_json)?;
+
+    let codecs = get("codecs")?
+        .as_array()
+        .ok_or_else(|| invalid("codecs", "not an array"))?
+        .iter()
+        .map(|c| {
+            Ok(CodecSpec {
+                name: extension_name(c, "codecs")?.to_string(),
+                configuration: extension_configuration(c, "codecs")?.cloned(),
+                must_understand: must_understand(c),
+            })
+        })
+        .collect::<Result<Vec<_>, MetadataError>>()?;
+    if codecs.is_empty() {
+        return Err(invalid("codecs", "the list is empty"));
+    }
+
+    match doc.get("storage_transformers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) if list.is_empty() => {}
+        Some(Value::Array(list)) => {
+            let name = extension_name(&list[0], "storage_transformers")?;
+            return Err(MetadataError::Unsupported { point: "storage transformer", name: name.into() });
+        }
+        Some(_) => return Err(invalid("storage_transformers", "not an array")),
+    }
+
+    let (dimension_names, has_dimension_names) = match doc.get("dimension_names") {
+        None | Some(Value::Null) => (vec![None; shape.len()], false),
+        Some(Value::Array(names)) => {
+            if names.len() != shape.len() {
+                return Err(invalid(
+                    "dimension_names",
+                    format!("{} names for {} dimensions", names.len(), shape.len()),
+                ));
+            }
+            let names = names
+                .iter()
+                .map(|n| match n {
+                    Value::Str(s) if !s.is_empty() => Ok(Some(s.clone())),
+                    Value::Str(_) | Value::Null => Ok(None),
+                    other => Err(invalid("dimension_names", format!("{other} is not a string or null"))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (names, true)
+        }
+        Some(_) => return Err(invalid("dimension_names", "not an array")),
+    };
+
+    Ok(ArrayMetadata {
+        shape,
+        data_type,
+        chunk_shape,
+        chunk_key_encoding,
+        fill_value,
+        fill_value_json,
+        codecs,
+        attributes: attributes(doc)?,
+        dimension_names,
+        has_dimension_names,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [10, 4],
+        "data_type": "float32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3, 4]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": "NaN", "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]
+        EXTRA}"#;
+
+    fn array(extra: &str) -> Result<ArrayMetadata, MetadataError> {
+        match NodeMetadata::parse(BASE.replace("EXTRA", extra).as_bytes())? {
+            NodeMetadata::Array(a) => Ok(*a),
+            NodeMetadata::Group(_) => panic!("not an array"),
+        }
+    }
+
+    #[test]
+    fn minimal_array() {
+        let a = array("").unwrap();
+        assert_eq!(a.grid_shape(), [4, 1]);
+        assert_eq!(a.chunk_bytes(), 48);
+        assert_eq!(a.dimension_names, [None, None]);
+    }
+
+    #[test]
+    fn must_understand_rules() {
+        assert_eq!(array(r#", "future": 1"#).unwrap_err(), MetadataError::UnknownField("future".into()));
+        assert!(array(r#", "future": {"must_understand": true}"#).is_err());
+        assert!(array(r#", "future": {"must_understand": false, "x": 1}"#).is_ok());
+        assert!(array(r#", "storage_transformers": []"#).is_ok());
+        assert!(matches!(
+            array(r#", "storage_transformers": [{"name": "magic"}]"#),
+            Err(MetadataError::Unsupported { .. })
+        ));
+    }
+
+    #[test]
+    fn hostile_sizes_are_refused() {
+        let huge = BASE.replace("[3, 4]", "[4294967296, 4294967296]").replace("EXTRA", "");
+        assert!(matches!(NodeMetadata::parse(huge.as_bytes()), Err(MetadataError::ChunkTooLarge(_))));
+        let zero = BASE.replace("[3, 4]", "[0, 4]").replace("EXTRA", "");
+        assert!(NodeMetadata::parse(zero.as_bytes()).is_err());
+        let many = BASE
+            .replace("[10, 4]", "[18446744073709551615, 18446744073709551615]")
+            .replace("[3, 4]", "[1, 1]")
+            .replace("EXTRA", "");
+        assert!(NodeMetadata::parse(many.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn groups_and_wrong_documents() {
+        let g = NodeMetadata::parse(br#"{"zarr_format": 3, "node_type": "group", "attributes": {"a": NaN}}"#);
+        assert!(matches!(g, Ok(NodeMetadata::Group(_))));
+        assert!(matches!(
+            NodeMetadata::parse(br#"{"zarr_format": 2, "node_type": "group"}"#),
+            Err(MetadataError::WrongFormat(_))
+        ));
+        assert!(matches!(NodeMetadata::parse(b"[1]"), Err(MetadataError::NotAnObject)));
+        assert!(matches!(NodeMetadata::parse(b"{\"zarr_format\": 3"), Err(MetadataError::Json(_))));
+    }
+}

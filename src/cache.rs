@@ -60,7 +60,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
     pub fn new(budget: u64) -> Self {
         ChunkCache {
-            state: Mutex::new(State { lru: LruCache::unbounded(), bytes: 0, inflight: HashMap::new() }),
+            state: Mutex::new(State {
+                lru: LruCache::unbounded(),
+                bytes: 0,
+                inflight: HashMap::new(),
+            }),
             budget,
             stats: CacheStats::default(),
         }
@@ -89,7 +93,10 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
                 }
                 return result.clone().expect("set before notify");
             }
-            let slot = Arc::new(Slot { result: Mutex::new(None), ready: Condvar::new() });
+            let slot = Arc::new(Slot {
+                result: Mutex::new(None),
+                ready: Condvar::new(),
+            });
             st.inflight.insert(key.clone(), slot.clone());
             slot
         };

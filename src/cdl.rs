@@ -43,7 +43,9 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
             let dims = Dims::of(std::iter::once(&a.metadata));
             dims.write(&mut out, "");
             out.push_str("variables:\n");
-            write_variable(&mut out, "", &h.nodes[id].name, &a.metadata, &dims);
+            // A root array has no name of its own: it takes the dataset's.
+            let var = if id == 0 { title } else { h.nodes[id].name.as_str() };
+            write_variable(&mut out, "", var, &a.metadata, &dims);
         }
         _ => write_group_body(&mut out, h, id, ""),
     }
@@ -98,13 +100,57 @@ pub fn type_name(dt: DataType) -> String {
     }
 }
 
-/// A CDL name, with the characters ncgen reserves escaped.
+/// Words ncgen reads as keywords whatever the escaping; a name spelled like
+/// one is written with a trailing `_` (`int64` -> `int64_`), since ncgen
+/// cannot read it in any form.
+const RESERVED: &[&str] = &[
+    "char",
+    "byte",
+    "short",
+    "int",
+    "long",
+    "float",
+    "real",
+    "double",
+    "ubyte",
+    "ushort",
+    "uint",
+    "int64",
+    "uint64",
+    "string",
+    "enum",
+    "opaque",
+    "compound",
+    "unlimited",
+    "UNLIMITED",
+    "integer",
+    "ulong",
+    "netcdf",
+    "NaN",
+    "NaNf",
+    "nan",
+    "nanf",
+    "Infinity",
+    "Infinityf",
+    "infinity",
+    "infinityf",
+    "inf",
+    "inff",
+];
+
+/// A CDL name, with the characters ncgen reserves escaped. Names ncgen
+/// cannot read in any spelling (type keywords, a leading `-+.@`) get a `_`.
 pub fn name(s: &str) -> String {
+    if RESERVED.contains(&s) {
+        return format!("{s}_");
+    }
     let mut out = String::with_capacity(s.len());
     for (i, c) in s.chars().enumerate() {
-        let escape = (i == 0 && c.is_ascii_digit())
-            || c.is_ascii_whitespace()
-            || "!\"#$%&()*,:;<=>?[]^`{}|~\\'/".contains(c);
+        if i == 0 && "-+.@".contains(c) {
+            out.push('_'); // ncgen cannot read these first, escaped or not
+        }
+        let escape =
+            (i == 0 && c.is_ascii_digit()) || c.is_ascii_whitespace() || "!\"#$%&()*,:;<=>?[]^`{}|~\\'/".contains(c);
         if c.is_control() {
             let _ = write!(out, "\\{:03o}", c as u32 & 0xff);
             continue;
@@ -114,7 +160,7 @@ pub fn name(s: &str) -> String {
         }
         out.push(c);
     }
-    if out.is_empty() { "_".into() } else { out }
+    if out.is_empty() { "_unnamed".into() } else { out }
 }
 
 /// The dimensions of one group: `(cdl name, label or None, length)`.
@@ -137,7 +183,10 @@ impl Dims {
     }
 
     fn find(&self, label: Option<&str>, len: u64) -> Option<&str> {
-        self.0.iter().find(|(_, l, n)| l.as_deref() == label && *n == len).map(|(c, _, _)| c.as_str())
+        self.0
+            .iter()
+            .find(|(_, l, n)| l.as_deref() == label && *n == len)
+            .map(|(c, _, _)| c.as_str())
     }
 
     fn write(&self, out: &mut String, indent: &str) {
@@ -178,7 +227,11 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str) {
         write_variable(out, indent, n, a, &dims);
     }
     for (n, reason) in broken {
-        let _ = writeln!(out, "{indent}\t// nzfs: node {n:?} is unreadable: {}", reason.replace('\n', " "));
+        let _ = writeln!(
+            out,
+            "{indent}\t// nzfs: node {n:?} is unreadable: {}",
+            reason.replace('\n', " ")
+        );
     }
     let attrs = match &node.kind {
         NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
@@ -215,7 +268,10 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
     }
     out.push_str(" ;\n");
     if a.data_type == DataType::Float16 {
-        let _ = writeln!(out, "{indent}\t\t// nzfs: {var} is float16; its chunk files hold 2-byte halves");
+        let _ = writeln!(
+            out,
+            "{indent}\t\t// nzfs: {var} is float16; its chunk files hold 2-byte halves"
+        );
     }
     for (k, v) in &a.attributes {
         write_attribute(out, indent, &var_cdl, k, v, Some(a.data_type));
@@ -223,11 +279,11 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
 }
 
 fn write_attribute(out: &mut String, indent: &str, var: &str, key: &str, v: &Value, dt: Option<DataType>) {
-    if key == "_FillValue" {
-        if let Some(text) = dt.and_then(|dt| fill_value_text(v, dt)) {
-            let _ = writeln!(out, "{indent}\t\t{var}:_FillValue = {text} ;");
-            return;
-        }
+    if key == "_FillValue"
+        && let Some(text) = dt.and_then(|dt| fill_value_text(v, dt))
+    {
+        let _ = writeln!(out, "{indent}\t\t{var}:_FillValue = {text} ;");
+        return;
     }
     let (prefix, text) = attribute_text(v);
     let _ = writeln!(out, "{indent}\t\t{prefix}{var}:{} = {text} ;", name(key));
@@ -246,11 +302,27 @@ fn attribute_text(v: &Value) -> (&'static str, String) {
                 let parts: Vec<String> = items.iter().map(|i| quote(i.as_str().unwrap_or(""))).collect();
                 ("string ", parts.join(", "))
             } else if items.iter().all(|i| matches!(i, Value::Int(_))) {
-                ("", items.iter().map(|i| format!("{i}LL")).collect::<Vec<_>>().join(", "))
-            } else if items.iter().all(|i| matches!(i, Value::Int(_) | Value::UInt(_)) && i.as_u64().is_some()) {
-                ("", items.iter().map(|i| format!("{i}ULL")).collect::<Vec<_>>().join(", "))
+                (
+                    "",
+                    items.iter().map(|i| format!("{i}LL")).collect::<Vec<_>>().join(", "),
+                )
+            } else if items
+                .iter()
+                .all(|i| matches!(i, Value::Int(_) | Value::UInt(_)) && i.as_u64().is_some())
+            {
+                (
+                    "",
+                    items.iter().map(|i| format!("{i}ULL")).collect::<Vec<_>>().join(", "),
+                )
             } else if items.iter().all(|i| i.as_f64().is_some()) {
-                ("", items.iter().map(|i| double(i.as_f64().unwrap_or(0.0))).collect::<Vec<_>>().join(", "))
+                (
+                    "",
+                    items
+                        .iter()
+                        .map(|i| double(i.as_f64().unwrap_or(0.0)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                )
             } else {
                 ("", quote(&v.to_string()))
             }
@@ -273,7 +345,9 @@ fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
         },
         other => other.as_f64()?,
     };
-    let int = |suffix: &str, lo: f64, hi: f64| (x.fract() == 0.0 && x >= lo && x <= hi).then(|| format!("{}{suffix}", x as i128));
+    let int = |suffix: &str, lo: f64, hi: f64| {
+        (x.fract() == 0.0 && x >= lo && x <= hi).then(|| format!("{}{suffix}", x as i128))
+    };
     match dt {
         DataType::Int8 => int("b", -128.0, 127.0),
         DataType::Int16 => int("s", -32768.0, 32767.0),
@@ -282,7 +356,7 @@ fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
         DataType::UInt8 => int("UB", 0.0, 255.0),
         DataType::UInt16 => int("US", 0.0, 65535.0),
         DataType::UInt32 => int("U", 0.0, 4294967295.0),
-        DataType::UInt64 => int("ULL", 0.0, 1.8446744073709550e19),
+        DataType::UInt64 => int("ULL", 0.0, 1.844_674_407_370_955e19),
         DataType::Float16 | DataType::Float32 => Some(float(x as f32)),
         DataType::Float64 => Some(double(x)),
         DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => None,
@@ -310,7 +384,11 @@ pub fn float(x: f32) -> String {
         return "NaNf".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinityf".into() } else { "-Infinityf".into() };
+        return if x > 0.0 {
+            "Infinityf".into()
+        } else {
+            "-Infinityf".into()
+        };
     }
     let s = format!("{x:?}");
     match s.strip_suffix(".0") {
@@ -352,6 +430,7 @@ mod tests {
         assert_eq!(float(f32::NAN), "NaNf");
         assert_eq!(name("2m temp"), "\\2m\\ temp");
         assert_eq!(name("t2m"), "t2m");
+        assert_eq!(name("int64"), "int64_");
         assert_eq!(quote("a\"b\n"), "\"a\\\"b\\n\"");
     }
 
@@ -361,6 +440,9 @@ mod tests {
         assert_eq!(fill_value_text(&b64, DataType::Float32).unwrap(), "-9999.f");
         assert_eq!(fill_value_text(&Value::Int(-1), DataType::Int16).unwrap(), "-1s");
         assert_eq!(fill_value_text(&Value::Int(300), DataType::UInt8), None);
-        assert_eq!(fill_value_text(&Value::Float(f64::NAN), DataType::Float64).unwrap(), "NaN");
+        assert_eq!(
+            fill_value_text(&Value::Float(f64::NAN), DataType::Float64).unwrap(),
+            "NaN"
+        );
     }
 }

@@ -33,10 +33,14 @@ pub enum Command {
     /// Mount STORE at MOUNTPOINT (returns once the mount is live)
     Mount(MountArgs),
     /// Unmount a mount point made by `nzfs mount`
-    #[command(after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy")]
+    #[command(
+        after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
+    )]
     Unmount(UnmountArgs),
     /// Print the CDL header of the store, or of one group or array in it, without mounting
-    #[command(after_help = "Examples:\n  nzfs cdl data.zarr            # the whole hierarchy\n  nzfs cdl data.zarr group/t2m  # one array")]
+    #[command(
+        after_help = "Examples:\n  nzfs cdl data.zarr            # the whole hierarchy\n  nzfs cdl data.zarr group/t2m  # one array"
+    )]
     Cdl(CdlArgs),
 }
 
@@ -70,7 +74,7 @@ pub struct MountArgs {
     #[arg(short = 'o', value_name = "OPTIONS", action = clap::ArgAction::Append)]
     pub options: Vec<String>,
     /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
-    #[arg(long)]
+    #[arg(long, overrides_with = "log_file")]
     pub log_file: Option<PathBuf>,
     /// More log detail (-v debug, -vv trace)
     #[arg(short, long, action = clap::ArgAction::Count)]
@@ -117,7 +121,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("{s:?} is not a size like 512MiB or 2GiB"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size like 512MiB or 2GiB"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,

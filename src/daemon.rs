@@ -40,7 +40,10 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 
 /// The dataset's name: the store directory's name without `.zarr`.
 pub fn dataset_name(store: &Path) -> String {
-    let base = store.canonicalize().ok().and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let base = store
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
     let base = base.unwrap_or_else(|| "dataset".into());
     base.strip_suffix(".zarr").unwrap_or(&base).to_string()
 }
@@ -59,8 +62,12 @@ pub fn open_store(store: &Path) -> Result<(FilesystemStore, Hierarchy), CliError
 
 /// Whether `path` is a mount point (per /proc/self/mountinfo).
 pub fn is_mount_point(path: &Path) -> bool {
-    let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else { return false };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else { return false };
+    let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else {
+        return false;
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
     let target = canon.to_string_lossy().replace(' ', "\\040");
     info.lines().any(|l| l.split(' ').nth(4) == Some(target.as_str()))
 }
@@ -75,9 +82,10 @@ fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
         Err(e) => fail(format!("mount point {}: {e}", mp.display())),
         Ok(m) if !m.is_dir() => fail(format!("mount point {} is not a directory", mp.display())),
         Ok(_) if is_mount_point(mp) => fail(format!("mount point {} is already mounted", mp.display())),
-        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => {
-            fail(format!("mount point {} is not empty (use -o nonempty to mount over it anyway)", mp.display()))
-        }
+        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => fail(format!(
+            "mount point {} is not empty (use -o nonempty to mount over it anyway)",
+            mp.display()
+        )),
         Ok(_) => Ok(()),
     }
 }
@@ -88,7 +96,11 @@ fn check_dev_fuse() -> Result<(), CliError> {
         .write(true)
         .open("/dev/fuse")
         .map(|_| ())
-        .map_err(|e| CliError(format!("/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module")))
+        .map_err(|e| {
+            CliError(format!(
+                "/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module"
+            ))
+        })
 }
 
 /// Split `-o a,b=c` values into FUSE options and the session ACL.
@@ -102,7 +114,12 @@ fn mount_options(raw: &[String], store: &Path) -> (Vec<MountOption>, SessionACL,
     ];
     let mut acl = SessionACL::Owner;
     let mut nonempty = false;
-    for o in raw.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+    for o in raw
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         match o {
             "allow_other" => acl = SessionACL::All,
             "allow_root" => acl = SessionACL::RootAndOwner,
@@ -126,10 +143,15 @@ pub fn default_log_file(mp: &Path) -> PathBuf {
     let dir = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(|| std::env::temp_dir())
+        .unwrap_or_else(std::env::temp_dir)
         .join("nzfs");
     let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
-    let stem: String = abs.to_string_lossy().trim_matches('/').chars().map(|c| if c == '/' { '_' } else { c }).collect();
+    let stem: String = abs
+        .to_string_lossy()
+        .trim_matches('/')
+        .chars()
+        .map(|c| if c == '/' { '_' } else { c })
+        .collect();
     dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
 }
 
@@ -146,7 +168,10 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
     child_args.push("--log-file".into());
     child_args.push(log_file.into());
     let mut cmd = Command::new(std::env::current_exe()?);
-    cmd.args(child_args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd.args(child_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
     // SAFETY: setsid is async-signal-safe; it detaches the daemon from the
     // terminal so the shell's Ctrl-C and hang-up do not reach it.
     unsafe {
@@ -182,12 +207,25 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         }
         Ok(Err(lines)) => {
             let _ = child.wait();
-            let msg = lines.into_iter().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
-            fail(if msg.is_empty() { "the daemon exited before the mount was live".to_string() } else { msg })
+            let msg = lines
+                .iter()
+                .rev()
+                .find(|l| l.starts_with("nzfs:") || l.starts_with("error:"))
+                .or_else(|| lines.iter().rev().find(|l| !l.trim().is_empty()))
+                .map(|l| l.trim_start_matches("nzfs: ").to_string())
+                .unwrap_or_default();
+            fail(if msg.is_empty() {
+                "the daemon exited before the mount was live".to_string()
+            } else {
+                msg
+            })
         }
         Err(_) => {
             let _ = child.kill();
-            fail(format!("the mount did not become live within 120 s (see {})", log_file.display()))
+            fail(format!(
+                "the mount did not become live within 120 s (see {})",
+                log_file.display()
+            ))
         }
     }
 }
@@ -331,7 +369,11 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
             if unsafe { libc::umount2(path.as_ptr(), flags) } == 0 {
                 Ok(())
             } else {
-                fail(format!("cannot unmount {}: {}", mp.display(), std::io::Error::last_os_error()))
+                fail(format!(
+                    "cannot unmount {}: {}",
+                    mp.display(),
+                    std::io::Error::last_os_error()
+                ))
             }
         }
         Err(e) => fail(format!("cannot run fusermount3: {e}")),

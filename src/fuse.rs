@@ -118,7 +118,10 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         match self.fs.opendir(ino.0) {
-            Ok(()) => reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR),
+            Ok(()) => reply.opened(
+                FileHandle(0),
+                FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
+            ),
             Err(e) => reply.error(errno("opendir", ino.0, &e)),
         }
     }
@@ -135,7 +138,12 @@ impl fuser::Filesystem for FuseAdapter {
                 return reply.ok();
             }
             for entry in batch {
-                if reply.add(INodeNo(entry.ino), entry.next_offset, file_type(entry.kind), &entry.name) {
+                if reply.add(
+                    INodeNo(entry.ino),
+                    entry.next_offset,
+                    file_type(entry.kind),
+                    &entry.name,
+                ) {
                     return reply.ok();
                 }
                 offset = entry.next_offset;
@@ -245,16 +253,7 @@ impl fuser::Filesystem for FuseAdapter {
         reply.error(Errno::EROFS);
     }
 
-    fn fallocate(
-        &self,
-        _req: &Request,
-        _i: INodeNo,
-        _fh: FileHandle,
-        _o: u64,
-        _l: u64,
-        _m: i32,
-        reply: ReplyEmpty,
-    ) {
+    fn fallocate(&self, _req: &Request, _i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {
         reply.error(Errno::EROFS);
     }
 }

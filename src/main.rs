@@ -40,7 +40,10 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
         init_logging(args.verbose, args.log_file.as_deref())?;
         return daemon::serve(args);
     }
-    let log_file = args.log_file.clone().unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
+    let log_file = args
+        .log_file
+        .clone()
+        .unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
     daemon::mount_background(args, &log_file)
 }
 
@@ -56,7 +59,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .iter()
                 .position(|n| n.path == path)
                 .ok_or_else(|| CliError(format!("no group or array {path:?} in {}", args.store.display())))?;
-            let title = if id == 0 { daemon::dataset_name(&args.store) } else { h.nodes[id].name.clone() };
+            let title = if id == 0 {
+                daemon::dataset_name(&args.store)
+            } else {
+                h.nodes[id].name.clone()
+            };
             print!("{}", nzfs::cdl::render(&h, id, &title));
             Ok(())
         }

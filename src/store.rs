@@ -23,7 +23,10 @@ impl StoreKey {
         if ok {
             Ok(StoreKey(key))
         } else {
-            Err(io::Error::new(io::ErrorKind::InvalidInput, format!("invalid store key {key:?}")))
+            Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("invalid store key {key:?}"),
+            ))
         }
     }
 
@@ -40,7 +43,11 @@ impl fmt::Display for StoreKey {
 
 /// Join a node prefix (`""` for the root, else `a/b`) and a relative key.
 pub fn join(prefix: &str, rest: &str) -> Result<StoreKey, io::Error> {
-    if prefix.is_empty() { StoreKey::new(rest) } else { StoreKey::new(format!("{prefix}/{rest}")) }
+    if prefix.is_empty() {
+        StoreKey::new(rest)
+    } else {
+        StoreKey::new(format!("{prefix}/{rest}"))
+    }
 }
 
 /// What a listing of one prefix holds.
@@ -82,7 +89,10 @@ impl FilesystemStore {
 }
 
 fn too_large(len: u64, max_len: u64) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("object of {len} bytes exceeds the {max_len}-byte limit"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("object of {len} bytes exceeds the {max_len}-byte limit"),
+    )
 }
 
 impl ReadableStore for FilesystemStore {
@@ -109,7 +119,11 @@ impl ReadableStore for FilesystemStore {
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
-        let dir = if prefix.is_empty() { self.root.clone() } else { self.path(&StoreKey::new(prefix)?) };
+        let dir = if prefix.is_empty() {
+            self.root.clone()
+        } else {
+            self.path(&StoreKey::new(prefix)?)
+        };
         let mut listing = Listing::default();
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
@@ -124,7 +138,11 @@ impl ReadableStore for FilesystemStore {
             };
             // Follow symlinks, as a store on disk is read through them.
             let is_dir = std::fs::metadata(entry.path()).map(|m| m.is_dir()).unwrap_or(false);
-            if is_dir { listing.prefixes.push(name) } else { listing.keys.push(name) }
+            if is_dir {
+                listing.prefixes.push(name)
+            } else {
+                listing.keys.push(name)
+            }
         }
         listing.keys.sort();
         listing.prefixes.sort();
@@ -153,7 +171,11 @@ impl ReadableStore for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
-        let start = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        let start = if prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{prefix}/")
+        };
         let mut listing = Listing::default();
         for key in self.values.keys().filter(|k| k.starts_with(&start)) {
             match key[start.len()..].split_once('/') {

@@ -18,7 +18,11 @@ pub enum Endian {
 }
 
 impl Endian {
-    pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
+    pub const NATIVE: Endian = if cfg!(target_endian = "little") {
+        Endian::Little
+    } else {
+        Endian::Big
+    };
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +33,10 @@ pub struct BytesCodec {
 
 impl BytesCodec {
     pub fn from_configuration(config: Option<&Value>, data_type: DataType) -> Result<Self, MetadataError> {
-        let bad = |reason: String| MetadataError::BadCodec { codec: "bytes".into(), reason };
+        let bad = |reason: String| MetadataError::BadCodec {
+            codec: "bytes".into(),
+            reason,
+        };
         let endian = match config.and_then(|c| c.get("endian")) {
             None | Some(Value::Null) => None,
             Some(Value::Str(s)) if s == "little" => Some(Endian::Little),
@@ -46,7 +53,11 @@ impl BytesCodec {
     pub fn decode(&self, mut input: Vec<u8>, data_type: DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
         let expected = elements * data_type.size();
         if input.len() != expected {
-            return Err(CodecError::SizeMismatch { codec: "bytes", expected, got: input.len() });
+            return Err(CodecError::SizeMismatch {
+                codec: "bytes",
+                expected,
+                got: input.len(),
+            });
         }
         let unit = data_type.swap_unit();
         if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
@@ -67,7 +78,9 @@ mod tests {
     fn big_endian_and_complex() {
         let cfg = parse(br#"{"endian": "big"}"#).unwrap();
         let c = BytesCodec::from_configuration(Some(&cfg), DataType::Int32).unwrap();
-        let out = c.decode(vec![0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe], DataType::Int32, 2).unwrap();
+        let out = c
+            .decode(vec![0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe], DataType::Int32, 2)
+            .unwrap();
         assert_eq!(out, [0x0102i32.to_ne_bytes(), (-2i32).to_ne_bytes()].concat());
         let mut enc = 1.5f32.to_be_bytes().to_vec();
         enc.extend((-2.0f32).to_be_bytes());

@@ -38,7 +38,10 @@ impl CodecChain {
         let elements: u64 = chunk_shape.iter().product();
         let chunk_bytes = usize::try_from(elements * data_type.size() as u64)
             .map_err(|_| MetadataError::ChunkTooLarge(u128::from(elements)))?;
-        let order_error = |name: &str, reason: &str| MetadataError::BadCodec { codec: name.into(), reason: reason.into() };
+        let order_error = |name: &str, reason: &str| MetadataError::BadCodec {
+            codec: name.into(),
+            reason: reason.into(),
+        };
 
         let mut array_to_array = Vec::new();
         let mut array_to_bytes = None;
@@ -50,7 +53,10 @@ impl CodecChain {
             match spec.name.as_str() {
                 "transpose" => {
                     if array_to_bytes.is_some() {
-                        return Err(order_error("transpose", "an array -> array codec follows the array -> bytes codec"));
+                        return Err(order_error(
+                            "transpose",
+                            "an array -> array codec follows the array -> bytes codec",
+                        ));
                     }
                     let t = Transpose::from_configuration(config, shape.len())?;
                     let encoded = t.encoded_shape(&shape);
@@ -65,7 +71,10 @@ impl CodecChain {
                 }
                 name @ ("zstd" | "gzip" | "crc32c") => {
                     if array_to_bytes.is_none() {
-                        return Err(order_error(name, "a bytes -> bytes codec comes before the array -> bytes codec"));
+                        return Err(order_error(
+                            name,
+                            "a bytes -> bytes codec comes before the array -> bytes codec",
+                        ));
                     }
                     let codec = match name {
                         "zstd" => BytesToBytes::Zstd,
@@ -79,7 +88,10 @@ impl CodecChain {
                     tracing::debug!(codec = other, "skipping unknown codec marked must_understand: false");
                 }
                 other => {
-                    return Err(MetadataError::Unsupported { point: "codec", name: other.to_string() });
+                    return Err(MetadataError::Unsupported {
+                        point: "codec",
+                        name: other.to_string(),
+                    });
                 }
             }
         }
@@ -154,7 +166,14 @@ mod tests {
     fn order_and_unknown_codecs() {
         let bytes = spec("bytes", None, true);
         assert!(CodecChain::new(&[spec("zstd", None, true), bytes.clone()], &[4], DataType::UInt8).is_err());
-        assert!(CodecChain::new(&[bytes.clone(), spec("transpose", Some(r#"{"order": [0]}"#), true)], &[4], DataType::UInt8).is_err());
+        assert!(
+            CodecChain::new(
+                &[bytes.clone(), spec("transpose", Some(r#"{"order": [0]}"#), true)],
+                &[4],
+                DataType::UInt8
+            )
+            .is_err()
+        );
         assert!(CodecChain::new(&[spec("zstd", None, true)], &[4], DataType::UInt8).is_err());
         assert!(matches!(
             CodecChain::new(&[bytes.clone(), spec("magic", None, true)], &[4], DataType::UInt8),

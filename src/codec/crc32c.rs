@@ -6,7 +6,10 @@ use super::CodecError;
 
 pub fn decode(mut input: Vec<u8>) -> Result<Vec<u8>, CodecError> {
     let Some(body_len) = input.len().checked_sub(4) else {
-        return Err(CodecError::Truncated { codec: "crc32c", len: input.len() });
+        return Err(CodecError::Truncated {
+            codec: "crc32c",
+            len: input.len(),
+        });
     };
     let stored = u32::from_le_bytes(input[body_len..].try_into().expect("4 bytes"));
     let computed = ::crc32c::crc32c(&input[..body_len]);

@@ -23,7 +23,11 @@ pub use chain::CodecChain;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
     #[error("{codec}: decoded {got} bytes, expected {expected}")]
-    SizeMismatch { codec: &'static str, expected: usize, got: usize },
+    SizeMismatch {
+        codec: &'static str,
+        expected: usize,
+        got: usize,
+    },
     #[error("{codec}: output exceeds the {limit}-byte limit (corrupt data or decompression bomb)")]
     TooLarge { codec: &'static str, limit: usize },
     #[error("crc32c: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
@@ -72,7 +76,11 @@ impl BytesToBytes {
             BytesToBytes::Crc32c => crc32c::decode(input)?,
         };
         match expected {
-            Some(n) if n != out.len() => Err(CodecError::SizeMismatch { codec: self.name(), expected: n, got: out.len() }),
+            Some(n) if n != out.len() => Err(CodecError::SizeMismatch {
+                codec: self.name(),
+                expected: n,
+                got: out.len(),
+            }),
             _ => Ok(out),
         }
     }
@@ -96,7 +104,10 @@ pub(crate) fn read_bounded(
 ) -> Result<Vec<u8>, CodecError> {
     let mut out = Vec::new();
     let mut limited = reader.take(limit as u64 + 1);
-    std::io::copy(&mut limited, &mut out).map_err(|e| CodecError::Corrupt { codec, reason: e.to_string() })?;
+    std::io::copy(&mut limited, &mut out).map_err(|e| CodecError::Corrupt {
+        codec,
+        reason: e.to_string(),
+    })?;
     if out.len() > limit {
         return Err(CodecError::TooLarge { codec, limit });
     }

@@ -17,7 +17,10 @@ pub struct Transpose {
 
 impl Transpose {
     pub fn from_configuration(config: Option<&Value>, ndim: usize) -> Result<Self, MetadataError> {
-        let bad = |reason: String| MetadataError::BadCodec { codec: "transpose".into(), reason };
+        let bad = |reason: String| MetadataError::BadCodec {
+            codec: "transpose".into(),
+            reason,
+        };
         let order: Vec<usize> = match config.and_then(|c| c.get("order")) {
             Some(Value::Str(s)) if s == "C" => (0..ndim).collect(),
             Some(Value::Str(s)) if s == "F" => (0..ndim).rev().collect(),
@@ -31,7 +34,9 @@ impl Transpose {
         };
         let mut seen = vec![false; ndim];
         let is_permutation = order.len() == ndim
-            && order.iter().all(|&o| o < ndim && !std::mem::replace(&mut seen[o], true));
+            && order
+                .iter()
+                .all(|&o| o < ndim && !std::mem::replace(&mut seen[o], true));
         if !is_permutation {
             return Err(bad(format!("order {order:?} is not a permutation of 0..{ndim}")));
         }
@@ -97,7 +102,10 @@ mod tests {
     use crate::zarr::json::parse;
 
     fn t(order: &str, ndim: usize) -> Result<Transpose, MetadataError> {
-        Transpose::from_configuration(Some(&parse(format!(r#"{{"order": {order}}}"#).as_bytes()).unwrap()), ndim)
+        Transpose::from_configuration(
+            Some(&parse(format!(r#"{{"order": {order}}}"#).as_bytes()).unwrap()),
+            ndim,
+        )
     }
 
     #[test]
@@ -116,7 +124,9 @@ mod tests {
             }
         }
         let a = tr.decode(&b, &shape, 1);
-        let want: Vec<u8> = (0..2).flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| (100 * i + 10 * j + k) as u8))).collect();
+        let want: Vec<u8> = (0..2)
+            .flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| (100 * i + 10 * j + k) as u8)))
+            .collect();
         assert_eq!(a, want);
     }
 

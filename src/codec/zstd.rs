@@ -8,8 +8,10 @@
 use super::{CodecError, read_bounded};
 
 pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
-    let decoder = ::zstd::stream::read::Decoder::with_buffer(input)
-        .map_err(|e| CodecError::Corrupt { codec: "zstd", reason: e.to_string() })?;
+    let decoder = ::zstd::stream::read::Decoder::with_buffer(input).map_err(|e| CodecError::Corrupt {
+        codec: "zstd",
+        reason: e.to_string(),
+    })?;
     read_bounded(decoder, limit, "zstd")
 }
 

@@ -82,7 +82,10 @@ impl Inode {
     pub fn from_ino(ino: u64) -> Option<Inode> {
         if ino & CHUNK != 0 {
             let rest = ino & !CHUNK;
-            Some(Inode::Chunk { node: (rest >> CHUNK_BITS) as usize, index: rest & ((1 << CHUNK_BITS) - 1) })
+            Some(Inode::Chunk {
+                node: (rest >> CHUNK_BITS) as usize,
+                index: rest & ((1 << CHUNK_BITS) - 1),
+            })
         } else if ino & HEADER != 0 {
             Some(Inode::Header((ino & !HEADER) as usize))
         } else {
@@ -151,15 +154,18 @@ pub struct NzFs {
 impl NzFs {
     pub fn new(store: Box<dyn ReadableStore>, mut hierarchy: Hierarchy, options: FsOptions) -> Result<Self, String> {
         if hierarchy.nodes.len() > MAX_NODES {
-            return Err(format!("the hierarchy has {} nodes; nzfs serves at most {MAX_NODES}", hierarchy.nodes.len()));
+            return Err(format!(
+                "the hierarchy has {} nodes; nzfs serves at most {MAX_NODES}",
+                hierarchy.nodes.len()
+            ));
         }
         for node in &mut hierarchy.nodes {
-            if let NodeKind::Array(a) = &node.kind {
-                if a.metadata.grid_shape().iter().product::<u64>() >= 1 << CHUNK_BITS {
-                    let reason = format!("more than 2^{CHUNK_BITS} chunks");
-                    tracing::warn!(path = %node.path, %reason, "node is unreadable");
-                    node.kind = NodeKind::Broken { reason };
-                }
+            if let NodeKind::Array(a) = &node.kind
+                && a.metadata.grid_shape().iter().product::<u64>() >= 1 << CHUNK_BITS
+            {
+                let reason = format!("more than 2^{CHUNK_BITS} chunks");
+                tracing::warn!(path = %node.path, %reason, "node is unreadable");
+                node.kind = NodeKind::Broken { reason };
             }
         }
         let mut info: Vec<NodeInfo> = hierarchy
@@ -187,7 +193,13 @@ impl NzFs {
             }
         }
         let cache = ChunkCache::new(options.cache_bytes);
-        Ok(NzFs { store, hierarchy, info, cache, options })
+        Ok(NzFs {
+            store,
+            hierarchy,
+            info,
+            cache,
+            options,
+        })
     }
 
     pub fn hierarchy(&self) -> &Hierarchy {
@@ -206,7 +218,10 @@ impl NzFs {
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
         let node = self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
         match &node.kind {
-            NodeKind::Broken { reason } => Err(FsError::BrokenNode { path: node.path.clone(), reason: reason.clone() }),
+            NodeKind::Broken { reason } => Err(FsError::BrokenNode {
+                path: node.path.clone(),
+                reason: reason.clone(),
+            }),
             _ => Ok(node),
         }
     }
@@ -239,7 +254,13 @@ impl NzFs {
             Kind::Directory => (0o555, 2),
             Kind::File => (0o444, 1),
         };
-        Ok(Attr { ino, kind, size, perm, nlink })
+        Ok(Attr {
+            ino,
+            kind,
+            size,
+            perm,
+            nlink,
+        })
     }
 
     /// Look `name` up in directory `parent`.
@@ -256,7 +277,12 @@ impl NzFs {
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
         }
-        let child = node.children.iter().copied().find(|&c| self.info[c].dir_name == name).ok_or(FsError::NotFound)?;
+        let child = node
+            .children
+            .iter()
+            .copied()
+            .find(|&c| self.info[c].dir_name == name)
+            .ok_or(FsError::NotFound)?;
         self.getattr(Inode::Node(child).to_ino())
     }
 
@@ -278,7 +304,11 @@ impl NzFs {
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
         let fixed = 3u64; // ".", "..", header
-        let total = fixed + self.info[n].chunk_names.as_ref().map_or(node.children.len() as u64, ChunkNames::count);
+        let total = fixed
+            + self.info[n]
+                .chunk_names
+                .as_ref()
+                .map_or(node.children.len() as u64, ChunkNames::count);
         let mut out = Vec::new();
         let mut k = offset;
         while k < total && out.len() < max {
@@ -298,7 +328,12 @@ impl NzFs {
                 },
             };
             k += 1;
-            out.push(DirEntry { ino, next_offset: k, kind, name });
+            out.push(DirEntry {
+                ino,
+                next_offset: k,
+                kind,
+                name,
+            });
         }
         Ok(out)
     }
@@ -333,18 +368,25 @@ impl NzFs {
         self.cache.get_or_decode(&(node, index), || {
             let path = &self.hierarchy.nodes[node].path;
             let key_suffix = array.metadata.chunk_key_encoding.key(&names.unravel(index));
-            let key = join(path, &key_suffix).map_err(|e| FsError::Store { key: key_suffix.clone(), source: Arc::new(e) })?;
+            let key = join(path, &key_suffix).map_err(|e| FsError::Store {
+                key: key_suffix.clone(),
+                source: Arc::new(e),
+            })?;
             let meta = &array.metadata;
             let max_len = meta.chunk_bytes().saturating_mul(2).saturating_add(1 << 20);
             match self.store.get(&key, max_len) {
-                Err(e) => Err(FsError::Store { key: key.to_string(), source: Arc::new(e) }),
+                Err(e) => Err(FsError::Store {
+                    key: key.to_string(),
+                    source: Arc::new(e),
+                }),
                 Ok(None) => match self.options.missing_chunks {
                     MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
                     MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
                 },
-                Ok(Some(encoded)) => {
-                    array.chain.decode(encoded).map_err(|source| FsError::Decode { key: key.to_string(), source })
-                }
+                Ok(Some(encoded)) => array.chain.decode(encoded).map_err(|source| FsError::Decode {
+                    key: key.to_string(),
+                    source,
+                }),
             }
         })
     }
@@ -355,7 +397,11 @@ impl NzFs {
         Ok(self.info[n]
             .header
             .get_or_init(|| {
-                let title = if n == 0 { self.options.dataset_name.clone() } else { self.hierarchy.nodes[n].name.clone() };
+                let title = if n == 0 {
+                    self.options.dataset_name.clone()
+                } else {
+                    self.hierarchy.nodes[n].name.clone()
+                };
                 Arc::new(cdl::render(&self.hierarchy, n, &title).into_bytes())
             })
             .clone())

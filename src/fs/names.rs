@@ -27,7 +27,11 @@ impl ChunkNames {
     pub fn new(grid_shape: &[u64]) -> Self {
         let widths = grid_shape.iter().map(|&g| digits(g.saturating_sub(1))).collect();
         let count = grid_shape.iter().product();
-        ChunkNames { grid_shape: grid_shape.to_vec(), widths, count }
+        ChunkNames {
+            grid_shape: grid_shape.to_vec(),
+            widths,
+            count,
+        }
     }
 
     /// Number of chunks (1 for a 0-d array, 0 with a zero-length dimension).
@@ -108,11 +112,23 @@ mod tests {
     #[test]
     fn only_canonical_names_parse() {
         let n = ChunkNames::new(&[12, 3]);
-        for bad in ["0.0.bin", "00.3.bin", "12.0.bin", "00.0", "00.0.0.bin", "+1.0.bin", "0a.0.bin", "header.cdl"] {
+        for bad in [
+            "0.0.bin",
+            "00.3.bin",
+            "12.0.bin",
+            "00.0",
+            "00.0.0.bin",
+            "+1.0.bin",
+            "0a.0.bin",
+            "header.cdl",
+        ] {
             assert_eq!(n.parse(bad), None, "{bad}");
         }
         let scalar = ChunkNames::new(&[]);
-        assert_eq!((scalar.count(), scalar.name(0), scalar.parse("0.bin")), (1, "0.bin".into(), Some(0)));
+        assert_eq!(
+            (scalar.count(), scalar.name(0), scalar.parse("0.bin")),
+            (1, "0.bin".into(), Some(0))
+        );
         assert_eq!(ChunkNames::new(&[0, 4]).count(), 0);
         assert_eq!(ChunkNames::new(&[1]).name(0), "0.bin");
     }

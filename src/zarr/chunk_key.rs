@@ -31,9 +31,16 @@ impl ChunkKeyEncoding {
             }
         };
         match name {
-            "default" => Ok(ChunkKeyEncoding::Default { separator: separator.unwrap_or('/') }),
-            "v2" => Ok(ChunkKeyEncoding::V2 { separator: separator.unwrap_or('.') }),
-            other => Err(MetadataError::Unsupported { point: "chunk key encoding", name: other.into() }),
+            "default" => Ok(ChunkKeyEncoding::Default {
+                separator: separator.unwrap_or('/'),
+            }),
+            "v2" => Ok(ChunkKeyEncoding::V2 {
+                separator: separator.unwrap_or('.'),
+            }),
+            other => Err(MetadataError::Unsupported {
+                point: "chunk key encoding",
+                name: other.into(),
+            }),
         }
     }
 
@@ -77,10 +84,19 @@ mod tests {
     fn keys() {
         assert_eq!(enc(r#"{"name": "default"}"#).key(&[1, 23, 45]), "c/1/23/45");
         assert_eq!(enc(r#""default""#).key(&[]), "c");
-        assert_eq!(enc(r#"{"name": "default", "configuration": {"separator": "."}}"#).key(&[1, 0]), "c.1.0");
+        assert_eq!(
+            enc(r#"{"name": "default", "configuration": {"separator": "."}}"#).key(&[1, 0]),
+            "c.1.0"
+        );
         assert_eq!(enc(r#"{"name": "v2"}"#).key(&[1, 23, 45]), "1.23.45");
-        assert_eq!(enc(r#"{"name": "v2", "configuration": {"separator": "/"}}"#).key(&[1, 0]), "1/0");
+        assert_eq!(
+            enc(r#"{"name": "v2", "configuration": {"separator": "/"}}"#).key(&[1, 0]),
+            "1/0"
+        );
         assert_eq!(enc(r#"{"name": "v2"}"#).key(&[]), "0");
-        assert!(ChunkKeyEncoding::from_json(&parse(br#"{"name": "v2", "configuration": {"separator": "-"}}"#).unwrap()).is_err());
+        assert!(
+            ChunkKeyEncoding::from_json(&parse(br#"{"name": "v2", "configuration": {"separator": "-"}}"#).unwrap())
+                .is_err()
+        );
     }
 }

@@ -52,11 +52,22 @@ impl DataType {
             "float64" => DataType::Float64,
             "complex64" => DataType::Complex64,
             "complex128" => DataType::Complex128,
+            // zarr-python's extension for numpy `V<n>`: {"name": "raw_bytes",
+            // "configuration": {"length_bytes": n}}, fill value in base64.
+            "raw_bytes" => {
+                let n = v
+                    .get("configuration")
+                    .and_then(|c| c.get("length_bytes"))
+                    .and_then(Value::as_u64)
+                    .filter(|&n| n > 0 && n <= 1024 * 1024)
+                    .ok_or_else(|| MetadataError::UnknownDataType("raw_bytes without a valid length_bytes".into()))?;
+                DataType::Raw(n as usize)
+            }
             raw if raw.starts_with('r') => {
                 let bits: usize = raw[1..]
                     .parse()
                     .map_err(|_| MetadataError::UnknownDataType(raw.to_string()))?;
-                if bits == 0 || bits % 8 != 0 || bits > 8 * 1024 * 1024 {
+                if bits == 0 || !bits.is_multiple_of(8) || bits > 8 * 1024 * 1024 {
                     return Err(MetadataError::UnknownDataType(raw.to_string()));
                 }
                 DataType::Raw(bits / 8)
@@ -130,9 +141,7 @@ impl DataType {
             DataType::UInt16 => int_fill::<u16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt32 => int_fill::<u32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt64 => int_fill::<u64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
-            DataType::Float16 | DataType::Float32 | DataType::Float64 => {
-                float_fill(v, self.size()).ok_or_else(bad)?
-            }
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => float_fill(v, self.size()).ok_or_else(bad)?,
             DataType::Complex64 | DataType::Complex128 => {
                 let half = self.size() / 2;
                 match v.as_array() {
@@ -145,6 +154,17 @@ impl DataType {
                 }
             }
             DataType::Raw(n) => {
+                if let Value::Str(b64) = v {
+                    use base64::Engine;
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(b64)
+                        .map_err(|_| bad())?;
+                    return if bytes.len() == n {
+                        Ok(FillValue(bytes))
+                    } else {
+                        Err(bad())
+                    };
+                }
                 let items = v.as_array().ok_or_else(bad)?;
                 if items.len() != n {
                     return Err(bad());
@@ -215,15 +235,27 @@ fn float_fill(v: &Value, size: usize) -> Option<Vec<u8>> {
 pub fn encode_float(x: f64, size: usize) -> Vec<u8> {
     match size {
         2 => {
-            let h = if x.is_nan() { half::f16::from_bits(0x7e00) } else { half::f16::from_f64(x) };
+            let h = if x.is_nan() {
+                half::f16::from_bits(0x7e00)
+            } else {
+                half::f16::from_f64(x)
+            };
             h.to_bits().to_ne_bytes().to_vec()
         }
         4 => {
-            let f = if x.is_nan() { f32::from_bits(0x7fc0_0000) } else { x as f32 };
+            let f = if x.is_nan() {
+                f32::from_bits(0x7fc0_0000)
+            } else {
+                x as f32
+            };
             f.to_ne_bytes().to_vec()
         }
         _ => {
-            let f = if x.is_nan() { f64::from_bits(0x7ff8_0000_0000_0000) } else { x };
+            let f = if x.is_nan() {
+                f64::from_bits(0x7ff8_0000_0000_0000)
+            } else {
+                x
+            };
             f.to_ne_bytes().to_vec()
         }
     }
@@ -243,8 +275,14 @@ mod tests {
     fn float_forms() {
         assert_eq!(fill(r#""float32""#, r#""NaN""#).unwrap(), 0x7fc0_0000u32.to_ne_bytes());
         assert_eq!(fill(r#""float32""#, "NaN").unwrap(), 0x7fc0_0000u32.to_ne_bytes());
-        assert_eq!(fill(r#""float32""#, r#""0x7fc00001""#).unwrap(), 0x7fc0_0001u32.to_ne_bytes());
-        assert_eq!(fill(r#""float64""#, r#""-Infinity""#).unwrap(), f64::NEG_INFINITY.to_ne_bytes());
+        assert_eq!(
+            fill(r#""float32""#, r#""0x7fc00001""#).unwrap(),
+            0x7fc0_0001u32.to_ne_bytes()
+        );
+        assert_eq!(
+            fill(r#""float64""#, r#""-Infinity""#).unwrap(),
+            f64::NEG_INFINITY.to_ne_bytes()
+        );
         assert_eq!(fill(r#""float64""#, "-9999").unwrap(), (-9999f64).to_ne_bytes());
         assert_eq!(fill(r#""float16""#, "1.5").unwrap(), 0x3e00u16.to_ne_bytes());
         assert!(fill(r#""float32""#, r#""0x1234567890""#).is_err());
@@ -256,13 +294,19 @@ mod tests {
         assert_eq!(fill(r#""int16""#, "-2").unwrap(), (-2i16).to_ne_bytes());
         assert!(fill(r#""uint8""#, "256").is_err());
         assert!(fill(r#""uint64""#, "-1").is_err());
-        assert_eq!(fill(r#""uint64""#, "18446744073709551615").unwrap(), u64::MAX.to_ne_bytes());
+        assert_eq!(
+            fill(r#""uint64""#, "18446744073709551615").unwrap(),
+            u64::MAX.to_ne_bytes()
+        );
         assert_eq!(fill(r#"{"name": "bool"}"#, "true").unwrap(), [1]);
         let c = fill(r#""complex64""#, r#"[1.5, "-Infinity"]"#).unwrap();
         assert_eq!(&c[..4], 1.5f32.to_ne_bytes());
         assert_eq!(&c[4..], f32::NEG_INFINITY.to_ne_bytes());
         assert_eq!(fill(r#""r24""#, "[1, 2, 255]").unwrap(), [1, 2, 255]);
         assert!(fill(r#""r24""#, "[1, 2]").is_err());
+        let zp = r#"{"name": "raw_bytes", "configuration": {"length_bytes": 3}}"#;
+        assert_eq!(fill(zp, r#""AQID""#).unwrap(), [1, 2, 3]);
+        assert!(fill(zp, r#""AQI=""#).is_err());
         assert!(DataType::from_json(&parse(br#""r7""#).unwrap()).is_err());
     }
 }

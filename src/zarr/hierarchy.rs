@@ -33,10 +33,14 @@ pub struct ArrayNode {
 #[derive(Debug, Clone)]
 pub enum NodeKind {
     /// `metadata` is `None` for an implicit group.
-    Group { metadata: Option<GroupMetadata> },
+    Group {
+        metadata: Option<GroupMetadata>,
+    },
     Array(Arc<ArrayNode>),
     /// A node nzfs cannot read, and why.
-    Broken { reason: String },
+    Broken {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -145,7 +149,13 @@ impl Hierarchy {
             Some(p) => format!("{}/{name}", self.nodes[p].path),
         };
         let id = self.nodes.len();
-        self.nodes.push(Node { path, name: name.to_string(), parent, children: Vec::new(), kind });
+        self.nodes.push(Node {
+            path,
+            name: name.to_string(),
+            parent,
+            children: Vec::new(),
+            kind,
+        });
         if let Some(p) = parent {
             self.nodes[p].children.push(id);
         }
@@ -172,7 +182,9 @@ impl Hierarchy {
             if !is_valid_node_name(&name) {
                 continue; // `__` prefixes and the like are never nodes
             }
-            let Ok(key) = join(&prefix, &format!("{name}/zarr.json")) else { continue };
+            let Ok(key) = join(&prefix, &format!("{name}/zarr.json")) else {
+                continue;
+            };
             match store.get(&key, MAX_METADATA_BYTES) {
                 Ok(Some(bytes)) => {
                     let kind = node_kind(NodeMetadata::parse(&bytes));
@@ -248,7 +260,11 @@ impl Hierarchy {
 
     /// The child of `id` called `name`.
     pub fn child(&self, id: usize, name: &str) -> Option<usize> {
-        self.nodes[id].children.iter().copied().find(|&c| self.nodes[c].name == name)
+        self.nodes[id]
+            .children
+            .iter()
+            .copied()
+            .find(|&c| self.nodes[c].name == name)
     }
 }
 
@@ -299,7 +315,10 @@ mod tests {
 
     #[test]
     fn open_errors() {
-        assert!(matches!(Hierarchy::open(&MemoryStore::default()), Err(OpenError::NotZarr)));
+        assert!(matches!(
+            Hierarchy::open(&MemoryStore::default()),
+            Err(OpenError::NotZarr)
+        ));
         let mut v2 = MemoryStore::default();
         v2.insert(".zgroup", "{}");
         assert!(matches!(Hierarchy::open(&v2), Err(OpenError::ZarrV2)));

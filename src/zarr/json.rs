@@ -112,9 +112,7 @@ impl fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::UInt(u) => write!(f, "{u}"),
             Value::Float(x) if x.is_nan() => f.write_str("NaN"),
-            Value::Float(x) if x.is_infinite() => {
-                f.write_str(if *x > 0.0 { "Infinity" } else { "-Infinity" })
-            }
+            Value::Float(x) if x.is_infinite() => f.write_str(if *x > 0.0 { "Infinity" } else { "-Infinity" }),
             Value::Float(x) => write!(f, "{x:?}"),
             Value::Str(s) => write_json_string(f, s),
             Value::Array(items) => {
@@ -364,7 +362,9 @@ impl Parser<'_> {
                 return Ok(Value::UInt(u));
             }
         }
-        text.parse::<f64>().map(Value::Float).map_err(|_| self.err("bad number"))
+        text.parse::<f64>()
+            .map(Value::Float)
+            .map_err(|_| self.err("bad number"))
     }
 }
 

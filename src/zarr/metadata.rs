@@ -47,7 +47,10 @@ pub enum MetadataError {
 }
 
 fn invalid(member: &'static str, reason: impl Into<String>) -> MetadataError {
-    MetadataError::Invalid { member, reason: reason.into() }
+    MetadataError::Invalid {
+        member,
+        reason: reason.into(),
+    }
 }
 
 /// The name of an extension given as a short-hand string or as an object.
@@ -58,15 +61,15 @@ pub fn extension_name<'a>(v: &'a Value, member: &'static str) -> Result<&'a str,
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid(member, "extension object has no string `name`")),
-        other => Err(invalid(member, format!("expected a name or an object, found {}", other.kind()))),
+        other => Err(invalid(
+            member,
+            format!("expected a name or an object, found {}", other.kind()),
+        )),
     }
 }
 
 /// An extension's configuration object (absent is `None`).
-pub fn extension_configuration<'a>(
-    v: &'a Value,
-    member: &'static str,
-) -> Result<Option<&'a Value>, MetadataError> {
+pub fn extension_configuration<'a>(v: &'a Value, member: &'static str) -> Result<Option<&'a Value>, MetadataError> {
     match v.get("configuration") {
         None | Some(Value::Null) => Ok(None),
         Some(c @ Value::Object(_)) => Ok(Some(c)),
@@ -108,7 +111,11 @@ pub struct ArrayMetadata {
 impl ArrayMetadata {
     /// The number of chunks along each dimension (ceil(shape / chunk_shape)).
     pub fn grid_shape(&self) -> Vec<u64> {
-        self.shape.iter().zip(&self.chunk_shape).map(|(&s, &c)| s.div_ceil(c)).collect()
+        self.shape
+            .iter()
+            .zip(&self.chunk_shape)
+            .map(|(&s, &c)| s.div_ceil(c))
+            .collect()
     }
 
     /// Elements in one chunk.
@@ -187,7 +194,10 @@ fn attributes(doc: &Value) -> Result<Vec<(String, Value)>, MetadataError> {
 }
 
 fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata, MetadataError> {
-    check_unknown_members(members, &["zarr_format", "node_type", "attributes", "consolidated_metadata"])?;
+    check_unknown_members(
+        members,
+        &["zarr_format", "node_type", "attributes", "consolidated_metadata"],
+    )?;
     let consolidated = match doc.get("consolidated_metadata") {
         None | Some(Value::Null) => None,
         Some(cm) => {
@@ -203,14 +213,20 @@ fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata
             }
         }
     };
-    Ok(GroupMetadata { attributes: attributes(doc)?, consolidated })
+    Ok(GroupMetadata {
+        attributes: attributes(doc)?,
+        consolidated,
+    })
 }
 
 fn u64_list(v: &Value, member: &'static str) -> Result<Vec<u64>, MetadataError> {
     let items = v.as_array().ok_or_else(|| invalid(member, "not an array"))?;
     items
         .iter()
-        .map(|x| x.as_u64().ok_or_else(|| invalid(member, format!("{x} is not a non-negative integer"))))
+        .map(|x| {
+            x.as_u64()
+                .ok_or_else(|| invalid(member, format!("{x} is not a non-negative integer")))
+        })
         .collect()
 }
 
@@ -239,7 +255,10 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     let grid = get("chunk_grid")?;
     let grid_name = extension_name(grid, "chunk_grid")?;
     if grid_name != "regular" {
-        return Err(MetadataError::Unsupported { point: "chunk grid", name: grid_name.into() });
+        return Err(MetadataError::Unsupported {
+            point: "chunk grid",
+            name: grid_name.into(),
+        });
     }
     let chunk_shape = extension_configuration(grid, "chunk_grid")?
         .and_then(|c| c.get("chunk_shape"))
@@ -248,7 +267,11 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     if chunk_shape.len() != shape.len() {
         return Err(invalid(
             "chunk_grid",
-            format!("chunk_shape has {} dimensions, shape has {}", chunk_shape.len(), shape.len()),
+            format!(
+                "chunk_shape has {} dimensions, shape has {}",
+                chunk_shape.len(),
+                shape.len()
+            ),
         ));
     }
     if chunk_shape.contains(&0) {
@@ -293,7 +316,10 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
         Some(Value::Array(list)) if list.is_empty() => {}
         Some(Value::Array(list)) => {
             let name = extension_name(&list[0], "storage_transformers")?;
-            return Err(MetadataError::Unsupported { point: "storage transformer", name: name.into() });
+            return Err(MetadataError::Unsupported {
+                point: "storage transformer",
+                name: name.into(),
+            });
         }
         Some(_) => return Err(invalid("storage_transformers", "not an array")),
     }
@@ -362,7 +388,10 @@ mod tests {
 
     #[test]
     fn must_understand_rules() {
-        assert_eq!(array(r#", "future": 1"#).unwrap_err(), MetadataError::UnknownField("future".into()));
+        assert_eq!(
+            array(r#", "future": 1"#).unwrap_err(),
+            MetadataError::UnknownField("future".into())
+        );
         assert!(array(r#", "future": {"must_understand": true}"#).is_err());
         assert!(array(r#", "future": {"must_understand": false, "x": 1}"#).is_ok());
         assert!(array(r#", "storage_transformers": []"#).is_ok());
@@ -375,7 +404,10 @@ mod tests {
     #[test]
     fn hostile_sizes_are_refused() {
         let huge = BASE.replace("[3, 4]", "[4294967296, 4294967296]").replace("EXTRA", "");
-        assert!(matches!(NodeMetadata::parse(huge.as_bytes()), Err(MetadataError::ChunkTooLarge(_))));
+        assert!(matches!(
+            NodeMetadata::parse(huge.as_bytes()),
+            Err(MetadataError::ChunkTooLarge(_))
+        ));
         let zero = BASE.replace("[3, 4]", "[0, 4]").replace("EXTRA", "");
         assert!(NodeMetadata::parse(zero.as_bytes()).is_err());
         let many = BASE
@@ -394,6 +426,9 @@ mod tests {
             Err(MetadataError::WrongFormat(_))
         ));
         assert!(matches!(NodeMetadata::parse(b"[1]"), Err(MetadataError::NotAnObject)));
-        assert!(matches!(NodeMetadata::parse(b"{\"zarr_format\": 3"), Err(MetadataError::Json(_))));
+        assert!(matches!(
+            NodeMetadata::parse(b"{\"zarr_format\": 3"),
+            Err(MetadataError::Json(_))
+        ));
     }
 }

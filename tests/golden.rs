@@ -1,0 +1,212 @@
+//! Golden tests without FUSE: every fixture array, read chunk by chunk
+//! through the filesystem core, equals what zarr-python/numpy decoded.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::time::SystemTime;
+
+use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::store::FilesystemStore;
+use nzfs::zarr::hierarchy::Hierarchy;
+
+fn open(store: &str, missing: MissingChunks) -> NzFs {
+    let path = common::data_dir().join(store);
+    let s = FilesystemStore::new(&path);
+    let h = Hierarchy::open(&s).unwrap_or_else(|e| panic!("{store}: {e}"));
+    let options = FsOptions {
+        cache_bytes: 1 << 20,
+        missing_chunks: missing,
+        dataset_name: store.trim_end_matches(".zarr").into(),
+        uid: 0,
+        gid: 0,
+        mtime: SystemTime::UNIX_EPOCH,
+    };
+    NzFs::new(Box::new(s), h, options).unwrap()
+}
+
+/// Walk `path` from the root by directory names.
+fn resolve(fs: &NzFs, path: &str) -> u64 {
+    let mut ino = 1;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        let name = if seg == "header.cdl" { "header.cdl.node" } else { seg };
+        ino = fs
+            .lookup(ino, OsStr::new(name))
+            .unwrap_or_else(|e| panic!("{path}: {name}: {e}"))
+            .ino;
+    }
+    ino
+}
+
+#[test]
+fn every_fixture_chunk_matches_numpy() {
+    let manifest = common::manifest();
+    assert!(manifest.len() > 50, "the manifest lists {} arrays", manifest.len());
+    let mut chunks = 0;
+    for store in common::stores(&manifest) {
+        let fs = open(&store, MissingChunks::Fill);
+        for e in manifest.iter().filter(|e| e.store == store) {
+            let dir = resolve(&fs, &e.path);
+            let listed: Vec<String> = fs
+                .readdir(dir, 0, usize::MAX)
+                .unwrap()
+                .into_iter()
+                .map(|d| d.name)
+                .filter(|n| n.ends_with(".bin"))
+                .collect();
+            let want: Vec<String> = (0..e.chunk_count()).map(|i| e.chunk_name(i)).collect();
+            assert_eq!(listed, want, "{store}/{}", e.path);
+            for (i, name) in want.iter().enumerate() {
+                let attr = fs.lookup(dir, OsStr::new(name)).unwrap();
+                let data = fs.read(attr.ino, 0, u32::MAX).unwrap();
+                assert_eq!(attr.size, data.bytes().len() as u64);
+                e.check_chunk(i as u64, data.bytes()).unwrap();
+                chunks += 1;
+            }
+        }
+    }
+    assert!(chunks > 300, "compared {chunks} chunks");
+}
+
+#[test]
+fn absent_chunks_hold_the_fill_value_everywhere() {
+    let manifest = common::manifest();
+    let mut checked = 0;
+    for e in manifest.iter().filter(|e| e.fill.is_some()) {
+        let fs = open(&e.store, MissingChunks::Fill);
+        let dir = resolve(&fs, &e.path);
+        // The last chunk of every fill fixture is absent from the store.
+        let last = e.chunk_count() - 1;
+        let attr = fs.lookup(dir, OsStr::new(&e.chunk_name(last))).unwrap();
+        let data = fs.read(attr.ino, 0, u32::MAX).unwrap();
+        let fill = e.fill.as_ref().unwrap();
+        for (k, item) in data.bytes().chunks(fill.len()).enumerate() {
+            assert_eq!(item, &fill[..], "{}/{} element {k}", e.store, e.path);
+        }
+        checked += 1;
+    }
+    assert!(checked >= 12, "checked {checked} fill forms");
+}
+
+#[test]
+fn reads_at_any_offset_and_size_are_slices_of_one_decode() {
+    let fs = open("sample.zarr", MissingChunks::Fill);
+    let dir = resolve(&fs, "t2m");
+    let ino = fs.lookup(dir, OsStr::new("1.1.1.bin")).unwrap().ino;
+    let whole = fs.read(ino, 0, u32::MAX).unwrap().bytes().to_vec();
+    let decodes = fs.cache().stats.decodes.load(std::sync::atomic::Ordering::Relaxed);
+    for (off, len) in [
+        (0, 1),
+        (3, 5),
+        (100, 4096),
+        (whole.len() as u64 - 3, 100),
+        (whole.len() as u64, 10),
+    ] {
+        let part = fs.read(ino, off, len).unwrap();
+        let start = (off as usize).min(whole.len());
+        let end = (start + len as usize).min(whole.len());
+        assert_eq!(part.bytes(), &whole[start..end]);
+    }
+    assert_eq!(
+        fs.cache().stats.decodes.load(std::sync::atomic::Ordering::Relaxed),
+        decodes
+    );
+}
+
+#[test]
+fn missing_chunks_error_mode() {
+    let fs = open("fills.zarr", MissingChunks::Error);
+    let dir = resolve(&fs, "nan");
+    let present = fs.lookup(dir, OsStr::new("0.0.bin")).unwrap().ino;
+    assert!(fs.read(present, 0, 10).is_ok());
+    let absent = fs.lookup(dir, OsStr::new("2.1.bin")).unwrap().ino;
+    let err = fs.read(absent, 0, 10).unwrap_err();
+    assert_eq!(err.errno(), libc::EIO);
+    assert!(
+        err.to_string().contains("fills.zarr") || err.to_string().contains("nan/c/2/1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn refused_nodes_fail_with_eio_and_the_rest_reads() {
+    let fs = open("bad.zarr", MissingChunks::Fill);
+    for name in [
+        "unknown_field",
+        "unknown_codec",
+        "unknown_transformer",
+        "bad_fill",
+        "truncated",
+    ] {
+        let attr = fs.lookup(1, OsStr::new(name)).unwrap();
+        let err = fs.opendir(attr.ino).unwrap_err();
+        assert_eq!(err.errno(), libc::EIO, "{name}");
+        assert!(err.to_string().contains(name), "{err}");
+    }
+    let crc = resolve(&fs, "bad_crc");
+    let ok = fs.lookup(crc, OsStr::new("0.bin")).unwrap().ino;
+    assert_eq!(
+        fs.read(ok, 0, 8).unwrap().bytes(),
+        [5i32.to_ne_bytes(), 6i32.to_ne_bytes()].concat()
+    );
+    let broken = fs.lookup(crc, OsStr::new("1.bin")).unwrap().ino;
+    let err = fs.read(broken, 0, 8).unwrap_err();
+    assert_eq!(err.errno(), libc::EIO);
+    assert!(
+        err.to_string().contains("bad_crc/c/1") && err.to_string().contains("checksum"),
+        "{err}"
+    );
+    let good = resolve(&fs, "good");
+    let c = fs.lookup(good, OsStr::new("1.bin")).unwrap().ino;
+    assert_eq!(
+        fs.read(c, 0, 8).unwrap().bytes(),
+        [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
+    );
+}
+
+#[test]
+fn layout_rules() {
+    let fs = open("hier.zarr", MissingChunks::Fill);
+    let root: Vec<String> = fs
+        .readdir(1, 0, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(
+        root,
+        [
+            ".",
+            "..",
+            "header.cdl",
+            "empty",
+            "header.cdl.node",
+            "implicit",
+            "scalar",
+            "sub"
+        ]
+    );
+    let empty = resolve(&fs, "empty");
+    let names: Vec<String> = fs
+        .readdir(empty, 0, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, [".", "..", "header.cdl"]);
+    let scalar = resolve(&fs, "scalar");
+    assert_eq!(fs.lookup(scalar, OsStr::new("0.bin")).unwrap().size, 4);
+    // Non-canonical chunk names do not resolve.
+    let edge = resolve(&fs, "sub/deep/edge");
+    assert!(fs.lookup(edge, OsStr::new("0.0.bin")).is_ok());
+    assert!(fs.lookup(edge, OsStr::new("00.0.bin")).is_err());
+    assert!(fs.lookup(edge, OsStr::new("3.0.bin")).is_err());
+    // Directory listings resume at any offset.
+    let all = fs.readdir(edge, 0, usize::MAX).unwrap();
+    let tail = fs.readdir(edge, all[4].next_offset, 2).unwrap();
+    assert_eq!(tail, all[5..7]);
+    // Consolidated metadata is the hierarchy: a node written later is not listed.
+    let c = open("consolidated.zarr", MissingChunks::Fill);
+    assert!(c.lookup(1, OsStr::new("not_consolidated")).is_err());
+    assert!(c.lookup(1, OsStr::new("grp")).is_ok());
+}

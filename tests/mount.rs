@@ -1,0 +1,347 @@
+//! Real-mount tests: the `nzfs` binary mounts fixtures through /dev/fuse and
+//! fusermount3, and the tests read them with `std::fs` like any program.
+//! They need FUSE (install fuse3) and, for headers, `ncgen`/`ncdump`
+//! (netcdf-bin); they fail, not skip, when those are missing.
+
+mod common;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use nzfs::daemon::is_mount_point;
+
+fn nzfs(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nzfs"))
+        .args(args)
+        .output()
+        .expect("run nzfs")
+}
+
+/// A live mount, unmounted on drop.
+struct Mount {
+    dir: tempfile::TempDir,
+    mp: PathBuf,
+}
+
+impl Mount {
+    fn new(store: &str, extra: &[&str]) -> Mount {
+        let dir = tempfile::tempdir().unwrap();
+        let mp = dir.path().join("mnt");
+        std::fs::create_dir(&mp).unwrap();
+        let store = common::data_dir().join(store);
+        let log = dir.path().join("nzfs.log");
+        let mut args = vec![
+            "mount",
+            store.to_str().unwrap(),
+            mp.to_str().unwrap(),
+            "--log-file",
+            log.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        let out = nzfs(&args);
+        assert!(
+            out.status.success(),
+            "nzfs mount failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(is_mount_point(&mp), "mount returned before the mount was live");
+        Mount { dir, mp }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        // The node named "header.cdl" is listed as "header.cdl.node".
+        rel.split('/').filter(|s| !s.is_empty()).fold(self.mp.clone(), |p, s| {
+            p.join(if s == "header.cdl" { "header.cdl.node" } else { s })
+        })
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let out = nzfs(&["unmount", self.mp.to_str().unwrap()]);
+        if !out.status.success() {
+            let _ = Command::new("fusermount3").args(["-u", "-z"]).arg(&self.mp).status();
+        }
+    }
+}
+
+#[test]
+fn every_fixture_reads_back_exactly_through_a_real_mount() {
+    let manifest = common::manifest();
+    let mut files = 0;
+    for store in common::stores(&manifest) {
+        let m = Mount::new(&store, &["--cache-size", "64KiB"]);
+        for e in manifest.iter().filter(|e| e.store == store) {
+            let dir = m.path(&e.path);
+            let names: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
+                .map(|d| d.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(".bin"))
+                .collect();
+            let want: Vec<String> = (0..e.chunk_count()).map(|i| e.chunk_name(i)).collect();
+            assert_eq!(names, want, "{store}/{}", e.path);
+            for (i, name) in want.iter().enumerate() {
+                let file = dir.join(name);
+                let size = std::fs::metadata(&file).unwrap().len();
+                let bytes = std::fs::read(&file).unwrap();
+                assert_eq!(size, bytes.len() as u64, "{}", file.display());
+                e.check_chunk(i as u64, &bytes).unwrap();
+                files += 1;
+            }
+        }
+    }
+    assert!(files > 300, "read {files} chunk files");
+}
+
+fn walk_headers(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            if std::fs::read_dir(&path).is_ok() {
+                walk_headers(&path, out);
+            }
+        } else if entry.file_name() == "header.cdl" {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn every_header_is_cdl_that_ncgen_accepts() {
+    let manifest = common::manifest();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for store in common::stores(&manifest) {
+        let m = Mount::new(&store, &[]);
+        let mut headers = Vec::new();
+        walk_headers(&m.mp, &mut headers);
+        for h in headers {
+            let nc = tmp.path().join(format!("h{checked}.nc"));
+            let out = Command::new("ncgen")
+                .args(["-k", "nc4", "-o"])
+                .arg(&nc)
+                .arg(&h)
+                .output()
+                .expect("ncgen must be installed (apt-get install netcdf-bin)");
+            assert!(
+                out.status.success(),
+                "ncgen rejected {}:\n{}\n{}",
+                h.display(),
+                String::from_utf8_lossy(&out.stderr),
+                std::fs::read_to_string(&h).unwrap()
+            );
+            // ncdump reads the file back and names the same variables.
+            let dump = Command::new("ncdump").arg("-h").arg(&nc).output().expect("ncdump");
+            assert!(dump.status.success());
+            let dump = String::from_utf8_lossy(&dump.stdout);
+            let dir = h.parent().unwrap();
+            if std::fs::read_dir(dir)
+                .unwrap()
+                .any(|e| e.unwrap().file_name().to_string_lossy().ends_with(".bin"))
+            {
+                let var = if dir == m.mp {
+                    ""
+                } else {
+                    dir.file_name().unwrap().to_str().unwrap()
+                };
+                let var = var.strip_suffix(".node").unwrap_or(var);
+                assert!(
+                    var.is_empty() || dump.contains(&format!(" {}", var)),
+                    "{var} not in\n{dump}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 90, "checked {checked} headers");
+}
+
+#[test]
+fn permissions_and_read_only_operations() {
+    let m = Mount::new("sample.zarr", &[]);
+    let uid = unsafe { libc::getuid() };
+    let root = std::fs::metadata(&m.mp).unwrap();
+    assert_eq!(root.permissions().mode() & 0o7777, 0o555);
+    assert_eq!(root.uid(), uid);
+    let chunk = m.mp.join("t2m/0.0.0.bin");
+    let meta = std::fs::metadata(&chunk).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o444);
+    assert_eq!(meta.len(), 5 * 10 * 7 * 4);
+    let erofs = |r: std::io::Result<()>| {
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EROFS));
+    };
+    erofs(std::fs::write(m.mp.join("new"), b"x"));
+    erofs(std::fs::create_dir(m.mp.join("d")));
+    erofs(std::fs::remove_file(m.mp.join("header.cdl")));
+    erofs(std::fs::remove_dir(m.mp.join("lat")));
+    erofs(std::fs::rename(m.mp.join("lat"), m.mp.join("lat2")));
+    erofs(std::fs::set_permissions(&chunk, std::fs::Permissions::from_mode(0o777)));
+    erofs(std::fs::OpenOptions::new().write(true).open(&chunk).map(|_| ()));
+    erofs(std::fs::OpenOptions::new().append(true).open(&chunk).map(|_| ()));
+    // Absent names.
+    assert_eq!(
+        std::fs::metadata(m.mp.join("t2m/9.9.9.bin")).unwrap_err().kind(),
+        std::io::ErrorKind::NotFound
+    );
+}
+
+#[test]
+fn bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working() {
+    let m = Mount::new("bad.zarr", &[]);
+    for name in [
+        "unknown_field",
+        "unknown_codec",
+        "unknown_transformer",
+        "bad_fill",
+        "truncated",
+    ] {
+        let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
+    }
+    let err = std::fs::read(m.mp.join("bad_crc/1.bin")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert_eq!(
+        std::fs::read(m.mp.join("bad_crc/0.bin")).unwrap(),
+        [5i32.to_ne_bytes(), 6i32.to_ne_bytes()].concat()
+    );
+    assert_eq!(
+        std::fs::read(m.mp.join("good/1.bin")).unwrap(),
+        [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
+    );
+    // The root header still renders, and says which nodes were refused.
+    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    assert!(
+        header.contains("unknown_codec") && header.contains("mystery_codec"),
+        "{header}"
+    );
+    let log = m.log();
+    assert!(
+        log.contains("bad_crc/c/1") && log.contains("checksum mismatch"),
+        "log:\n{log}"
+    );
+    assert!(log.contains("unknown_field") && log.contains("mystery"), "log:\n{log}");
+}
+
+#[test]
+fn missing_chunks_error_flag() {
+    let m = Mount::new("fills.zarr", &["--missing-chunks", "error"]);
+    assert!(std::fs::read(m.mp.join("nan/0.0.bin")).is_ok());
+    assert_eq!(
+        std::fs::read(m.mp.join("nan/2.1.bin")).unwrap_err().raw_os_error(),
+        Some(libc::EIO)
+    );
+    assert!(m.log().contains("nan/c/2/1"), "{}", m.log());
+}
+
+#[test]
+fn a_root_array_fills_the_mount_point() {
+    let m = Mount::new("root_array.zarr", &[]);
+    let mut names: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "header.cdl"]);
+}
+
+#[test]
+fn concurrent_readers_see_the_same_bytes() {
+    let m = Mount::new("sample.zarr", &["--cache-size", "8KiB", "--threads", "2"]);
+    let e = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..8 {
+            let (m, e) = (&m, &e);
+            s.spawn(move || {
+                for round in 0..5 {
+                    for i in 0..e.chunk_count() {
+                        let k = (i + t + round) % e.chunk_count();
+                        let bytes = std::fs::read(m.mp.join("t2m").join(e.chunk_name(k))).unwrap();
+                        e.check_chunk(k, &bytes).unwrap();
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn mount_refuses_bad_inputs_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mp");
+    std::fs::create_dir(&mp).unwrap();
+    let sample = common::data_dir().join("sample.zarr");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["/nonexistent/store.zarr".into(), mp.display().to_string()],
+            "No such file",
+        ),
+        (
+            vec![tmp.path().display().to_string(), mp.display().to_string()],
+            "not a Zarr v3 store",
+        ),
+        (
+            vec![
+                sample.display().to_string(),
+                tmp.path().join("nope").display().to_string(),
+            ],
+            "mount point",
+        ),
+        (
+            vec![sample.display().to_string(), tmp.path().display().to_string()],
+            "not empty",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut full = vec!["mount"];
+        full.extend(args.iter().map(String::as_str));
+        let out = nzfs(&full);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{full:?} succeeded");
+        assert!(err.contains(want), "{full:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    let out = nzfs(&["unmount", mp.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not mounted"));
+    // Already mounted.
+    let m = Mount::new("sample.zarr", &[]);
+    let out = nzfs(&["mount", sample.to_str().unwrap(), m.mp.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already mounted"));
+}
+
+#[test]
+fn foreground_mount_unmounts_on_sigterm_and_sigint() {
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        let tmp = tempfile::tempdir().unwrap();
+        let mp = tmp.path().join("mp");
+        std::fs::create_dir(&mp).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_nzfs"))
+            .args(["mount", "-f"])
+            .arg(common::data_dir().join("sample.zarr"))
+            .arg(&mp)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while !is_mount_point(&mp) {
+            assert!(start.elapsed() < Duration::from_secs(30), "never mounted");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(std::fs::metadata(mp.join("t2m/0.0.0.bin")).is_ok());
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert!(status.success(), "exit after signal {signal}: {status}");
+        assert!(!is_mount_point(&mp), "still mounted after signal {signal}");
+    }
+}

@@ -345,3 +345,55 @@ fn foreground_mount_unmounts_on_sigterm_and_sigint() {
         assert!(!is_mount_point(&mp), "still mounted after signal {signal}");
     }
 }
+
+#[test]
+fn unmount_says_busy_and_recovers_a_stale_mount() {
+    // Busy: a process sits in a directory of the mount.
+    let m = Mount::new("sample.zarr", &[]);
+    let mut holder = Command::new("sleep")
+        .arg("30")
+        .current_dir(m.mp.join("t2m"))
+        .spawn()
+        .unwrap();
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("busy"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    drop(m);
+
+    // Stale: the daemon is killed with SIGKILL; a new mount says what to do,
+    // and `nzfs unmount` clears the mount point.
+    let m = Mount::new("sample.zarr", &[]);
+    let pids = Command::new("pgrep")
+        .args(["-f", &format!("daemon-child.*{}", m.dir.path().display())])
+        .output()
+        .unwrap();
+    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
+        .lines()
+        .next()
+        .expect("daemon pid")
+        .trim()
+        .parse()
+        .unwrap();
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let start = Instant::now();
+    while std::fs::metadata(&m.mp).is_ok() {
+        assert!(start.elapsed() < Duration::from_secs(10), "mount never went stale");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sample = common::data_dir().join("sample.zarr");
+    let out = nzfs(&["mount", sample.to_str().unwrap(), m.mp.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("stale"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_dir(&m.mp).unwrap().next().is_none());
+}

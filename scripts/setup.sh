@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
+# ncgen/ncdump). Debian/Ubuntu; uses sudo when not root. Idempotent.
+set -euo pipefail
+need=()
+command -v fusermount3 >/dev/null || need+=(fuse3)
+if [ "${1:-}" = "--test" ]; then
+  command -v ncgen >/dev/null || need+=(netcdf-bin)
+  command -v ncdump >/dev/null || need+=(netcdf-bin)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${need[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+[ -e /dev/fuse ] || { echo "setup: /dev/fuse is missing: this machine cannot mount FUSE filesystems" >&2; exit 1; }

@@ -55,7 +55,8 @@ pub fn open_store(store: &Path) -> Result<(FilesystemStore, Hierarchy), CliError
         Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
         Ok(_) => {}
     }
-    let fs_store = FilesystemStore::new(store);
+    // Absolute, so that the daemon can leave its working directory.
+    let fs_store = FilesystemStore::new(store.canonicalize()?);
     let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError(format!("store {}: {e}", store.display())))?;
     Ok((fs_store, hierarchy))
 }
@@ -259,17 +260,22 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     config.n_threads = Some(usize::from(args.threads));
     config.clone_fd = args.threads > 1;
 
+    let mountpoint = args.mountpoint.canonicalize()?;
     block_termination_signals();
-    let mut session = fuser::Session::new(FuseAdapter::new(fs), &args.mountpoint, &config)
+    let mut session = fuser::Session::new(FuseAdapter::new(fs), &mountpoint, &config)
         .map_err(|e| CliError(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
-    let mountpoint = args.mountpoint.clone();
+    // A daemon must not keep the directory it was started from busy.
+    if args.daemon_child {
+        let _ = std::env::set_current_dir("/");
+    }
+    let signal_mountpoint = mountpoint.clone();
     std::thread::Builder::new().name("nzfs-signals".into()).spawn(move || {
         let sig = wait_for_termination_signal();
         tracing::info!(signal = sig, "unmounting on signal");
         if let Err(e) = unmounter.unmount() {
             tracing::warn!(error = %e, "unmount failed; detaching lazily");
-            let _ = lazy_unmount(&mountpoint);
+            let _ = lazy_unmount(&signal_mountpoint);
         }
     })?;
     tracing::info!(store = %args.store.display(), mountpoint = %args.mountpoint.display(), "mount is live");

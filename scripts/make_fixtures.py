@@ -26,7 +26,8 @@ import warnings
 import numpy as np
 import xarray as xr
 import zarr
-from zarr.codecs import BytesCodec, Crc32cCodec, GzipCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec, TransposeCodec,
+                         ZstdCodec)
 
 warnings.filterwarnings("ignore")
 
@@ -89,7 +90,8 @@ def record(store, path):
     data, a = from_zarr(store, path)
     meta = a.metadata.to_dict()
     dtype = meta["data_type"] if isinstance(meta["data_type"], str) else meta["data_type"]["name"]
-    expect(store, path, data, dtype, a.chunks)
+    # The chunk grid's chunks: for a sharded array, the shards.
+    expect(store, path, data, dtype, meta["chunk_grid"]["configuration"]["chunk_shape"])
 
 
 def partial(a, data):
@@ -403,11 +405,110 @@ def make_root_array():
     expect("root_array", "", data, "int16", (2, 2))
 
 
+def make_blosc():
+    """Every blosc compressor with every shuffle, and the other knobs."""
+    g = fresh_group("blosc")
+    data = (np.cumsum(RNG.integers(-3, 4, size=(40, 30)), axis=1) * 10).astype("int32")
+    # numcodecs builds c-blosc without snappy; nzfs decodes it (unit test in src/codec/blosc.rs).
+    for cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]:
+        for shuffle in ["noshuffle", "shuffle", "bitshuffle"]:
+            path = f"{cname}_{shuffle}"
+            a = g.create_array(path, shape=data.shape, chunks=(16, 16), dtype="int32", fill_value=0,
+                               compressors=[BloscCodec(cname=cname, clevel=5, shuffle=shuffle, typesize=4)])
+            a[...] = data
+            record("blosc", path)
+    variants = {
+        "clevel0": dict(cname="lz4", clevel=0, shuffle="shuffle", typesize=4),
+        "clevel9_blocksize": dict(cname="zstd", clevel=9, shuffle="bitshuffle", typesize=4, blocksize=256),
+        "typesize1": dict(cname="lz4", clevel=3, shuffle="shuffle", typesize=1),
+        "typesize8_f64": dict(cname="blosclz", clevel=7, shuffle="shuffle", typesize=8),
+    }
+    for path, kw in variants.items():
+        dtype = "float64" if "f64" in path else "int32"
+        a = g.create_array(path, shape=data.shape, chunks=(16, 16), dtype=dtype, fill_value=0,
+                           compressors=[BloscCodec(**kw)])
+        a[...] = data.astype(dtype)
+        record("blosc", path)
+
+
+def make_sharding():
+    g = fresh_group("sharding")
+    data = (RNG.standard_normal((10, 9)) * 100).astype("float32")
+    bytes_le = [BytesCodec(endian="little")]
+    cases = {
+        # path: (sharding codec kwargs, outer compressors, shape/shard/inner)
+        "index_end": dict(chunk_shape=(2, 3), codecs=bytes_le + [ZstdCodec(level=3)], index_location="end"),
+        "index_start": dict(chunk_shape=(2, 3), codecs=bytes_le + [ZstdCodec(level=3)], index_location="start"),
+        "inner_gzip": dict(chunk_shape=(2, 3), codecs=bytes_le + [GzipCodec(level=5)]),
+        "inner_blosc": dict(chunk_shape=(2, 3), codecs=bytes_le + [BloscCodec(cname="zstd", shuffle="shuffle", typesize=4)]),
+        "inner_transpose_big": dict(chunk_shape=(2, 3), codecs=[TransposeCodec(order=(1, 0)), BytesCodec(endian="big")]),
+        "index_big_no_crc": dict(chunk_shape=(2, 3), codecs=bytes_le, index_codecs=[BytesCodec(endian="big")]),
+        "index_big_crc_start": dict(chunk_shape=(2, 3), codecs=bytes_le,
+                                    index_codecs=[BytesCodec(endian="big"), Crc32cCodec()], index_location="start"),
+        "nested": dict(chunk_shape=(2, 6), codecs=[ShardingCodec(chunk_shape=(1, 3), codecs=bytes_le + [ZstdCodec()])]),
+    }
+    for path, kw in cases.items():
+        a = g.create_array(path, shape=data.shape, chunks=(4, 6), dtype="float32", fill_value=-1.0,
+                           serializer=ShardingCodec(**kw), compressors=None, dimension_names=["y", "x"])
+        a[...] = data
+        record("sharding", path)
+    # Partly written: some inner chunks empty, some shards absent, edge shards.
+    a = g.create_array("partial", shape=(10, 9), chunks=(2, 3), shards=(4, 6), dtype="float32",
+                       fill_value=float("nan"), compressors=[ZstdCodec(level=1)])
+    a[0:2, 0:3] = data[0:2, 0:3]   # one inner chunk of shard (0, 0)
+    a[4:6, 6:9] = data[4:6, 6:9]   # one inner chunk of edge shard (1, 1)
+    record("sharding", "partial")
+    # Sharding followed by a bytes -> bytes codec: decoded whole, not partially.
+    a = g.create_array("outer_zstd", shape=(10, 9), chunks=(2, 3), shards=(4, 6), dtype="float32",
+                       compressors=[ZstdCodec(level=1)], fill_value=0)
+    edit = ShardingCodec(chunk_shape=(2, 3), codecs=bytes_le)
+    b = g.create_array("sharded_then_crc", shape=(10, 9), chunks=(4, 6), dtype="float32", fill_value=0,
+                       serializer=edit, compressors=[Crc32cCodec()])
+    b[...] = data
+    record("sharding", "sharded_then_crc")
+    a[...] = data
+    record("sharding", "outer_zstd")
+    # The partial-decoding proof: one 256 KiB shard of 16 inner chunks of
+    # whole rows (16 KiB each), zstd-compressed.
+    big = (np.sin(np.arange(256 * 256, dtype="float32") / 50) * 100).reshape(256, 256).astype("float32")
+    a = g.create_array("rows", shape=(256, 256), chunks=(16, 256), shards=(256, 256), dtype="float32",
+                       compressors=[ZstdCodec(level=3)], fill_value=0, dimension_names=["y", "x"])
+    a[...] = big
+    record("sharding", "rows")
+
+
+def make_bad_sharding():
+    """Shards with a corrupt index checksum, or an entry past the end."""
+    import crc32c as _crc
+    g = fresh_group("bad_sharding")
+    data = np.arange(16, dtype="int32")
+    for name in ["bad_checksum", "past_end"]:
+        a = g.create_array(name, shape=(16,), chunks=(2,), shards=(8,), dtype="int32", compressors=None,
+                           dimension_names=["n"])
+        a[...] = data
+    shard = os.path.join(store_path("bad_sharding"), "bad_checksum", "c", "1")
+    with open(shard, "r+b") as f:
+        raw = bytearray(f.read())
+        raw[-8] ^= 0xFF  # inside the index, before the checksum
+        f.seek(0)
+        f.write(raw)
+    shard = os.path.join(store_path("bad_sharding"), "past_end", "c", "1")
+    with open(shard, "r+b") as f:
+        raw = bytearray(f.read())
+        n_index = 4 * 16
+        index = bytearray(raw[-(n_index + 4):-4])
+        index[0:8] = (10**9).to_bytes(8, "little")  # inner chunk 0 starts far past the end
+        raw[-(n_index + 4):] = index + _crc.crc32c(bytes(index)).to_bytes(4, "little")
+        f.seek(0)
+        f.write(raw)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
-                 make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array]:
+                 make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
+                 make_sharding, make_bad_sharding]:
         make()
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "xarray": xr.__version__, "numpy": np.__version__,

@@ -64,9 +64,27 @@ pub trait ReadableStore: Send + Sync {
     /// The value at `key`, or `None` when there is none. Values longer than
     /// `max_len` are an error, so a hostile object cannot exhaust memory.
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>>;
+    /// `len` bytes of the value at `key` from byte `offset`, or `None` when
+    /// there is no value. A value too short for the range is an error.
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>>;
+    /// The length of the value at `key`, or `None` when there is none.
+    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>>;
     /// The keys and prefixes directly under `prefix` (`""` is the root).
     fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
 }
+
+fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        format!(
+            "range {offset}..{} is past the end of {key} ({have} bytes)",
+            offset.saturating_add(len)
+        ),
+    )
+}
+
+/// A range request larger than this is refused (hostile index entries).
+pub const MAX_RANGE: u64 = 4 << 30;
 
 /// A store on the local filesystem: key `a/b/c` is the file `ROOT/a/b/c`.
 #[derive(Debug, Clone)]
@@ -116,6 +134,32 @@ impl ReadableStore for FilesystemStore {
             return Err(too_large(buf.len() as u64, max_len));
         }
         Ok(Some(buf))
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+        use std::os::unix::fs::FileExt;
+        let file = match std::fs::File::open(self.path(key)) {
+            Ok(f) => f,
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let have = file.metadata()?.len();
+        if len > MAX_RANGE || offset.checked_add(len).is_none_or(|end| end > have) {
+            return Err(short_value(key, offset, len, have));
+        }
+        let mut buf = vec![0; len as usize];
+        file.read_exact_at(&mut buf, offset)
+            .map_err(|_| short_value(key, offset, len, have))?;
+        Ok(Some(buf))
+    }
+
+    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
+        match std::fs::metadata(self.path(key)) {
+            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(_) => Ok(None),
+            Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
@@ -170,6 +214,21 @@ impl ReadableStore for MemoryStore {
         }
     }
 
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+        let Some(v) = self.values.get(key.as_str()) else {
+            return Ok(None);
+        };
+        let end = offset.checked_add(len).filter(|&e| e <= v.len() as u64);
+        match end {
+            Some(end) => Ok(Some(v[offset as usize..end as usize].to_vec())),
+            None => Err(short_value(key, offset, len, v.len() as u64)),
+        }
+    }
+
+    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
+        Ok(self.values.get(key.as_str()).map(|v| v.len() as u64))
+    }
+
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
         let start = if prefix.is_empty() {
             String::new()
@@ -216,6 +275,11 @@ mod tests {
         assert!(s.get(&key, 1).is_err());
         assert_eq!(s.get(&StoreKey::new("g/nope").unwrap(), 10).unwrap(), None);
         assert_eq!(s.get(&StoreKey::new("g/zarr.json/x").unwrap(), 10).unwrap(), None);
+        assert_eq!(s.get_range(&key, 1, 1).unwrap().unwrap(), b"}");
+        assert!(s.get_range(&key, 1, 2).is_err());
+        assert!(s.get_range(&key, u64::MAX, 2).is_err());
+        assert_eq!(s.size(&key).unwrap(), Some(2));
+        assert_eq!(s.size(&StoreKey::new("g/c").unwrap()).unwrap(), None);
         let l = s.list_dir("g").unwrap();
         assert_eq!(l.keys, ["zarr.json"]);
         assert_eq!(l.prefixes, ["c"]);

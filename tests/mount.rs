@@ -401,3 +401,19 @@ fn unmount_says_busy_and_recovers_a_stale_mount() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(std::fs::read_dir(&m.mp).unwrap().next().is_none());
 }
+
+#[test]
+fn broken_shard_indexes_give_eio_on_that_shard_only() {
+    let m = Mount::new("bad_sharding.zarr", &[]);
+    for array in ["bad_checksum", "past_end"] {
+        let err = std::fs::read(m.mp.join(array).join("1.bin")).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{array}");
+        let want: Vec<u8> = (0..8i32).flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(std::fs::read(m.mp.join(array).join("0.bin")).unwrap(), want);
+    }
+    let log = m.log();
+    assert!(
+        log.contains("bad_checksum/c/1") && log.contains("past_end/c/1"),
+        "{log}"
+    );
+}

@@ -11,9 +11,10 @@
 //! `"must_understand": false`, in which case they are skipped.
 
 use super::bytes::BytesCodec;
+use super::sharding::ShardingCodec;
 use super::transpose::Transpose;
 use super::{ArrayToArray, ArrayToBytes, BytesToBytes, CodecError};
-use crate::zarr::data_type::DataType;
+use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::metadata::{CodecSpec, MetadataError};
 
 /// Slack allowed above the chunk size when a stage's size is not fixed.
@@ -31,10 +32,29 @@ pub struct CodecChain {
     bytes_to_bytes: Vec<(BytesToBytes, Option<usize>)>,
     /// Upper bound on any intermediate byte string.
     limit: usize,
+    /// The encoded size, when every stage fixes it (no compression).
+    encoded_size: Option<usize>,
 }
 
 impl CodecChain {
-    pub fn new(codecs: &[CodecSpec], chunk_shape: &[u64], data_type: DataType) -> Result<Self, MetadataError> {
+    /// The chain of an array whose chunks have `chunk_shape`.
+    pub fn new(
+        codecs: &[CodecSpec],
+        chunk_shape: &[u64],
+        data_type: DataType,
+        fill_value: &FillValue,
+    ) -> Result<Self, MetadataError> {
+        Self::build(codecs, chunk_shape, data_type, fill_value, 0)
+    }
+
+    /// As [`CodecChain::new`], `depth` levels of sharding down.
+    pub fn build(
+        codecs: &[CodecSpec],
+        chunk_shape: &[u64],
+        data_type: DataType,
+        fill_value: &FillValue,
+        depth: usize,
+    ) -> Result<Self, MetadataError> {
         let elements: u64 = chunk_shape.iter().product();
         let chunk_bytes = usize::try_from(elements * data_type.size() as u64)
             .map_err(|_| MetadataError::ChunkTooLarge(u128::from(elements)))?;
@@ -69,7 +89,15 @@ impl CodecChain {
                     array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(config, data_type)?));
                     size = Some(chunk_bytes);
                 }
-                name @ ("zstd" | "gzip" | "crc32c") => {
+                "sharding_indexed" => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("sharding_indexed", "a second array -> bytes codec"));
+                    }
+                    let codec = ShardingCodec::from_configuration(config, &shape, data_type, fill_value, depth)?;
+                    array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(codec)));
+                    size = None;
+                }
+                name @ ("zstd" | "gzip" | "blosc" | "crc32c") => {
                     if array_to_bytes.is_none() {
                         return Err(order_error(
                             name,
@@ -79,6 +107,10 @@ impl CodecChain {
                     let codec = match name {
                         "zstd" => BytesToBytes::Zstd,
                         "gzip" => BytesToBytes::Gzip,
+                        "blosc" => {
+                            super::blosc::check_configuration(config)?;
+                            BytesToBytes::Blosc
+                        }
                         _ => BytesToBytes::Crc32c,
                     };
                     let encoded = codec.encoded_size(size);
@@ -106,7 +138,22 @@ impl CodecChain {
             data_type,
             bytes_to_bytes,
             limit: chunk_bytes.saturating_add(SLACK),
+            encoded_size: size,
         })
+    }
+
+    /// The encoded size of a chunk, when no stage varies it.
+    pub fn encoded_size(&self) -> Option<usize> {
+        self.encoded_size
+    }
+
+    /// The sharding codec, when it is the whole chain: then a shard can be
+    /// decoded partially, straight from byte ranges of the stored object.
+    pub fn partial_sharding(&self) -> Option<&ShardingCodec> {
+        match &self.array_to_bytes {
+            ArrayToBytes::Sharding(s) if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() => Some(s),
+            _ => None,
+        }
     }
 
     /// Decode one stored chunk into the decoded chunk (C order, native).
@@ -118,6 +165,7 @@ impl CodecChain {
         let elements: u64 = self.bytes_shape.iter().product();
         let mut array = match &self.array_to_bytes {
             ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
+            ArrayToBytes::Sharding(s) => s.decode(bytes)?,
         };
         for (codec, decoded_shape) in self.array_to_array.iter().rev() {
             array = match codec {
@@ -156,6 +204,7 @@ mod tests {
             ],
             &[2, 3],
             DataType::UInt16,
+            &FillValue(vec![0, 0]),
         )
         .unwrap();
         let want: Vec<u8> = (1u16..=6).flat_map(|v| v.to_ne_bytes()).collect();
@@ -165,21 +214,41 @@ mod tests {
     #[test]
     fn order_and_unknown_codecs() {
         let bytes = spec("bytes", None, true);
-        assert!(CodecChain::new(&[spec("zstd", None, true), bytes.clone()], &[4], DataType::UInt8).is_err());
+        assert!(
+            CodecChain::new(
+                &[spec("zstd", None, true), bytes.clone()],
+                &[4],
+                DataType::UInt8,
+                &FillValue(vec![0])
+            )
+            .is_err()
+        );
         assert!(
             CodecChain::new(
                 &[bytes.clone(), spec("transpose", Some(r#"{"order": [0]}"#), true)],
                 &[4],
-                DataType::UInt8
+                DataType::UInt8,
+                &FillValue(vec![0])
             )
             .is_err()
         );
-        assert!(CodecChain::new(&[spec("zstd", None, true)], &[4], DataType::UInt8).is_err());
+        assert!(CodecChain::new(&[spec("zstd", None, true)], &[4], DataType::UInt8, &FillValue(vec![0])).is_err());
         assert!(matches!(
-            CodecChain::new(&[bytes.clone(), spec("magic", None, true)], &[4], DataType::UInt8),
+            CodecChain::new(
+                &[bytes.clone(), spec("magic", None, true)],
+                &[4],
+                DataType::UInt8,
+                &FillValue(vec![0])
+            ),
             Err(MetadataError::Unsupported { .. })
         ));
-        let chain = CodecChain::new(&[bytes, spec("magic", None, false)], &[4], DataType::UInt8).unwrap();
+        let chain = CodecChain::new(
+            &[bytes, spec("magic", None, false)],
+            &[4],
+            DataType::UInt8,
+            &FillValue(vec![0]),
+        )
+        .unwrap();
         assert_eq!(chain.decode(vec![1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
     }
 }

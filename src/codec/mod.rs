@@ -3,17 +3,19 @@
 //! Three kinds of codec (`array -> array`, `array -> bytes`,
 //! `bytes -> bytes`), one file each, and [`chain::CodecChain`] which works out
 //! every stage's representation (shape, data type) from the metadata before
-//! anything is decoded. Sharding (next issue) will be another
-//! [`ArrayToBytes`] variant that owns chains of its own.
+//! anything is decoded. Sharding is an [`ArrayToBytes`] codec that owns
+//! chains of its own, so nested sharding needs nothing special.
 //!
 //! Invariants: decoding never allocates more than the size the chain expects
 //! plus a small slack, whatever the encoded bytes claim; every failure is a
 //! [`CodecError`], never a panic.
 
+pub mod blosc;
 pub mod bytes;
 pub mod chain;
 pub mod crc32c;
 pub mod gzip;
+pub mod sharding;
 pub mod transpose;
 pub mod zstd;
 
@@ -48,6 +50,7 @@ pub enum ArrayToArray {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
+    Sharding(Box<sharding::ShardingCodec>),
 }
 
 /// A `bytes -> bytes` codec.
@@ -55,6 +58,7 @@ pub enum ArrayToBytes {
 pub enum BytesToBytes {
     Zstd,
     Gzip,
+    Blosc,
     Crc32c,
 }
 
@@ -63,6 +67,7 @@ impl BytesToBytes {
         match self {
             BytesToBytes::Zstd => "zstd",
             BytesToBytes::Gzip => "gzip",
+            BytesToBytes::Blosc => "blosc",
             BytesToBytes::Crc32c => "crc32c",
         }
     }
@@ -73,6 +78,7 @@ impl BytesToBytes {
         let out = match self {
             BytesToBytes::Zstd => zstd::decode(&input, limit)?,
             BytesToBytes::Gzip => gzip::decode(&input, limit)?,
+            BytesToBytes::Blosc => blosc::decode(&input, limit)?,
             BytesToBytes::Crc32c => crc32c::decode(input)?,
         };
         match expected {
@@ -89,7 +95,7 @@ impl BytesToBytes {
     pub fn encoded_size(&self, decoded: Option<usize>) -> Option<usize> {
         match self {
             BytesToBytes::Crc32c => decoded.map(|n| n + 4),
-            BytesToBytes::Zstd | BytesToBytes::Gzip => None,
+            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc => None,
         }
     }
 }

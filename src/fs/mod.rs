@@ -20,6 +20,7 @@
 
 pub mod error;
 pub mod names;
+mod read;
 
 use std::ffi::OsStr;
 use std::sync::{Arc, OnceLock};
@@ -30,7 +31,7 @@ use names::ChunkNames;
 
 use crate::cache::{Chunk, ChunkCache};
 use crate::cdl;
-use crate::store::{ReadableStore, join};
+use crate::store::ReadableStore;
 use crate::zarr::hierarchy::{ArrayNode, Hierarchy, NodeKind};
 
 /// The name of the generated header in every directory.
@@ -120,6 +121,21 @@ pub struct DirEntry {
     pub name: String,
 }
 
+/// What the cache holds: a whole decoded chunk (`part` = [`CacheKey::WHOLE`]),
+/// one decoded inner chunk of a shard, or a shard's decoded index
+/// ([`CacheKey::INDEX`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    pub node: usize,
+    pub chunk: u64,
+    pub part: u64,
+}
+
+impl CacheKey {
+    pub const WHOLE: u64 = u64::MAX;
+    pub const INDEX: u64 = u64::MAX - 1;
+}
+
 /// The bytes a read returns: a slice of a shared buffer, never a copy.
 #[derive(Debug, Clone)]
 pub struct ReadData {
@@ -147,7 +163,7 @@ pub struct NzFs {
     store: Box<dyn ReadableStore>,
     hierarchy: Hierarchy,
     info: Vec<NodeInfo>,
-    cache: ChunkCache<(usize, u64), FsError>,
+    cache: ChunkCache<CacheKey, FsError>,
     options: FsOptions,
 }
 
@@ -211,7 +227,7 @@ impl NzFs {
     }
 
     /// Cache counters (decodes, hits, waits).
-    pub fn cache(&self) -> &ChunkCache<(usize, u64), FsError> {
+    pub fn cache(&self) -> &ChunkCache<CacheKey, FsError> {
         &self.cache
     }
 
@@ -352,43 +368,11 @@ impl NzFs {
         let buffer = match Inode::from_ino(ino).ok_or(FsError::NotFound)? {
             Inode::Node(_) => return Err(FsError::IsADirectory),
             Inode::Header(n) => self.header(n)?,
-            Inode::Chunk { node, index } => self.chunk(node, index)?,
+            Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
         let end = start.saturating_add(size as usize).min(buffer.len());
         Ok(ReadData { buffer, start, end })
-    }
-
-    /// The decoded chunk `index` of array `node`, through the cache.
-    pub fn chunk(&self, node: usize, index: u64) -> Result<Chunk, FsError> {
-        let (array, names) = self.array(node)?;
-        if index >= names.count() {
-            return Err(FsError::NotFound);
-        }
-        self.cache.get_or_decode(&(node, index), || {
-            let path = &self.hierarchy.nodes[node].path;
-            let key_suffix = array.metadata.chunk_key_encoding.key(&names.unravel(index));
-            let key = join(path, &key_suffix).map_err(|e| FsError::Store {
-                key: key_suffix.clone(),
-                source: Arc::new(e),
-            })?;
-            let meta = &array.metadata;
-            let max_len = meta.chunk_bytes().saturating_mul(2).saturating_add(1 << 20);
-            match self.store.get(&key, max_len) {
-                Err(e) => Err(FsError::Store {
-                    key: key.to_string(),
-                    source: Arc::new(e),
-                }),
-                Ok(None) => match self.options.missing_chunks {
-                    MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
-                    MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
-                },
-                Ok(Some(encoded)) => array.chain.decode(encoded).map_err(|source| FsError::Decode {
-                    key: key.to_string(),
-                    source,
-                }),
-            }
-        })
     }
 
     /// The rendered `header.cdl` of node `n`.

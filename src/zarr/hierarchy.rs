@@ -85,7 +85,7 @@ pub fn is_valid_node_name(name: &str) -> bool {
 fn node_kind(parsed: Result<NodeMetadata, MetadataError>) -> NodeKind {
     match parsed {
         Ok(NodeMetadata::Group(g)) => NodeKind::Group { metadata: Some(g) },
-        Ok(NodeMetadata::Array(a)) => match CodecChain::new(&a.codecs, &a.chunk_shape, a.data_type) {
+        Ok(NodeMetadata::Array(a)) => match CodecChain::new(&a.codecs, &a.chunk_shape, a.data_type, &a.fill_value) {
             Ok(chain) => NodeKind::Array(Arc::new(ArrayNode { metadata: *a, chain })),
             Err(e) => NodeKind::Broken { reason: e.to_string() },
         },

@@ -1,0 +1,149 @@
+//! Partial decoding of shards, proven by counting the work (store bytes and
+//! decodes), not by timing; and shards with a broken index.
+
+mod common;
+
+use std::ffi::OsStr;
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::store::{FilesystemStore, Listing, ReadableStore, StoreKey};
+use nzfs::zarr::hierarchy::Hierarchy;
+
+/// Counts the chunk bytes nzfs asks the store for (metadata reads aside).
+#[derive(Default)]
+struct Counters {
+    bytes: AtomicU64,
+    requests: AtomicU64,
+}
+
+struct CountingStore {
+    inner: FilesystemStore,
+    counters: Arc<Counters>,
+}
+
+impl CountingStore {
+    fn count(&self, v: &Option<Vec<u8>>) {
+        if let Some(v) = v {
+            self.counters.bytes.fetch_add(v.len() as u64, Ordering::Relaxed);
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl ReadableStore for CountingStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let v = self.inner.get(key, max_len)?;
+        self.count(&v);
+        Ok(v)
+    }
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+        let v = self.inner.get_range(key, offset, len)?;
+        self.count(&v);
+        Ok(v)
+    }
+    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+fn open(store: &str) -> (NzFs, Arc<Counters>) {
+    let path = common::data_dir().join(store);
+    let fs_store = FilesystemStore::new(&path);
+    let h = Hierarchy::open(&fs_store).unwrap();
+    let counters = Arc::new(Counters::default());
+    let store = CountingStore {
+        inner: fs_store,
+        counters: counters.clone(),
+    };
+    let options = FsOptions {
+        cache_bytes: 64 << 20,
+        missing_chunks: MissingChunks::Fill,
+        dataset_name: "t".into(),
+        uid: 0,
+        gid: 0,
+        mtime: SystemTime::UNIX_EPOCH,
+    };
+    (NzFs::new(Box::new(store), h, options).unwrap(), counters)
+}
+
+/// The `(offset, nbytes)` entries of a shard's index (little-endian, at the
+/// end, followed by a crc32c), parsed here independently of nzfs.
+fn index_entries(shard: &[u8], n: usize) -> Vec<(u64, u64)> {
+    let index = &shard[shard.len() - (16 * n + 4)..shard.len() - 4];
+    index
+        .chunks(16)
+        .map(|e| {
+            (
+                u64::from_le_bytes(e[..8].try_into().unwrap()),
+                u64::from_le_bytes(e[8..].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_4kib_read_decodes_one_inner_chunk_and_reads_only_its_bytes_and_the_index() {
+    let (fs, counters) = open("sharding.zarr");
+    let dir = fs.lookup(1, OsStr::new("rows")).unwrap().ino;
+    let file = fs.lookup(dir, OsStr::new("0.0.bin")).unwrap();
+    assert_eq!(file.size, 256 * 256 * 4);
+    let stored = std::fs::read(common::data_dir().join("sharding.zarr/rows/c/0/0")).unwrap();
+    let entries = index_entries(&stored, 16);
+    let before = counters.bytes.load(Ordering::Relaxed);
+
+    // Inner chunk 1 holds shard bytes 16 KiB .. 32 KiB (16 whole rows).
+    let data = fs.read(file.ino, 16384 + 1024, 4096).unwrap();
+    let e = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sharding.zarr" && e.path == "rows")
+        .unwrap();
+    assert_eq!(data.bytes(), &e.bytes[16384 + 1024..16384 + 1024 + 4096]);
+    let decodes = fs.cache().stats.decodes.load(Ordering::Relaxed);
+    assert_eq!(decodes, 2, "one index decode and one inner chunk decode");
+    let read = counters.bytes.load(Ordering::Relaxed) - before;
+    assert_eq!(
+        read,
+        (16 * 16 + 4) + entries[1].1,
+        "only the index and inner chunk 1 are read"
+    );
+    assert!(read < stored.len() as u64 / 8);
+
+    // Reading the whole shard decodes each inner chunk once, the index never again.
+    let mut off = 0;
+    let mut whole = Vec::new();
+    while off < file.size {
+        let part = fs.read(file.ino, off, 128 * 1024 + 7).unwrap();
+        whole.extend_from_slice(part.bytes());
+        off += part.bytes().len() as u64;
+    }
+    assert_eq!(whole, e.bytes);
+    assert_eq!(fs.cache().stats.decodes.load(Ordering::Relaxed), 1 + 16);
+    let total = counters.bytes.load(Ordering::Relaxed) - before;
+    assert_eq!(total, (16 * 16 + 4) + entries.iter().map(|e| e.1).sum::<u64>());
+    assert!(total <= stored.len() as u64);
+}
+
+#[test]
+fn a_broken_index_fails_that_shard_only() {
+    let (fs, _) = open("bad_sharding.zarr");
+    for (array, reason) in [("bad_checksum", "checksum mismatch"), ("past_end", "past the end")] {
+        let dir = fs.lookup(1, OsStr::new(array)).unwrap().ino;
+        let bad = fs.lookup(dir, OsStr::new("1.bin")).unwrap().ino;
+        let err = fs.read(bad, 0, 4096).unwrap_err();
+        assert_eq!(err.errno(), libc::EIO);
+        assert!(
+            err.to_string().contains(&format!("{array}/c/1")) && err.to_string().contains(reason),
+            "{err}"
+        );
+        let good = fs.lookup(dir, OsStr::new("0.bin")).unwrap().ino;
+        let want: Vec<u8> = (0..8i32).flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(fs.read(good, 0, 4096).unwrap().bytes(), want);
+    }
+}

@@ -13,4 +13,5 @@ trap 'rm -rf "$out"' EXIT
 "$venv/bin/python" scripts/make_fixtures.py "$out" >/dev/null
 diff -r tests/data/expected "$out/expected"
 diff <(cd tests/data && find . -name zarr.json | sort | xargs cat) <(cd "$out" && find . -name zarr.json | sort | xargs cat)
+diff <(ncdump -h tests/data/differential.nc | tail -n +2) <(ncdump -h "$out/differential.nc" | tail -n +2)
 echo "fixtures: regenerated arrays and metadata match tests/data"

@@ -503,12 +503,44 @@ def make_bad_sharding():
         f.write(raw)
 
 
+def make_differential():
+    """One dataset written by xarray both as Zarr v3 and as netCDF-4, so that
+    header.cdl can be checked against ncdump -h of the real netCDF file."""
+    zpath = store_path("differential")
+    ncpath = os.path.join(OUT, "differential.nc")
+    shutil.rmtree(zpath, ignore_errors=True)
+    if os.path.exists(ncpath):
+        os.remove(ncpath)
+    lat = np.linspace(-30, 30, 4, dtype="float32")
+    lon = np.linspace(0, 90, 3, dtype="float32")
+    t2m = (RNG.standard_normal((2, 4, 3)) + 280).astype("float32")
+    root = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), t2m, {"units": "K", "valid_range": [200.5, 330.25], "flags": [1, 2, 3],
+                                               "note": 'line one\n"quoted" line two', "count": 42, "scale": 0.1}),
+         "counts": (("time",), np.array([3, 4], dtype="int32"), {"long_name": "counts per step"})},
+        coords={"time": ("time", np.array([0, 6], dtype="int64"), {"units": "hours since 2000-01-01 00:00:00"}),
+                "lat": ("lat", lat, {"units": "degrees_north"}),
+                "lon": ("lon", lon, {"units": "degrees_east"}),
+                "height": ((), np.float64(2.0), {"units": "m", "positive": "up"})},
+        attrs={"conventions": "NZ-1.0 CF-1.12", "title": "differential: xarray to Zarr v3 and netCDF-4",
+               "version": 3, "weights": [0.25, 0.75]},
+    )
+    sub = xr.Dataset({"w": (("n",), np.array([1.5, 2.5, 3.5], dtype="float64"), {"units": "m s-1"})},
+                     coords={"n": ("n", np.array([10, 20, 30], dtype="int16"))}, attrs={"level": 1})
+    root.to_zarr(zpath, mode="w", zarr_format=3, consolidated=False)
+    sub.to_zarr(zpath, mode="a", group="sub", zarr_format=3, consolidated=False)
+    root.to_netcdf(ncpath, mode="w", format="NETCDF4", engine="netcdf4")
+    sub.to_netcdf(ncpath, mode="a", group="sub", format="NETCDF4", engine="netcdf4")
+    for v in ["t2m", "counts", "time", "lat", "lon", "height", "sub/w", "sub/n"]:
+        record("differential", v)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
-                 make_sharding, make_bad_sharding]:
+                 make_sharding, make_bad_sharding, make_differential]:
         make()
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "xarray": xr.__version__, "numpy": np.__version__,

@@ -417,3 +417,24 @@ fn broken_shard_indexes_give_eio_on_that_shard_only() {
         "{log}"
     );
 }
+
+#[test]
+fn nzfs_cdl_prints_what_the_mount_shows() {
+    let m = Mount::new("hier.zarr", &[]);
+    let store = common::data_dir().join("hier.zarr");
+    for (node, file) in [
+        ("", "header.cdl"),
+        ("sub", "sub/header.cdl"),
+        ("sub/deep/edge", "sub/deep/edge/header.cdl"),
+    ] {
+        let out = nzfs(&["cdl", store.to_str().unwrap(), node]);
+        assert!(out.status.success());
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            std::fs::read_to_string(m.mp.join(file)).unwrap(),
+            "{node}"
+        );
+    }
+    let out = nzfs(&["cdl", store.to_str().unwrap(), "no/such/node"]);
+    assert!(!out.status.success());
+}

@@ -1,0 +1,497 @@
+//! Pure rendering: hierarchy -> CDL text in the form `ncdump -hs` prints,
+//! which `ncgen -k nc4` accepts.
+//!
+//! The header of a group describes its subtree (subgroups as nested
+//! `group: NAME { … } // group NAME` blocks); the header of an array
+//! describes a dataset holding that one variable. Layout, indentation,
+//! blank lines and value spelling follow ncdump (see [`format`]).
+//!
+//! Mappings where netCDF has no atomic type (documented in README.md):
+//! - `bool` -> `ubyte enum nz_bool {false = 0, true = 1}`;
+//! - `complex64`/`complex128` -> `compound nz_complex64 {float r; float i;}`
+//!   (and the `double` twin);
+//! - `r<N>` -> `opaque(N/8) nz_rN`;
+//! - `float16` -> `float` (netCDF has no half type); the nzfs comment says
+//!   the chunk files hold 2-byte halves.
+//!
+//! Attributes follow NZ's default mapping: JSON integer -> `int64`, float ->
+//! `double`, string -> text, homogeneous array -> a list (strings -> a
+//! `string` list, numbers mixing integers and floats -> `double`). Booleans
+//! -> `nz_bool` (`true`/`false`); objects, nulls, empty and mixed arrays ->
+//! their compact JSON text. `_FillValue` takes the variable's own type, from
+//! a JSON number, `"NaN"`-style strings, or xarray's base64 float64.
+//!
+//! Dimensions are scoped to their group (NZ); an unnamed dimension of length
+//! L is `_Anonymous_Dim_L` (netCDF-C's NCZarr spelling); a label reused in
+//! one group with another length is written `label_L`; a zero-length one is
+//! `UNLIMITED ; // (0 currently)`, the only way netCDF-4 holds length 0.
+//!
+//! Storage, as `ncdump -s` shows it: `_Storage` (`chunked`, or `contiguous`
+//! for a scalar), `_ChunkSizes` (the Zarr chunk shape, clipped to fixed
+//! dimension lengths as netCDF requires) and `_Endianness = "little"` (the
+//! byte order of the `.bin` files on this host) for multi-byte atomic types.
+//! Each variable also gets `// nzfs:` comment lines saying how to read its
+//! `.bin` files.
+
+pub mod format;
+
+use std::fmt::Write;
+
+use base64::Engine;
+
+use crate::zarr::data_type::DataType;
+use crate::zarr::hierarchy::{Hierarchy, NodeKind};
+use crate::zarr::json::Value;
+use crate::zarr::metadata::ArrayMetadata;
+use format::{double, float, name, quote};
+
+/// Render the header of node `id`. `title` names the dataset (the root
+/// array's variable takes it too, having no name of its own).
+pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
+    let mut out = format!("netcdf {} {{\n", name(title));
+    let types = used_types(h, id);
+    if !types.is_empty() {
+        out.push_str("types:\n");
+        for t in types {
+            let _ = writeln!(out, "  {t}");
+        }
+    }
+    match &h.nodes[id].kind {
+        NodeKind::Array(a) => {
+            let dims = Dims::of(std::iter::once(&a.metadata));
+            dims.write(&mut out, "");
+            out.push_str("variables:\n");
+            let var = if id == 0 { title } else { h.nodes[id].name.as_str() };
+            write_variable(&mut out, "", var, &a.metadata, &dims);
+        }
+        _ => write_group_body(&mut out, h, id, "", true),
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// The user-defined types the subtree needs, as CDL declarations.
+fn used_types(h: &Hierarchy, id: usize) -> Vec<String> {
+    let mut found: Vec<DataType> = Vec::new();
+    let mut bool_attr = false;
+    let mut stack = vec![id];
+    while let Some(n) = stack.pop() {
+        stack.extend(&h.nodes[n].children);
+        let attrs = match &h.nodes[n].kind {
+            NodeKind::Array(a) => {
+                let dt = a.metadata.data_type;
+                if type_decl(dt).is_some() && !found.contains(&dt) {
+                    found.push(dt);
+                }
+                a.metadata.attributes.as_slice()
+            }
+            NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
+            _ => &[],
+        };
+        bool_attr |= attrs.iter().any(|(_, v)| is_bool_attribute(v));
+    }
+    if bool_attr && !found.contains(&DataType::Bool) {
+        found.push(DataType::Bool);
+    }
+    found.sort_by_key(|d| d.name());
+    found.into_iter().filter_map(type_decl).collect()
+}
+
+fn type_decl(dt: DataType) -> Option<String> {
+    match dt {
+        DataType::Bool => Some("ubyte enum nz_bool {false = 0, true = 1} ;".into()),
+        DataType::Complex64 => {
+            Some("compound nz_complex64 {\n    float r ;\n    float i ;\n  }; // nz_complex64".into())
+        }
+        DataType::Complex128 => {
+            Some("compound nz_complex128 {\n    double r ;\n    double i ;\n  }; // nz_complex128".into())
+        }
+        DataType::Raw(n) => Some(format!("opaque({n}) nz_r{} ;", n * 8)),
+        _ => None,
+    }
+}
+
+/// The CDL type name of a data type.
+pub fn type_name(dt: DataType) -> String {
+    match dt {
+        DataType::Bool => "nz_bool".into(),
+        DataType::Int8 => "byte".into(),
+        DataType::Int16 => "short".into(),
+        DataType::Int32 => "int".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt8 => "ubyte".into(),
+        DataType::UInt16 => "ushort".into(),
+        DataType::UInt32 => "uint".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float16 | DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Complex64 => "nz_complex64".into(),
+        DataType::Complex128 => "nz_complex128".into(),
+        DataType::Raw(n) => format!("nz_r{}", n * 8),
+    }
+}
+
+/// The dimensions of one group: `(cdl name, label or None, length)`.
+struct Dims(Vec<(String, Option<String>, u64)>);
+
+impl Dims {
+    fn of<'a>(arrays: impl Iterator<Item = &'a ArrayMetadata>) -> Dims {
+        let mut dims = Dims(Vec::new());
+        for a in arrays {
+            for (label, &len) in a.dimension_names.iter().zip(&a.shape) {
+                if dims.find(label.as_deref(), len).is_none() {
+                    let base = label.clone().unwrap_or_else(|| format!("_Anonymous_Dim_{len}"));
+                    let taken = dims.0.iter().any(|(n, _, _)| *n == base);
+                    let cdl = if taken { format!("{base}_{len}") } else { base };
+                    dims.0.push((cdl, label.clone(), len));
+                }
+            }
+        }
+        dims
+    }
+
+    fn find(&self, label: Option<&str>, len: u64) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(_, l, n)| l.as_deref() == label && *n == len)
+            .map(|(c, _, _)| c.as_str())
+    }
+
+    fn write(&self, out: &mut String, indent: &str) {
+        if self.0.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "{indent}dimensions:");
+        for (cdl, _, len) in &self.0 {
+            match len {
+                0 => {
+                    let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", name(cdl));
+                }
+                _ => {
+                    let _ = writeln!(out, "{indent}\t{} = {len} ;", name(cdl));
+                }
+            }
+        }
+    }
+}
+
+fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, document_root: bool) {
+    let node = &h.nodes[id];
+    let arrays: Vec<(&str, &ArrayMetadata)> = node
+        .children
+        .iter()
+        .filter_map(|&c| match &h.nodes[c].kind {
+            NodeKind::Array(a) => Some((h.nodes[c].name.as_str(), &a.metadata)),
+            _ => None,
+        })
+        .collect();
+    let dims = Dims::of(arrays.iter().map(|(_, a)| *a));
+    dims.write(out, indent);
+    let broken: Vec<(&str, &str)> = node
+        .children
+        .iter()
+        .filter_map(|&c| match &h.nodes[c].kind {
+            NodeKind::Broken { reason } => Some((h.nodes[c].name.as_str(), reason.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !arrays.is_empty() || !broken.is_empty() {
+        let _ = writeln!(out, "{indent}variables:");
+    }
+    for (n, a) in &arrays {
+        write_variable(out, indent, n, a, &dims);
+    }
+    for (n, reason) in broken {
+        let _ = writeln!(
+            out,
+            "{indent}\t// nzfs: node {n:?} is unreadable: {}",
+            reason.replace('\n', " ")
+        );
+    }
+    let attrs = match &node.kind {
+        NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
+        _ => &[],
+    };
+    // ncdump heads a subgroup's attributes even when it has none.
+    if !attrs.is_empty() || !document_root {
+        let which = if document_root { "global" } else { "group" };
+        let _ = writeln!(out, "\n{indent}// {which} attributes:");
+        for (k, v) in attrs {
+            write_attribute(out, indent, "", k, v, None);
+        }
+    }
+    for &c in &node.children {
+        if let NodeKind::Group { .. } = h.nodes[c].kind {
+            let child = name(&h.nodes[c].name);
+            let _ = writeln!(out, "\n{indent}group: {child} {{");
+            write_group_body(out, h, c, &format!("{indent}  "), false);
+            let _ = writeln!(out, "{indent}  }} // group {child}");
+        }
+    }
+}
+
+fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, dims: &Dims) {
+    let var_cdl = name(var);
+    let _ = write!(out, "{indent}\t{} {var_cdl}", type_name(a.data_type));
+    let dim_names: Vec<&str> = a
+        .dimension_names
+        .iter()
+        .zip(&a.shape)
+        .map(|(l, &n)| dims.find(l.as_deref(), n).expect("every dimension was collected"))
+        .collect();
+    if !dim_names.is_empty() {
+        let listed: Vec<String> = dim_names.iter().map(|d| name(d)).collect();
+        let _ = write!(out, "({})", listed.join(", "));
+    }
+    out.push_str(" ;\n");
+    for (k, v) in &a.attributes {
+        write_attribute(out, indent, &var_cdl, k, v, Some(a.data_type));
+    }
+    let at = format!("{indent}\t\t{var_cdl}:");
+    if a.shape.is_empty() {
+        let _ = writeln!(out, "{at}_Storage = \"contiguous\" ;");
+    } else {
+        let sizes: Vec<String> = a
+            .chunk_shape
+            .iter()
+            .zip(&a.shape)
+            .map(|(&c, &s)| if s == 0 { c } else { c.min(s) }.to_string())
+            .collect();
+        let _ = writeln!(out, "{at}_Storage = \"chunked\" ;");
+        let _ = writeln!(out, "{at}_ChunkSizes = {} ;", sizes.join(", "));
+    }
+    let atomic_multibyte = !matches!(
+        a.data_type,
+        DataType::Bool
+            | DataType::Int8
+            | DataType::UInt8
+            | DataType::Complex64
+            | DataType::Complex128
+            | DataType::Raw(_)
+    );
+    if atomic_multibyte {
+        let _ = writeln!(
+            out,
+            "{at}_Endianness = \"{}\" ;",
+            if cfg!(target_endian = "little") {
+                "little"
+            } else {
+                "big"
+            }
+        );
+    }
+    write_reading_guide(out, indent, a, &dim_names);
+}
+
+/// `// nzfs:` lines saying how to read the variable's `.bin` files.
+fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_names: &[&str]) {
+    let at = format!("{indent}\t\t// nzfs: ");
+    let grid = a.grid_shape();
+    let count: u64 = grid.iter().product();
+    let x = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" x ");
+    let order = if cfg!(target_endian = "little") {
+        "little-endian"
+    } else {
+        "big-endian"
+    };
+    let element = match a.data_type {
+        DataType::Float16 => "float16 (2-byte IEEE half)".to_string(),
+        DataType::Bool => "bool (1 byte, 0 or 1)".to_string(),
+        DataType::Complex64 => "complex64 (float32 real, then imaginary)".to_string(),
+        DataType::Complex128 => "complex128 (float64 real, then imaginary)".to_string(),
+        DataType::Raw(n) => format!("r{} ({n} raw bytes)", n * 8),
+        dt => dt.name(),
+    };
+    if a.shape.is_empty() {
+        let _ = writeln!(
+            out,
+            "{at}one file, 0.bin: a single {element} element, {order} (this host)"
+        );
+    } else {
+        let example = (0..grid.len())
+            .map(|d| "0".repeat(grid[d].saturating_sub(1).to_string().len()))
+            .collect::<Vec<_>>();
+        let _ = writeln!(
+            out,
+            "{at}{count} chunk files, grid {} over ({}), named like {}.bin (zero-padded indices, C order)",
+            x(&grid),
+            dim_names.join(", "),
+            example.join(".")
+        );
+        let _ = writeln!(
+            out,
+            "{at}each file: {} {element} in C order, {order} (this host), {} bytes; edge chunks padded",
+            x(&a.chunk_shape),
+            a.chunk_bytes()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{at}zarr fill_value {}; codecs {}",
+        a.fill_value_json,
+        codec_chain_text(a)
+    );
+}
+
+fn codec_chain_text(a: &ArrayMetadata) -> String {
+    let parts: Vec<String> = a
+        .codecs
+        .iter()
+        .map(|c| match &c.configuration {
+            Some(cfg) => format!("{}{}", c.name, cfg),
+            None => c.name.clone(),
+        })
+        .collect();
+    parts.join(" | ")
+}
+
+fn is_bool_attribute(v: &Value) -> bool {
+    match v {
+        Value::Bool(_) => true,
+        Value::Array(items) => !items.is_empty() && items.iter().all(|i| matches!(i, Value::Bool(_))),
+        _ => false,
+    }
+}
+
+fn write_attribute(out: &mut String, indent: &str, var: &str, key: &str, v: &Value, dt: Option<DataType>) {
+    let at = format!("{indent}\t\t");
+    if key == "_FillValue"
+        && let Some(dt) = dt
+    {
+        match fill_value_text(v, dt) {
+            Some(text) => {
+                let _ = writeln!(out, "{at}{var}:_FillValue = {text} ;");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{at}// nzfs: _FillValue {v} cannot be written as {}; it is not declared here",
+                    type_name(dt)
+                );
+            }
+        }
+        return;
+    }
+    let (prefix, text) = attribute_text(v);
+    let _ = writeln!(out, "{at}{prefix}{var}:{} = {text} ;", name(key));
+}
+
+/// `(type prefix, value text)` of an attribute under NZ's default mapping.
+fn attribute_text(v: &Value) -> (&'static str, String) {
+    let list = |items: &[Value], f: &dyn Fn(&Value) -> String| items.iter().map(f).collect::<Vec<_>>().join(", ");
+    match v {
+        Value::Str(s) => ("", quote(s)),
+        Value::Int(i) => ("", format!("{i}LL")),
+        Value::UInt(u) => ("", format!("{u}ULL")),
+        Value::Float(f) => ("", double(*f)),
+        Value::Bool(b) => ("nz_bool ", b.to_string()),
+        Value::Array(items) if !items.is_empty() => {
+            if items.iter().all(|i| matches!(i, Value::Str(_))) {
+                ("string ", list(items, &|i| quote(i.as_str().unwrap_or_default())))
+            } else if items.iter().all(|i| matches!(i, Value::Int(_))) {
+                ("", list(items, &|i| format!("{i}LL")))
+            } else if items.iter().all(|i| matches!(i, Value::Int(0..) | Value::UInt(_))) {
+                ("", list(items, &|i| format!("{i}ULL")))
+            } else if items.iter().all(|i| i.as_f64().is_some()) {
+                ("", list(items, &|i| double(i.as_f64().unwrap_or_default())))
+            } else if is_bool_attribute(v) {
+                ("nz_bool ", list(items, &|i| i.to_string()))
+            } else {
+                ("", quote(&v.to_string()))
+            }
+        }
+        other => ("", quote(&other.to_string())),
+    }
+}
+
+/// `_FillValue` in the variable's own type, or `None` if it cannot be.
+fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
+    let x = match v {
+        Value::Str(s) => match s.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            b64 => {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+                f64::from_le_bytes(bytes.try_into().ok()?)
+            }
+        },
+        Value::Int(i) => return int_fill(i128::from(*i), dt),
+        Value::UInt(u) => return int_fill(i128::from(*u), dt),
+        other => other.as_f64()?,
+    };
+    match dt {
+        DataType::Float16 | DataType::Float32 => Some(float(x as f32)),
+        DataType::Float64 => Some(double(x)),
+        _ if x.fract() == 0.0 && x.abs() < 1.8e19 => int_fill(x as i128, dt),
+        _ => None,
+    }
+}
+
+fn int_fill(i: i128, dt: DataType) -> Option<String> {
+    let (suffix, lo, hi): (&str, i128, i128) = match dt {
+        DataType::Int8 => ("b", i8::MIN.into(), i8::MAX.into()),
+        DataType::Int16 => ("s", i16::MIN.into(), i16::MAX.into()),
+        DataType::Int32 => ("", i32::MIN.into(), i32::MAX.into()),
+        DataType::Int64 => ("LL", i64::MIN.into(), i64::MAX.into()),
+        DataType::UInt8 => ("UB", 0, u8::MAX.into()),
+        DataType::UInt16 => ("US", 0, u16::MAX.into()),
+        DataType::UInt32 => ("U", 0, u32::MAX.into()),
+        DataType::UInt64 => ("ULL", 0, u64::MAX.into()),
+        DataType::Float16 | DataType::Float32 => return Some(float(i as f32)),
+        DataType::Float64 => return Some(double(i as f64)),
+        DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => return None,
+    };
+    (lo..=hi).contains(&i).then(|| format!("{i}{suffix}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_value_in_the_variable_type() {
+        let b64 = Value::Str("AAAAAICHw8A=".into());
+        assert_eq!(fill_value_text(&b64, DataType::Float32).unwrap(), "-9999.f");
+        assert_eq!(fill_value_text(&b64, DataType::Float64).unwrap(), "-9999.");
+        assert_eq!(fill_value_text(&Value::Int(-1), DataType::Int16).unwrap(), "-1s");
+        assert_eq!(fill_value_text(&Value::Int(255), DataType::UInt8).unwrap(), "255UB");
+        assert_eq!(fill_value_text(&Value::Int(300), DataType::UInt8), None);
+        assert_eq!(
+            fill_value_text(&Value::UInt(u64::MAX), DataType::UInt64).unwrap(),
+            "18446744073709551615ULL"
+        );
+        assert_eq!(
+            fill_value_text(&Value::Float(f64::NAN), DataType::Float64).unwrap(),
+            "NaN"
+        );
+        assert_eq!(
+            fill_value_text(&Value::Str("NaN".into()), DataType::Float32).unwrap(),
+            "NaNf"
+        );
+        assert_eq!(fill_value_text(&Value::Float(-127.0), DataType::Int8).unwrap(), "-127b");
+        assert_eq!(fill_value_text(&Value::Int(1), DataType::Bool), None);
+    }
+
+    #[test]
+    fn attribute_mapping() {
+        let parse = |s: &str| crate::zarr::json::parse(s.as_bytes()).unwrap();
+        assert_eq!(attribute_text(&parse("3")), ("", "3LL".into()));
+        assert_eq!(attribute_text(&parse("2.5")), ("", "2.5".into()));
+        assert_eq!(attribute_text(&parse("[1, 2]")), ("", "1LL, 2LL".into()));
+        assert_eq!(attribute_text(&parse("[1, 2.5]")), ("", "1., 2.5".into()));
+        assert_eq!(
+            attribute_text(&parse(r#"["a", "b"]"#)),
+            ("string ", r#""a", "b""#.into())
+        );
+        assert_eq!(attribute_text(&parse("true")), ("nz_bool ", "true".into()));
+        assert_eq!(
+            attribute_text(&parse("[true, false]")),
+            ("nz_bool ", "true, false".into())
+        );
+        assert_eq!(attribute_text(&parse(r#"[1, "a"]"#)), ("", r#""[1,\"a\"]""#.into()));
+        assert_eq!(attribute_text(&parse("null")), ("", r#""null""#.into()));
+        assert_eq!(attribute_text(&parse("[]")), ("", r#""[]""#.into()));
+        assert_eq!(attribute_text(&parse("[NaN, Infinity]")), ("", "NaN, Infinity".into()));
+    }
+}

@@ -535,12 +535,76 @@ def make_differential():
         record("differential", v)
 
 
+def make_nz():
+    """One store per NZ-1.0 rule: nz_conforming passes, the others break one rule."""
+    def store(name, conventions="NZ-1.0", key="conventions"):
+        attrs = {key: conventions} if conventions is not None else {}
+        return fresh_group(name, **attrs)
+
+    def arr(g, name, data, dims, **kw):
+        a = g.create_array(name, shape=data.shape, chunks=tuple(max(1, (n + 1) // 2) for n in data.shape) or None,
+                           dtype=data.dtype, dimension_names=dims, fill_value=0, **kw)
+        a[...] = data
+        return a
+
+    g = store("nz_conforming")
+    arr(g, "x", np.array([1.0, 2.0, 4.0, 8.0]), ["x"])
+    arr(g, "y", np.array([30, 20, 10], dtype="int32"), ["y"])
+    arr(g, "field", RNG.standard_normal((4, 3)).astype("float32"), ["x", "y"],
+        attributes={"_FillValue": "AAAAAICHw8A=", "units": "K", "valid_range": [0.0, 1.5]})
+    sub = g.create_group("sub")
+    arr(sub, "x", np.array([5, 6], dtype="int16"), ["x"])  # another group, another length: fine
+
+    g = store("nz_capital_conventions", "CF-1.12 nz-1.0", key="Conventions")
+    arr(g, "x", np.arange(3, dtype="int64"), ["x"])
+
+    g = store("nz_undeclared", None)
+    arr(g, "x", np.arange(3, dtype="int64"), ["x"])
+
+    g = store("nz_shared_dimension")
+    arr(g, "a", np.zeros(3, dtype="float32"), ["x"])
+    arr(g, "b", np.zeros(4, dtype="float32"), ["x"])
+
+    g = store("nz_fill_value_string")
+    arr(g, "counts", np.arange(4, dtype="int32"), ["n"], attributes={"_FillValue": "missing"})
+
+    g = store("nz_fill_value_range")
+    arr(g, "bytes", np.arange(4, dtype="uint8"), ["n"], attributes={"_FillValue": 300})
+
+    g = store("nz_mixed_attribute")
+    arr(g, "v", np.arange(4, dtype="int32"), ["n"], attributes={"flags": [1, "two", 3.0]})
+
+    g = store("nz_not_monotonic")
+    arr(g, "x", np.array([1.0, 3.0, 2.0, 4.0]), ["x"])
+
+    g = store("nz_dimension_names")
+    arr(g, "unnamed", np.zeros((2, 2), dtype="int8"), None)
+    a = arr(g, "partly", np.zeros((2, 2), dtype="int8"), ["y", "x"])
+    edit_json(os.path.join(store_path("nz_dimension_names"), "partly", "zarr.json"),
+              lambda d: d.update(dimension_names=["y", None]))
+
+    g = store("nz_naming")
+    arr(g, "2nd-field", np.zeros(2, dtype="int8"), ["n"])
+    arr(g, "Temp", np.zeros(2, dtype="int8"), ["n"])
+    arr(g, "temp", np.zeros(2, dtype="int8"), ["n"])
+
+    g = store("nz_reserved")
+    arr(g, "v", np.zeros(2, dtype="int8"), ["n"], attributes={"conventions": "NZ-1.0"})
+    g.create_group("grp", attributes={"_FillValue": 0})
+
+    g = store("nz_consolidated_mismatch")
+    arr(g, "v", np.zeros(2, dtype="int8"), ["n"], attributes={"units": "m"})
+    zarr.consolidate_metadata(store_path("nz_consolidated_mismatch"))
+    edit_json(os.path.join(store_path("nz_consolidated_mismatch"), "v", "zarr.json"),
+              lambda d: d["attributes"].update(units="km"))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
-                 make_sharding, make_bad_sharding, make_differential]:
+                 make_sharding, make_bad_sharding, make_differential, make_nz]:
         make()
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "xarray": xr.__version__, "numpy": np.__version__,

@@ -37,6 +37,14 @@ pub enum Command {
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
+    /// Check a store against the NZ-1.0 convention (exit 0 conforms, 1 violates, 2 unreadable)
+    #[command(
+        after_help = "Examples:\n  nzfs check data.zarr\n  nzfs check --json data.zarr | jq .findings\n  \
+        nzfs check --no-values data.zarr   # metadata rules only, read no chunks\n\n\
+        Each finding names the node path, the rule and its NZ section, what was expected and what\n\
+        was found. Errors are broken MUSTs, warnings broken SHOULDs."
+    )]
+    Check(CheckArgs),
     /// Print the CDL header of the store, or of one group or array in it, without mounting
     #[command(
         after_help = "Examples:\n  nzfs cdl data.zarr            # the whole hierarchy\n  nzfs cdl data.zarr group/t2m  # one array"
@@ -107,6 +115,17 @@ pub struct UnmountArgs {
     /// Detach now even if busy; the mount goes away when the last user closes it
     #[arg(short = 'z', long)]
     pub lazy: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    pub store: PathBuf,
+    /// Print the findings as one JSON document (shape in README.md)
+    #[arg(long)]
+    pub json: bool,
+    /// Skip reading coordinate values (the monotonicity check)
+    #[arg(long)]
+    pub no_values: bool,
 }
 
 #[derive(Debug, Args)]

@@ -61,6 +61,26 @@ pub fn open_store(store: &Path) -> Result<(FilesystemStore, Hierarchy), CliError
     Ok((fs_store, hierarchy))
 }
 
+/// Core options for reading a store outside a mount (`check`, `cdl`).
+pub fn default_fs_options(store: &Path, cache_bytes: u64) -> FsOptions {
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    FsOptions {
+        cache_bytes,
+        missing_chunks: crate::fs::MissingChunks::Fill,
+        dataset_name: dataset_name(store),
+        uid,
+        gid,
+        mtime: SystemTime::UNIX_EPOCH,
+    }
+}
+
+/// Open a store directory as a filesystem core.
+pub fn open_fs(store: &Path, options: FsOptions) -> Result<NzFs, CliError> {
+    let (s, h) = open_store(store)?;
+    NzFs::new(Box::new(s), h, options).map_err(CliError)
+}
+
 /// Whether `path` is a mount point (per /proc/self/mountinfo).
 pub fn is_mount_point(path: &Path) -> bool {
     let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else {
@@ -254,6 +274,22 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         mtime,
     };
     let fs = NzFs::new(Box::new(store), hierarchy, options).map_err(CliError)?;
+    // Non-conformant stores still mount; say once what `nzfs check` would.
+    let report = crate::nz::check(&fs, false, &mut |_, _| {});
+    if !report.findings.is_empty() {
+        let first = report
+            .findings
+            .first()
+            .map(|f| format!("{} {}: {}", f.path, f.rule, f.found))
+            .unwrap_or_default();
+        tracing::warn!(
+            errors = report.errors(),
+            warnings = report.warnings(),
+            first = %first,
+            "the store does not fully follow NZ-1.0; it is mounted anyway (details: nzfs check {})",
+            args.store.display()
+        );
+    }
     let mut config = Config::default();
     config.mount_options = opts;
     config.acl = acl;

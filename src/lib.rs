@@ -21,5 +21,6 @@ pub mod codec;
 pub mod daemon;
 pub mod fs;
 pub mod fuse;
+pub mod nz;
 pub mod store;
 pub mod zarr;

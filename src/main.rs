@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
-use nzfs::cli::{Cli, Command, MountArgs};
+use nzfs::cli::{CheckArgs, Cli, Command, MountArgs};
 use nzfs::daemon::{self, CliError};
 
 fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
@@ -47,8 +47,52 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
     daemon::mount_background(args, &log_file)
 }
 
+/// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.
+fn check(args: &CheckArgs) -> ExitCode {
+    let fs = match daemon::open_fs(&args.store, daemon::default_fs_options(&args.store, 256 << 20)) {
+        Ok(fs) => fs,
+        Err(CliError(msg)) => {
+            eprintln!("nzfs: {msg}");
+            return ExitCode::from(2);
+        }
+    };
+    // SAFETY: isatty only inspects the descriptor.
+    let tty = unsafe { libc::isatty(2) } == 1;
+    let mut progress = |done: usize, total: usize| {
+        if tty || total >= 100 {
+            eprint!("\rnzfs check: reading coordinate values {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let report = nzfs::nz::check(&fs, !args.no_values, &mut progress);
+    if args.json {
+        println!("{}", nzfs::nz::to_json(&args.store.display().to_string(), &report));
+    } else {
+        print!("{}", nzfs::nz::to_text(&report));
+        println!(
+            "{}: {} NZ-1.0 ({} errors, {} warnings)",
+            args.store.display(),
+            if report.errors() == 0 {
+                "conforms to"
+            } else {
+                "does not conform to"
+            },
+            report.errors(),
+            report.warnings()
+        );
+    }
+    if report.errors() > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        Command::Check(_) => unreachable!("handled in main"),
         Command::Mount(args) => mount(&args),
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Cdl(args) => {
@@ -71,7 +115,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Command::Check(args) = &cli.command {
+        return check(args);
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError(msg)) => {
             eprintln!("nzfs: {msg}");

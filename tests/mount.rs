@@ -438,3 +438,16 @@ fn nzfs_cdl_prints_what_the_mount_shows() {
     let out = nzfs(&["cdl", store.to_str().unwrap(), "no/such/node"]);
     assert!(!out.status.success());
 }
+
+#[test]
+fn non_conformant_stores_mount_with_one_summary_warning() {
+    let m = Mount::new("nz_shared_dimension.zarr", &[]);
+    assert!(std::fs::read_dir(m.mp.join("a")).is_ok());
+    let log = m.log();
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("does not fully follow NZ-1.0"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("shared-dimension"), "{log}");
+}

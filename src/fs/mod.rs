@@ -222,6 +222,11 @@ impl NzFs {
         &self.hierarchy
     }
 
+    /// The store, for readers that need more than the mounted view.
+    pub fn store(&self) -> &dyn ReadableStore {
+        self.store.as_ref()
+    }
+
     pub fn options(&self) -> &FsOptions {
         &self.options
     }

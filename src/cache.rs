@@ -75,6 +75,14 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         lock(&self.state).bytes
     }
 
+    /// Forget `key` (a later request decodes it again).
+    pub fn invalidate(&self, key: &K) {
+        let mut st = lock(&self.state);
+        if let Some(old) = st.lru.pop(key) {
+            st.bytes -= old.len() as u64;
+        }
+    }
+
     /// The chunk for `key`, decoding it with `decode` if no one has yet.
     pub fn get_or_decode(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
         let slot = {

@@ -94,9 +94,17 @@ pub fn is_mount_point(path: &Path) -> bool {
 }
 
 fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
+    if matches!(std::fs::metadata(mp), Err(ref e) if e.raw_os_error() == Some(libc::ENOTCONN)) {
+        // A daemon died (SIGKILL, OOM) and left its mount behind: clear it.
+        eprintln!(
+            "nzfs: {} was a stale mount (its daemon died); unmounting it first",
+            mp.display()
+        );
+        let _ = lazy_unmount(mp);
+    }
     match std::fs::metadata(mp) {
         Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => fail(format!(
-            "mount point {} is a stale FUSE mount (its daemon died); run `nzfs unmount {}` first",
+            "mount point {} is a stale FUSE mount that could not be cleared; run `nzfs unmount {}`",
             mp.display(),
             mp.display()
         )),

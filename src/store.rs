@@ -65,12 +65,46 @@ pub trait ReadableStore: Send + Sync {
     /// `max_len` are an error, so a hostile object cannot exhaust memory.
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>>;
     /// `len` bytes of the value at `key` from byte `offset`, or `None` when
-    /// there is no value. A value too short for the range is an error.
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>>;
-    /// The length of the value at `key`, or `None` when there is none.
-    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>>;
+    /// there is no value. A value too short for the range is an error, and
+    /// so is one whose [`Stamp`] is not `expect` when that is given (the
+    /// object was replaced or rewritten since it was stamped).
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>>;
+    /// The length and version of the value at `key`, or `None` when there is none.
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>>;
     /// The keys and prefixes directly under `prefix` (`""` is the root).
     fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
+}
+
+/// What identifies one version of a stored object: its length, and a
+/// number that changes when it is replaced or rewritten (inode and change
+/// times on a filesystem).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub len: u64,
+    pub version: u64,
+}
+
+impl Stamp {
+    fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        let ctime = (meta.ctime() as u64).wrapping_mul(1_000_000_007) ^ meta.ctime_nsec() as u64;
+        let mtime = (meta.mtime() as u64).wrapping_mul(998_244_353) ^ meta.mtime_nsec() as u64;
+        let version = meta.ino().wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ctime.rotate_left(21) ^ mtime.rotate_left(42);
+        Stamp {
+            len: meta.len(),
+            version,
+        }
+    }
+}
+
+fn check_stamp(key: &StoreKey, have: Stamp, expect: Option<Stamp>) -> io::Result<()> {
+    match expect {
+        Some(want) if want != have => Err(io::Error::other(format!(
+            "{key} changed while mounted (now {} bytes, was {})",
+            have.len, want.len
+        ))),
+        _ => Ok(()),
+    }
 }
 
 fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> io::Error {
@@ -136,14 +170,16 @@ impl ReadableStore for FilesystemStore {
         Ok(Some(buf))
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
         use std::os::unix::fs::FileExt;
         let file = match std::fs::File::open(self.path(key)) {
             Ok(f) => f,
             Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let have = file.metadata()?.len();
+        let meta = file.metadata()?;
+        check_stamp(key, Stamp::of(&meta), expect)?;
+        let have = meta.len();
         if len > MAX_RANGE || offset.checked_add(len).is_none_or(|end| end > have) {
             return Err(short_value(key, offset, len, have));
         }
@@ -153,9 +189,9 @@ impl ReadableStore for FilesystemStore {
         Ok(Some(buf))
     }
 
-    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
         match std::fs::metadata(self.path(key)) {
-            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(m) if m.is_file() => Ok(Some(Stamp::of(&m))),
             Ok(_) => Ok(None),
             Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(None),
             Err(e) => Err(e),
@@ -214,10 +250,18 @@ impl ReadableStore for MemoryStore {
         }
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
         let Some(v) = self.values.get(key.as_str()) else {
             return Ok(None);
         };
+        check_stamp(
+            key,
+            Stamp {
+                len: v.len() as u64,
+                version: 0,
+            },
+            expect,
+        )?;
         let end = offset.checked_add(len).filter(|&e| e <= v.len() as u64);
         match end {
             Some(end) => Ok(Some(v[offset as usize..end as usize].to_vec())),
@@ -225,8 +269,11 @@ impl ReadableStore for MemoryStore {
         }
     }
 
-    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
-        Ok(self.values.get(key.as_str()).map(|v| v.len() as u64))
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        Ok(self.values.get(key.as_str()).map(|v| Stamp {
+            len: v.len() as u64,
+            version: 0,
+        }))
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
@@ -275,11 +322,25 @@ mod tests {
         assert!(s.get(&key, 1).is_err());
         assert_eq!(s.get(&StoreKey::new("g/nope").unwrap(), 10).unwrap(), None);
         assert_eq!(s.get(&StoreKey::new("g/zarr.json/x").unwrap(), 10).unwrap(), None);
-        assert_eq!(s.get_range(&key, 1, 1).unwrap().unwrap(), b"}");
-        assert!(s.get_range(&key, 1, 2).is_err());
-        assert!(s.get_range(&key, u64::MAX, 2).is_err());
-        assert_eq!(s.size(&key).unwrap(), Some(2));
-        assert_eq!(s.size(&StoreKey::new("g/c").unwrap()).unwrap(), None);
+        assert_eq!(s.get_range(&key, 1, 1, None).unwrap().unwrap(), b"}");
+        assert!(s.get_range(&key, 1, 2, None).is_err());
+        let stamp = s.stat(&key).unwrap().unwrap();
+        assert_eq!(stamp.len, 2);
+        assert!(s.get_range(&key, 0, 1, Some(stamp)).is_ok());
+        assert!(
+            s.get_range(
+                &key,
+                0,
+                1,
+                Some(Stamp {
+                    len: 2,
+                    version: stamp.version ^ 1
+                })
+            )
+            .is_err()
+        );
+        assert!(s.get_range(&key, u64::MAX, 2, None).is_err());
+        assert_eq!(s.stat(&StoreKey::new("g/c").unwrap()).unwrap(), None);
         let l = s.list_dir("g").unwrap();
         assert_eq!(l.keys, ["zarr.json"]);
         assert_eq!(l.prefixes, ["c"]);

@@ -58,6 +58,28 @@ impl Mount {
         })
     }
 
+    /// SIGKILL the daemon and wait until the mount point is stale.
+    fn kill_daemon(&self) {
+        unsafe { libc::kill(self.daemon_pid(), libc::SIGKILL) };
+        let start = Instant::now();
+        while std::fs::metadata(&self.mp).is_ok() {
+            assert!(start.elapsed() < Duration::from_secs(10), "mount never went stale");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn daemon_pid(&self) -> i32 {
+        let pattern = format!("daemon-child.*{}", self.dir.path().display());
+        let pids = Command::new("pgrep").args(["-f", &pattern]).output().unwrap();
+        String::from_utf8_lossy(&pids.stdout)
+            .lines()
+            .next()
+            .expect("daemon pid")
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
     fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
     }
@@ -370,36 +392,23 @@ fn unmount_says_busy_and_recovers_a_stale_mount() {
     );
     drop(m);
 
-    // Stale: the daemon is killed with SIGKILL; a new mount says what to do,
-    // and `nzfs unmount` clears the mount point.
+    // Stale: the daemon is killed with SIGKILL.
     let m = Mount::new("sample.zarr", &[]);
-    let pids = Command::new("pgrep")
-        .args(["-f", &format!("daemon-child.*{}", m.dir.path().display())])
-        .output()
-        .unwrap();
-    let pid: i32 = String::from_utf8_lossy(&pids.stdout)
-        .lines()
-        .next()
-        .expect("daemon pid")
-        .trim()
-        .parse()
-        .unwrap();
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    let start = Instant::now();
-    while std::fs::metadata(&m.mp).is_ok() {
-        assert!(start.elapsed() < Duration::from_secs(10), "mount never went stale");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let sample = common::data_dir().join("sample.zarr");
-    let out = nzfs(&["mount", sample.to_str().unwrap(), m.mp.to_str().unwrap()]);
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("stale"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    m.kill_daemon();
+    // `nzfs unmount` clears the stale mount point.
     let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(std::fs::read_dir(&m.mp).unwrap().next().is_none());
+    drop(m);
+
+    // A new mount at a stale mount point clears it and mounts.
+    let m = Mount::new("sample.zarr", &[]);
+    m.kill_daemon();
+    let sample = common::data_dir().join("sample.zarr");
+    let out = nzfs(&["mount", sample.to_str().unwrap(), m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stale"));
+    assert_eq!(std::fs::metadata(m.mp.join("t2m/0.0.0.bin")).unwrap().len(), 1400);
 }
 
 #[test]

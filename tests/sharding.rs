@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use nzfs::fs::{FsOptions, MissingChunks, NzFs};
-use nzfs::store::{FilesystemStore, Listing, ReadableStore, StoreKey};
+use nzfs::store::{FilesystemStore, Listing, ReadableStore, Stamp, StoreKey};
 use nzfs::zarr::hierarchy::Hierarchy;
 
 /// Counts the chunk bytes nzfs asks the store for (metadata reads aside).
@@ -40,13 +40,13 @@ impl ReadableStore for CountingStore {
         self.count(&v);
         Ok(v)
     }
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64) -> io::Result<Option<Vec<u8>>> {
-        let v = self.inner.get_range(key, offset, len)?;
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let v = self.inner.get_range(key, offset, len, expect)?;
         self.count(&v);
         Ok(v)
     }
-    fn size(&self, key: &StoreKey) -> io::Result<Option<u64>> {
-        self.inner.size(key)
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        self.inner.stat(key)
     }
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
         self.inner.list_dir(prefix)

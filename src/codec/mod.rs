@@ -7,7 +7,9 @@
 //! chains of its own, so nested sharding needs nothing special.
 //!
 //! Invariants: decoding never allocates more than the size the chain expects
-//! plus a small slack, whatever the encoded bytes claim; every failure is a
+//! plus a small slack, whatever the encoded bytes claim (blosc headers are
+//! checked before allocating; zstd windows are capped by the expected size);
+//! every failure is a
 //! [`CodecError`], never a panic.
 
 pub mod blosc;
@@ -20,6 +22,8 @@ pub mod transpose;
 pub mod zstd;
 
 pub use chain::CodecChain;
+
+use std::io::Read;
 
 /// Why an encoded chunk could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +79,8 @@ impl BytesToBytes {
     /// Decode `input`; `expected` is the exact decoded size when the chain
     /// knows it, and `limit` the most that may be produced in any case.
     pub fn decode(&self, input: Vec<u8>, expected: Option<usize>, limit: usize) -> Result<Vec<u8>, CodecError> {
+        // When the size is known exactly, one byte more is already too many.
+        let limit = expected.map_or(limit, |e| e.min(limit));
         let out = match self {
             BytesToBytes::Zstd => zstd::decode(&input, limit)?,
             BytesToBytes::Gzip => gzip::decode(&input, limit)?,
@@ -101,19 +107,21 @@ impl BytesToBytes {
 }
 
 /// Read all of `reader` into a buffer, failing once it passes `limit` bytes.
-/// The buffer grows with the data actually produced, never to a size the
-/// input merely claims.
+/// The buffer is reserved once at `limit + 1` bytes and never grows, whatever
+/// the input claims; a decoded chunk fills it exactly.
 pub(crate) fn read_bounded(
     reader: impl std::io::Read,
     limit: usize,
     codec: &'static str,
 ) -> Result<Vec<u8>, CodecError> {
-    let mut out = Vec::new();
-    let mut limited = reader.take(limit as u64 + 1);
-    std::io::copy(&mut limited, &mut out).map_err(|e| CodecError::Corrupt {
-        codec,
-        reason: e.to_string(),
-    })?;
+    let mut out = Vec::with_capacity(limit.saturating_add(1));
+    reader
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| CodecError::Corrupt {
+            codec,
+            reason: e.to_string(),
+        })?;
     if out.len() > limit {
         return Err(CodecError::TooLarge { codec, limit });
     }

@@ -21,7 +21,7 @@ use super::{CacheKey, FsError, MissingChunks, NzFs, ReadData};
 use crate::cache::Chunk;
 use crate::codec::CodecError;
 use crate::codec::sharding::{InnerLocation, ShardingCodec};
-use crate::store::{StoreKey, join};
+use crate::store::{Stamp, StoreKey, join};
 use crate::zarr::hierarchy::ArrayNode;
 
 /// The most a stored object may exceed its decoded size by.
@@ -54,6 +54,23 @@ impl NzFs {
         })
     }
 
+    /// An absent chunk means the fill value only while the array itself is
+    /// still in the store: if its `zarr.json` is gone (the store was moved
+    /// or deleted under the mount), reads fail instead of inventing data.
+    fn check_array_still_there(&self, node: usize, key: &StoreKey) -> Result<(), FsError> {
+        let meta_key = join(&self.hierarchy.nodes[node].path, "zarr.json").map_err(|e| store_error(key, e))?;
+        match self.store.stat(&meta_key) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(store_error(
+                key,
+                std::io::Error::other(format!(
+                    "chunk absent and {meta_key} is gone: the store changed or vanished"
+                )),
+            )),
+            Err(e) => Err(store_error(&meta_key, e)),
+        }
+    }
+
     /// Read bytes `[offset, offset + size)` of chunk file `index` of `node`.
     pub(super) fn read_chunk(&self, node: usize, index: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
         let (array, names) = self.array(node)?;
@@ -82,10 +99,13 @@ impl NzFs {
             let meta = &array.metadata;
             match self.store.get(&key, max_encoded(meta.chunk_bytes())) {
                 Err(e) => Err(store_error(&key, e)),
-                Ok(None) => match self.options.missing_chunks {
-                    MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
-                    MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
-                },
+                Ok(None) => {
+                    self.check_array_still_there(node, &key)?;
+                    match self.options.missing_chunks {
+                        MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
+                        MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
+                    }
+                }
                 Ok(Some(encoded)) => array.chain.decode(encoded).map_err(|e| decode_error(&key, e)),
             }
         })
@@ -105,11 +125,19 @@ impl NzFs {
         let end = start.saturating_add(u64::from(size)).min(total);
         let key = self.chunk_key(node, array, index)?;
         let shard_index = self.shard_index(node, index, sharding, &key)?;
-        let inner: Vec<(u64, Chunk)> = sharding
+        let inner: Result<Vec<(u64, Chunk)>, FsError> = sharding
             .inner_chunks_in(start, end)
             .into_iter()
             .map(|i| Ok((i, self.inner_chunk(node, index, i, sharding, &key, &shard_index)?)))
-            .collect::<Result<_, FsError>>()?;
+            .collect();
+        // The index may be stale (the shard was replaced): read it afresh next time.
+        let inner = inner.inspect_err(|_| {
+            self.cache.invalidate(&CacheKey {
+                node,
+                chunk: index,
+                part: CacheKey::INDEX,
+            })
+        })?;
         let mut out = vec![0u8; (end - start) as usize];
         sharding.copy_range(start, &mut out, |i| {
             inner
@@ -126,8 +154,9 @@ impl NzFs {
         })
     }
 
-    /// A shard's decoded index, cached: 8 bytes of object length, then the
-    /// native `(offset, nbytes)` pairs. Empty when the shard is absent.
+    /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,
+    /// version; 16 bytes), then the native `(offset, nbytes)` pairs. Empty
+    /// when the shard is absent.
     fn shard_index(&self, node: usize, index: u64, sharding: &ShardingCodec, key: &StoreKey) -> Result<Chunk, FsError> {
         let cache_key = CacheKey {
             node,
@@ -135,21 +164,23 @@ impl NzFs {
             part: CacheKey::INDEX,
         };
         self.cache.get_or_decode(&cache_key, || {
-            let Some(len) = self.store.size(key).map_err(|e| store_error(key, e))? else {
+            let Some(stamp) = self.store.stat(key).map_err(|e| store_error(key, e))? else {
+                self.check_array_still_there(node, key)?;
                 return match self.options.missing_chunks {
                     MissingChunks::Fill => Ok(Vec::new()),
                     MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
                 };
             };
-            let (at, n) = sharding.index_range(len).map_err(|e| decode_error(key, e))?;
+            let (at, n) = sharding.index_range(stamp.len).map_err(|e| decode_error(key, e))?;
             let encoded = self
                 .store
-                .get_range(key, at, n)
+                .get_range(key, at, n, Some(stamp))
                 .map_err(|e| store_error(key, e))?
                 .ok_or_else(|| store_error(key, std::io::Error::other("the shard vanished while being read")))?;
             let decoded = sharding.decode_index(encoded).map_err(|e| decode_error(key, e))?;
-            let mut out = Vec::with_capacity(8 + decoded.len());
-            out.extend(len.to_ne_bytes());
+            let mut out = Vec::with_capacity(16 + decoded.len());
+            out.extend(stamp.len.to_ne_bytes());
+            out.extend(stamp.version.to_ne_bytes());
             out.extend(decoded);
             Ok(out)
         })
@@ -173,9 +204,13 @@ impl NzFs {
             if shard_index.is_empty() {
                 return sharding.decode_inner(None).map_err(|e| decode_error(key, e));
             }
-            let object_len = u64::from_ne_bytes(shard_index[..8].try_into().expect("8 bytes"));
+            let word = |at: usize| u64::from_ne_bytes(shard_index[at..at + 8].try_into().expect("8 bytes"));
+            let stamp = Stamp {
+                len: word(0),
+                version: word(8),
+            };
             let location = sharding
-                .locate(&shard_index[8..], inner, Some(object_len))
+                .locate(&shard_index[16..], inner, Some(stamp.len))
                 .map_err(|e| decode_error(key, e))?;
             let encoded = match location {
                 InnerLocation::Empty => None,
@@ -190,7 +225,7 @@ impl NzFs {
                 }
                 InnerLocation::At { offset, nbytes } => Some(
                     self.store
-                        .get_range(key, offset, nbytes)
+                        .get_range(key, offset, nbytes, Some(stamp))
                         .map_err(|e| store_error(key, e))?
                         .ok_or_else(|| {
                             store_error(key, std::io::Error::other("the shard vanished while being read"))

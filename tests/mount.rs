@@ -7,96 +7,12 @@ mod common;
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use nzfs::daemon::is_mount_point;
 
-fn nzfs(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nzfs"))
-        .args(args)
-        .output()
-        .expect("run nzfs")
-}
-
-/// A live mount, unmounted on drop.
-struct Mount {
-    dir: tempfile::TempDir,
-    mp: PathBuf,
-}
-
-impl Mount {
-    fn new(store: &str, extra: &[&str]) -> Mount {
-        let dir = tempfile::tempdir().unwrap();
-        let mp = dir.path().join("mnt");
-        std::fs::create_dir(&mp).unwrap();
-        let store = common::data_dir().join(store);
-        let log = dir.path().join("nzfs.log");
-        let mut args = vec![
-            "mount",
-            store.to_str().unwrap(),
-            mp.to_str().unwrap(),
-            "--log-file",
-            log.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        let out = nzfs(&args);
-        assert!(
-            out.status.success(),
-            "nzfs mount failed: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(is_mount_point(&mp), "mount returned before the mount was live");
-        Mount { dir, mp }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        // The node named "header.cdl" is listed as "header.cdl.node".
-        rel.split('/').filter(|s| !s.is_empty()).fold(self.mp.clone(), |p, s| {
-            p.join(if s == "header.cdl" { "header.cdl.node" } else { s })
-        })
-    }
-
-    /// SIGKILL the daemon and wait until the mount point is stale.
-    fn kill_daemon(&self) {
-        unsafe { libc::kill(self.daemon_pid(), libc::SIGKILL) };
-        let start = Instant::now();
-        while std::fs::metadata(&self.mp).is_ok() {
-            assert!(start.elapsed() < Duration::from_secs(10), "mount never went stale");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn daemon_pid(&self) -> i32 {
-        let pattern = format!("daemon-child.*{}", self.dir.path().display());
-        let pids = Command::new("pgrep").args(["-f", &pattern]).output().unwrap();
-        String::from_utf8_lossy(&pids.stdout)
-            .lines()
-            .next()
-            .expect("daemon pid")
-            .trim()
-            .parse()
-            .unwrap()
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let stale = matches!(std::fs::metadata(&self.mp), Err(e) if e.raw_os_error() == Some(libc::ENOTCONN));
-        if !stale && !is_mount_point(&self.mp) {
-            return; // the test unmounted it already
-        }
-        let out = nzfs(&["unmount", self.mp.to_str().unwrap()]);
-        if !out.status.success() {
-            let _ = Command::new("fusermount3").args(["-u", "-z"]).arg(&self.mp).status();
-        }
-    }
-}
+use common::mount::{Mount, nzfs};
 
 #[test]
 fn every_fixture_reads_back_exactly_through_a_real_mount() {

@@ -123,17 +123,38 @@ pub struct DirEntry {
 
 /// What the cache holds: a whole decoded chunk (`part` = [`CacheKey::WHOLE`]),
 /// one decoded inner chunk of a shard, or a shard's decoded index
-/// ([`CacheKey::INDEX`]).
+/// ([`CacheKey::INDEX`]). An inner chunk's key carries the version of the
+/// shard object it came from, so that inner chunks of a replaced shard are
+/// never combined with those of the new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheKey {
     pub node: usize,
     pub chunk: u64,
     pub part: u64,
+    pub version: u64,
 }
 
 impl CacheKey {
     pub const WHOLE: u64 = u64::MAX;
     pub const INDEX: u64 = u64::MAX - 1;
+
+    pub fn whole(node: usize, chunk: u64) -> Self {
+        CacheKey {
+            node,
+            chunk,
+            part: Self::WHOLE,
+            version: 0,
+        }
+    }
+
+    pub fn index(node: usize, chunk: u64) -> Self {
+        CacheKey {
+            node,
+            chunk,
+            part: Self::INDEX,
+            version: 0,
+        }
+    }
 }
 
 /// The bytes a read returns: a slice of a shared buffer, never a copy.

@@ -55,10 +55,16 @@ impl NzFs {
     }
 
     /// An absent chunk means the fill value only while the array itself is
-    /// still in the store: if its `zarr.json` is gone (the store was moved
-    /// or deleted under the mount), reads fail instead of inventing data.
+    /// still in the store: if its metadata is gone (its `zarr.json`, or for a
+    /// consolidated hierarchy the root's), the store was moved or deleted
+    /// under the mount, and reads fail instead of inventing data.
     fn check_array_still_there(&self, node: usize, key: &StoreKey) -> Result<(), FsError> {
-        let meta_key = join(&self.hierarchy.nodes[node].path, "zarr.json").map_err(|e| store_error(key, e))?;
+        let path = if self.hierarchy.consolidated {
+            ""
+        } else {
+            self.hierarchy.nodes[node].path.as_str()
+        };
+        let meta_key = join(path, "zarr.json").map_err(|e| store_error(key, e))?;
         match self.store.stat(&meta_key) {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(store_error(
@@ -89,11 +95,7 @@ impl NzFs {
     /// The whole decoded chunk `index` of array `node`, through the cache.
     pub fn chunk(&self, node: usize, index: u64) -> Result<Chunk, FsError> {
         let (array, _) = self.array(node)?;
-        let key = CacheKey {
-            node,
-            chunk: index,
-            part: CacheKey::WHOLE,
-        };
+        let key = CacheKey::whole(node, index);
         self.cache.get_or_decode(&key, || {
             let key = self.chunk_key(node, array, index)?;
             let meta = &array.metadata;
@@ -131,13 +133,7 @@ impl NzFs {
             .map(|i| Ok((i, self.inner_chunk(node, index, i, sharding, &key, &shard_index)?)))
             .collect();
         // The index may be stale (the shard was replaced): read it afresh next time.
-        let inner = inner.inspect_err(|_| {
-            self.cache.invalidate(&CacheKey {
-                node,
-                chunk: index,
-                part: CacheKey::INDEX,
-            })
-        })?;
+        let inner = inner.inspect_err(|_| self.cache.invalidate(&CacheKey::index(node, index)))?;
         let mut out = vec![0u8; (end - start) as usize];
         sharding.copy_range(start, &mut out, |i| {
             inner
@@ -158,11 +154,7 @@ impl NzFs {
     /// version; 16 bytes), then the native `(offset, nbytes)` pairs. Empty
     /// when the shard is absent.
     fn shard_index(&self, node: usize, index: u64, sharding: &ShardingCodec, key: &StoreKey) -> Result<Chunk, FsError> {
-        let cache_key = CacheKey {
-            node,
-            chunk: index,
-            part: CacheKey::INDEX,
-        };
+        let cache_key = CacheKey::index(node, index);
         self.cache.get_or_decode(&cache_key, || {
             let Some(stamp) = self.store.stat(key).map_err(|e| store_error(key, e))? else {
                 self.check_array_still_there(node, key)?;
@@ -195,20 +187,29 @@ impl NzFs {
         key: &StoreKey,
         shard_index: &[u8],
     ) -> Result<Chunk, FsError> {
+        if shard_index.is_empty() {
+            let cache_key = CacheKey {
+                node,
+                chunk: index,
+                part: inner,
+                version: 0,
+            };
+            return self.cache.get_or_decode(&cache_key, || {
+                sharding.decode_inner(None).map_err(|e| decode_error(key, e))
+            });
+        }
+        let word = |at: usize| u64::from_ne_bytes(shard_index[at..at + 8].try_into().expect("8 bytes"));
+        let stamp = Stamp {
+            len: word(0),
+            version: word(8),
+        };
         let cache_key = CacheKey {
             node,
             chunk: index,
             part: inner,
+            version: stamp.version,
         };
         self.cache.get_or_decode(&cache_key, || {
-            if shard_index.is_empty() {
-                return sharding.decode_inner(None).map_err(|e| decode_error(key, e));
-            }
-            let word = |at: usize| u64::from_ne_bytes(shard_index[at..at + 8].try_into().expect("8 bytes"));
-            let stamp = Stamp {
-                len: word(0),
-                version: word(8),
-            };
             let location = sharding
                 .locate(&shard_index[16..], inner, Some(stamp.len))
                 .map_err(|e| decode_error(key, e))?;

@@ -56,6 +56,8 @@ pub struct Node {
 #[derive(Debug)]
 pub struct Hierarchy {
     pub nodes: Vec<Node>,
+    /// Whether the tree came from the root's consolidated metadata.
+    pub consolidated: bool,
 }
 
 /// Why a store cannot be opened at all.
@@ -97,7 +99,10 @@ impl Hierarchy {
     /// Discover the hierarchy of `store`.
     pub fn open(store: &dyn ReadableStore) -> Result<Hierarchy, OpenError> {
         let root_key = StoreKey::new("zarr.json").expect("valid key");
-        let mut h = Hierarchy { nodes: Vec::new() };
+        let mut h = Hierarchy {
+            nodes: Vec::new(),
+            consolidated: false,
+        };
         match store.get(&root_key, MAX_METADATA_BYTES)? {
             Some(bytes) => {
                 let meta = NodeMetadata::parse(&bytes).map_err(|e| match e {
@@ -111,7 +116,10 @@ impl Hierarchy {
                 let is_group = matches!(meta, NodeMetadata::Group(_));
                 h.push(None, "", node_kind(Ok(meta)));
                 match consolidated {
-                    Some(entries) => h.add_consolidated(&entries),
+                    Some(entries) => {
+                        h.consolidated = true;
+                        h.add_consolidated(&entries);
+                    }
                     None if is_group => {
                         h.walk(store, 0, 0)?;
                     }

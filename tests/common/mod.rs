@@ -3,6 +3,8 @@
 //! arrays zarr-python/numpy decoded.
 #![allow(dead_code)]
 
+pub mod mount;
+
 use std::path::{Path, PathBuf};
 
 use nzfs::zarr::json::{self, Value};

@@ -1,0 +1,134 @@
+//! Decompression bombs: tiny chunk objects that claim a gigabyte or more.
+//! Reading them through the filesystem core is an error, and the process
+//! never allocates much more than the chunk's expected size. A counting
+//! global allocator measures the peak.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
+
+use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::store::FilesystemStore;
+use nzfs::zarr::hierarchy::Hierarchy;
+
+struct Counting;
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let now = CURRENT.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
+        PEAK.fetch_max(now, Ordering::SeqCst);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const CHUNK: usize = 64 * 1024;
+const GIB: u64 = 1 << 30;
+
+/// A zstd frame claiming 1 GiB of content, made of RLE blocks (4 bytes per
+/// 128 KiB): about 32 KiB on disk. As a single segment its window is the
+/// whole 1 GiB; otherwise it declares a 128 KiB window and must be stopped
+/// by the output bound.
+fn zstd_bomb(single_segment: bool) -> Vec<u8> {
+    let mut f = 0xFD2F_B528u32.to_le_bytes().to_vec();
+    if single_segment {
+        f.push(0xE0); // 8-byte Frame_Content_Size, single segment
+    } else {
+        f.push(0xC0); // 8-byte Frame_Content_Size
+        f.push(7 << 3); // window 2^(10+7) = 128 KiB
+    }
+    f.extend(GIB.to_le_bytes());
+    let block = 128 * 1024u32;
+    let blocks = (GIB / u64::from(block)) as u32;
+    for i in 0..blocks {
+        let last = u32::from(i + 1 == blocks);
+        let header = (block << 3) | (1 << 1) | last; // RLE block
+        f.extend(&header.to_le_bytes()[..3]);
+        f.push(0);
+    }
+    f
+}
+
+/// 1024 concatenated gzip members of 1 MiB of zeros each: 1 GiB.
+fn gzip_bomb() -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(&vec![0u8; 1 << 20]).unwrap();
+    e.finish().unwrap().repeat(1024)
+}
+
+/// A blosc container whose header claims 1 GiB.
+fn blosc_bomb() -> Vec<u8> {
+    let mut h = vec![2u8, 1, 0x01, 1];
+    h.extend((GIB as u32).to_le_bytes()); // nbytes
+    h.extend(65536u32.to_le_bytes()); // blocksize
+    h.extend(64u32.to_le_bytes()); // cbytes
+    h.resize(64, 0);
+    h
+}
+
+fn store_with(dir: &std::path::Path, codec: &str, bomb: &[u8]) {
+    let meta = format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{CHUNK}], "data_type": "uint8",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{CHUNK}]}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+        "codecs": [{{"name": "bytes"}}, {codec}]}}"#
+    );
+    std::fs::create_dir_all(dir.join("a/c")).unwrap();
+    std::fs::write(dir.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    std::fs::write(dir.join("a/zarr.json"), meta).unwrap();
+    std::fs::write(dir.join("a/c/0"), bomb).unwrap();
+}
+
+#[test]
+fn bombs_fail_without_allocating_what_they_claim() {
+    let cases = [
+        (r#"{"name": "zstd", "configuration": {"level": 1}}"#, zstd_bomb(true)),
+        (r#"{"name": "zstd", "configuration": {"level": 3}}"#, zstd_bomb(false)),
+        (r#"{"name": "gzip", "configuration": {"level": 1}}"#, gzip_bomb()),
+        (
+            r#"{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "noshuffle", "typesize": 1, "blocksize": 0}}"#,
+            blosc_bomb(),
+        ),
+    ];
+    for (codec, bomb) in cases {
+        assert!(bomb.len() < 2 << 20, "the bomb itself is small");
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), codec, &bomb);
+        drop(bomb);
+        let s = FilesystemStore::new(dir.path());
+        let h = Hierarchy::open(&s).unwrap();
+        let options = FsOptions {
+            cache_bytes: 1 << 20,
+            missing_chunks: MissingChunks::Fill,
+            dataset_name: "bomb".into(),
+            uid: 0,
+            gid: 0,
+            mtime: SystemTime::UNIX_EPOCH,
+        };
+        let fs = NzFs::new(Box::new(s), h, options).unwrap();
+        let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;
+        let ino = fs.lookup(dir_ino, OsStr::new("0.bin")).unwrap().ino;
+        let before = CURRENT.load(Ordering::SeqCst);
+        PEAK.store(before, Ordering::SeqCst);
+        let err = fs.read(ino, 0, 4096).unwrap_err();
+        let grew = PEAK.load(Ordering::SeqCst) - before;
+        assert_eq!(err.errno(), libc::EIO, "{codec}");
+        assert!(err.to_string().contains("a/c/0"), "{err}");
+        // The stored object (read once, at most 2 x chunk + 1 MiB), the
+        // output bound (chunk + 64 KiB) and decoder state: a few MiB.
+        assert!(
+            grew < 8 << 20,
+            "{codec}: peak allocation grew by {grew} bytes for: {err}"
+        );
+    }
+}

@@ -1,0 +1,423 @@
+//! Bad input, faults and load, through real mounts: a clear EIO on exactly
+//! the file that is bad, a log line naming the store key and the reason,
+//! and everything else keeps working.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::mount::Mount;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).unwrap();
+        }
+    }
+}
+
+/// A private copy of a fixture store, to damage.
+fn copy_of(store: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join(store);
+    copy_dir(&common::data_dir().join(store), &path);
+    (tmp, path)
+}
+
+fn eio(r: std::io::Result<Vec<u8>>) -> bool {
+    matches!(r, Err(ref e) if e.raw_os_error() == Some(libc::EIO))
+}
+
+/// Deterministic garbage.
+fn garbage(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn corrupt_chunks_fail_alone_for_every_codec() {
+    let manifest = common::manifest();
+    // (store, array, chunk key of grid index 0, second chunk key and file name)
+    let arrays = [
+        ("codecs.zarr", "transpose_zstd"),
+        ("codecs.zarr", "transpose_big_gzip"),
+        ("codecs.zarr", "gzip"),
+        ("codecs.zarr", "crc32c"),
+        ("codecs.zarr", "zstd_crc32c"),
+        ("blosc.zarr", "lz4_shuffle"),
+        ("blosc.zarr", "zstd_bitshuffle"),
+        ("blosc.zarr", "blosclz_noshuffle"),
+        ("blosc.zarr", "zlib_shuffle"),
+        ("blosc.zarr", "lz4hc_noshuffle"),
+        ("sharding.zarr", "index_end"),
+        ("sharding.zarr", "index_start"),
+        ("sharding.zarr", "inner_gzip"),
+        ("sharding.zarr", "inner_blosc"),
+        ("endian.zarr", "int32_big"),
+    ];
+    let mut by_store: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (store, array) in arrays {
+        by_store.entry(store).or_default().push(array);
+    }
+    for (store, list) in by_store {
+        let (_tmp, path) = copy_of(store);
+        // Damage the first three chunks of each array: truncated, garbage, empty.
+        let mut damaged = Vec::new();
+        for array in &list {
+            let e = manifest.iter().find(|e| e.store == store && e.path == *array).unwrap();
+            assert!(e.chunk_count() >= 4, "{store}/{array}");
+            for (k, how) in ["truncated", "garbage", "empty"].into_iter().enumerate() {
+                let idx = e.unravel(k as u64);
+                let key: Vec<String> = idx.iter().map(u64::to_string).collect();
+                let file = path.join(array).join("c").join(key.join("/"));
+                let bytes = std::fs::read(&file).unwrap();
+                let new = match how {
+                    "truncated" => bytes[..bytes.len() / 2].to_vec(),
+                    "garbage" if *array == "int32_big" => garbage(bytes.len() + 3, k as u64),
+                    "garbage" => garbage(bytes.len(), k as u64 + 7),
+                    _ => Vec::new(),
+                };
+                std::fs::write(&file, new).unwrap();
+                damaged.push((e.clone(), k as u64, format!("{array}/c/{}", key.join("/"))));
+            }
+        }
+        let m = Mount::at(&path, &[]);
+        for (e, k, _) in &damaged {
+            let file = m.mp.join(&e.path).join(e.chunk_name(*k));
+            assert!(eio(std::fs::read(&file)), "{store}/{} chunk {k} should fail", e.path);
+            // Its siblings still read exactly.
+            for sibling in 3..e.chunk_count().min(6) {
+                let bytes = std::fs::read(m.mp.join(&e.path).join(e.chunk_name(sibling))).unwrap();
+                e.check_chunk(sibling, &bytes).unwrap();
+            }
+        }
+        let log = m.log();
+        for (_, _, key) in &damaged {
+            assert!(log.contains(key.as_str()), "{key} not logged:\n{log}");
+        }
+    }
+}
+
+fn write_store(dir: &Path, nodes: &[(&str, &str)]) {
+    for (path, doc) in nodes {
+        let d = if path.is_empty() {
+            dir.to_path_buf()
+        } else {
+            dir.join(path)
+        };
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("zarr.json"), doc).unwrap();
+    }
+}
+
+fn array_doc(extra: &str, codecs: &str, shape: &str, chunks: &str) -> String {
+    format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": {shape}, "data_type": "int16",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": {chunks}}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 7, "codecs": {codecs} {extra}}}"#
+    )
+}
+
+#[test]
+fn broken_metadata_refuses_only_that_node() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ok_codecs = r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#;
+    let good = array_doc("", ok_codecs, "[4]", "[2]");
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("truncated", r#"{"zarr_format": 3, "node_ty"#.into(), "invalid JSON"),
+        ("not_object", "[1, 2, 3]".into(), "not a JSON object"),
+        (
+            "format2",
+            good.replace(r#""zarr_format": 3"#, r#""zarr_format": 2"#),
+            "zarr_format is 2",
+        ),
+        (
+            "node_type",
+            good.replace(r#""node_type": "array""#, r#""node_type": "table""#),
+            "node_type",
+        ),
+        (
+            "absurd_shape",
+            array_doc("", ok_codecs, "[18446744073709551615, 18446744073709551615]", "[1, 1]"),
+            "overflows",
+        ),
+        (
+            "huge_chunk",
+            array_doc("", ok_codecs, "[10, 10]", "[4294967296, 4294967296]"),
+            "larger than nzfs can hold",
+        ),
+        (
+            "zero_chunk",
+            array_doc("", ok_codecs, "[4]", "[0]"),
+            "chunk dimension is 0",
+        ),
+        (
+            "negative_shape",
+            array_doc("", ok_codecs, "[-4]", "[2]"),
+            "non-negative",
+        ),
+        (
+            "bad_fill",
+            good.replace(r#""fill_value": 7"#, r#""fill_value": 70000"#),
+            "fill_value",
+        ),
+        (
+            "bad_endian",
+            array_doc(
+                "",
+                r#"[{"name": "bytes", "configuration": {"endian": "middle"}}]"#,
+                "[4]",
+                "[2]",
+            ),
+            "endian",
+        ),
+        (
+            "bad_transpose",
+            array_doc(
+                "",
+                r#"[{"name": "transpose", "configuration": {"order": [0, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
+                "[4, 4]",
+                "[2, 2]",
+            ),
+            "permutation",
+        ),
+        ("no_codecs", array_doc("", "[]", "[4]", "[2]"), "empty"),
+        ("dims_mismatch", array_doc("", ok_codecs, "[4, 4]", "[2]"), "dimensions"),
+    ];
+    let mut nodes: Vec<(&str, &str)> = vec![("", r#"{"zarr_format": 3, "node_type": "group"}"#), ("good", &good)];
+    for (name, doc, _) in &cases {
+        nodes.push((name, doc));
+    }
+    write_store(tmp.path(), &nodes);
+    std::fs::create_dir_all(tmp.path().join("good/c")).unwrap();
+    std::fs::write(tmp.path().join("good/c/0"), [1u8, 0, 2, 0]).unwrap();
+    // An array directory that lost its zarr.json is no node at all.
+    std::fs::create_dir_all(tmp.path().join("lost/c")).unwrap();
+    std::fs::write(tmp.path().join("lost/c/0"), [0u8; 4]).unwrap();
+
+    let m = Mount::at(tmp.path(), &[]);
+    assert_eq!(
+        std::fs::read(m.mp.join("good/0.bin")).unwrap(),
+        [1i16.to_ne_bytes(), 2i16.to_ne_bytes()].concat()
+    );
+    assert_eq!(
+        std::fs::read(m.mp.join("good/1.bin")).unwrap(),
+        [7i16.to_ne_bytes(), 7i16.to_ne_bytes()].concat()
+    );
+    assert!(std::fs::metadata(m.mp.join("lost")).is_err());
+    let log = m.log();
+    for (name, _, reason) in &cases {
+        let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
+        let line = log
+            .lines()
+            .find(|l| l.contains(&format!("{name}/zarr.json")))
+            .unwrap_or_else(|| panic!("{name} not logged:\n{log}"));
+        assert!(line.contains(reason), "{name}: {reason:?} not in {line}");
+    }
+}
+
+#[test]
+fn hostile_consolidated_names_are_ignored_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arr = array_doc(
+        "",
+        r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
+        "[2]",
+        "[2]",
+    );
+    let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+    let root = format!(
+        r#"{{"zarr_format": 3, "node_type": "group", "consolidated_metadata": {{"kind": "inline", "must_understand": false,
+        "metadata": {{"ok": {arr}, "..": {group}, "../escape": {arr}, ".": {group}, "a//b": {arr}, "/abs": {arr},
+        "__private": {arr}, "x/../../etc": {arr}, "fine/./x": {arr}}}}}}}"#
+    );
+    write_store(tmp.path(), &[("", &root)]);
+    let m = Mount::at(tmp.path(), &[]);
+    let mut names: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["header.cdl", "ok"]);
+    let log = m.log();
+    for bad in ["../escape", "a//b", "/abs", "__private", "x/../../etc", "fine/./x"] {
+        assert!(log.contains(bad), "{bad} not logged:\n{log}");
+    }
+    // The one valid array reads its (absent) chunk as fill, from inside the store.
+    assert_eq!(
+        std::fs::read(m.mp.join("ok/0.bin")).unwrap(),
+        [7i16.to_ne_bytes(), 7i16.to_ne_bytes()].concat()
+    );
+}
+
+#[test]
+fn a_shard_replaced_under_the_core_never_mixes_old_index_and_new_bytes() {
+    use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+    let (_tmp, path) = copy_of("sharding.zarr");
+    let s = nzfs::store::FilesystemStore::new(&path);
+    let h = nzfs::zarr::hierarchy::Hierarchy::open(&s).unwrap();
+    let options = FsOptions {
+        cache_bytes: 1 << 20,
+        missing_chunks: MissingChunks::Fill,
+        dataset_name: "s".into(),
+        uid: 0,
+        gid: 0,
+        mtime: std::time::SystemTime::UNIX_EPOCH,
+    };
+    let fs = NzFs::new(Box::new(s), h, options).unwrap();
+    let e = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sharding.zarr" && e.path == "index_big_no_crc")
+        .unwrap();
+    let dir = fs.lookup(1, std::ffi::OsStr::new("index_big_no_crc")).unwrap().ino;
+    let ino = fs.lookup(dir, std::ffi::OsStr::new("0.0.bin")).unwrap().ino;
+    // Inner chunk 0 of shard (0, 0): the index is cached now.
+    let first = fs.read(ino, 0, 8).unwrap().bytes().to_vec();
+    // Replace the shard with shard (1, 0), which has the same length.
+    let c = path.join("index_big_no_crc/c");
+    std::fs::copy(c.join("1/0"), path.join("tmp")).unwrap();
+    std::fs::rename(path.join("tmp"), c.join("0/0")).unwrap();
+    // Inner chunk 3 (the last bytes) needs the object again: EIO, not a mix.
+    let err = fs.read(ino, 88, 8).unwrap_err();
+    assert_eq!(err.errno(), libc::EIO);
+    assert!(err.to_string().contains("changed while mounted"), "{err}");
+    // The stale index was dropped: the next read sees the new shard whole.
+    let whole = fs.read(ino, 0, 96).unwrap().bytes().to_vec();
+    let shard_1_0 = {
+        let mut v = Vec::new();
+        for r in 4..8 {
+            for col in 0..6 {
+                let at = (r * 9 + col) * 4;
+                v.extend_from_slice(&e.bytes[at..at + 4]);
+            }
+        }
+        v
+    };
+    assert_ne!(first, shard_1_0[..8]);
+    // Inner chunk 0 cached from the old object is not reused with the new one.
+    assert_eq!(whole, shard_1_0);
+}
+
+#[test]
+fn chunks_deleted_or_replaced_under_a_mount_read_as_their_new_state() {
+    let (_tmp, path) = copy_of("keys.zarr");
+    let m = Mount::at(&path, &["--cache-size", "1KiB"]);
+    let k = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "keys.zarr" && e.path == "default_slash")
+        .unwrap();
+    std::fs::remove_file(path.join("default_slash/c/0/0")).unwrap();
+    let fill = std::fs::read(m.mp.join("default_slash/0.0.bin")).unwrap();
+    assert!(fill.iter().all(|&b| b == 0), "absent chunk is the fill value 0");
+    std::fs::copy(path.join("default_slash/c/1/1"), path.join("default_slash/c/0/1")).unwrap();
+    let replaced = std::fs::read(m.mp.join("default_slash/0.1.bin")).unwrap();
+    k.check_chunk(3, &replaced).unwrap(); // chunk (1, 1) is linear 3
+}
+
+#[test]
+fn a_vanished_store_gives_eio_and_the_daemon_stays_up() {
+    let (tmp, path) = copy_of("sample.zarr");
+    let m = Mount::at(&path, &["--cache-size", "1KiB"]);
+    let cached = std::fs::read(m.mp.join("t2m/0.0.0.bin")).unwrap();
+    std::fs::rename(&path, tmp.path().join("moved")).unwrap();
+    assert!(eio(std::fs::read(m.mp.join("t2m/1.1.1.bin"))));
+    assert!(eio(std::fs::read(m.mp.join("lat/0.bin"))));
+    // The daemon is alive: metadata still answers.
+    assert!(
+        std::fs::read_to_string(m.mp.join("header.cdl"))
+            .unwrap()
+            .contains("t2m")
+    );
+    assert_eq!(
+        std::fs::metadata(m.mp.join("t2m/0.0.0.bin")).unwrap().len(),
+        cached.len() as u64
+    );
+    std::fs::rename(tmp.path().join("moved"), &path).unwrap();
+    assert_eq!(std::fs::read(m.mp.join("t2m/1.1.1.bin")).unwrap().len(), 1400);
+}
+
+#[test]
+fn sigterm_unmounts_a_background_daemon() {
+    let m = Mount::new("sample.zarr", &[]);
+    let pid = m.daemon_pid();
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let start = Instant::now();
+    while nzfs::daemon::is_mount_point(&m.mp) || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "still mounted or running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(m.log().contains("unmounting on signal"));
+}
+
+fn vm_hwm_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
+    let manifest = common::manifest();
+    let arrays: Vec<_> = manifest
+        .iter()
+        .filter(|e| {
+            e.store == "sharding.zarr"
+                && ["rows", "partial", "nested", "index_start", "outer_zstd"].contains(&e.path.as_str())
+        })
+        .cloned()
+        .collect();
+    let budget = 256 * 1024;
+    let m = Mount::new("sharding.zarr", &["--cache-size", "256KiB"]);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let reads = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for t in 0..16u64 {
+            let (m, arrays, reads) = (&m, &arrays, &reads);
+            s.spawn(move || {
+                let mut x = t * 7919 + 1;
+                while Instant::now() < deadline {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let e = &arrays[(x >> 33) as usize % arrays.len()];
+                    let k = (x >> 17) % e.chunk_count();
+                    let path = m.mp.join(&e.path).join(e.chunk_name(k));
+                    if x % 3 == 0 {
+                        let bytes = std::fs::read(&path).unwrap();
+                        e.check_chunk(k, &bytes).unwrap();
+                    } else {
+                        // A 4 KiB pread somewhere in the file, checked against a whole read's bytes.
+                        let f = std::fs::File::open(&path).unwrap();
+                        let len = f.metadata().unwrap().len();
+                        let off = (x >> 7) % len;
+                        let mut buf = vec![0u8; 4096.min((len - off) as usize)];
+                        f.read_exact_at(&mut buf, off).unwrap();
+                        let whole = std::fs::read(&path).unwrap();
+                        assert_eq!(buf, whole[off as usize..off as usize + buf.len()]);
+                    }
+                    reads.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    assert!(reads.into_inner() > 100);
+    let hwm = vm_hwm_kib(m.daemon_pid()) * 1024;
+    assert!(hwm < budget + (64 << 20), "daemon peak RSS {hwm} bytes");
+}

@@ -52,7 +52,7 @@ fn every_fixture_chunk_matches_numpy() {
                 .unwrap()
                 .into_iter()
                 .map(|d| d.name)
-                .filter(|n| n.ends_with(".bin"))
+                .filter(|n| n.ends_with(".bin") && n != "data.bin")
                 .collect();
             let want: Vec<String> = (0..e.chunk_count()).map(|i| e.chunk_name(i)).collect();
             assert_eq!(listed, want, "{store}/{}", e.path);
@@ -193,7 +193,8 @@ fn layout_rules() {
         .into_iter()
         .map(|d| d.name)
         .collect();
-    assert_eq!(names, [".", "..", "header.cdl"]);
+    assert_eq!(names, [".", "..", "header.cdl", "data.bin"]);
+    assert_eq!(fs.lookup(empty, OsStr::new("data.bin")).unwrap().size, 0);
     let scalar = resolve(&fs, "scalar");
     assert_eq!(fs.lookup(scalar, OsStr::new("0.bin")).unwrap().size, 4);
     // Non-canonical chunk names do not resolve.
@@ -209,4 +210,42 @@ fn layout_rules() {
     let c = open("consolidated.zarr", MissingChunks::Fill);
     assert!(c.lookup(1, OsStr::new("not_consolidated")).is_err());
     assert!(c.lookup(1, OsStr::new("grp")).is_ok());
+}
+
+#[test]
+fn data_bin_is_the_whole_array_at_any_offset() {
+    let manifest = common::manifest();
+    let mut checked = 0;
+    for store in common::stores(&manifest) {
+        let fs = open(&store, MissingChunks::Fill);
+        for e in manifest.iter().filter(|e| e.store == store) {
+            let dir = resolve(&fs, &e.path);
+            let attr = fs.lookup(dir, OsStr::new("data.bin")).unwrap();
+            let want_len = if e.shape.is_empty() {
+                e.bytes.len()
+            } else {
+                e.elements() as usize * e.item_size()
+            };
+            assert_eq!(attr.size, want_len as u64, "{store}/{}", e.path);
+            assert_eq!(
+                fs.read(attr.ino, 0, u32::MAX).unwrap().bytes(),
+                &e.bytes[..],
+                "{store}/{}",
+                e.path
+            );
+            // Odd-sized pieces at odd offsets, across rows and chunks.
+            let mut got = Vec::new();
+            let mut off = 0u64;
+            let mut step = 1u32;
+            while off < attr.size {
+                let part = fs.read(attr.ino, off, step).unwrap();
+                got.extend_from_slice(part.bytes());
+                off += part.bytes().len() as u64;
+                step = step * 3 % 1021 + 1;
+            }
+            assert_eq!(got, e.bytes, "{store}/{} in pieces", e.path);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "checked {checked} arrays");
 }

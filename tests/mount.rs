@@ -25,7 +25,7 @@ fn every_fixture_reads_back_exactly_through_a_real_mount() {
             let names: Vec<String> = std::fs::read_dir(&dir)
                 .unwrap_or_else(|err| panic!("{}: {err}", dir.display()))
                 .map(|d| d.unwrap().file_name().into_string().unwrap())
-                .filter(|n| n.ends_with(".bin"))
+                .filter(|n| n.ends_with(".bin") && n != "data.bin")
                 .collect();
             let want: Vec<String> = (0..e.chunk_count()).map(|i| e.chunk_name(i)).collect();
             assert_eq!(names, want, "{store}/{}", e.path);
@@ -191,7 +191,7 @@ fn a_root_array_fills_the_mount_point() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "header.cdl"]);
+    assert_eq!(names, ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "data.bin", "header.cdl"]);
 }
 
 #[test]
@@ -375,4 +375,73 @@ fn non_conformant_stores_mount_with_one_summary_warning() {
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("shared-dimension"), "{log}");
+}
+
+/// The bytes of `path` through mmap(2), as numpy.memmap maps them.
+fn mmap_bytes(path: &std::path::Path) -> Vec<u8> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    if len == 0 {
+        return Vec::new();
+    }
+    // SAFETY: a read-only private mapping of an open file, copied out and unmapped.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED, "mmap {}", path.display());
+        let v = std::slice::from_raw_parts(p as *const u8, len).to_vec();
+        libc::munmap(p, len);
+        v
+    }
+}
+
+#[test]
+fn data_bin_reads_maps_and_slices_like_numpy() {
+    let manifest = common::manifest();
+    let mut checked = 0;
+    for store in [
+        "sample.zarr",
+        "sharding.zarr",
+        "endian.zarr",
+        "codecs.zarr",
+        "hier.zarr",
+        "dtypes.zarr",
+    ] {
+        let m = Mount::new(store, &[]);
+        for e in manifest.iter().filter(|e| e.store == store) {
+            let file = m.path(&e.path).join("data.bin");
+            assert_eq!(std::fs::read(&file).unwrap(), e.bytes, "{store}/{}", e.path);
+            assert_eq!(mmap_bytes(&file), e.bytes, "mmap {store}/{}", e.path);
+            if e.shape.len() >= 2 && e.elements() > 0 {
+                // dd of slab k along the first dimension, as header.cdl says.
+                let slab: usize = e.shape[1..].iter().product::<u64>() as usize * e.item_size();
+                let k = e.shape[0] as usize / 2;
+                let out = std::process::Command::new("dd")
+                    .arg(format!("if={}", file.display()))
+                    .args([
+                        format!("bs={slab}"),
+                        format!("skip={k}"),
+                        "count=1".into(),
+                        "status=none".into(),
+                    ])
+                    .output()
+                    .unwrap();
+                assert_eq!(out.stdout, e.bytes[k * slab..(k + 1) * slab], "dd {store}/{}", e.path);
+                let header = std::fs::read_to_string(m.path(&e.path).join("header.cdl")).unwrap();
+                assert!(
+                    header.contains(&format!("dd if=data.bin bs={slab} skip=k count=1")),
+                    "{header}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 40);
 }

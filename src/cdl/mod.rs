@@ -331,6 +331,28 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
         a.fill_value_json,
         codec_chain_text(a)
     );
+    let total = a
+        .shape
+        .iter()
+        .fold(a.data_type.size() as u64, |acc, &n| acc.saturating_mul(n));
+    if a.shape.is_empty() {
+        let _ = writeln!(out, "{at}data.bin: the one {element} element, {order}, {total} bytes");
+    } else {
+        let _ = writeln!(
+            out,
+            "{at}data.bin: the whole array, {} {element} in C order, {order}, {total} bytes",
+            x(&a.shape)
+        );
+        let slab = a.shape[1..]
+            .iter()
+            .fold(a.data_type.size() as u64, |acc, &n| acc.saturating_mul(n));
+        let what = if a.shape.len() == 1 { "element" } else { "slab" };
+        let _ = writeln!(
+            out,
+            "{at}e.g. {what} k of {}: dd if=data.bin bs={slab} skip=k count=1",
+            dim_names.first().copied().unwrap_or("dim0")
+        );
+    }
 }
 
 fn codec_chain_text(a: &ArrayMetadata) -> String {

@@ -3,8 +3,10 @@
 //! Layout (issue #2, "The mounted layout"):
 //! - every group and every array is a directory; the root node is the mount
 //!   point;
-//! - every directory holds `header.cdl`; an array directory also holds one
-//!   `.bin` file per chunk, named by [`names::ChunkNames`];
+//! - every directory holds `header.cdl`; an array directory also holds
+//!   `data.bin` (the whole array, C order, host byte order) and one `.bin`
+//!   file per chunk, named by [`names::ChunkNames`] (chunk names are digits,
+//!   so they never collide with `data.bin`);
 //! - a child node whose name collides with `header.cdl` is listed as
 //!   `header.cdl.node` (more `.node` suffixes if that is taken too), and a
 //!   warning is logged;
@@ -14,7 +16,8 @@
 //!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
 //! nothing until it is read: node `n` is `n + 1` (root = 1), its header is
-//! `HEADER | n`, and chunk `j` of array `n` is `CHUNK | n << 40 | j`.
+//! `HEADER | n`, its `data.bin` `DATA | n`, and chunk `j` of array `n` is
+//! `CHUNK | n << 40 | j`.
 //!
 //! Sizes come from metadata alone: `getattr` never reads or decodes a chunk.
 
@@ -36,8 +39,11 @@ use crate::zarr::hierarchy::{ArrayNode, Hierarchy, NodeKind};
 
 /// The name of the generated header in every directory.
 pub const HEADER_NAME: &str = "header.cdl";
+/// The name of the whole-array file in every array directory.
+pub const DATA_NAME: &str = "data.bin";
 
 const HEADER: u64 = 1 << 62;
+const DATA: u64 = 1 << 61;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -68,7 +74,12 @@ pub struct FsOptions {
 pub enum Inode {
     Node(usize),
     Header(usize),
-    Chunk { node: usize, index: u64 },
+    /// `data.bin` of array `n`.
+    Data(usize),
+    Chunk {
+        node: usize,
+        index: u64,
+    },
 }
 
 impl Inode {
@@ -76,6 +87,7 @@ impl Inode {
         match self {
             Inode::Node(n) => n as u64 + 1,
             Inode::Header(n) => HEADER | n as u64,
+            Inode::Data(n) => DATA | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -89,6 +101,8 @@ impl Inode {
             })
         } else if ino & HEADER != 0 {
             Some(Inode::Header((ino & !HEADER) as usize))
+        } else if ino & DATA != 0 {
+            Some(Inode::Data((ino & !DATA) as usize))
         } else {
             (ino as usize).checked_sub(1).map(Inode::Node)
         }
@@ -284,6 +298,7 @@ impl NzFs {
                 (Kind::Directory, node.children.len() as u64)
             }
             Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
+            Inode::Data(n) => (Kind::File, self.data_size(n)?),
             Inode::Chunk { node, index } => {
                 let (a, names) = self.array(node)?;
                 if index >= names.count() {
@@ -316,6 +331,9 @@ impl NzFs {
             return self.getattr(Inode::Header(p).to_ino());
         }
         if let Some(names) = &self.info[p].chunk_names {
+            if name == DATA_NAME {
+                return self.getattr(Inode::Data(p).to_ino());
+            }
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
         }
@@ -345,7 +363,8 @@ impl NzFs {
         };
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
-        let fixed = 3u64; // ".", "..", header
+        let is_array = self.info[n].chunk_names.is_some();
+        let fixed = if is_array { 4u64 } else { 3 }; // ".", "..", header (, data.bin)
         let total = fixed
             + self.info[n]
                 .chunk_names
@@ -358,6 +377,7 @@ impl NzFs {
                 0 => (ino, Kind::Directory, ".".to_string()),
                 1 => (parent_ino, Kind::Directory, "..".to_string()),
                 2 => (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME.to_string()),
+                3 if is_array => (Inode::Data(n).to_ino(), Kind::File, DATA_NAME.to_string()),
                 _ => match &self.info[n].chunk_names {
                     Some(names) => {
                         let index = k - fixed;
@@ -394,6 +414,7 @@ impl NzFs {
         let buffer = match Inode::from_ino(ino).ok_or(FsError::NotFound)? {
             Inode::Node(_) => return Err(FsError::IsADirectory),
             Inode::Header(n) => self.header(n)?,
+            Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());

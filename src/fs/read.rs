@@ -10,6 +10,11 @@
 //! its own range request and cached on its own. Reading a whole shard
 //! therefore decodes each inner chunk once.
 //!
+//! `data.bin` reads walk the array in C order, run by run: a run is a piece
+//! of one row that lies in one decoded unit (a chunk, or an inner chunk of a
+//! shard when shards are decoded partially), copied from that unit's cached
+//! buffer. Edge chunks are trimmed to the array bounds.
+//!
 //! Invariants: no store request is larger than the chunk's decoded size
 //! times two plus 1 MiB; an absent chunk or shard is the fill value (or
 //! `EIO` under `--missing-chunks error`); an empty inner chunk is always
@@ -75,6 +80,123 @@ impl NzFs {
             )),
             Err(e) => Err(store_error(&meta_key, e)),
         }
+    }
+
+    /// The size of `data.bin` of array `node`.
+    pub(super) fn data_size(&self, node: usize) -> Result<u64, FsError> {
+        let (array, _) = self.array(node)?;
+        let m = &array.metadata;
+        // Fits: every chunk fits 2 GiB and the chunk count fits u64, but the
+        // product may not; saturate (such a file cannot be read whole anyway).
+        Ok(m.shape
+            .iter()
+            .fold(m.data_type.size() as u64, |acc, &s| acc.saturating_mul(s)))
+    }
+
+    /// Read bytes `[offset, offset + size)` of `data.bin` of array `node`.
+    pub(super) fn read_data(&self, node: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        let total = self.data_size(node)?;
+        let (array, _) = self.array(node)?;
+        let m = &array.metadata;
+        let item = m.data_type.size() as u64;
+        let start = offset.min(total);
+        let end = start.saturating_add(u64::from(size)).min(total);
+        let mut out = vec![0u8; (end - start) as usize];
+        if out.is_empty() {
+            return Ok(ReadData {
+                buffer: Arc::new(out),
+                start: 0,
+                end: 0,
+            });
+        }
+        let nd = m.shape.len();
+        if nd == 0 {
+            let chunk = self.chunk(node, 0)?;
+            out.copy_from_slice(&chunk[start as usize..end as usize]);
+            return Ok(ReadData {
+                buffer: Arc::new(out),
+                start: 0,
+                end: (end - start) as usize,
+            });
+        }
+        // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
+        let sharding = array.chain.partial_sharding();
+        let unit_shape: &[u64] = sharding.map_or(&m.chunk_shape, |s| &s.inner_shape);
+        let row = m.shape[nd - 1];
+        // Position of the first element, in C order.
+        let mut elem = start / item;
+        let mut pos = vec![0u64; nd];
+        let mut rest = elem;
+        for d in (0..nd).rev() {
+            pos[d] = rest % m.shape[d];
+            rest /= m.shape[d];
+        }
+        let mut current: Option<((u64, u64), Chunk)> = None;
+        let mut b = start;
+        while b < end {
+            // The chunk holding `pos`, the unit inside it, and the offset there.
+            let mut chunk_index = 0u64;
+            let mut unit_index = 0u64;
+            let mut within = 0u64;
+            for d in 0..nd {
+                let in_chunk = pos[d] % m.chunk_shape[d];
+                chunk_index = chunk_index * m.shape[d].div_ceil(m.chunk_shape[d]) + pos[d] / m.chunk_shape[d];
+                unit_index = unit_index * (m.chunk_shape[d] / unit_shape[d]) + in_chunk / unit_shape[d];
+                within = within * unit_shape[d] + in_chunk % unit_shape[d];
+            }
+            // The run ends at the row's end or the unit's edge along the last dimension.
+            let unit_row = unit_shape[nd - 1];
+            let run_elems = (row - pos[nd - 1]).min(unit_row - pos[nd - 1] % unit_row);
+            let run_end = ((elem + run_elems) * item).min(end);
+            let key = (chunk_index, unit_index);
+            let buffer = match &current {
+                Some((k, buf)) if *k == key => buf.clone(),
+                _ => {
+                    let buf = match sharding {
+                        None => self.chunk(node, chunk_index)?,
+                        Some(sc) => self.shard_unit(node, array, sc, chunk_index, unit_index)?,
+                    };
+                    current = Some((key, buf.clone()));
+                    buf
+                }
+            };
+            let src = (within * item + b % item) as usize;
+            let n = (run_end - b) as usize;
+            out[(b - start) as usize..(b - start) as usize + n].copy_from_slice(&buffer[src..src + n]);
+            b = run_end;
+            // Advance to the element after the run (carrying into outer dimensions).
+            elem += run_elems;
+            pos[nd - 1] += run_elems;
+            let mut d = nd - 1;
+            while d > 0 && pos[d] >= m.shape[d] {
+                pos[d] = 0;
+                pos[d - 1] += 1;
+                d -= 1;
+            }
+        }
+        let len = out.len();
+        Ok(ReadData {
+            buffer: Arc::new(out),
+            start: 0,
+            end: len,
+        })
+    }
+
+    /// Inner chunk `inner` of shard `index`, through the index cache.
+    fn shard_unit(
+        &self,
+        node: usize,
+        array: &ArrayNode,
+        sharding: &ShardingCodec,
+        index: u64,
+        inner: u64,
+    ) -> Result<Chunk, FsError> {
+        let key = self.chunk_key(node, array, index)?;
+        let shard_index = self.shard_index(node, index, sharding, &key)?;
+        self.inner_chunk(node, index, inner, sharding, &key, &shard_index)
+            .inspect_err(|_| {
+                self.cache.invalidate(&CacheKey::index(node, index));
+            })
     }
 
     /// Read bytes `[offset, offset + size)` of chunk file `index` of `node`.

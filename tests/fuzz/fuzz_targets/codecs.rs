@@ -1,0 +1,30 @@
+//! Any bytes through every codec's decoder, and through whole chains.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use nzfs::codec::{BytesToBytes, CodecChain};
+use nzfs::zarr::data_type::{DataType, FillValue};
+use nzfs::zarr::json;
+use nzfs::zarr::metadata::CodecSpec;
+
+fn spec(name: &str, config: &str) -> CodecSpec {
+    CodecSpec { name: name.into(), configuration: json::parse(config.as_bytes()).ok(), must_understand: true }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, rest)) = data.split_first() else { return };
+    for codec in [BytesToBytes::Zstd, BytesToBytes::Gzip, BytesToBytes::Blosc, BytesToBytes::Crc32c] {
+        let _ = codec.decode(rest.to_vec(), None, 1 << 16);
+        let _ = codec.decode(rest.to_vec(), Some(256), 1 << 16);
+    }
+    let bytes = spec("bytes", r#"{"endian": "big"}"#);
+    let chains = [
+        vec![spec("transpose", r#"{"order": [2, 0, 1]}"#), bytes.clone(), spec("zstd", "{}")],
+        vec![bytes.clone(), spec("gzip", "{}"), spec("crc32c", "{}")],
+        vec![bytes.clone(), spec("blosc", r#"{"cname": "lz4", "shuffle": "shuffle", "typesize": 4}"#)],
+        vec![bytes],
+    ];
+    let chain = &chains[selector as usize % chains.len()];
+    if let Ok(c) = CodecChain::new(chain, &[3, 4, 5], DataType::Float32, &FillValue(vec![0; 4])) {
+        let _ = c.decode(rest.to_vec());
+    }
+});

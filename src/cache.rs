@@ -75,6 +75,12 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         lock(&self.state).bytes
     }
 
+    /// Whether `key` is cached or being decoded right now.
+    pub fn is_present(&self, key: &K) -> bool {
+        let st = lock(&self.state);
+        st.lru.contains(key) || st.inflight.contains_key(key)
+    }
+
     /// Forget `key` (a later request decodes it again).
     pub fn invalidate(&self, key: &K) {
         let mut st = lock(&self.state);

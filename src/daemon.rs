@@ -81,6 +81,17 @@ pub fn open_fs(store: &Path, options: FsOptions) -> Result<NzFs, CliError> {
     NzFs::new(Box::new(s), h, options).map_err(CliError)
 }
 
+/// Whether `mp` is a FUSE mount whose daemon is gone ("Transport endpoint
+/// is not connected"). Listing is asked, not `stat`: the kernel may still
+/// answer `stat` from its attribute cache.
+pub fn is_stale(mp: &Path) -> bool {
+    let enotconn = |e: &std::io::Error| e.raw_os_error() == Some(libc::ENOTCONN);
+    match std::fs::metadata(mp) {
+        Err(e) => enotconn(&e),
+        Ok(_) => is_mount_point(mp) && std::fs::read_dir(mp).is_err_and(|e| enotconn(&e)),
+    }
+}
+
 /// Whether `path` is a mount point (per /proc/self/mountinfo).
 pub fn is_mount_point(path: &Path) -> bool {
     let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else {
@@ -94,7 +105,7 @@ pub fn is_mount_point(path: &Path) -> bool {
 }
 
 fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
-    if matches!(std::fs::metadata(mp), Err(ref e) if e.raw_os_error() == Some(libc::ENOTCONN)) {
+    if is_stale(mp) {
         // A daemon died (SIGKILL, OOM) and left its mount behind: clear it.
         eprintln!(
             "nzfs: {} was a stale mount (its daemon died); unmounting it first",
@@ -283,7 +294,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     };
     let fs = NzFs::new(Box::new(store), hierarchy, options).map_err(CliError)?;
     // Non-conformant stores still mount; say once what `nzfs check` would.
-    let report = crate::nz::check(&fs, false, &mut |_, _| {});
+    let report = crate::nz::check(&fs, crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.findings.is_empty() {
         let first = report
             .findings
@@ -309,6 +320,12 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     let mut session = fuser::Session::new(FuseAdapter::new(fs), &mountpoint, &config)
         .map_err(|e| CliError(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
+    // stat() of the mount point is served by this very process: do it on a
+    // thread of its own, once the session loop below answers.
+    let readahead_mountpoint = mountpoint.clone();
+    let _ = std::thread::Builder::new()
+        .name("nzfs-readahead".into())
+        .spawn(move || raise_readahead(&readahead_mountpoint));
     // A daemon must not keep the directory it was started from busy.
     if args.daemon_child {
         let _ = std::env::set_current_dir("/");
@@ -329,6 +346,23 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     session.run()?;
     tracing::info!("unmounted; exiting");
     Ok(())
+}
+
+/// Ask the kernel for 1 MiB readahead on this mount (its backing device
+/// info defaults to 128 KiB): large sequential reads then arrive as 1 MiB
+/// FUSE requests. Best effort: it needs write access to sysfs (root).
+fn raise_readahead(mountpoint: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(mountpoint) else {
+        return;
+    };
+    let dev = meta.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let knob = format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb");
+    match std::fs::write(&knob, "1024") {
+        Ok(()) => tracing::debug!(%knob, "readahead set to 1 MiB"),
+        Err(e) => tracing::debug!(%knob, error = %e, "readahead left at the kernel default"),
+    }
 }
 
 fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
@@ -393,7 +427,7 @@ fn lazy_unmount(mp: &Path) -> std::io::Result<()> {
 
 /// `nzfs unmount`.
 pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
-    let stale = matches!(std::fs::metadata(mp), Err(ref e) if e.raw_os_error() == Some(libc::ENOTCONN));
+    let stale = is_stale(mp);
     if !stale && !is_mount_point(mp) {
         return fail(format!("{} is not mounted", mp.display()));
     }

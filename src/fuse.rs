@@ -8,6 +8,7 @@
 
 use std::ffi::OsStr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use fuser::{
@@ -23,11 +24,13 @@ const TTL: Duration = Duration::from_secs(3600);
 const MAX_READAHEAD: u32 = 1 << 20;
 
 pub struct FuseAdapter {
-    fs: NzFs,
+    fs: Arc<NzFs>,
 }
 
 impl FuseAdapter {
     pub fn new(fs: NzFs) -> Self {
+        let fs = Arc::new(fs);
+        fs.start_prefetcher();
         FuseAdapter { fs }
     }
 

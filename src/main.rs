@@ -66,7 +66,11 @@ fn check(args: &CheckArgs) -> ExitCode {
             }
         }
     };
-    let report = nzfs::nz::check(&fs, !args.no_values, &mut progress);
+    let scope = nzfs::nz::Scope {
+        read_values: !args.no_values,
+        ..nzfs::nz::Scope::FULL
+    };
+    let report = nzfs::nz::check(&fs, scope, &mut progress);
     if args.json {
         println!("{}", nzfs::nz::to_json(&args.store.display().to_string(), &report));
     } else {

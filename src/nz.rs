@@ -108,10 +108,34 @@ impl Checker<'_> {
     }
 }
 
-/// Check the store behind `fs`. With `read_values`, dimension coordinate
-/// arrays are read to confirm they are strictly monotonic; `progress` is
+/// How far `check` goes beyond the parsed metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    /// Read dimension coordinate values to confirm they are monotonic.
+    pub read_values: bool,
+    /// Read every `zarr.json` and list the store to compare them with
+    /// consolidated metadata.
+    pub read_store: bool,
+}
+
+impl Scope {
+    /// Everything (`nzfs check`).
+    pub const FULL: Scope = Scope {
+        read_values: true,
+        read_store: true,
+    };
+    /// The parsed metadata only: what a mount can afford.
+    pub const METADATA: Scope = Scope {
+        read_values: false,
+        read_store: false,
+    };
+}
+
+/// Check the store behind `fs`. Dimension coordinate arrays are read (when
+/// the scope says so) to confirm they are strictly monotonic; `progress` is
 /// told `(done, total)` as they are.
-pub fn check(fs: &NzFs, read_values: bool, progress: &mut dyn FnMut(usize, usize)) -> Report {
+pub fn check(fs: &NzFs, scope: Scope, progress: &mut dyn FnMut(usize, usize)) -> Report {
+    let read_values = scope.read_values;
     let mut c = Checker {
         fs,
         findings: Vec::new(),
@@ -139,7 +163,7 @@ pub fn check(fs: &NzFs, read_values: bool, progress: &mut dyn FnMut(usize, usize
             }
             NodeKind::Group { metadata } => {
                 if let Some(g) = metadata {
-                    check_attributes(&mut c, &node.path, &g.attributes, id == 0);
+                    check_attributes(&mut c, &node.path, &g.attributes, id == 0, false);
                 }
                 check_shared_dimensions(&mut c, id);
             }
@@ -149,7 +173,9 @@ pub fn check(fs: &NzFs, read_values: bool, progress: &mut dyn FnMut(usize, usize
         }
     }
     check_case_collisions(&mut c);
-    check_consolidated(&mut c);
+    if scope.read_store {
+        check_consolidated(&mut c);
+    }
     let total = coordinates.len();
     for (done, id) in coordinates.into_iter().enumerate() {
         if read_values {
@@ -226,7 +252,7 @@ fn check_array(c: &mut Checker, path: &str, m: &ArrayMetadata) {
             format!("[{}]", shown.join(", ")),
         );
     }
-    check_attributes(c, path, &m.attributes, false);
+    check_attributes(c, path, &m.attributes, false, true);
     if let Some((_, fv)) = m.attributes.iter().rev().find(|(k, _)| k == "_FillValue")
         && let Err(why) = fill_value_fits(fv, m.data_type)
     {
@@ -287,7 +313,7 @@ pub fn fill_value_fits(v: &Value, dt: DataType) -> Result<(), String> {
     }
 }
 
-fn check_attributes(c: &mut Checker, path: &str, attrs: &[(String, Value)], is_root: bool) {
+fn check_attributes(c: &mut Checker, path: &str, attrs: &[(String, Value)], is_root: bool, is_array: bool) {
     for (k, v) in attrs {
         check_name(c, path, k, "attribute");
         if let Value::Array(items) = v {
@@ -309,11 +335,6 @@ fn check_attributes(c: &mut Checker, path: &str, attrs: &[(String, Value)], is_r
                 );
             }
         }
-        let is_array =
-            c.fs.hierarchy()
-                .nodes
-                .iter()
-                .any(|n| n.path == path && matches!(n.kind, NodeKind::Array(_)));
         if (k == "conventions" || k == "Conventions") && (!is_root || !matches!(v, Value::Str(_))) {
             c.add(
                 Severity::Error,

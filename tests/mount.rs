@@ -191,7 +191,10 @@ fn a_root_array_fills_the_mount_point() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "data.bin", "header.cdl"]);
+    assert_eq!(
+        names,
+        ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "data.bin", "header.cdl"]
+    );
 }
 
 #[test]

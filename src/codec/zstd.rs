@@ -2,17 +2,39 @@
 //! or more frames. Example: `{"name": "zstd", "configuration": {"level": 5,
 //! "checksum": false}}`. The configuration only matters when encoding.
 //!
-//! Decoding streams into a buffer bounded by the caller's limit, so a frame
-//! that claims a huge content size allocates nothing for it.
+//! Decoding is single-shot (`ZSTD_decompressDCtx`) straight into a buffer of
+//! the caller's limit, with one decompression context per thread: no window
+//! buffer, no copy, and a frame that claims more than the limit fails
+//! without allocating anything for it.
 
-use super::{CodecError, read_bounded};
+use std::cell::RefCell;
+
+use super::CodecError;
+
+thread_local! {
+    static CONTEXT: RefCell<Option<::zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
 
 pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
-    let decoder = ::zstd::stream::read::Decoder::with_buffer(input).map_err(|e| CodecError::Corrupt {
+    let corrupt = |e: std::io::Error| CodecError::Corrupt {
         codec: "zstd",
         reason: e.to_string(),
-    })?;
-    read_bounded(decoder, limit, "zstd")
+    };
+    CONTEXT.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(::zstd::bulk::Decompressor::new().map_err(corrupt)?);
+        }
+        let ctx = slot.as_mut().expect("just set");
+        // One byte of room past the limit tells "too large" from "exact".
+        let mut out = Vec::with_capacity(limit.saturating_add(1));
+        match ctx.decompress_to_buffer(input, &mut out) {
+            Ok(_) if out.len() > limit => Err(CodecError::TooLarge { codec: "zstd", limit }),
+            Ok(_) => Ok(out),
+            Err(e) if e.to_string().contains("too small") => Err(CodecError::TooLarge { codec: "zstd", limit }),
+            Err(e) => Err(corrupt(e)),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -27,5 +49,13 @@ mod tests {
         assert!(matches!(decode(&enc, data.len() - 1), Err(CodecError::TooLarge { .. })));
         assert!(matches!(decode(b"garbage!", 100), Err(CodecError::Corrupt { .. })));
         assert!(decode(&enc[..enc.len() / 2], data.len()).is_err());
+        // Two frames back to back decode as their concatenation.
+        let two = [enc.clone(), enc].concat();
+        assert_eq!(decode(&two, 2 * data.len()).unwrap(), [data.clone(), data].concat());
+        // A frame written without its content size (streaming) decodes too.
+        let mut e = ::zstd::stream::Encoder::new(Vec::new(), 1).unwrap();
+        e.include_contentsize(false).unwrap();
+        std::io::Write::write_all(&mut e, b"hello hello hello").unwrap();
+        assert_eq!(decode(&e.finish().unwrap(), 100).unwrap(), b"hello hello hello");
     }
 }

@@ -23,6 +23,7 @@
 
 pub mod error;
 pub mod names;
+mod prefetch;
 mod read;
 
 use std::ffi::OsStr;
@@ -191,6 +192,8 @@ struct NodeInfo {
     dir_name: String,
     chunk_names: Option<ChunkNames>,
     header: OnceLock<Chunk>,
+    /// The chunk file whose start was read last (sequential detection).
+    last_started: std::sync::atomic::AtomicU64,
 }
 
 /// The read-only filesystem over one store.
@@ -200,6 +203,7 @@ pub struct NzFs {
     info: Vec<NodeInfo>,
     cache: ChunkCache<CacheKey, FsError>,
     options: FsOptions,
+    prefetch: OnceLock<prefetch::Prefetcher>,
 }
 
 impl NzFs {
@@ -229,6 +233,7 @@ impl NzFs {
                     _ => None,
                 },
                 header: OnceLock::new(),
+                last_started: std::sync::atomic::AtomicU64::new(u64::MAX),
             })
             .collect();
         for node in &hierarchy.nodes {
@@ -250,6 +255,7 @@ impl NzFs {
             info,
             cache,
             options,
+            prefetch: OnceLock::new(),
         })
     }
 

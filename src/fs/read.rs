@@ -208,6 +208,9 @@ impl NzFs {
         if let Some(sharding) = array.chain.partial_sharding() {
             return self.read_shard(node, array, sharding, index, offset, size);
         }
+        if offset == 0 {
+            self.note_chunk_start(node, index, array.metadata.chunk_bytes(), names.count());
+        }
         let buffer = self.chunk(node, index)?;
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
         let end = start.saturating_add(size as usize).min(buffer.len());

@@ -60,7 +60,7 @@ impl Mount {
     pub fn kill_daemon(&self) {
         unsafe { libc::kill(self.daemon_pid(), libc::SIGKILL) };
         let start = Instant::now();
-        while std::fs::metadata(&self.mp).is_ok() {
+        while !nzfs::daemon::is_stale(&self.mp) {
             assert!(start.elapsed() < Duration::from_secs(10), "mount never went stale");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -85,7 +85,7 @@ impl Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let stale = matches!(std::fs::metadata(&self.mp), Err(e) if e.raw_os_error() == Some(libc::ENOTCONN));
+        let stale = nzfs::daemon::is_stale(&self.mp);
         if !stale && !is_mount_point(&self.mp) {
             return; // the test unmounted it already
         }

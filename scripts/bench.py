@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""nzfs benchmark: nzfs through a real mount, side by side with zarr-python
+and tensorstore reading the same store into memory, in the same run.
+
+Usage:  python scripts/bench.py [--size-mib 512] [--repeat 3] [--workdir DIR]
+(scripts/bench.sh sets up the venv and builds nzfs first.)
+
+Every figure is the median of --repeat runs. "Cold" means a fresh mount:
+nzfs's cache and the kernel's page cache of the mount are empty; the store's
+own files are in the page cache for every contender alike (they are read
+once before timing).
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import tensorstore as ts
+import zarr
+import zstandard
+from zarr.codecs import ZstdCodec
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+MIB = 1 << 20
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --- datasets ------------------------------------------------------------------
+
+def build_main(path, size_mib):
+    """A float32 NZ array of size_mib decoded, 4 MiB chunks, zstd, a smooth
+    field plus noise; and a sharded copy (64 MiB shards, 64 KiB inner chunks)."""
+    t = max(8, size_mib // 4)
+    t -= t % 8
+    shape = (t, 1024, 1024)
+    g = zarr.open_group(path, mode="w", zarr_format=3)
+    g.attrs["conventions"] = "NZ-1.0"
+    a = g.create_array("field", shape=shape, chunks=(1, 1024, 1024), dtype="float32",
+                       compressors=[ZstdCodec(level=3)], dimension_names=["time", "y", "x"], fill_value=0)
+    s = g.create_array("sharded", shape=shape, chunks=(4, 64, 64), shards=(16, 1024, 1024), dtype="float32",
+                       compressors=[ZstdCodec(level=3)], dimension_names=["time", "y", "x"], fill_value=0)
+    y, x = np.meshgrid(np.arange(1024, dtype="float32"), np.arange(1024, dtype="float32"), indexing="ij")
+    base = 280 + 10 * np.sin(x / 97) * np.cos(y / 131)
+    rng = np.random.default_rng(1)
+    step = 16
+    for t0 in range(0, t, step):
+        slab = np.stack([base + 0.05 * k + rng.normal(0, 0.5, base.shape).astype("float32")
+                         for k in range(t0, t0 + step)]).astype("float32")
+        a[t0:t0 + step] = slab
+        s[t0:t0 + step] = slab
+    return shape
+
+
+def build_many(path, n):
+    """A hierarchy of n tiny arrays with inline consolidated metadata."""
+    os.makedirs(path, exist_ok=True)
+    meta = {}
+    for i in range(n):
+        doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
+               "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+               "chunk_key_encoding": {"name": "default"}, "fill_value": 0.0,
+               "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+               "dimension_names": ["n"], "attributes": {}}
+        name = f"g{i // 1000:02d}/v{i:05d}"
+        os.makedirs(os.path.join(path, name), exist_ok=True)
+        with open(os.path.join(path, name, "zarr.json"), "w") as f:
+            json.dump(doc, f)
+        meta[name] = doc
+    for gname in {k.split("/")[0] for k in meta}:
+        doc = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+        with open(os.path.join(path, gname, "zarr.json"), "w") as f:
+            json.dump(doc, f)
+        meta[gname] = doc
+    root = {"zarr_format": 3, "node_type": "group", "attributes": {"conventions": "NZ-1.0"},
+            "consolidated_metadata": {"kind": "inline", "must_understand": False, "metadata": meta}}
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump(root, f)
+
+
+def build_million(path):
+    """One array of 1,000,000 (absent) chunks."""
+    os.makedirs(os.path.join(path, "big"), exist_ok=True)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump({"zarr_format": 3, "node_type": "group"}, f)
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [1000, 1000], "data_type": "uint8",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 1]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [{"name": "bytes"}], "dimension_names": ["y", "x"]}
+    with open(os.path.join(path, "big", "zarr.json"), "w") as f:
+        json.dump(doc, f)
+
+
+# --- mounting -------------------------------------------------------------------
+
+class Mount:
+    def __init__(self, nzfs, store, mp, *extra):
+        os.makedirs(mp, exist_ok=True)
+        t0 = time.perf_counter()
+        out = subprocess.run([nzfs, "mount", store, mp, *extra], check=True, capture_output=True, text=True).stdout
+        self.mount_seconds = time.perf_counter() - t0
+        self.pid = int(out.split("daemon pid ")[1].split(",")[0])
+        self.nzfs, self.mp = nzfs, mp
+
+    def status(self, field):
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        return 0
+
+    def close(self):
+        subprocess.run([self.nzfs, "unmount", self.mp], check=True)
+        for _ in range(200):
+            if not os.path.exists(f"/proc/{self.pid}"):
+                break
+            time.sleep(0.01)
+
+
+# --- measurements ---------------------------------------------------------------
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def cat(files):
+    subprocess.run(["cat", *files], check=True, stdout=subprocess.DEVNULL)
+
+
+def cat_parallel(groups):
+    procs = [subprocess.Popen(["cat", *g], stdout=subprocess.DEVNULL) for g in groups if g]
+    for p in procs:
+        assert p.wait() == 0
+
+
+def chunk_objects(store, array):
+    out = []
+    for root, _, files in os.walk(os.path.join(store, array, "c")):
+        out.extend(os.path.join(root, f) for f in files)
+    return sorted(out)
+
+
+def decode_files(files):
+    d = zstandard.ZstdDecompressor()
+    n = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            n += len(d.decompress(fh.read()))
+    return n
+
+
+def warm_page_cache(files):
+    for f in files:
+        with open(f, "rb") as fh:
+            while fh.read(8 * MIB):
+                pass
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size-mib", type=int, default=512)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--workdir", default="/tmp/nzfs-bench")
+    ap.add_argument("--nzfs", default=os.path.join(ROOT, "target", "release", "nzfs"))
+    ap.add_argument("--cache-size", default="256MiB")
+    ap.add_argument("--random-reads", type=int, default=2000)
+    args = ap.parse_args()
+    work = args.workdir
+    store = os.path.join(work, f"bench-{args.size_mib}.zarr")
+    if not os.path.exists(os.path.join(store, ".complete")):
+        log(f"building {store} ({args.size_mib} MiB decoded) with zarr-python {zarr.__version__} ...")
+        shutil.rmtree(store, ignore_errors=True)
+        build_main(store, args.size_mib)
+        open(os.path.join(store, ".complete"), "w").close()
+    many, million = os.path.join(work, "many.zarr"), os.path.join(work, "million.zarr")
+    if not os.path.exists(os.path.join(many, "zarr.json")):
+        log("building a hierarchy of 10,000 arrays ...")
+        build_many(many, 10_000)
+    build_million(million)
+    meta = json.load(open(os.path.join(store, "field", "zarr.json")))
+    shape = tuple(meta["shape"])
+    decoded = int(np.prod(shape)) * 4
+    objects = chunk_objects(store, "field")
+    warm_page_cache(objects + chunk_objects(store, "sharded"))
+    mp = os.path.join(work, "mnt")
+    rows = []
+    rss = {}
+
+    log("zarr-python whole read ...")
+    t_zarr = median_time(lambda: zarr.open_array(store, path="field", mode="r")[...], args.repeat)
+    log("tensorstore whole read ...")
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(store, "field")}}
+    t_ts = median_time(lambda: ts.open(spec).result().read().result(), args.repeat)
+    log("zstd decode limit ...")
+    t_dec1 = median_time(lambda: decode_files(objects), args.repeat)
+    halves = [objects[0::2], objects[1::2]]
+    with multiprocessing.Pool(2) as pool:
+        t_dec2 = median_time(lambda: pool.map(decode_files, halves), args.repeat)
+
+    chunk_files = None
+
+    def cold(readers):
+        nonlocal chunk_files
+        times, peak = [], 0
+        for _ in range(args.repeat):
+            m = Mount(args.nzfs, store, mp, "--cache-size", args.cache_size)
+            try:
+                d = os.path.join(mp, "field")
+                chunk_files = sorted(os.path.join(d, f) for f in os.listdir(d) if f != "data.bin" and f.endswith(".bin"))
+                groups = [chunk_files[i::readers] for i in range(readers)] if readers > 1 else [chunk_files]
+                t0 = time.perf_counter()
+                cat_parallel(groups)
+                times.append(time.perf_counter() - t0)
+                peak = max(peak, m.status("VmHWM"))
+            finally:
+                m.close()
+        return statistics.median(times), peak
+
+    log("nzfs cold, 1 reader ...")
+    t_cold1, rss["cold, 1 reader"] = cold(1)
+    log("nzfs cold, 2 readers ...")
+    t_cold2, rss["cold, 2 readers"] = cold(2)
+
+    log("nzfs warm re-read vs tmpfs ...")
+    m = Mount(args.nzfs, store, mp, "--cache-size", args.cache_size)
+    try:
+        files = sorted(os.path.join(mp, "field", f) for f in os.listdir(os.path.join(mp, "field"))
+                       if f != "data.bin" and f.endswith(".bin"))
+        cat(files)
+        t_warm = median_time(lambda: cat(files), args.repeat)
+        shm = "/dev/shm/nzfs-bench"
+        shutil.rmtree(shm, ignore_errors=True)
+        os.makedirs(shm)
+        for f in files:
+            shutil.copy(f, shm)
+        shm_files = sorted(os.path.join(shm, f) for f in os.listdir(shm))
+        t_tmpfs = median_time(lambda: cat(shm_files), args.repeat)
+        shutil.rmtree(shm)
+        log("data.bin sequential ...")
+        t_databin = median_time(lambda: cat([os.path.join(mp, "field", "data.bin")]), 1)
+        rss["warm re-read"] = m.status("VmHWM")
+    finally:
+        m.close()
+
+    log("random 4 KiB reads in shards ...")
+    sh_meta = json.load(open(os.path.join(store, "sharded", "zarr.json")))
+    shard_shape = sh_meta["chunk_grid"]["configuration"]["chunk_shape"]
+    rng = random.Random(7)
+    grid = [shape[i] // shard_shape[i] for i in range(3)]
+    picks = []
+    row_bytes = shard_shape[2] * 4
+    for _ in range(args.random_reads):
+        g = [rng.randrange(n) for n in grid]
+        t_in = rng.randrange(shard_shape[0])
+        y_in = rng.randrange(shard_shape[1])
+        x_in = rng.randrange(0, shard_shape[2] - 1024 + 1, 1024) if shard_shape[2] >= 1024 else 0
+        offset = ((t_in * shard_shape[1] + y_in) * shard_shape[2] + x_in) * 4
+        picks.append((g, offset, (g[0] * shard_shape[0] + t_in, g[1] * shard_shape[1] + y_in,
+                                  g[2] * shard_shape[2] + x_in)))
+    assert row_bytes >= 4096
+    m = Mount(args.nzfs, store, mp, "--cache-size", args.cache_size)
+    try:
+        width = [len(str(n - 1)) for n in grid]
+        fds = {}
+
+        def preads():
+            for g, off, _ in picks:
+                name = ".".join(f"{i:0{w}d}" for i, w in zip(g, width)) + ".bin"
+                fd = fds.get(name)
+                if fd is None:
+                    fd = fds[name] = os.open(os.path.join(mp, "sharded", name), os.O_RDONLY)
+                assert len(os.pread(fd, 4096, off)) == 4096
+
+        t_pread = median_time(preads, 1)
+        for fd in fds.values():
+            os.close(fd)
+        rss["random 4 KiB reads"] = m.status("VmHWM")
+    finally:
+        m.close()
+    za = zarr.open_array(store, path="sharded", mode="r")
+    n_zarr = min(len(picks), 200)
+
+    def zarr_reads():
+        for _, _, (t, y, x) in picks[:n_zarr]:
+            za[t, y, x:x + 1024]
+
+    t_zsel = median_time(zarr_reads, 1)
+    pread_ops = len(picks) / t_pread
+    zarr_ops = n_zarr / t_zsel
+
+    log("mount and ls of 10,000 arrays; ls of 1,000,000 chunks ...")
+    mounts = []
+    for _ in range(args.repeat):
+        m = Mount(args.nzfs, many, mp)
+        mounts.append(m.mount_seconds)
+        t0 = time.perf_counter()
+        n_listed = sum(len(os.listdir(os.path.join(mp, g))) for g in os.listdir(mp) if g.startswith("g"))
+        t_ls_many = time.perf_counter() - t0
+        rss["10,000 arrays"] = m.status("VmHWM")
+        m.close()
+    t_mount_many = statistics.median(mounts)
+    m = Mount(args.nzfs, million, mp)
+    try:
+        before = m.status("VmRSS")
+        t0 = time.perf_counter()
+        n_chunks = int(subprocess.run(f"ls -f {mp}/big | wc -l", shell=True, check=True, capture_output=True,
+                                      text=True).stdout)
+        t_ls_million = time.perf_counter() - t0
+        after = m.status("VmRSS")
+        rss["1,000,000 chunks"] = m.status("VmHWM")
+    finally:
+        m.close()
+
+    gbs = lambda t: decoded / t / 1e9
+    print(f"\nnzfs benchmark: {decoded / MIB:.0f} MiB float32 {shape}, 4 MiB zstd chunks; "
+          f"{os.cpu_count()} cores; medians of {args.repeat}; zarr-python {zarr.__version__}, "
+          f"tensorstore {getattr(ts, '__version__', '0.1.x')}; nzfs cache {args.cache_size}\n")
+    print(f"| figure | nzfs | peer | ratio | target |")
+    print(f"|---|---|---|---|---|")
+
+    def row(name, mine, peer, ratio, target, ok):
+        print(f"| {name} | {mine} | {peer} | {ratio} | {target} {'met' if ok else 'NOT met'} |")
+
+    r1 = t_zarr / t_cold1
+    row("cold, 1 reader vs zarr-python whole read", f"{gbs(t_cold1):.2f} GB/s", f"{gbs(t_zarr):.2f} GB/s",
+        f"{r1:.2f}x", ">= 1.0x", r1 >= 1.0)
+    r2 = t_ts / t_cold2
+    row("cold, 2 readers vs tensorstore whole read", f"{gbs(t_cold2):.2f} GB/s", f"{gbs(t_ts):.2f} GB/s",
+        f"{r2:.2f}x", ">= 1.0x", r2 >= 1.0)
+    r3 = t_dec2 / t_cold2
+    row("cold, 2 readers vs 2-core zstd decode limit", f"{gbs(t_cold2):.2f} GB/s",
+        f"{gbs(t_dec2):.2f} GB/s (1 core {gbs(t_dec1):.2f})", f"{r3:.2f}x", ">= 0.7x", r3 >= 0.7)
+    r4 = t_tmpfs / t_warm
+    row("warm re-read vs tmpfs", f"{gbs(t_warm):.2f} GB/s", f"{gbs(t_tmpfs):.2f} GB/s", f"{r4:.2f}x", ">= 0.8x",
+        r4 >= 0.8)
+    r5 = pread_ops / zarr_ops
+    row("random 4 KiB reads in shards vs zarr-python", f"{pread_ops:,.0f} op/s", f"{zarr_ops:,.0f} op/s",
+        f"{r5:.0f}x", ">= 20x", r5 >= 20)
+    row("mount of 10,000 arrays (consolidated)", f"{t_mount_many:.3f} s", f"ls {t_ls_many:.3f} s "
+        f"({n_listed} entries)", "", "< 1 s", t_mount_many < 1)
+    row("ls of a 1,000,000-chunk array", f"{t_ls_million:.2f} s ({n_chunks - 2} names)",
+        f"RSS {before / MIB:.1f} -> {after / MIB:.1f} MiB", "", "streams, flat memory",
+        after - before < 16 * MIB)
+    print(f"\ndata.bin sequential (cold cache after chunk files were read once): {gbs(t_databin):.2f} GB/s")
+    print("daemon peak RSS (VmHWM): " + ", ".join(f"{k} {v / MIB:.0f} MiB" for k, v in rss.items()))
+
+
+if __name__ == "__main__":
+    main()

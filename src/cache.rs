@@ -8,7 +8,9 @@
 //!   for its result (success or error) instead of decoding again;
 //! - errors are shared with the callers waiting at that moment but never
 //!   cached, so a chunk that is repaired in the store reads correctly later;
-//! - a panicking decode is turned into an error, so waiters never hang.
+//! - a panicking decode is turned into an error, so waiters never hang;
+//! - a non-blocking caller ([`ChunkCache::get_or_decode_then`]) is called
+//!   back exactly once, by whichever thread finishes the decode.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -26,9 +28,20 @@ pub struct DecodePanicked;
 
 type SlotResult<E> = Option<Result<Chunk, E>>;
 
+/// A callback that receives a chunk (or the error) when it is ready.
+pub type Waiter<E> = Box<dyn FnOnce(Result<Chunk, E>) + Send>;
+
 struct Slot<E> {
     result: Mutex<SlotResult<E>>,
     ready: Condvar,
+    /// Callbacks of non-blocking readers, run by the decoding thread.
+    waiters: Mutex<Vec<Waiter<E>>>,
+}
+
+enum Lookup<E> {
+    Done(Result<Chunk, E>),
+    Waiting(Arc<Slot<E>>),
+    Decode(Arc<Slot<E>>),
 }
 
 struct State<K: Hash + Eq, E> {
@@ -89,38 +102,80 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         }
     }
 
-    /// The chunk for `key`, decoding it with `decode` if no one has yet.
+    /// The chunk for `key`, decoding it with `decode` if no one has yet;
+    /// waits (blocking) when another thread is decoding it.
     pub fn get_or_decode(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
-        let slot = {
-            let mut st = lock(&self.state);
-            if let Some(chunk) = st.lru.get(key) {
-                self.stats.hits.fetch_add(1, Ordering::Relaxed);
-                return Ok(chunk.clone());
-            }
-            if let Some(slot) = st.inflight.get(key) {
-                let slot = slot.clone();
-                drop(st);
+        match self.lookup(key, None) {
+            Lookup::Done(result) => result,
+            Lookup::Waiting(slot) => {
                 self.stats.waits.fetch_add(1, Ordering::Relaxed);
                 let mut result = lock(&slot.result);
                 while result.is_none() {
                     result = slot.ready.wait(result).unwrap_or_else(|p| p.into_inner());
                 }
-                return result.clone().expect("set before notify");
+                result.clone().expect("set before notify")
             }
-            let slot = Arc::new(Slot {
-                result: Mutex::new(None),
-                ready: Condvar::new(),
-            });
-            st.inflight.insert(key.clone(), slot.clone());
-            slot
-        };
+            Lookup::Decode(slot) => self.decode_into(key, &slot, decode),
+        }
+    }
 
+    /// Like [`ChunkCache::get_or_decode`], but never blocks on another
+    /// thread's decode: `then` receives the result on whichever thread
+    /// finishes the decode (this one, if it decodes or the chunk is cached).
+    /// The FUSE adapter uses this so that a worker thread is never parked
+    /// behind a decode another thread is running.
+    pub fn get_or_decode_then(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>, then: Waiter<E>) {
+        match self.lookup(key, Some(then)) {
+            Lookup::Done(_) | Lookup::Waiting(_) => {}
+            Lookup::Decode(slot) => {
+                // The result went to `then` (queued on the slot).
+                let _ = self.decode_into(key, &slot, decode);
+            }
+        }
+    }
+
+    /// Find `key`: cached (then `then` has been called), being decoded (then
+    /// `then` was queued on the slot), or ours to decode.
+    fn lookup(&self, key: &K, then: Option<Waiter<E>>) -> Lookup<E> {
+        let mut st = lock(&self.state);
+        if let Some(chunk) = st.lru.get(key) {
+            self.stats.hits.fetch_add(1, Ordering::Relaxed);
+            let chunk = chunk.clone();
+            drop(st);
+            if let Some(then) = then {
+                then(Ok(chunk.clone()));
+            }
+            return Lookup::Done(Ok(chunk));
+        }
+        if let Some(slot) = st.inflight.get(key) {
+            let slot = slot.clone();
+            // Queued under the state lock: the decoder cannot have finished
+            // (it leaves `inflight` under this lock before calling waiters).
+            if let Some(then) = then {
+                self.stats.waits.fetch_add(1, Ordering::Relaxed);
+                lock(&slot.waiters).push(then);
+            }
+            return Lookup::Waiting(slot);
+        }
+        let slot = Arc::new(Slot {
+            result: Mutex::new(None),
+            ready: Condvar::new(),
+            waiters: Mutex::new(Vec::new()),
+        });
+        if let Some(then) = then {
+            lock(&slot.waiters).push(then);
+        }
+        st.inflight.insert(key.clone(), slot.clone());
+        Lookup::Decode(slot)
+    }
+
+    /// Run `decode` for the slot we own, publish the result, wake waiters.
+    fn decode_into(&self, key: &K, slot: &Slot<E>, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
         self.stats.decodes.fetch_add(1, Ordering::Relaxed);
         let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
             Ok(r) => r.map(Arc::new),
             Err(_) => Err(E::from(DecodePanicked)),
         };
-
         {
             let mut st = lock(&self.state);
             st.inflight.remove(key);
@@ -130,6 +185,10 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         }
         *lock(&slot.result) = Some(result.clone());
         slot.ready.notify_all();
+        let waiters = std::mem::take(&mut *lock(&slot.waiters));
+        for then in waiters {
+            then(result.clone());
+        }
         result
     }
 
@@ -201,6 +260,43 @@ mod tests {
         // An oversized chunk is still served and kept alone.
         assert_eq!(cache.get_or_decode(&9, || Ok(vec![0; 5000])).unwrap().len(), 5000);
         assert_eq!(cache.bytes(), 5000);
+    }
+
+    #[test]
+    fn callbacks_run_once_on_the_decoding_thread() {
+        let cache: Arc<ChunkCache<u32, E>> = Arc::new(ChunkCache::new(1 << 20));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = Arc::new(Barrier::new(2));
+        let decoder = {
+            let (cache, started) = (cache.clone(), started.clone());
+            std::thread::spawn(move || {
+                cache.get_or_decode(&5, || {
+                    started.wait();
+                    std::thread::sleep(Duration::from_millis(100));
+                    Ok(vec![3; 10])
+                })
+            })
+        };
+        started.wait();
+        // The decode is running: these return at once and are called back later.
+        for _ in 0..3 {
+            let tx = tx.clone();
+            cache.get_or_decode_then(
+                &5,
+                || panic!("must not decode twice"),
+                Box::new(move |r| tx.send(r).unwrap()),
+            );
+        }
+        assert!(rx.try_recv().is_err(), "called back before the decode finished");
+        decoder.join().unwrap().unwrap();
+        for _ in 0..3 {
+            assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap()[0], 3);
+        }
+        // Cached: called back immediately, on this thread.
+        let tx2 = tx.clone();
+        cache.get_or_decode_then(&5, || panic!("cached"), Box::new(move |r| tx2.send(r).unwrap()));
+        assert!(rx.try_recv().is_ok());
+        assert_eq!(cache.stats.decodes.load(Ordering::Relaxed), 1);
     }
 
     #[test]

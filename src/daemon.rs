@@ -277,6 +277,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         check_mountpoint(&args.mountpoint, nonempty)?;
         check_dev_fuse()?;
     }
+    tune_allocator();
     let (store, hierarchy) = open_store(&args.store)?;
     let mtime = std::fs::metadata(args.store.join("zarr.json"))
         .or_else(|_| std::fs::metadata(&args.store))
@@ -346,6 +347,18 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     session.run()?;
     tracing::info!("unmounted; exiting");
     Ok(())
+}
+
+/// Keep decoded-chunk-sized blocks on the heap instead of mapping and
+/// unmapping each one: a chunk evicted from the cache is then reused for the
+/// next decode without page faults or TLB shootdowns. Measured: it halves
+/// the system time of a cold sequential read (scripts/bench.py).
+fn tune_allocator() {
+    // SAFETY: mallopt only changes glibc's allocation policy.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+    }
 }
 
 /// Ask the kernel for 1 MiB readahead on this mount (its backing device

@@ -113,10 +113,13 @@ impl fuser::Filesystem for FuseAdapter {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
-        match self.fs.read(ino.0, offset, size) {
+        let ino = ino.0;
+        // Answered by whichever thread finishes the chunk's decode, so this
+        // worker is free for the next request meanwhile.
+        self.fs.read_then(ino, offset, size, move |result| match result {
             Ok(data) => reply.data(data.bytes()),
-            Err(e) => reply.error(errno("read", ino.0, &e)),
-        }
+            Err(e) => reply.error(errno("read", ino, &e)),
+        });
     }
 
     fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {

@@ -14,7 +14,7 @@ use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, Weak};
 
 /// Chunks decoded ahead of a sequential reader.
-const WINDOW: u64 = 2;
+const WINDOW: u64 = 4;
 /// Prefetch threads (one per core of the 2-core machines nzfs targets).
 const WORKERS: usize = 2;
 

@@ -220,22 +220,60 @@ impl NzFs {
     /// The whole decoded chunk `index` of array `node`, through the cache.
     pub fn chunk(&self, node: usize, index: u64) -> Result<Chunk, FsError> {
         let (array, _) = self.array(node)?;
-        let key = CacheKey::whole(node, index);
-        self.cache.get_or_decode(&key, || {
-            let key = self.chunk_key(node, array, index)?;
-            let meta = &array.metadata;
-            match self.store.get(&key, max_encoded(meta.chunk_bytes())) {
-                Err(e) => Err(store_error(&key, e)),
-                Ok(None) => {
-                    self.check_array_still_there(node, &key)?;
-                    match self.options.missing_chunks {
-                        MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
-                        MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
-                    }
+        self.cache
+            .get_or_decode(&CacheKey::whole(node, index), || self.load_chunk(node, array, index))
+    }
+
+    /// Fetch and decode chunk `index` of `node` (no cache).
+    fn load_chunk(&self, node: usize, array: &ArrayNode, index: u64) -> Result<Vec<u8>, FsError> {
+        let key = self.chunk_key(node, array, index)?;
+        let meta = &array.metadata;
+        match self.store.get(&key, max_encoded(meta.chunk_bytes())) {
+            Err(e) => Err(store_error(&key, e)),
+            Ok(None) => {
+                self.check_array_still_there(node, &key)?;
+                match self.options.missing_chunks {
+                    MissingChunks::Fill => Ok(meta.fill_value.repeat(meta.chunk_elements() as usize)),
+                    MissingChunks::Error => Err(FsError::MissingChunk { key: key.to_string() }),
                 }
-                Ok(Some(encoded)) => array.chain.decode(encoded).map_err(|e| decode_error(&key, e)),
             }
-        })
+            Ok(Some(encoded)) => array.chain.decode(encoded).map_err(|e| decode_error(&key, e)),
+        }
+    }
+
+    /// Read like [`NzFs::read`], but hand the result to `then` instead of
+    /// returning it, without ever blocking on a decode another thread runs:
+    /// a read of a chunk being decoded is answered by the decoding thread.
+    pub fn read_then(
+        &self,
+        ino: u64,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
+    ) {
+        let Some(super::Inode::Chunk { node, index }) = super::Inode::from_ino(ino) else {
+            return then(self.read(ino, offset, size));
+        };
+        let whole = match self.array(node) {
+            Ok((array, names)) if index < names.count() && array.chain.partial_sharding().is_none() => {
+                (array, names.count())
+            }
+            _ => return then(self.read(ino, offset, size)),
+        };
+        let (array, count) = whole;
+        if offset == 0 {
+            self.note_chunk_start(node, index, array.metadata.chunk_bytes(), count);
+        }
+        let slice = move |buffer: Chunk| {
+            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
+            let end = start.saturating_add(size as usize).min(buffer.len());
+            ReadData { buffer, start, end }
+        };
+        self.cache.get_or_decode_then(
+            &CacheKey::whole(node, index),
+            || self.load_chunk(node, array, index),
+            Box::new(move |r| then(r.map(slice))),
+        );
     }
 
     fn read_shard(

@@ -21,6 +21,7 @@ pub mod codec;
 pub mod daemon;
 pub mod fs;
 pub mod fuse;
+pub mod netcdf;
 pub mod nz;
 pub mod store;
 pub mod zarr;

@@ -179,6 +179,7 @@ fn layout_rules() {
             ".",
             "..",
             "header.cdl",
+            "hier.nc",
             "empty",
             "header.cdl.node",
             "implicit",

@@ -253,6 +253,7 @@ fn hostile_consolidated_names_are_ignored_with_a_warning() {
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
+    names.retain(|n| !n.ends_with(".nc"));
     names.sort();
     assert_eq!(names, ["header.cdl", "ok"]);
     let log = m.log();

@@ -45,6 +45,7 @@ pub const DATA_NAME: &str = "data.bin";
 
 const HEADER: u64 = 1 << 62;
 const DATA: u64 = 1 << 61;
+const NETCDF: u64 = 1 << 60;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -77,6 +78,8 @@ pub enum Inode {
     Header(usize),
     /// `data.bin` of array `n`.
     Data(usize),
+    /// The virtual netCDF file of group `n`.
+    NetCdf(usize),
     Chunk {
         node: usize,
         index: u64,
@@ -89,6 +92,7 @@ impl Inode {
             Inode::Node(n) => n as u64 + 1,
             Inode::Header(n) => HEADER | n as u64,
             Inode::Data(n) => DATA | n as u64,
+            Inode::NetCdf(n) => NETCDF | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -104,6 +108,8 @@ impl Inode {
             Some(Inode::Header((ino & !HEADER) as usize))
         } else if ino & DATA != 0 {
             Some(Inode::Data((ino & !DATA) as usize))
+        } else if ino & NETCDF != 0 {
+            Some(Inode::NetCdf((ino & !NETCDF) as usize))
         } else {
             (ino as usize).checked_sub(1).map(Inode::Node)
         }
@@ -192,6 +198,9 @@ struct NodeInfo {
     dir_name: String,
     chunk_names: Option<ChunkNames>,
     header: OnceLock<Chunk>,
+    /// The group's virtual netCDF file name (`None` for arrays).
+    nc_name: Option<String>,
+    nc_layout: OnceLock<crate::netcdf::Layout>,
     /// The chunk file whose start was read last (sequential detection).
     last_started: std::sync::atomic::AtomicU64,
 }
@@ -233,17 +242,31 @@ impl NzFs {
                     _ => None,
                 },
                 header: OnceLock::new(),
+                nc_name: None,
+                nc_layout: OnceLock::new(),
                 last_started: std::sync::atomic::AtomicU64::new(u64::MAX),
             })
             .collect();
-        for node in &hierarchy.nodes {
+        // Generated names win; a node that collides is listed with `.node`
+        // appended (again while that is taken too).
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
+            if !matches!(node.kind, NodeKind::Group { .. }) {
+                continue;
+            }
+            let base = if id == 0 {
+                options.dataset_name.clone()
+            } else {
+                node.name.clone()
+            };
+            let nc = format!("{}.nc", crate::netcdf::nc_name(&base).replace('/', "_"));
+            info[id].nc_name = Some(nc.clone());
             for &c in &node.children {
-                if info[c].dir_name == HEADER_NAME {
-                    let mut name = format!("{HEADER_NAME}.node");
+                if info[c].dir_name == HEADER_NAME || info[c].dir_name == nc {
+                    let mut name = format!("{}.node", info[c].dir_name);
                     while node.children.iter().any(|&o| hierarchy.nodes[o].name == name) {
                         name.push_str(".node");
                     }
-                    tracing::warn!(path = %hierarchy.nodes[c].path, listed_as = %name, "a node is named like the generated header");
+                    tracing::warn!(path = %hierarchy.nodes[c].path, listed_as = %name, "a node is named like a generated file");
                     info[c].dir_name = name;
                 }
             }
@@ -305,6 +328,7 @@ impl NzFs {
             }
             Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
             Inode::Data(n) => (Kind::File, self.data_size(n)?),
+            Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
             Inode::Chunk { node, index } => {
                 let (a, names) = self.array(node)?;
                 if index >= names.count() {
@@ -335,6 +359,9 @@ impl NzFs {
         let name = name.to_str().ok_or(FsError::NotFound)?;
         if name == HEADER_NAME {
             return self.getattr(Inode::Header(p).to_ino());
+        }
+        if self.info[p].nc_name.as_deref() == Some(name) {
+            return self.getattr(Inode::NetCdf(p).to_ino());
         }
         if let Some(names) = &self.info[p].chunk_names {
             if name == DATA_NAME {
@@ -370,7 +397,8 @@ impl NzFs {
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
         let is_array = self.info[n].chunk_names.is_some();
-        let fixed = if is_array { 4u64 } else { 3 }; // ".", "..", header (, data.bin)
+        // ".", "..", header, then data.bin (arrays) or <name>.nc (groups)
+        let fixed = 4u64;
         let total = fixed
             + self.info[n]
                 .chunk_names
@@ -384,6 +412,11 @@ impl NzFs {
                 1 => (parent_ino, Kind::Directory, "..".to_string()),
                 2 => (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME.to_string()),
                 3 if is_array => (Inode::Data(n).to_ino(), Kind::File, DATA_NAME.to_string()),
+                3 => (
+                    Inode::NetCdf(n).to_ino(),
+                    Kind::File,
+                    self.info[n].nc_name.clone().unwrap_or_default(),
+                ),
                 _ => match &self.info[n].chunk_names {
                     Some(names) => {
                         let index = k - fixed;
@@ -421,11 +454,61 @@ impl NzFs {
             Inode::Node(_) => return Err(FsError::IsADirectory),
             Inode::Header(n) => self.header(n)?,
             Inode::Data(n) => return self.read_data(n, offset, size),
+            Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
         let end = start.saturating_add(size as usize).min(buffer.len());
         Ok(ReadData { buffer, start, end })
+    }
+
+    /// The layout of group `n`'s virtual netCDF file.
+    fn nc_layout(&self, n: usize) -> Result<&crate::netcdf::Layout, FsError> {
+        let node = self.node_dir(n)?;
+        if !matches!(node.kind, NodeKind::Group { .. }) {
+            return Err(FsError::NotFound);
+        }
+        Ok(self.info[n]
+            .nc_layout
+            .get_or_init(|| crate::netcdf::layout(&self.hierarchy, n)))
+    }
+
+    /// Read bytes of group `n`'s virtual netCDF file: the header, then each
+    /// variable's elements converted to big-endian from `data.bin` reads;
+    /// zeros in the alignment gaps.
+    fn read_netcdf(&self, n: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        let layout = self.nc_layout(n)?;
+        let start = offset.min(layout.size);
+        let end = start.saturating_add(u64::from(size)).min(layout.size);
+        let mut out = vec![0u8; (end - start) as usize];
+        let header_len = layout.header.len() as u64;
+        if start < header_len {
+            let stop = end.min(header_len);
+            out[..(stop - start) as usize].copy_from_slice(&layout.header[start as usize..stop as usize]);
+        }
+        for var in &layout.variables {
+            let (lo, hi) = (start.max(var.begin), end.min(var.begin + var.len));
+            if lo >= hi {
+                continue;
+            }
+            let item = var.item_out as u64;
+            let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
+            let host = self.read_data(
+                var.node,
+                e0 * var.item_in as u64,
+                u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),
+            )?;
+            let file = crate::netcdf::to_file_order(var, host.bytes());
+            let skip = (lo - var.begin - e0 * item) as usize;
+            let n = (hi - lo) as usize;
+            out[(lo - start) as usize..(lo - start) as usize + n].copy_from_slice(&file[skip..skip + n]);
+        }
+        let len = out.len();
+        Ok(ReadData {
+            buffer: Arc::new(out),
+            start: 0,
+            end: len,
+        })
     }
 
     /// The rendered `header.cdl` of node `n`.

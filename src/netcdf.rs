@@ -1,0 +1,450 @@
+//! A virtual netCDF classic file per group, synthesized on the fly.
+//!
+//! Format: netCDF-C's "file format specifications" (CDF-1/2), and CDF-5
+//! (64-bit data) as PnetCDF defines it. The header is computed from the
+//! metadata alone, so `stat` knows the size; each variable's data is one
+//! contiguous region at `begin`, aligned to 4 KiB, in big-endian C order;
+//! nothing is ever written to disk.
+//!
+//! Format choice: CDF-2 (64-bit offset; read by every netCDF reader,
+//! GDAL, netCDF-Java and scipy included) when every variable maps to a
+//! classic type, unsigned types becoming their signed twin with
+//! `_Unsigned = "true"`, no variable reaches 4 GiB, and no attribute is a
+//! JSON integer (NZ makes those int64, which CDF-2 lacks); otherwise CDF-5, which netCDF-C >= 4.4, NCO, CDO and xarray read and
+//! which has int64/uint64 and the unsigned types natively. (A CDF-2
+//! rendering with int64 widened to double is not offered: it would change
+//! values silently above 2^53.)
+//!
+//! Type mapping (also in README.md): bool -> ubyte (CDF-5) / byte 0-1;
+//! float16 -> float (exact); complex64/128 -> float/double with a trailing
+//! dimension `_nz_complex` of length 2 (real, imaginary); r* arrays, arrays
+//! with a zero-length dimension (the classic format would read length 0 as
+//! the record dimension) and unreadable arrays are left out and named in the
+//! global attribute `_nz_omitted`.
+//!
+//! Attributes follow NZ's default mapping: JSON integer -> int64 (int if the
+//! format is CDF-2, which is chosen only when they fit), float -> double,
+//! string -> char, homogeneous number arrays -> lists; anything else
+//! (booleans, objects, nulls, string lists, mixed lists) is written as its
+//! JSON text in a char attribute. `_FillValue` takes the variable's type.
+
+use base64::Engine;
+
+use crate::zarr::data_type::DataType;
+use crate::zarr::hierarchy::{Hierarchy, NodeKind};
+use crate::zarr::json::Value;
+
+/// Where each variable's data starts is aligned to this.
+pub const ALIGN: u64 = 4096;
+
+const NC_BYTE: u32 = 1;
+const NC_CHAR: u32 = 2;
+const NC_SHORT: u32 = 3;
+const NC_INT: u32 = 4;
+const NC_FLOAT: u32 = 5;
+const NC_DOUBLE: u32 = 6;
+const NC_UBYTE: u32 = 7;
+const NC_USHORT: u32 = 8;
+const NC_UINT: u32 = 9;
+const NC_INT64: u32 = 10;
+const NC_UINT64: u32 = 11;
+
+/// One variable of the file: which array, how its elements are stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variable {
+    /// The array's node.
+    pub node: usize,
+    pub begin: u64,
+    /// Bytes of data (unpadded).
+    pub len: u64,
+    /// Bytes per element in `data.bin` and in the file.
+    pub item_in: usize,
+    pub item_out: usize,
+    /// The unit byte order applies to (a complex component, or the element).
+    pub swap_unit: usize,
+    pub widen_f16: bool,
+}
+
+/// A synthesized file: its header bytes and where the data lies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub header: Vec<u8>,
+    pub variables: Vec<Variable>,
+    pub size: u64,
+    pub cdf5: bool,
+}
+
+struct Writer {
+    out: Vec<u8>,
+    cdf5: bool,
+}
+
+impl Writer {
+    fn u32(&mut self, v: u32) {
+        self.out.extend(v.to_be_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.out.extend(v.to_be_bytes());
+    }
+    /// NON_NEG: 4 bytes, or 8 in CDF-5.
+    fn count(&mut self, v: u64) {
+        if self.cdf5 { self.u64(v) } else { self.u32(v as u32) }
+    }
+    fn pad(&mut self) {
+        while !self.out.len().is_multiple_of(4) {
+            self.out.push(0);
+        }
+    }
+    fn name(&mut self, s: &str) {
+        self.count(s.len() as u64);
+        self.out.extend(s.as_bytes());
+        self.pad();
+    }
+    fn absent(&mut self) {
+        self.u32(0);
+        self.count(0);
+    }
+}
+
+/// The netCDF name of a Zarr name: NUL and `/` are replaced by `_`; an
+/// empty name becomes `_`.
+pub fn nc_name(s: &str) -> String {
+    let clean: String = s
+        .chars()
+        .map(|c| if c == '/' || c.is_control() { '_' } else { c })
+        .collect();
+    if clean.is_empty() { "_".into() } else { clean }
+}
+
+/// The classic type of a data type: `(nc_type, unsigned_in_cdf2)`, or None.
+fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
+    Some(match dt {
+        DataType::Bool => (if cdf5 { NC_UBYTE } else { NC_BYTE }, false),
+        DataType::Int8 => (NC_BYTE, false),
+        DataType::Int16 => (NC_SHORT, false),
+        DataType::Int32 => (NC_INT, false),
+        DataType::Int64 => (NC_INT64, false),
+        DataType::UInt8 if cdf5 => (NC_UBYTE, false),
+        DataType::UInt8 => (NC_BYTE, true),
+        DataType::UInt16 if cdf5 => (NC_USHORT, false),
+        DataType::UInt16 => (NC_SHORT, true),
+        DataType::UInt32 if cdf5 => (NC_UINT, false),
+        DataType::UInt32 => (NC_INT, true),
+        DataType::UInt64 => (NC_UINT64, false),
+        DataType::Float16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
+        DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
+        DataType::Raw(_) => return None,
+    })
+}
+
+fn needs_cdf5_type(dt: DataType) -> bool {
+    matches!(dt, DataType::Int64 | DataType::UInt64)
+}
+
+/// A value written into an attribute.
+enum AttrValue {
+    Text(String),
+    Ints(Vec<i64>),
+    Doubles(Vec<f64>),
+    /// Raw big-endian values of a given type (for `_FillValue`).
+    Typed(u32, Vec<u8>),
+}
+
+fn attr_value(v: &Value) -> AttrValue {
+    match v {
+        Value::Str(s) => AttrValue::Text(s.clone()),
+        Value::Int(i) => AttrValue::Ints(vec![*i]),
+        Value::Float(f) => AttrValue::Doubles(vec![*f]),
+        Value::Array(items) if !items.is_empty() && items.iter().all(|i| matches!(i, Value::Int(_))) => {
+            AttrValue::Ints(
+                items
+                    .iter()
+                    .filter_map(|i| if let Value::Int(x) = i { Some(*x) } else { None })
+                    .collect(),
+            )
+        }
+        Value::Array(items)
+            if !items.is_empty() && items.iter().all(|i| matches!(i, Value::Int(_) | Value::Float(_))) =>
+        {
+            AttrValue::Doubles(items.iter().filter_map(Value::as_f64).collect())
+        }
+        other => AttrValue::Text(other.to_string()),
+    }
+}
+
+/// `_FillValue` as big-endian bytes of the variable's type.
+fn fill_value(v: &Value, nc_type: u32) -> Option<Vec<u8>> {
+    let x = match v {
+        Value::Str(s) => match s.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            b64 => f64::from_le_bytes(
+                base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .ok()?
+                    .try_into()
+                    .ok()?,
+            ),
+        },
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        other => other.as_f64()?,
+    };
+    let int = |lo: f64, hi: f64| (x.fract() == 0.0 && x >= lo && x <= hi).then_some(x as i128);
+    Some(match nc_type {
+        NC_BYTE => vec![int(-128.0, 255.0)? as u8],
+        NC_UBYTE => vec![int(0.0, 255.0)? as u8],
+        NC_SHORT => (int(-32768.0, 65535.0)? as u16).to_be_bytes().to_vec(),
+        NC_USHORT => (int(0.0, 65535.0)? as u16).to_be_bytes().to_vec(),
+        NC_INT => (int(-2147483648.0, 4294967295.0)? as u32).to_be_bytes().to_vec(),
+        NC_UINT => (int(0.0, 4294967295.0)? as u32).to_be_bytes().to_vec(),
+        NC_INT64 => (int(-9.3e18, 9.3e18)? as i64).to_be_bytes().to_vec(),
+        NC_UINT64 => (int(0.0, 1.85e19)? as u64).to_be_bytes().to_vec(),
+        NC_FLOAT => (x as f32).to_be_bytes().to_vec(),
+        NC_DOUBLE => x.to_be_bytes().to_vec(),
+        _ => return None,
+    })
+}
+
+fn type_size(t: u32) -> usize {
+    match t {
+        NC_BYTE | NC_CHAR | NC_UBYTE => 1,
+        NC_SHORT | NC_USHORT => 2,
+        NC_INT | NC_FLOAT | NC_UINT => 4,
+        _ => 8,
+    }
+}
+
+fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
+    if attrs.is_empty() {
+        return w.absent();
+    }
+    w.u32(0x0C);
+    w.count(attrs.len() as u64);
+    for (name, v) in attrs {
+        w.name(name);
+        match v {
+            AttrValue::Text(s) => {
+                w.u32(NC_CHAR);
+                w.count(s.len() as u64);
+                w.out.extend(s.as_bytes());
+            }
+            AttrValue::Ints(items) if w.cdf5 => {
+                w.u32(NC_INT64);
+                w.count(items.len() as u64);
+                items.iter().for_each(|i| w.out.extend(i.to_be_bytes()));
+            }
+            AttrValue::Ints(items) => {
+                w.u32(NC_INT);
+                w.count(items.len() as u64);
+                items.iter().for_each(|&i| w.out.extend((i as i32).to_be_bytes()));
+            }
+            AttrValue::Doubles(items) => {
+                w.u32(NC_DOUBLE);
+                w.count(items.len() as u64);
+                items.iter().for_each(|d| w.out.extend(d.to_be_bytes()));
+            }
+            AttrValue::Typed(t, bytes) => {
+                w.u32(*t);
+                w.count((bytes.len() / type_size(*t)) as u64);
+                w.out.extend(bytes);
+            }
+        }
+        w.pad();
+    }
+}
+
+fn group_attrs(attrs: &[(String, Value)]) -> Vec<(String, AttrValue)> {
+    attrs.iter().map(|(k, v)| (nc_name(k), attr_value(v))).collect()
+}
+
+/// Lay out the file of group `id` (its own arrays, not subgroups').
+pub fn layout(h: &Hierarchy, id: usize) -> Layout {
+    let node = &h.nodes[id];
+    let mut arrays = Vec::new();
+    let mut omitted = Vec::new();
+    for &c in &node.children {
+        match &h.nodes[c].kind {
+            // A zero-length dimension can only be the record dimension in
+            // the classic format; such arrays are left out (and named).
+            NodeKind::Array(a) if var_type(a.metadata.data_type, true).is_some() && !a.metadata.shape.contains(&0) => {
+                arrays.push((c, a.clone()))
+            }
+            NodeKind::Array(_) | NodeKind::Broken { .. } => omitted.push(h.nodes[c].name.clone()),
+            NodeKind::Group { .. } => {}
+        }
+    }
+    // NZ maps JSON integers to int64, which only CDF-5 holds.
+    let ints_fit = |attrs: &[(String, Value)]| {
+        attrs.iter().all(|(_, v)| match v {
+            Value::Int(_) => false,
+            Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
+            _ => true,
+        })
+    };
+    let group_attributes = match &node.kind {
+        NodeKind::Group { metadata: Some(g) } => g.attributes.clone(),
+        _ => Vec::new(),
+    };
+    let cdf5 = arrays.iter().any(|(_, a)| needs_cdf5_type(a.metadata.data_type))
+        || !ints_fit(&group_attributes)
+        || arrays.iter().any(|(_, a)| !ints_fit(&a.metadata.attributes))
+        || arrays.iter().any(|(_, a)| {
+            let n = a.metadata.shape.iter().product::<u64>() * a.metadata.data_type.size() as u64;
+            n > u64::from(u32::MAX) - 4
+        });
+
+    // Dimensions: labels scoped to the group; unnamed ones by length.
+    let mut dims: Vec<(String, Option<String>, u64)> = Vec::new();
+    let mut var_dims: Vec<Vec<usize>> = Vec::new();
+    for (_, a) in &arrays {
+        let m = &a.metadata;
+        let mut ids = Vec::new();
+        for (label, &len) in m.dimension_names.iter().zip(&m.shape) {
+            let found = dims.iter().position(|(_, l, n)| l == label && *n == len);
+            let idx = found.unwrap_or_else(|| {
+                let base = label.clone().unwrap_or_else(|| format!("_Anonymous_Dim_{len}"));
+                let name = if dims.iter().any(|(n, _, _)| *n == base) {
+                    format!("{base}_{len}")
+                } else {
+                    base
+                };
+                dims.push((nc_name(&name), label.clone(), len));
+                dims.len() - 1
+            });
+            ids.push(idx);
+        }
+        if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
+            let idx = dims.iter().position(|(n, _, _)| n == "_nz_complex").unwrap_or_else(|| {
+                dims.push(("_nz_complex".into(), None, 2));
+                dims.len() - 1
+            });
+            ids.push(idx);
+        }
+        var_dims.push(ids);
+    }
+
+    let mut header_attrs = group_attrs(&group_attributes);
+    if !omitted.is_empty() {
+        header_attrs.push(("_nz_omitted".into(), AttrValue::Text(omitted.join(" "))));
+    }
+
+    // The header does not depend on `begin` values' magnitudes (fixed-width
+    // fields), so write it once with zeros to learn its size, then again.
+    let render = |begins: &[u64]| -> Vec<u8> {
+        let mut w = Writer {
+            out: b"CDF".to_vec(),
+            cdf5,
+        };
+        w.out.push(if cdf5 { 5 } else { 2 });
+        w.count(0); // numrecs
+        if dims.is_empty() {
+            w.absent();
+        } else {
+            w.u32(0x0A);
+            w.count(dims.len() as u64);
+            for (name, _, len) in &dims {
+                w.name(name);
+                w.count(*len);
+            }
+        }
+        write_attrs(&mut w, &header_attrs);
+        if arrays.is_empty() {
+            w.absent();
+        } else {
+            w.u32(0x0B);
+            w.count(arrays.len() as u64);
+            for (k, (c, a)) in arrays.iter().enumerate() {
+                let m = &a.metadata;
+                let (t, unsigned) = var_type(m.data_type, cdf5).expect("filtered");
+                w.name(&nc_name(&h.nodes[*c].name));
+                w.count(var_dims[k].len() as u64);
+                for &d in &var_dims[k] {
+                    w.count(d as u64);
+                }
+                let mut attrs: Vec<(String, AttrValue)> = Vec::new();
+                for (key, v) in &m.attributes {
+                    if key == "_FillValue" {
+                        match fill_value(v, t) {
+                            Some(bytes) => attrs.push(("_FillValue".into(), AttrValue::Typed(t, bytes))),
+                            None => attrs.push(("_nz_FillValue".into(), AttrValue::Text(v.to_string()))),
+                        }
+                    } else {
+                        attrs.push((nc_name(key), attr_value(v)));
+                    }
+                }
+                if unsigned {
+                    attrs.push(("_Unsigned".into(), AttrValue::Text("true".into())));
+                }
+                write_attrs(&mut w, &attrs);
+                w.u32(t);
+                let n: u64 = m.shape.iter().product::<u64>()
+                    * if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
+                        2
+                    } else {
+                        1
+                    };
+                let vsize = (n * type_size(t) as u64).next_multiple_of(4);
+                w.count(if cdf5 { vsize } else { vsize.min(u64::from(u32::MAX)) });
+                w.u64(begins.get(k).copied().unwrap_or(0));
+            }
+        }
+        w.out
+    };
+    let header_len = render(&[]).len() as u64;
+    let mut begins = Vec::new();
+    let mut variables = Vec::new();
+    let mut at = header_len.next_multiple_of(ALIGN);
+    for (c, a) in &arrays {
+        let m = &a.metadata;
+        let (t, _) = var_type(m.data_type, cdf5).expect("filtered");
+        let elems: u64 = m.shape.iter().product();
+        let (item_in, item_out, swap_unit) = match m.data_type {
+            DataType::Complex64 | DataType::Complex128 => (m.data_type.size(), m.data_type.size(), type_size(t)),
+            DataType::Float16 => (2, 4, 4),
+            dt => (dt.size(), type_size(t), type_size(t)),
+        };
+        let len = elems * item_out as u64;
+        begins.push(at);
+        variables.push(Variable {
+            node: *c,
+            begin: at,
+            len,
+            item_in,
+            item_out,
+            swap_unit,
+            widen_f16: m.data_type == DataType::Float16,
+        });
+        at = (at + len.next_multiple_of(4)).next_multiple_of(ALIGN);
+    }
+    let header = render(&begins);
+    debug_assert_eq!(header.len() as u64, header_len);
+    let size = variables
+        .last()
+        .map_or(header.len() as u64, |v| v.begin + v.len.next_multiple_of(4));
+    Layout {
+        header,
+        variables,
+        size,
+        cdf5,
+    }
+}
+
+/// Turn host-order elements (as `data.bin` holds them) into the file's
+/// big-endian elements.
+pub fn to_file_order(var: &Variable, host: &[u8]) -> Vec<u8> {
+    if var.widen_f16 {
+        return host
+            .chunks_exact(2)
+            .flat_map(|h| half::f16::from_ne_bytes([h[0], h[1]]).to_f32().to_be_bytes())
+            .collect();
+    }
+    let mut out = host.to_vec();
+    if cfg!(target_endian = "little") && var.swap_unit > 1 {
+        for unit in out.chunks_exact_mut(var.swap_unit) {
+            unit.reverse();
+        }
+    }
+    out
+}

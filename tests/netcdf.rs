@@ -1,0 +1,169 @@
+//! The virtual netCDF file of each group, read by the real `ncdump`: it
+//! must say what ncdump says of xarray's own netCDF-4 export of the same
+//! dataset (scripts/make_fixtures.py, make_differential): dimensions,
+//! variables, attributes and every value. Only order and the `netcdf NAME`
+//! line may differ.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::mount::Mount;
+
+fn ncdump(args: &[&str], file: &Path) -> String {
+    let out = Command::new("ncdump")
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("ncdump (apt-get install netcdf-bin)");
+    assert!(
+        out.status.success(),
+        "ncdump {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Lines, trimmed, sorted, without the first (`netcdf NAME {`) and blanks.
+/// ncdump splits a char attribute after each `\n` (`"a\n",` then `"b"`)
+/// but prints a string attribute whole: such pieces are joined first.
+fn normalized(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for l in text.lines().skip(1).map(str::trim).filter(|l| !l.is_empty()) {
+        match lines.last_mut() {
+            Some(prev) if prev.ends_with("\\n\",") && l.starts_with('"') => {
+                prev.truncate(prev.len() - 2);
+                prev.push_str(&l[1..]);
+            }
+            _ => lines.push(l.to_string()),
+        }
+    }
+    lines.sort();
+    lines
+}
+
+/// Split ncdump of a netCDF-4 file into its root part and one group's block.
+fn split_group(text: &str, group: &str) -> (String, String) {
+    let open = format!("group: {group} {{");
+    let close = format!("}} // group {group}");
+    let (mut root, mut sub, mut inside) = (String::new(), String::from("netcdf sub {\n"), false);
+    for line in text.lines() {
+        if line.trim() == open {
+            inside = true;
+        } else if line.trim() == close {
+            inside = false;
+        } else if inside {
+            sub.push_str(line);
+            sub.push('\n');
+        } else {
+            root.push_str(line);
+            root.push('\n');
+        }
+    }
+    sub.push_str("}\n");
+    // ncdump -h headings differ between a group and a file's root.
+    (root, sub.replace("// group attributes:", "// global attributes:"))
+}
+
+#[test]
+fn virtual_netcdf_matches_xarrays_netcdf4_export_with_data() {
+    let m = Mount::new("differential.zarr", &[]);
+    let theirs = ncdump(&[], &common::data_dir().join("differential.nc"));
+    let (their_root, their_sub) = split_group(&theirs, "sub");
+    let ours_root = ncdump(&[], &m.mp.join("differential.nc"));
+    let ours_sub = ncdump(&[], &m.mp.join("sub/sub.nc"));
+    assert_eq!(
+        normalized(&ours_root),
+        normalized(&their_root),
+        "\nours:\n{ours_root}\nxarray:\n{their_root}"
+    );
+    assert_eq!(
+        normalized(&ours_sub),
+        normalized(&their_sub),
+        "\nours:\n{ours_sub}\nxarray:\n{their_sub}"
+    );
+    // The header size comes from metadata alone; data starts page-aligned.
+    let meta = std::fs::metadata(m.mp.join("differential.nc")).unwrap();
+    assert!(meta.len() > 4096);
+    use std::os::unix::fs::MetadataExt;
+    assert!(meta.blksize() >= 1 << 20);
+}
+
+#[test]
+fn every_group_file_is_readable_by_ncdump_and_agrees_with_data_bin() {
+    // CDF-2 (no int64) and CDF-5 stores, unsigned types, complex, float16,
+    // bool, sharded and big-endian arrays.
+    for store in [
+        "keys.zarr",
+        "dtypes.zarr",
+        "endian.zarr",
+        "sharding.zarr",
+        "sample.zarr",
+        "hier.zarr",
+    ] {
+        let m = Mount::new(store, &[]);
+        let name = format!("{}.nc", store.trim_end_matches(".zarr"));
+        let nc = m.mp.join(&name);
+        let kind = ncdump(&["-k"], &nc);
+        let dump = ncdump(&[], &nc);
+        assert!(
+            dump.contains("data:") || !dump.contains("variables:"),
+            "{store}: {dump}"
+        );
+        if store == "keys.zarr" {
+            assert_eq!(kind.trim(), "64-bit offset", "{store} should be CDF-2");
+            assert!(dump.contains("_Unsigned = \"true\""), "{dump}");
+        } else if store == "dtypes.zarr" {
+            assert_eq!(kind.trim(), "cdf5");
+            assert!(dump.contains("_nz_omitted = \"raw_bytes\""), "{dump}");
+            assert!(dump.contains("_nz_complex = 2"), "{dump}");
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_corrupt_chunk_fails_exactly_the_reads_that_touch_it() {
+    use std::os::unix::fs::FileExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("sample.zarr");
+    copy_dir(&common::data_dir().join("sample.zarr"), &store);
+    // Chunk (1, 1, 1) of t2m holds time steps 5..10: data.bin bytes 5600..11200.
+    std::fs::write(store.join("t2m/c/1/1/1"), b"not zstd at all").unwrap();
+    let m = Mount::at(&store, &[]);
+    let e = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap();
+    let data = std::fs::File::open(m.mp.join("t2m/data.bin")).unwrap();
+    // The first page touches only time steps 0..4: it reads.
+    let mut page = vec![0u8; 4096];
+    data.read_exact_at(&mut page, 0).unwrap();
+    assert_eq!(page, e.bytes[..4096]);
+    // The last page touches the corrupt chunk: EIO.
+    let err = data.read_exact_at(&mut page[..1000], 10_000).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    // The group's netCDF file: its header reads; reading t2m's data fails.
+    let nc = std::fs::File::open(m.mp.join("sample.nc")).unwrap();
+    let mut head = [0u8; 4];
+    nc.read_exact_at(&mut head, 0).unwrap();
+    assert_eq!(&head[..3], b"CDF");
+    assert_eq!(
+        std::fs::read(m.mp.join("sample.nc")).unwrap_err().raw_os_error(),
+        Some(libc::EIO)
+    );
+    assert!(m.log().contains("t2m/c/1/1/1"));
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Read nzfs's virtual netCDF files and data.bin with the Python stack, through
+a real mount: xarray (netcdf4 engine) on <name>.nc equals xarray on the Zarr
+store; scipy reads the CDF-2 file; numpy.memmap of data.bin equals
+zarr-python. Usage: python scripts/check_netcdf.py [path/to/nzfs]
+Exits non-zero on the first mismatch; prints 'N passed, 0 failed'."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import scipy.io
+import xarray as xr
+import zarr
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+NZFS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "nzfs")
+DATA = os.path.join(ROOT, "tests", "data")
+passed = 0
+
+
+def check(cond, what):
+    global passed
+    if not cond:
+        print(f"FAILED: {what}")
+        print("0 passed, 1 failed")
+        sys.exit(1)
+    passed += 1
+
+
+def mounted(store):
+    mp = tempfile.mkdtemp()
+    subprocess.run([NZFS, "mount", os.path.join(DATA, store), mp], check=True, capture_output=True)
+    return mp
+
+
+def unmount(mp):
+    subprocess.run([NZFS, "unmount", mp], check=True)
+    os.rmdir(mp)
+
+
+# 1. xarray on the virtual file equals xarray on the Zarr store (root and subgroup).
+mp = mounted("differential.zarr")
+try:
+    for group, nc in [(None, "differential.nc"), ("sub", "sub/sub.nc")]:
+        with xr.open_dataset(os.path.join(mp, nc), engine="netcdf4") as ds:
+            via_nc = ds.load()
+        via_zarr = xr.open_zarr(os.path.join(DATA, "differential.zarr"), group=group, consolidated=False).load()
+        xr.testing.assert_equal(via_nc, via_zarr)
+        for v in [None, *via_zarr.variables]:
+            a, b = (via_nc.attrs, via_zarr.attrs) if v is None else (via_nc[v].attrs, via_zarr[v].attrs)
+            same = a.keys() == b.keys() and all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a)
+            check(same, f"{nc}: attributes of {v or 'the group'}: {a} != {b}")
+finally:
+    unmount(mp)
+
+# 2. scipy (CDF-1/2 only) reads the CDF-2 file of keys.zarr: same values.
+mp = mounted("keys.zarr")
+try:
+    f = scipy.io.netcdf_file(os.path.join(mp, "keys.nc"), "r", mmap=False)
+    for name in ["default_slash", "v2_dot"]:
+        want = zarr.open_array(os.path.join(DATA, "keys.zarr"), path=name, mode="r")[...]
+        v = f.variables[name][...]  # _Unsigned = "true": signed storage
+        got = v.view(v.dtype.byteorder.replace("=", "<") + "u2").astype(np.uint16)
+        check(np.array_equal(got, want), f"scipy keys.nc/{name}")
+    f.close()
+finally:
+    unmount(mp)
+
+# 3. numpy.fromfile and numpy.memmap of data.bin equal zarr-python's decoding.
+for store, path in [("sample.zarr", "t2m"), ("sharding.zarr", "rows"), ("endian.zarr", "float64_big"),
+                    ("codecs.zarr", "transpose_zstd"), ("blosc.zarr", "zstd_bitshuffle")]:
+    mp = mounted(store)
+    try:
+        want = zarr.open_array(os.path.join(DATA, store), path=path, mode="r")[...]
+        dt = want.dtype.newbyteorder("=")
+        f = os.path.join(mp, path, "data.bin")
+        check(np.array_equal(np.fromfile(f, dt).reshape(want.shape), want, equal_nan=True), f"fromfile {store}/{path}")
+        mm = np.memmap(f, dt, mode="r", shape=want.shape)
+        check(np.array_equal(mm, want, equal_nan=True), f"memmap {store}/{path}")
+        del mm
+    finally:
+        unmount(mp)
+
+print(f"{passed} passed, 0 failed")

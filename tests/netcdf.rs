@@ -123,24 +123,12 @@ fn every_group_file_is_readable_by_ncdump_and_agrees_with_data_bin() {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_corrupt_chunk_fails_exactly_the_reads_that_touch_it() {
     use std::os::unix::fs::FileExt;
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("sample.zarr");
-    copy_dir(&common::data_dir().join("sample.zarr"), &store);
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
     // Chunk (1, 1, 1) of t2m holds time steps 5..10: data.bin bytes 5600..11200.
     std::fs::write(store.join("t2m/c/1/1/1"), b"not zstd at all").unwrap();
     let m = Mount::at(&store, &[]);

@@ -11,24 +11,11 @@ use std::time::{Duration, Instant};
 
 use common::mount::Mount;
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), target).unwrap();
-        }
-    }
-}
-
 /// A private copy of a fixture store, to damage.
 fn copy_of(store: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join(store);
-    copy_dir(&common::data_dir().join(store), &path);
+    common::copy_dir(&common::data_dir().join(store), &path);
     (tmp, path)
 }
 

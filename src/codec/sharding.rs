@@ -21,7 +21,7 @@
 use super::{CodecChain, CodecError};
 use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::json::Value;
-use crate::zarr::metadata::{CodecSpec, MetadataError, extension_configuration, extension_name, must_understand};
+use crate::zarr::metadata::{CodecSpec, MetadataError, codec_specs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexLocation {
@@ -59,16 +59,7 @@ fn codec_list(v: Option<&Value>, what: &str) -> Result<Vec<CodecSpec>, MetadataE
     let items = v
         .and_then(Value::as_array)
         .ok_or_else(|| bad(format!("`{what}` is required and must be a list")))?;
-    items
-        .iter()
-        .map(|c| {
-            Ok(CodecSpec {
-                name: extension_name(c, "codecs")?.to_string(),
-                configuration: extension_configuration(c, "codecs")?.cloned(),
-                must_understand: must_understand(c),
-            })
-        })
-        .collect()
+    codec_specs(items)
 }
 
 impl ShardingCodec {

@@ -82,6 +82,21 @@ pub fn must_understand(v: &Value) -> bool {
     !matches!(v.get("must_understand"), Some(Value::Bool(false)))
 }
 
+/// A list of codec extension definitions (`codecs`, or a sharding codec's
+/// inner `codecs` and `index_codecs`), not yet interpreted.
+pub fn codec_specs(items: &[Value]) -> Result<Vec<CodecSpec>, MetadataError> {
+    items
+        .iter()
+        .map(|c| {
+            Ok(CodecSpec {
+                name: extension_name(c, "codecs")?.to_string(),
+                configuration: extension_configuration(c, "codecs")?.cloned(),
+                must_understand: must_understand(c),
+            })
+        })
+        .collect()
+}
+
 /// One entry of `codecs`, not yet interpreted (see `codec::chain`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecSpec {
@@ -295,18 +310,11 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     let fill_value_json = get("fill_value")?.clone();
     let fill_value = data_type.fill_value(&fill_value_json)?;
 
-    let codecs = get("codecs")?
-        .as_array()
-        .ok_or_else(|| invalid("codecs", "not an array"))?
-        .iter()
-        .map(|c| {
-            Ok(CodecSpec {
-                name: extension_name(c, "codecs")?.to_string(),
-                configuration: extension_configuration(c, "codecs")?.cloned(),
-                must_understand: must_understand(c),
-            })
-        })
-        .collect::<Result<Vec<_>, MetadataError>>()?;
+    let codecs = codec_specs(
+        get("codecs")?
+            .as_array()
+            .ok_or_else(|| invalid("codecs", "not an array"))?,
+    )?;
     if codecs.is_empty() {
         return Err(invalid("codecs", "the list is empty"));
     }

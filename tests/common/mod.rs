@@ -167,3 +167,16 @@ pub fn stores(m: &[Expected]) -> Vec<String> {
     s.dedup();
     s
 }
+
+/// Copy a directory tree (a fixture store, to damage in a test).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}

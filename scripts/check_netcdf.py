@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Read nzfs's virtual netCDF files and data.bin with the Python stack, through
 a real mount: xarray (netcdf4 engine) on <name>.nc equals xarray on the Zarr
-store; scipy reads the CDF-2 file; numpy.memmap of data.bin equals
+store; scipy and GDAL read the CDF-2 file; numpy.memmap of data.bin equals
 zarr-python. Usage: python scripts/check_netcdf.py [path/to/nzfs]
 Exits non-zero on the first mismatch; prints 'N passed, 0 failed'."""
 
@@ -66,6 +66,14 @@ try:
         got = v.view(v.dtype.byteorder.replace("=", "<") + "u2").astype(np.uint16)
         check(np.array_equal(got, want), f"scipy keys.nc/{name}")
     f.close()
+    # GDAL (netCDF driver) reads the CDF-2 file too, honouring _Unsigned; it
+    # presents rows bottom-up when there are no coordinate variables.
+    want = zarr.open_array(os.path.join(DATA, "keys.zarr"), path="default_slash", mode="r")[...]
+    rows = want.shape[0]
+    for x, y in [(0, 0), (5, 0), (0, 4), (3, 2)]:
+        out = subprocess.run(["gdallocationinfo", "-valonly", f"NETCDF:{mp}/keys.nc:default_slash", str(x), str(y)],
+                             check=True, capture_output=True, text=True).stdout
+        check(int(out) == want[rows - 1 - y, x], f"gdal keys.nc pixel ({x}, {y}): {out.strip()}")
 finally:
     unmount(mp)
 

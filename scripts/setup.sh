@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
-# ncgen/ncdump). Debian/Ubuntu; uses sudo when not root. Idempotent.
+# ncgen/ncdump, gdal-bin for the GDAL reader check).
+# Debian/Ubuntu; uses sudo when not root. Idempotent.
 set -euo pipefail
 need=()
 command -v fusermount3 >/dev/null || need+=(fuse3)
 if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)
   command -v ncdump >/dev/null || need+=(netcdf-bin)
+  command -v gdallocationinfo >/dev/null || need+=(gdal-bin)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -28,9 +28,8 @@
 //! (booleans, objects, nulls, string lists, mixed lists) is written as its
 //! JSON text in a char attribute. `_FillValue` takes the variable's type.
 
-use base64::Engine;
-
 use crate::zarr::data_type::DataType;
+use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 use crate::zarr::json::Value;
 
@@ -174,33 +173,19 @@ fn attr_value(v: &Value) -> AttrValue {
 
 /// `_FillValue` as big-endian bytes of the variable's type.
 fn fill_value(v: &Value, nc_type: u32) -> Option<Vec<u8>> {
-    let x = match v {
-        Value::Str(s) => match s.as_str() {
-            "NaN" => f64::NAN,
-            "Infinity" => f64::INFINITY,
-            "-Infinity" => f64::NEG_INFINITY,
-            b64 => f64::from_le_bytes(
-                base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .ok()?
-                    .try_into()
-                    .ok()?,
-            ),
-        },
-        Value::Int(i) => *i as f64,
-        Value::UInt(u) => *u as f64,
-        other => other.as_f64()?,
-    };
-    let int = |lo: f64, hi: f64| (x.fract() == 0.0 && x >= lo && x <= hi).then_some(x as i128);
+    let n = crate::nz::fill_value_number(v).ok()?;
+    let x = n.as_f64();
+    // CDF-2 keeps unsigned values in the signed type: accept both ranges.
+    let int = |lo: i128, hi: i128| n.integral().filter(|i| (lo..=hi).contains(i));
     Some(match nc_type {
-        NC_BYTE => vec![int(-128.0, 255.0)? as u8],
-        NC_UBYTE => vec![int(0.0, 255.0)? as u8],
-        NC_SHORT => (int(-32768.0, 65535.0)? as u16).to_be_bytes().to_vec(),
-        NC_USHORT => (int(0.0, 65535.0)? as u16).to_be_bytes().to_vec(),
-        NC_INT => (int(-2147483648.0, 4294967295.0)? as u32).to_be_bytes().to_vec(),
-        NC_UINT => (int(0.0, 4294967295.0)? as u32).to_be_bytes().to_vec(),
-        NC_INT64 => (int(-9.3e18, 9.3e18)? as i64).to_be_bytes().to_vec(),
-        NC_UINT64 => (int(0.0, 1.85e19)? as u64).to_be_bytes().to_vec(),
+        NC_BYTE => vec![int(-128, 255)? as u8],
+        NC_UBYTE => vec![int(0, 255)? as u8],
+        NC_SHORT => (int(-32768, 65535)? as u16).to_be_bytes().to_vec(),
+        NC_USHORT => (int(0, 65535)? as u16).to_be_bytes().to_vec(),
+        NC_INT => (int(-2147483648, 4294967295)? as u32).to_be_bytes().to_vec(),
+        NC_UINT => (int(0, 4294967295)? as u32).to_be_bytes().to_vec(),
+        NC_INT64 => (int(i64::MIN.into(), i64::MAX.into())? as i64).to_be_bytes().to_vec(),
+        NC_UINT64 => (int(0, u64::MAX.into())? as u64).to_be_bytes().to_vec(),
         NC_FLOAT => (x as f32).to_be_bytes().to_vec(),
         NC_DOUBLE => x.to_be_bytes().to_vec(),
         _ => return None,
@@ -295,29 +280,16 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
             n > u64::from(u32::MAX) - 4
         });
 
-    // Dimensions: labels scoped to the group; unnamed ones by length.
-    let mut dims: Vec<(String, Option<String>, u64)> = Vec::new();
+    // The group's dimensions (the same names as in header.cdl), plus the
+    // trailing real/imaginary dimension of complex variables.
+    let group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
+    let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (nc_name(&d.name), d.len)).collect();
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (_, a) in &arrays {
-        let m = &a.metadata;
-        let mut ids = Vec::new();
-        for (label, &len) in m.dimension_names.iter().zip(&m.shape) {
-            let found = dims.iter().position(|(_, l, n)| l == label && *n == len);
-            let idx = found.unwrap_or_else(|| {
-                let base = label.clone().unwrap_or_else(|| format!("_Anonymous_Dim_{len}"));
-                let name = if dims.iter().any(|(n, _, _)| *n == base) {
-                    format!("{base}_{len}")
-                } else {
-                    base
-                };
-                dims.push((nc_name(&name), label.clone(), len));
-                dims.len() - 1
-            });
-            ids.push(idx);
-        }
-        if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
-            let idx = dims.iter().position(|(n, _, _)| n == "_nz_complex").unwrap_or_else(|| {
-                dims.push(("_nz_complex".into(), None, 2));
+        let mut ids = group_dims.of_array(&a.metadata);
+        if matches!(a.metadata.data_type, DataType::Complex64 | DataType::Complex128) {
+            let idx = dims.iter().position(|(n, _)| n == "_nz_complex").unwrap_or_else(|| {
+                dims.push(("_nz_complex".into(), 2));
                 dims.len() - 1
             });
             ids.push(idx);
@@ -344,7 +316,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         } else {
             w.u32(0x0A);
             w.count(dims.len() as u64);
-            for (name, _, len) in &dims {
+            for (name, len) in &dims {
                 w.name(name);
                 w.count(*len);
             }

@@ -267,49 +267,71 @@ fn check_array(c: &mut Checker, path: &str, m: &ArrayMetadata) {
     }
 }
 
+/// A `_FillValue` attribute read as a number.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FillNumber {
+    Int(i128),
+    Float(f64),
+}
+
+impl FillNumber {
+    /// The value as an integer, when it is one.
+    pub fn integral(self) -> Option<i128> {
+        match self {
+            FillNumber::Int(i) => Some(i),
+            FillNumber::Float(x) if x.fract() == 0.0 && x.abs() < 1.9e19 => Some(x as i128),
+            FillNumber::Float(_) => None,
+        }
+    }
+
+    pub fn as_f64(self) -> f64 {
+        match self {
+            FillNumber::Int(i) => i as f64,
+            FillNumber::Float(x) => x,
+        }
+    }
+}
+
+/// Read a `_FillValue` attribute in any form writers use: a JSON number,
+/// `"NaN"`, `"Infinity"`, `"-Infinity"`, or xarray's base64 of a
+/// little-endian float64 (`"AAAAAICHw8A="` is -9999). The CDL header, the
+/// virtual netCDF file and `nzfs check` all read it here.
+pub fn fill_value_number(v: &Value) -> Result<FillNumber, String> {
+    match v {
+        Value::Int(i) => Ok(FillNumber::Int((*i).into())),
+        Value::UInt(u) => Ok(FillNumber::Int((*u).into())),
+        Value::Float(x) => Ok(FillNumber::Float(*x)),
+        Value::Str(s) => match s.as_str() {
+            "NaN" => Ok(FillNumber::Float(f64::NAN)),
+            "Infinity" => Ok(FillNumber::Float(f64::INFINITY)),
+            "-Infinity" => Ok(FillNumber::Float(f64::NEG_INFINITY)),
+            b64 => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(b64)
+                    .map_err(|_| "a string that is neither a number nor base64 float64".to_string())?;
+                let b: [u8; 8] = bytes
+                    .try_into()
+                    .map_err(|_| "base64 of other than 8 bytes".to_string())?;
+                Ok(FillNumber::Float(f64::from_le_bytes(b)))
+            }
+        },
+        other => Err(format!("a JSON {}", other.kind())),
+    }
+}
+
 /// Whether a `_FillValue` attribute can be a value of `dt`.
 pub fn fill_value_fits(v: &Value, dt: DataType) -> Result<(), String> {
-    let number = match v {
-        Value::Str(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => {
-            return if matches!(dt, DataType::Float16 | DataType::Float32 | DataType::Float64) {
-                Ok(())
-            } else {
-                Err(format!("{s} is not a value of an integer type"))
-            };
-        }
-        Value::Str(s) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(s)
-                .map_err(|_| "a string that is neither a number nor base64 float64".to_string())?;
-            let b: [u8; 8] = bytes
-                .try_into()
-                .map_err(|_| "base64 of other than 8 bytes".to_string())?;
-            f64::from_le_bytes(b)
-        }
-        Value::Bool(_) if dt == DataType::Bool => return Ok(()),
-        other => other.as_f64().ok_or_else(|| format!("a JSON {}", other.kind()))?,
-    };
-    let range = |lo: f64, hi: f64| {
-        if number.fract() == 0.0 && number >= lo && number <= hi {
-            Ok(())
-        } else {
-            Err(format!("{number} is outside {lo}..={hi} or not an integer"))
-        }
-    };
-    match dt {
-        DataType::Int8 => range(-128.0, 127.0),
-        DataType::Int16 => range(-32768.0, 32767.0),
-        DataType::Int32 => range(-2147483648.0, 2147483647.0),
-        DataType::Int64 => range(-9.223372036854776e18, 9.223372036854776e18),
-        DataType::UInt8 => range(0.0, 255.0),
-        DataType::UInt16 => range(0.0, 65535.0),
-        DataType::UInt32 => range(0.0, 4294967295.0),
-        DataType::UInt64 => range(0.0, 1.8446744073709552e19),
-        DataType::Bool => range(0.0, 1.0),
-        DataType::Float16 | DataType::Float32 | DataType::Float64 => Ok(()),
-        DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => {
-            Err(format!("no scalar value of {} to compare with", dt.name()))
-        }
+    if matches!(v, Value::Bool(_)) && dt == DataType::Bool {
+        return Ok(());
+    }
+    let n = fill_value_number(v)?;
+    match (dt, dt.int_range()) {
+        (DataType::Float16 | DataType::Float32 | DataType::Float64, _) => Ok(()),
+        (_, Some((lo, hi))) => match n.integral() {
+            Some(i) if (lo..=hi).contains(&i) => Ok(()),
+            _ => Err(format!("{} is outside {lo}..={hi} or not an integer", n.as_f64())),
+        },
+        (_, None) => Err(format!("no scalar value of {} to compare with", dt.name())),
     }
 }
 

@@ -37,9 +37,8 @@ pub mod format;
 
 use std::fmt::Write;
 
-use base64::Engine;
-
 use crate::zarr::data_type::DataType;
+use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 use crate::zarr::json::Value;
 use crate::zarr::metadata::ArrayMetadata;
@@ -58,8 +57,8 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     }
     match &h.nodes[id].kind {
         NodeKind::Array(a) => {
-            let dims = Dims::of(std::iter::once(&a.metadata));
-            dims.write(&mut out, "");
+            let dims = GroupDimensions::of(std::iter::once(&a.metadata));
+            write_dims(&dims, &mut out, "");
             out.push_str("variables:\n");
             let var = if id == 0 { title } else { h.nodes[id].name.as_str() };
             write_variable(&mut out, "", var, &a.metadata, &dims);
@@ -131,45 +130,19 @@ pub fn type_name(dt: DataType) -> String {
     }
 }
 
-/// The dimensions of one group: `(cdl name, label or None, length)`.
-struct Dims(Vec<(String, Option<String>, u64)>);
-
-impl Dims {
-    fn of<'a>(arrays: impl Iterator<Item = &'a ArrayMetadata>) -> Dims {
-        let mut dims = Dims(Vec::new());
-        for a in arrays {
-            for (label, &len) in a.dimension_names.iter().zip(&a.shape) {
-                if dims.find(label.as_deref(), len).is_none() {
-                    let base = label.clone().unwrap_or_else(|| format!("_Anonymous_Dim_{len}"));
-                    let taken = dims.0.iter().any(|(n, _, _)| *n == base);
-                    let cdl = if taken { format!("{base}_{len}") } else { base };
-                    dims.0.push((cdl, label.clone(), len));
-                }
+/// Write a group's `dimensions:` section.
+fn write_dims(dims: &GroupDimensions, out: &mut String, indent: &str) {
+    if dims.0.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}dimensions:");
+    for d in &dims.0 {
+        match d.len {
+            0 => {
+                let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", name(&d.name));
             }
-        }
-        dims
-    }
-
-    fn find(&self, label: Option<&str>, len: u64) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(_, l, n)| l.as_deref() == label && *n == len)
-            .map(|(c, _, _)| c.as_str())
-    }
-
-    fn write(&self, out: &mut String, indent: &str) {
-        if self.0.is_empty() {
-            return;
-        }
-        let _ = writeln!(out, "{indent}dimensions:");
-        for (cdl, _, len) in &self.0 {
-            match len {
-                0 => {
-                    let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", name(cdl));
-                }
-                _ => {
-                    let _ = writeln!(out, "{indent}\t{} = {len} ;", name(cdl));
-                }
+            len => {
+                let _ = writeln!(out, "{indent}\t{} = {len} ;", name(&d.name));
             }
         }
     }
@@ -185,8 +158,8 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, do
             _ => None,
         })
         .collect();
-    let dims = Dims::of(arrays.iter().map(|(_, a)| *a));
-    dims.write(out, indent);
+    let dims = GroupDimensions::of(arrays.iter().map(|(_, a)| *a));
+    write_dims(&dims, out, indent);
     let broken: Vec<(&str, &str)> = node
         .children
         .iter()
@@ -230,15 +203,10 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, do
     }
 }
 
-fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, dims: &Dims) {
+fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, dims: &GroupDimensions) {
     let var_cdl = name(var);
     let _ = write!(out, "{indent}\t{} {var_cdl}", type_name(a.data_type));
-    let dim_names: Vec<&str> = a
-        .dimension_names
-        .iter()
-        .zip(&a.shape)
-        .map(|(l, &n)| dims.find(l.as_deref(), n).expect("every dimension was collected"))
-        .collect();
+    let dim_names: Vec<&str> = dims.of_array(a).into_iter().map(|d| dims.0[d].name.as_str()).collect();
     if !dim_names.is_empty() {
         let listed: Vec<String> = dim_names.iter().map(|d| name(d)).collect();
         let _ = write!(out, "({})", listed.join(", "));
@@ -428,43 +396,27 @@ fn attribute_text(v: &Value) -> (&'static str, String) {
 
 /// `_FillValue` in the variable's own type, or `None` if it cannot be.
 fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
-    let x = match v {
-        Value::Str(s) => match s.as_str() {
-            "NaN" => f64::NAN,
-            "Infinity" => f64::INFINITY,
-            "-Infinity" => f64::NEG_INFINITY,
-            b64 => {
-                let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
-                f64::from_le_bytes(bytes.try_into().ok()?)
-            }
-        },
-        Value::Int(i) => return int_fill(i128::from(*i), dt),
-        Value::UInt(u) => return int_fill(i128::from(*u), dt),
-        other => other.as_f64()?,
-    };
+    let n = crate::nz::fill_value_number(v).ok()?;
     match dt {
-        DataType::Float16 | DataType::Float32 => Some(float(x as f32)),
-        DataType::Float64 => Some(double(x)),
-        _ if x.fract() == 0.0 && x.abs() < 1.8e19 => int_fill(x as i128, dt),
-        _ => None,
+        DataType::Float16 | DataType::Float32 => Some(float(n.as_f64() as f32)),
+        DataType::Float64 => Some(double(n.as_f64())),
+        _ => {
+            let suffix = match dt {
+                DataType::Int8 => "b",
+                DataType::Int16 => "s",
+                DataType::Int64 => "LL",
+                DataType::UInt8 => "UB",
+                DataType::UInt16 => "US",
+                DataType::UInt32 => "U",
+                DataType::UInt64 => "ULL",
+                _ => "",
+            };
+            let (lo, hi) = dt.int_range().filter(|_| dt != DataType::Bool)?;
+            n.integral()
+                .filter(|i| (lo..=hi).contains(i))
+                .map(|i| format!("{i}{suffix}"))
+        }
     }
-}
-
-fn int_fill(i: i128, dt: DataType) -> Option<String> {
-    let (suffix, lo, hi): (&str, i128, i128) = match dt {
-        DataType::Int8 => ("b", i8::MIN.into(), i8::MAX.into()),
-        DataType::Int16 => ("s", i16::MIN.into(), i16::MAX.into()),
-        DataType::Int32 => ("", i32::MIN.into(), i32::MAX.into()),
-        DataType::Int64 => ("LL", i64::MIN.into(), i64::MAX.into()),
-        DataType::UInt8 => ("UB", 0, u8::MAX.into()),
-        DataType::UInt16 => ("US", 0, u16::MAX.into()),
-        DataType::UInt32 => ("U", 0, u32::MAX.into()),
-        DataType::UInt64 => ("ULL", 0, u64::MAX.into()),
-        DataType::Float16 | DataType::Float32 => return Some(float(i as f32)),
-        DataType::Float64 => return Some(double(i as f64)),
-        DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => return None,
-    };
-    (lo..=hi).contains(&i).then(|| format!("{i}{suffix}"))
 }
 
 #[cfg(test)]

@@ -187,6 +187,23 @@ pub struct ReadData {
 }
 
 impl ReadData {
+    /// Bytes `[offset, offset + size)` of a shared buffer, clipped to it.
+    pub(crate) fn slice(buffer: Chunk, offset: u64, size: u32) -> ReadData {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
+        let end = start.saturating_add(size as usize).min(buffer.len());
+        ReadData { buffer, start, end }
+    }
+
+    /// All of a buffer assembled for one read.
+    pub(crate) fn owned(bytes: Vec<u8>) -> ReadData {
+        let end = bytes.len();
+        ReadData {
+            buffer: Arc::new(bytes),
+            start: 0,
+            end,
+        }
+    }
+
     pub fn bytes(&self) -> &[u8] {
         &self.buffer[self.start..self.end]
     }
@@ -457,9 +474,7 @@ impl NzFs {
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
-        let end = start.saturating_add(size as usize).min(buffer.len());
-        Ok(ReadData { buffer, start, end })
+        Ok(ReadData::slice(buffer, offset, size))
     }
 
     /// The layout of group `n`'s virtual netCDF file.
@@ -503,12 +518,7 @@ impl NzFs {
             let n = (hi - lo) as usize;
             out[(lo - start) as usize..(lo - start) as usize + n].copy_from_slice(&file[skip..skip + n]);
         }
-        let len = out.len();
-        Ok(ReadData {
-            buffer: Arc::new(out),
-            start: 0,
-            end: len,
-        })
+        Ok(ReadData::owned(out))
     }
 
     /// The rendered `header.cdl` of node `n`.

@@ -101,23 +101,14 @@ impl NzFs {
         let item = m.data_type.size() as u64;
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
+        let nd = m.shape.len();
+        if nd == 0 && start < end {
+            // The one chunk is the one element: no copy.
+            return Ok(ReadData::slice(self.chunk(node, 0)?, offset, size));
+        }
         let mut out = vec![0u8; (end - start) as usize];
         if out.is_empty() {
-            return Ok(ReadData {
-                buffer: Arc::new(out),
-                start: 0,
-                end: 0,
-            });
-        }
-        let nd = m.shape.len();
-        if nd == 0 {
-            let chunk = self.chunk(node, 0)?;
-            out.copy_from_slice(&chunk[start as usize..end as usize]);
-            return Ok(ReadData {
-                buffer: Arc::new(out),
-                start: 0,
-                end: (end - start) as usize,
-            });
+            return Ok(ReadData::owned(out));
         }
         // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
         let sharding = array.chain.partial_sharding();
@@ -174,15 +165,12 @@ impl NzFs {
                 d -= 1;
             }
         }
-        let len = out.len();
-        Ok(ReadData {
-            buffer: Arc::new(out),
-            start: 0,
-            end: len,
-        })
+        Ok(ReadData::owned(out))
     }
 
-    /// Inner chunk `inner` of shard `index`, through the index cache.
+    /// Inner chunk `inner` of shard `index`, through the index cache. On
+    /// failure the cached index is dropped: it may be stale (the shard was
+    /// replaced), so the next read reads it afresh.
     fn shard_unit(
         &self,
         node: usize,
@@ -211,10 +199,7 @@ impl NzFs {
         if offset == 0 {
             self.note_chunk_start(node, index, array.metadata.chunk_bytes(), names.count());
         }
-        let buffer = self.chunk(node, index)?;
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
-        let end = start.saturating_add(size as usize).min(buffer.len());
-        Ok(ReadData { buffer, start, end })
+        Ok(ReadData::slice(self.chunk(node, index)?, offset, size))
     }
 
     /// The whole decoded chunk `index` of array `node`, through the cache.
@@ -264,15 +249,10 @@ impl NzFs {
         if offset == 0 {
             self.note_chunk_start(node, index, array.metadata.chunk_bytes(), count);
         }
-        let slice = move |buffer: Chunk| {
-            let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
-            let end = start.saturating_add(size as usize).min(buffer.len());
-            ReadData { buffer, start, end }
-        };
         self.cache.get_or_decode_then(
             &CacheKey::whole(node, index),
             || self.load_chunk(node, array, index),
-            Box::new(move |r| then(r.map(slice))),
+            Box::new(move |r| then(r.map(|buffer| ReadData::slice(buffer, offset, size)))),
         );
     }
 
@@ -288,15 +268,11 @@ impl NzFs {
         let total = array.metadata.chunk_bytes();
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
-        let key = self.chunk_key(node, array, index)?;
-        let shard_index = self.shard_index(node, index, sharding, &key)?;
-        let inner: Result<Vec<(u64, Chunk)>, FsError> = sharding
+        let inner: Vec<(u64, Chunk)> = sharding
             .inner_chunks_in(start, end)
             .into_iter()
-            .map(|i| Ok((i, self.inner_chunk(node, index, i, sharding, &key, &shard_index)?)))
-            .collect();
-        // The index may be stale (the shard was replaced): read it afresh next time.
-        let inner = inner.inspect_err(|_| self.cache.invalidate(&CacheKey::index(node, index)))?;
+            .map(|i| Ok((i, self.shard_unit(node, array, sharding, index, i)?)))
+            .collect::<Result<_, FsError>>()?;
         let mut out = vec![0u8; (end - start) as usize];
         sharding.copy_range(start, &mut out, |i| {
             inner
@@ -305,12 +281,7 @@ impl NzFs {
                 .map(|(_, c)| c.as_slice())
                 .expect("every touched inner chunk was read")
         });
-        let len = out.len();
-        Ok(ReadData {
-            buffer: Arc::new(out),
-            start: 0,
-            end: len,
-        })
+        Ok(ReadData::owned(out))
     }
 
     /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,

@@ -3,6 +3,7 @@
 
 pub mod chunk_key;
 pub mod data_type;
+pub mod dimensions;
 pub mod hierarchy;
 pub mod json;
 pub mod metadata;

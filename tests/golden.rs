@@ -250,3 +250,37 @@ fn data_bin_is_the_whole_array_at_any_offset() {
     }
     assert!(checked > 100, "checked {checked} arrays");
 }
+
+#[test]
+fn a_sequential_reader_gets_the_next_chunks_decoded_ahead() {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    let fs = Arc::new(open("sample.zarr", MissingChunks::Fill));
+    fs.start_prefetcher();
+    let dir = resolve(&fs, "t2m");
+    // Start chunk files 0 and 1 (grid C order): a sequential run.
+    for name in ["0.0.0.bin", "0.0.1.bin"] {
+        let ino = fs.lookup(dir, OsStr::new(name)).unwrap().ino;
+        fs.read(ino, 0, 16).unwrap();
+    }
+    // The prefetch window (4 chunks) is decoded without being read.
+    let start = std::time::Instant::now();
+    while fs.cache().stats.decodes.load(Ordering::Relaxed) < 6 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "prefetch never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // Reading them now hits the cache: no further decode.
+    for name in ["0.1.0.bin", "0.1.1.bin", "1.0.0.bin", "1.0.1.bin"] {
+        let ino = fs.lookup(dir, OsStr::new(name)).unwrap().ino;
+        let before = fs.cache().stats.decodes.load(Ordering::Relaxed);
+        fs.read(ino, 8, 16).unwrap();
+        assert_eq!(
+            fs.cache().stats.decodes.load(Ordering::Relaxed),
+            before,
+            "{name} decoded again"
+        );
+    }
+}

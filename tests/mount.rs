@@ -266,8 +266,8 @@ fn mount_refuses_bad_inputs_with_one_line() {
 }
 
 #[test]
-fn foreground_mount_unmounts_on_sigterm_and_sigint() {
-    for signal in [libc::SIGTERM, libc::SIGINT] {
+fn foreground_mount_unmounts_on_sigterm_sigint_and_sighup() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
         let tmp = tempfile::tempdir().unwrap();
         let mp = tmp.path().join("mp");
         std::fs::create_dir(&mp).unwrap();

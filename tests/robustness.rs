@@ -112,11 +112,11 @@ fn write_store(dir: &Path, nodes: &[(&str, &str)]) {
     }
 }
 
-fn array_doc(extra: &str, codecs: &str, shape: &str, chunks: &str) -> String {
+fn array_doc(codecs: &str, shape: &str, chunks: &str) -> String {
     format!(
         r#"{{"zarr_format": 3, "node_type": "array", "shape": {shape}, "data_type": "int16",
         "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": {chunks}}}}},
-        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 7, "codecs": {codecs} {extra}}}"#
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 7, "codecs": {codecs}}}"#
     )
 }
 
@@ -124,7 +124,7 @@ fn array_doc(extra: &str, codecs: &str, shape: &str, chunks: &str) -> String {
 fn broken_metadata_refuses_only_that_node() {
     let tmp = tempfile::tempdir().unwrap();
     let ok_codecs = r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#;
-    let good = array_doc("", ok_codecs, "[4]", "[2]");
+    let good = array_doc(ok_codecs, "[4]", "[2]");
     let cases: Vec<(&str, String, &str)> = vec![
         ("truncated", r#"{"zarr_format": 3, "node_ty"#.into(), "invalid JSON"),
         ("not_object", "[1, 2, 3]".into(), "not a JSON object"),
@@ -140,24 +140,16 @@ fn broken_metadata_refuses_only_that_node() {
         ),
         (
             "absurd_shape",
-            array_doc("", ok_codecs, "[18446744073709551615, 18446744073709551615]", "[1, 1]"),
+            array_doc(ok_codecs, "[18446744073709551615, 18446744073709551615]", "[1, 1]"),
             "overflows",
         ),
         (
             "huge_chunk",
-            array_doc("", ok_codecs, "[10, 10]", "[4294967296, 4294967296]"),
+            array_doc(ok_codecs, "[10, 10]", "[4294967296, 4294967296]"),
             "larger than nzfs can hold",
         ),
-        (
-            "zero_chunk",
-            array_doc("", ok_codecs, "[4]", "[0]"),
-            "chunk dimension is 0",
-        ),
-        (
-            "negative_shape",
-            array_doc("", ok_codecs, "[-4]", "[2]"),
-            "non-negative",
-        ),
+        ("zero_chunk", array_doc(ok_codecs, "[4]", "[0]"), "chunk dimension is 0"),
+        ("negative_shape", array_doc(ok_codecs, "[-4]", "[2]"), "non-negative"),
         (
             "bad_fill",
             good.replace(r#""fill_value": 7"#, r#""fill_value": 70000"#),
@@ -166,7 +158,6 @@ fn broken_metadata_refuses_only_that_node() {
         (
             "bad_endian",
             array_doc(
-                "",
                 r#"[{"name": "bytes", "configuration": {"endian": "middle"}}]"#,
                 "[4]",
                 "[2]",
@@ -176,15 +167,14 @@ fn broken_metadata_refuses_only_that_node() {
         (
             "bad_transpose",
             array_doc(
-                "",
                 r#"[{"name": "transpose", "configuration": {"order": [0, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}]"#,
                 "[4, 4]",
                 "[2, 2]",
             ),
             "permutation",
         ),
-        ("no_codecs", array_doc("", "[]", "[4]", "[2]"), "empty"),
-        ("dims_mismatch", array_doc("", ok_codecs, "[4, 4]", "[2]"), "dimensions"),
+        ("no_codecs", array_doc("[]", "[4]", "[2]"), "empty"),
+        ("dims_mismatch", array_doc(ok_codecs, "[4, 4]", "[2]"), "dimensions"),
     ];
     let mut nodes: Vec<(&str, &str)> = vec![("", r#"{"zarr_format": 3, "node_type": "group"}"#), ("good", &good)];
     for (name, doc, _) in &cases {
@@ -223,7 +213,6 @@ fn broken_metadata_refuses_only_that_node() {
 fn hostile_consolidated_names_are_ignored_with_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
     let arr = array_doc(
-        "",
         r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
         "[2]",
         "[2]",

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Run every cargo-fuzz target for a bounded time (default 60 s each).
+# Run every cargo-fuzz target for a bounded time (default 60 s each), from
+# the checked-in seed corpus tests/fuzz/seeds/<target>/ (real chunks and
+# zarr.json documents of the fixtures). CI runs it with the default.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 # Targets: metadata, codecs, sharding, cdl (tests/fuzz/fuzz_targets/).
+#
+# A crash fails the run; the crashing input is kept under
+# tests/fuzz/artifacts/<target>/ and printed to the log as base64, so a CI
+# log alone reproduces it: `base64 -d > crash; cargo fuzz run --fuzz-dir
+# tests/fuzz TARGET crash`.
+#
+# Longer campaigns: `scripts/fuzz.sh 3600 codecs` keeps what it learns in
+# tests/fuzz/corpus/<target>/ (ignored by git) and resumes from it next time.
+#
 # libFuzzer needs nightly-only flags; RUSTC_BOOTSTRAP=1 lets the stable
-# toolchain accept them. Crashes are saved under tests/fuzz/artifacts/.
+# toolchain accept them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -14,13 +25,18 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 for t in "${targets[@]}"; do
   echo "== fuzzing $t for ${secs}s"
-  mkdir -p "tests/fuzz/corpus/$t"
-  # Seed the metadata-shaped targets with every fixture's zarr.json.
-  if [ "$t" = metadata ] || [ "$t" = cdl ]; then
-    n=0
-    while IFS= read -r f; do n=$((n + 1)); cp "$f" "tests/fuzz/corpus/$t/seed-$n.json"; done \
-      < <(find tests/data -name zarr.json | sort)
+  corpus="tests/fuzz/corpus/$t"
+  mkdir -p "$corpus" "tests/fuzz/artifacts/$t"
+  cp tests/fuzz/seeds/"$t"/* "$corpus"/
+  if ! cargo fuzz run --fuzz-dir tests/fuzz "$t" "$corpus" -- \
+      -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1; then
+    for f in tests/fuzz/artifacts/"$t"/*; do
+      [ -f "$f" ] || continue
+      echo "== $t crash input $f (base64):"
+      base64 -w0 "$f"; echo
+    done
+    echo "fuzz: $t crashed" >&2
+    exit 1
   fi
-  cargo fuzz run --fuzz-dir tests/fuzz "$t" "tests/fuzz/corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536
 done
 echo "fuzz: no crashes in ${targets[*]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
-# ncgen/ncdump, gdal-bin for the GDAL reader check).
+# ncgen/ncdump, gdal-bin for the GDAL reader check, bindfs for the
+# dead-store tests).
 # Debian/Ubuntu; uses sudo when not root. Idempotent.
 set -euo pipefail
 need=()
@@ -9,6 +10,8 @@ if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)
   command -v ncdump >/dev/null || need+=(netcdf-bin)
   command -v gdallocationinfo >/dev/null || need+=(gdal-bin)
+  # A store that stops answering, for the dead-store tests (tests/security.rs).
+  command -v bindfs >/dev/null || need+=(bindfs)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -57,7 +57,8 @@ pub enum Command {
     nzfs mount data.zarr /mnt/nz                    # background daemon, logs to a file\n  \
     nzfs mount -f -v data.zarr /mnt/nz              # stay attached, log to stderr\n  \
     nzfs mount --cache-size 2GiB data.zarr /mnt/nz  # bigger decoded-chunk cache\n  \
-    nzfs mount -o allow_other data.zarr /mnt/nz     # let other users read it\n  \
+    nzfs mount -o allow_other data.zarr /mnt/nz     # let other users read it, as the store's modes allow\n  \
+    nzfs mount -o allow_other,umask=027,gid=100 data.zarr /mnt/nz  # set group and modes instead\n  \
     nzfs mount --missing-chunks error data.zarr /mnt/nz\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 pub struct MountArgs {
@@ -77,10 +78,13 @@ pub struct MountArgs {
     /// FUSE worker threads
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
-    /// FUSE mount options, comma-separated: allow_other, allow_root, auto_unmount,
-    /// default_permissions, fsname=NAME, nonempty, ...
+    /// Mount options, comma-separated: allow_other (also turns on
+    /// default_permissions), allow_root, auto_unmount, default_permissions,
+    /// fsname=NAME, nonempty, uid=N, gid=N, umask=OCTAL, follow_symlinks, ...
     #[arg(short = 'o', value_name = "OPTIONS", action = clap::ArgAction::Append)]
     pub options: Vec<String>,
+    #[command(flatten)]
+    pub symlinks: SymlinkArgs,
     /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
     #[arg(long, overrides_with = "log_file")]
     pub log_file: Option<PathBuf>,
@@ -90,6 +94,27 @@ pub struct MountArgs {
     /// Internal: run as the background daemon of a `nzfs mount`
     #[arg(long, hide = true)]
     pub daemon_child: bool,
+}
+
+/// How symlinks inside a store are treated (shared by every command).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct SymlinkArgs {
+    /// Follow symlinks that lead outside the store. WARNING: with
+    /// -o allow_other this shows every user any file the daemon can read
+    /// that a symlink in the store points at. By default a symlink is
+    /// followed only while it stays inside the store.
+    #[arg(long)]
+    pub follow_symlinks: bool,
+}
+
+impl SymlinkArgs {
+    pub fn policy(self) -> crate::store::Symlinks {
+        if self.follow_symlinks {
+            crate::store::Symlinks::Follow
+        } else {
+            crate::store::Symlinks::Beneath
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -126,6 +151,8 @@ pub struct CheckArgs {
     /// Skip reading coordinate values (the monotonicity check)
     #[arg(long)]
     pub no_values: bool,
+    #[command(flatten)]
+    pub symlinks: SymlinkArgs,
 }
 
 #[derive(Debug, Args)]
@@ -133,6 +160,8 @@ pub struct CdlArgs {
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,
+    #[command(flatten)]
+    pub symlinks: SymlinkArgs,
 }
 
 /// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`: binary units, bytes by default.

@@ -16,9 +16,9 @@ use std::time::{Duration, SystemTime};
 use fuser::{Config, MountOption, SessionACL};
 
 use crate::cli::MountArgs;
-use crate::fs::{FsOptions, NzFs};
+use crate::fs::{FsOptions, NzFs, Ownership};
 use crate::fuse::FuseAdapter;
-use crate::store::FilesystemStore;
+use crate::store::{FilesystemStore, Symlinks};
 use crate::zarr::hierarchy::Hierarchy;
 
 /// The line a daemon child prints once its mount is live.
@@ -49,14 +49,21 @@ pub fn dataset_name(store: &Path) -> String {
 }
 
 /// Open a store directory and discover its hierarchy.
-pub fn open_store(store: &Path) -> Result<(FilesystemStore, Hierarchy), CliError> {
+pub fn open_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
         Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
         Ok(_) => {}
     }
     // Absolute, so that the daemon can leave its working directory.
-    let fs_store = FilesystemStore::new(store.canonicalize()?);
+    if symlinks == Symlinks::Follow {
+        tracing::warn!(
+            store = %store.display(),
+            "--follow-symlinks: symlinks that leave the store are followed; with allow_other, \
+             every user can read what they point at"
+        );
+    }
+    let fs_store = FilesystemStore::with_symlinks(store.canonicalize()?, symlinks);
     let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError(format!("store {}: {e}", store.display())))?;
     Ok((fs_store, hierarchy))
 }
@@ -76,8 +83,8 @@ pub fn default_fs_options(store: &Path, cache_bytes: u64) -> FsOptions {
 }
 
 /// Open a store directory as a filesystem core.
-pub fn open_fs(store: &Path, options: FsOptions) -> Result<NzFs, CliError> {
-    let (s, h) = open_store(store)?;
+pub fn open_fs(store: &Path, symlinks: Symlinks, options: FsOptions) -> Result<NzFs, CliError> {
+    let (s, h) = open_store(store, symlinks)?;
     NzFs::new(Box::new(s), h, options).map_err(CliError)
 }
 
@@ -143,17 +150,36 @@ fn check_dev_fuse() -> Result<(), CliError> {
         })
 }
 
-/// Split `-o a,b=c` values into FUSE options and the session ACL.
-fn mount_options(raw: &[String], store: &Path) -> (Vec<MountOption>, SessionACL, bool) {
-    let mut opts = vec![
-        MountOption::RO,
-        MountOption::FSName(format!("nzfs:{}", store.display())),
-        MountOption::Subtype("nzfs".into()),
-        MountOption::NoDev,
-        MountOption::NoSuid,
-    ];
-    let mut acl = SessionACL::Owner;
-    let mut nonempty = false;
+/// What `-o a,b=c` values ask for.
+struct MountPlan {
+    /// Options for the kernel and fusermount3.
+    fuse: Vec<MountOption>,
+    acl: SessionACL,
+    nonempty: bool,
+    follow_symlinks: bool,
+    ownership: Ownership,
+}
+
+fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
+    u32::from_str_radix(v, radix).map_err(|_| CliError(format!("-o {name}={v}: not a number")))
+}
+
+/// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
+fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
+    let mut plan = MountPlan {
+        fuse: vec![
+            MountOption::RO,
+            MountOption::FSName(format!("nzfs:{}", store.display())),
+            MountOption::Subtype("nzfs".into()),
+            MountOption::NoDev,
+            MountOption::NoSuid,
+        ],
+        acl: SessionACL::Owner,
+        nonempty: false,
+        follow_symlinks: false,
+        ownership: Ownership::default(),
+    };
+    let mut default_permissions = false;
     for o in raw
         .iter()
         .flat_map(|s| s.split(','))
@@ -161,21 +187,36 @@ fn mount_options(raw: &[String], store: &Path) -> (Vec<MountOption>, SessionACL,
         .filter(|s| !s.is_empty())
     {
         match o {
-            "allow_other" => acl = SessionACL::All,
-            "allow_root" => acl = SessionACL::RootAndOwner,
-            "auto_unmount" => opts.push(MountOption::AutoUnmount),
-            "default_permissions" => opts.push(MountOption::DefaultPermissions),
-            "nonempty" => nonempty = true,
+            "allow_other" => plan.acl = SessionACL::All,
+            "allow_root" => plan.acl = SessionACL::RootAndOwner,
+            "auto_unmount" => plan.fuse.push(MountOption::AutoUnmount),
+            "default_permissions" => default_permissions = true,
+            "follow_symlinks" => plan.follow_symlinks = true,
+            "nonempty" => plan.nonempty = true,
             "ro" => {}
             "rw" => tracing::warn!("ignoring -o rw: nzfs is read-only"),
             other => match other.split_once('=') {
-                Some(("fsname", v)) => opts[1] = MountOption::FSName(v.into()),
-                Some(("subtype", v)) => opts[2] = MountOption::Subtype(v.into()),
-                _ => opts.push(MountOption::CUSTOM(other.into())),
+                Some(("fsname", v)) => plan.fuse[1] = MountOption::FSName(v.into()),
+                Some(("subtype", v)) => plan.fuse[2] = MountOption::Subtype(v.into()),
+                Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
+                Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
+                Some(("umask", v)) => {
+                    let m = parse_id("umask", v, 8)?;
+                    if m > 0o777 {
+                        return fail(format!("-o umask={v}: not an octal umask like 022"));
+                    }
+                    plan.ownership.umask = Some(m);
+                }
+                _ => plan.fuse.push(MountOption::CUSTOM(other.into())),
             },
         }
     }
-    (opts, acl, nonempty)
+    // Other users see the store's owners and modes, and the kernel must
+    // enforce them: nzfs reads with the daemon's rights, not theirs.
+    if default_permissions || plan.acl != SessionACL::Owner {
+        plan.fuse.push(MountOption::DefaultPermissions);
+    }
+    Ok(plan)
 }
 
 /// The default log file for a mount point.
@@ -197,8 +238,8 @@ pub fn default_log_file(mp: &Path) -> PathBuf {
 
 /// `nzfs mount` in the parent: check, start the daemon, wait for it.
 pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliError> {
-    let (_, _, nonempty) = mount_options(&args.options, &args.store);
-    check_mountpoint(&args.mountpoint, nonempty)?;
+    let plan = mount_options(&args.options, &args.store)?;
+    check_mountpoint(&args.mountpoint, plan.nonempty)?;
     check_dev_fuse()?;
     if let Some(dir) = log_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CliError(format!("log directory {}: {e}", dir.display())))?;
@@ -272,13 +313,17 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
 
 /// Serve the mount in this process until it is unmounted or signalled.
 pub fn serve(args: &MountArgs) -> Result<(), CliError> {
-    let (opts, acl, nonempty) = mount_options(&args.options, &args.store);
+    let plan = mount_options(&args.options, &args.store)?;
     if !args.daemon_child {
-        check_mountpoint(&args.mountpoint, nonempty)?;
+        check_mountpoint(&args.mountpoint, plan.nonempty)?;
         check_dev_fuse()?;
     }
     tune_allocator();
-    let (store, hierarchy) = open_store(&args.store)?;
+    let symlinks = match plan.follow_symlinks {
+        true => Symlinks::Follow,
+        false => args.symlinks.policy(),
+    };
+    let (store, hierarchy) = open_store(&args.store, symlinks)?;
     let mtime = std::fs::metadata(args.store.join("zarr.json"))
         .or_else(|_| std::fs::metadata(&args.store))
         .and_then(|m| m.modified())
@@ -293,7 +338,9 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         gid,
         mtime,
     };
-    let fs = NzFs::new(Box::new(store), hierarchy, options).map_err(CliError)?;
+    let fs = NzFs::new(Box::new(store), hierarchy, options)
+        .map_err(CliError)?
+        .with_ownership(plan.ownership);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(&fs, crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.findings.is_empty() {
@@ -311,8 +358,8 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         );
     }
     let mut config = Config::default();
-    config.mount_options = opts;
-    config.acl = acl;
+    config.mount_options = plan.fuse;
+    config.acl = plan.acl;
     config.n_threads = Some(usize::from(args.threads));
     config.clone_fd = args.threads > 1;
 
@@ -335,6 +382,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     std::thread::Builder::new().name("nzfs-signals".into()).spawn(move || {
         let sig = wait_for_termination_signal();
         tracing::info!(signal = sig, "unmounting on signal");
+        STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
         if let Err(e) = unmounter.unmount() {
             tracing::warn!(error = %e, "unmount failed; detaching lazily");
             let _ = lazy_unmount(&signal_mountpoint);
@@ -344,10 +392,49 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     if args.daemon_child {
         announce_ready_and_detach_stderr(args.log_file.as_deref());
     }
-    session.run()?;
+    // The session runs on a thread of its own, so that a worker blocked in
+    // the store (a dead NFS server) cannot keep this process alive: fuser
+    // joins every worker before `run` returns.
+    let (done_tx, done) = std::sync::mpsc::channel();
+    std::thread::Builder::new().name("nzfs-session".into()).spawn(move || {
+        let _ = done_tx.send(session.run());
+    })?;
+    let mut ending_since: Option<std::time::Instant> = None;
+    loop {
+        match done.recv_timeout(Duration::from_millis(250)) {
+            Ok(result) => {
+                result?;
+                break;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let stopping = STOPPING.load(std::sync::atomic::Ordering::SeqCst);
+        if !stopping && is_mount_point(&mountpoint) {
+            ending_since = None;
+            continue;
+        }
+        // Unmounted (perhaps lazily, with files still open) or told to stop.
+        let since = *ending_since.get_or_insert_with(std::time::Instant::now);
+        let stuck = crate::store::inflight::older_than(ABANDON_AFTER);
+        if since.elapsed() >= ABANDON_AFTER && (stopping || !stuck.is_empty()) {
+            for (key, waited) in &stuck {
+                tracing::warn!(key = %key, waited_s = waited.as_secs(), "abandoning a store read that never returned");
+            }
+            tracing::warn!(stuck = stuck.len(), "the session did not end; exiting anyway");
+            std::process::exit(0);
+        }
+    }
     tracing::info!("unmounted; exiting");
     Ok(())
 }
+
+/// How long a stopping daemon waits for its session to end, and how old a
+/// store read must be to count as stuck.
+const ABANDON_AFTER: Duration = Duration::from_secs(2);
+
+/// Set once a termination signal arrived.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Keep decoded-chunk-sized blocks on the heap instead of mapping and
 /// unmapping each one: a chunk evicted from the cache is then reused for the

@@ -49,7 +49,11 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
 
 /// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.
 fn check(args: &CheckArgs) -> ExitCode {
-    let fs = match daemon::open_fs(&args.store, daemon::default_fs_options(&args.store, 256 << 20)) {
+    let fs = match daemon::open_fs(
+        &args.store,
+        args.symlinks.policy(),
+        daemon::default_fs_options(&args.store, 256 << 20),
+    ) {
         Ok(fs) => fs,
         Err(CliError(msg)) => {
             eprintln!("nzfs: {msg}");
@@ -100,7 +104,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Mount(args) => mount(&args),
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Cdl(args) => {
-            let (_, h) = daemon::open_store(&args.store)?;
+            let (_, h) = daemon::open_store(&args.store, args.symlinks.policy())?;
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
             let id = h
                 .nodes

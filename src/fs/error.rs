@@ -44,6 +44,10 @@ impl FsError {
             FsError::NotADirectory => libc::ENOTDIR,
             FsError::IsADirectory => libc::EISDIR,
             FsError::ReadOnly => libc::EROFS,
+            // The daemon itself may not read the object: say so, as the
+            // store's own filesystem would.
+            FsError::Store { source, .. } if source.kind() == std::io::ErrorKind::PermissionDenied => libc::EACCES,
+            FsError::Store { source, .. } if source.kind() == std::io::ErrorKind::TimedOut => libc::ETIMEDOUT,
             FsError::BrokenNode { .. }
             | FsError::Store { .. }
             | FsError::Decode { .. }

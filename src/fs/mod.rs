@@ -20,6 +20,14 @@
 //! `CHUNK | n << 40 | j`.
 //!
 //! Sizes come from metadata alone: `getattr` never reads or decodes a chunk.
+//!
+//! Ownership and modes follow the store (issue #19): a chunk file shows its
+//! object's owner, group and mode with the write bits cleared; `data.bin`,
+//! `header.cdl`, the `.nc` file and absent chunks show their node's
+//! metadata object's (`zarr.json`); a directory shows its store directory's.
+//! A store with no owners (object storage) shows the mounting user. An
+//! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
+//! A store object whose owner cannot be read shows mode `000`.
 
 pub mod error;
 pub mod names;
@@ -35,7 +43,7 @@ use names::ChunkNames;
 
 use crate::cache::{Chunk, ChunkCache};
 use crate::cdl;
-use crate::store::ReadableStore;
+use crate::store::{Access, ReadableStore};
 use crate::zarr::hierarchy::{ArrayNode, Hierarchy, NodeKind};
 
 /// The name of the generated header in every directory.
@@ -69,6 +77,16 @@ pub struct FsOptions {
     pub uid: u32,
     pub gid: u32,
     pub mtime: SystemTime,
+}
+
+/// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ownership {
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// With a umask, every node's mode is `0555` (directories) or `0444`
+    /// (files) less the umask, whatever the store says.
+    pub umask: Option<u32>,
 }
 
 /// What an inode number stands for.
@@ -130,6 +148,8 @@ pub struct Attr {
     pub size: u64,
     pub perm: u16,
     pub nlink: u32,
+    pub uid: u32,
+    pub gid: u32,
 }
 
 /// One directory entry.
@@ -220,6 +240,9 @@ struct NodeInfo {
     nc_layout: OnceLock<crate::netcdf::Layout>,
     /// The chunk file whose start was read last (sequential detection).
     last_started: std::sync::atomic::AtomicU64,
+    /// Who may read the node's store directory, and its metadata object.
+    dir_access: OnceLock<Result<Option<Access>, ()>>,
+    meta_access: OnceLock<Result<Option<Access>, ()>>,
 }
 
 /// The read-only filesystem over one store.
@@ -229,6 +252,7 @@ pub struct NzFs {
     info: Vec<NodeInfo>,
     cache: ChunkCache<CacheKey, FsError>,
     options: FsOptions,
+    ownership: Ownership,
     prefetch: OnceLock<prefetch::Prefetcher>,
 }
 
@@ -262,6 +286,8 @@ impl NzFs {
                 nc_name: None,
                 nc_layout: OnceLock::new(),
                 last_started: std::sync::atomic::AtomicU64::new(u64::MAX),
+                dir_access: OnceLock::new(),
+                meta_access: OnceLock::new(),
             })
             .collect();
         // Generated names win; a node that collides is listed with `.node`
@@ -295,8 +321,74 @@ impl NzFs {
             info,
             cache,
             options,
+            ownership: Ownership::default(),
             prefetch: OnceLock::new(),
         })
+    }
+
+    /// Override the owner, group or mode the store gives its nodes.
+    pub fn with_ownership(mut self, ownership: Ownership) -> Self {
+        self.ownership = ownership;
+        self
+    }
+
+    /// Who may read store path `path` (`Err` when the store could not say).
+    fn store_access(&self, path: &str) -> Result<Option<Access>, ()> {
+        self.store.access(path).map_err(|e| {
+            tracing::warn!(key = path, error = %e, "cannot read the owner and mode; showing mode 000");
+        })
+    }
+
+    /// Who may read node `n`'s directory.
+    fn dir_access(&self, n: usize) -> Result<Option<Access>, ()> {
+        *self.info[n]
+            .dir_access
+            .get_or_init(|| self.store_access(&self.hierarchy.nodes[n].path))
+    }
+
+    /// Who may read node `n`'s metadata object: its `zarr.json`, else (an
+    /// implicit group, or a node known only from consolidated metadata) its
+    /// directory.
+    fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
+        *self.info[n].meta_access.get_or_init(|| {
+            let key = crate::store::join(&self.hierarchy.nodes[n].path, "zarr.json");
+            match key.map(|k| self.store_access(k.as_str())) {
+                Ok(Ok(Some(a))) => Ok(Some(a)),
+                Ok(Err(())) => Err(()),
+                _ => self.dir_access(n),
+            }
+        })
+    }
+
+    /// Who may read chunk file `index` of array `node`: its object's, or
+    /// for an absent chunk the array's metadata object's.
+    fn chunk_access(&self, node: usize, index: u64) -> Result<Option<Access>, ()> {
+        let (array, _) = self.array(node).map_err(|_| ())?;
+        let key = self.chunk_key(node, array, index).map_err(|_| ())?;
+        match self.store_access(key.as_str())? {
+            Some(a) => Ok(Some(a)),
+            None => self.meta_access(node),
+        }
+    }
+
+    /// Owner, group and permission bits of a node of `kind`, from what the
+    /// store says of its object and the [`Ownership`] overrides.
+    fn ownership_of(&self, access: Result<Option<Access>, ()>, kind: Kind) -> (u16, u32, u32) {
+        let base = match kind {
+            Kind::Directory => 0o555,
+            Kind::File => 0o444,
+        };
+        let o = self.ownership;
+        let found = access.unwrap_or(None);
+        let mode = match (o.umask, access) {
+            (Some(umask), _) => base & !umask,
+            (None, Ok(Some(a))) => a.mode & 0o555,
+            (None, Ok(None)) => base,
+            (None, Err(())) => 0,
+        };
+        let uid = o.uid.or(found.map(|a| a.uid)).unwrap_or(self.options.uid);
+        let gid = o.gid.or(found.map(|a| a.gid)).unwrap_or(self.options.gid);
+        (mode as u16, uid, gid)
     }
 
     pub fn hierarchy(&self) -> &Hierarchy {
@@ -354,9 +446,15 @@ impl NzFs {
                 (Kind::File, a.metadata.chunk_bytes())
             }
         };
-        let (perm, nlink) = match kind {
-            Kind::Directory => (0o555, 2),
-            Kind::File => (0o444, 1),
+        let access = match inode {
+            Inode::Node(n) => self.dir_access(n),
+            Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) => self.meta_access(n),
+            Inode::Chunk { node, index } => self.chunk_access(node, index),
+        };
+        let (perm, uid, gid) = self.ownership_of(access, kind);
+        let nlink = match kind {
+            Kind::Directory => 2,
+            Kind::File => 1,
         };
         Ok(Attr {
             ino,
@@ -364,6 +462,8 @@ impl NzFs {
             size,
             perm,
             nlink,
+            uid,
+            gid,
         })
     }
 

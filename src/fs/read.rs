@@ -50,7 +50,7 @@ fn decode_error(key: &StoreKey, source: CodecError) -> FsError {
 
 impl NzFs {
     /// The store key of chunk `index` of array `node`.
-    fn chunk_key(&self, node: usize, array: &ArrayNode, index: u64) -> Result<StoreKey, FsError> {
+    pub(super) fn chunk_key(&self, node: usize, array: &ArrayNode, index: u64) -> Result<StoreKey, FsError> {
         let names = self.info[node].chunk_names.as_ref().ok_or(FsError::NotFound)?;
         let suffix = array.metadata.chunk_key_encoding.key(&names.unravel(index));
         join(&self.hierarchy.nodes[node].path, &suffix).map_err(|e| FsError::Store {

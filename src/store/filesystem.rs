@@ -1,0 +1,428 @@
+//! A store on the local filesystem: key `a/b/c` is the file `ROOT/a/b/c`.
+//!
+//! Invariants (issue #19, "a mount reveals no more than its store"):
+//! - every key resolves beneath the root. By default ([`Symlinks::Beneath`])
+//!   a key is opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
+//!   relative to the root, so a symlink that stays inside the store works
+//!   (as zarr-python allows) and one that leaves it is refused with an error
+//!   naming the key. An absolute symlink is allowed only when its target is
+//!   inside the root, and is then opened again with `RESOLVE_NO_SYMLINKS`
+//!   along the resolved path, so a swap in between cannot escape.
+//!   [`Symlinks::Follow`] opens plain paths (`--follow-symlinks`);
+//! - only regular files are read: every object is opened with
+//!   `O_NONBLOCK | O_NOCTTY` and checked with `fstat`, so a FIFO, socket,
+//!   device or directory where an object is expected is refused at once
+//!   (a directory is "no value": keys and prefixes share one namespace);
+//! - the root is opened afresh for every request, so a store moved or
+//!   deleted under a mount reads as gone, not as its old self;
+//! - every request is registered in [`super::inflight`] while it runs.
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::{
+    Access, Listing, MAX_RANGE, ReadableStore, Stamp, StoreKey, check_stamp, inflight, short_value, too_large,
+};
+
+/// How symlinks inside a filesystem store are treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Symlinks {
+    /// Followed only while they stay beneath the store root (the default).
+    #[default]
+    Beneath,
+    /// Followed wherever they lead (`--follow-symlinks`).
+    Follow,
+}
+
+/// A store on the local filesystem (see the module doc).
+#[derive(Debug, Clone)]
+pub struct FilesystemStore {
+    root: PathBuf,
+    symlinks: Symlinks,
+}
+
+impl FilesystemStore {
+    /// A store rooted at `root`, whose symlinks must stay beneath it.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self::with_symlinks(root, Symlinks::Beneath)
+    }
+
+    pub fn with_symlinks(root: impl Into<PathBuf>, symlinks: Symlinks) -> Self {
+        let root = root.into();
+        // Canonical, so that a resolved symlink target can be compared with it.
+        let root = root.canonicalize().unwrap_or(root);
+        FilesystemStore { root, symlinks }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Open `rel` (`""` is the root itself) with `flags`, beneath the root.
+    fn resolve(&self, rel: &str, flags: libc::c_int) -> io::Result<OwnedFd> {
+        // openat2 refuses O_PATH with any flag but a few (O_NOCTTY among them).
+        let flags = match flags & libc::O_PATH {
+            0 => flags | libc::O_CLOEXEC | libc::O_NOCTTY,
+            _ => flags | libc::O_CLOEXEC,
+        };
+        if rel.is_empty() {
+            return open_path(&self.root, flags);
+        }
+        if self.symlinks == Symlinks::Follow {
+            return open_path(&self.root.join(rel), flags);
+        }
+        let root = open_path(&self.root, libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)?;
+        let beneath = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+        match openat2(&root, Path::new(rel), flags, beneath) {
+            Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
+                // An absolute symlink, or one that climbs out: allowed only
+                // when where it ends is still beneath the root.
+                let target = std::fs::canonicalize(self.root.join(rel)).map_err(|e| resolve_error(rel, e))?;
+                let inside = target.strip_prefix(&self.root).map_err(|_| escapes(rel))?;
+                let inside = if inside.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    inside
+                };
+                openat2(&root, inside, flags, beneath | libc::RESOLVE_NO_SYMLINKS).map_err(|e| resolve_error(rel, e))
+            }
+            r => r.map_err(|e| resolve_error(rel, e)),
+        }
+    }
+
+    /// The regular file at `key` with its `stat`, or `None` when there is
+    /// no value (nothing there, or a directory).
+    fn open_object(&self, key: &StoreKey) -> io::Result<Option<(File, libc::stat)>> {
+        let fd = match self.resolve(key.as_str(), libc::O_RDONLY | libc::O_NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if is_absent(&e) => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(not_regular(key, "a socket")),
+            Err(e) => return Err(e),
+        };
+        let st = fstat(&fd)?;
+        match file_kind(&st) {
+            None => Ok(Some((File::from(fd), st))),
+            Some("a directory") => Ok(None),
+            Some(kind) => Err(not_regular(key, kind)),
+        }
+    }
+}
+
+/// `None` for a regular file, else what the object is.
+fn file_kind(st: &libc::stat) -> Option<&'static str> {
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFREG => None,
+        libc::S_IFDIR => Some("a directory"),
+        libc::S_IFIFO => Some("a FIFO"),
+        libc::S_IFSOCK => Some("a socket"),
+        libc::S_IFCHR => Some("a character device"),
+        libc::S_IFBLK => Some("a block device"),
+        _ => Some("not a regular file"),
+    }
+}
+
+fn not_regular(key: &StoreKey, kind: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{key} is {kind}, not a regular file: refused"),
+    )
+}
+
+fn escapes(rel: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{rel} is a symlink that leads outside the store: refused (--follow-symlinks allows it)"),
+    )
+}
+
+/// Name the key in resolution errors that say something about the store.
+fn resolve_error(rel: &str, e: io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(libc::EXDEV) => escapes(rel),
+        Some(libc::ELOOP) => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{rel}: too many levels of symlinks (a symlink loop?)"),
+        ),
+        _ => e,
+    }
+}
+
+fn is_absent(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+}
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
+}
+
+fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
+    let c = cstring(path)?;
+    // SAFETY: a valid NUL-terminated path; the result is checked.
+    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn openat2(dir: &OwnedFd, rel: &Path, flags: libc::c_int, resolve: u64) -> io::Result<OwnedFd> {
+    let c = cstring(rel)?;
+    // SAFETY: open_how is plain data; zeroed is its documented default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.resolve = resolve;
+    // SAFETY: a valid descriptor, path and open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
+    // SAFETY: stat is plain data, filled by fstat on a valid descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+fn stamp(st: &libc::stat) -> Stamp {
+    let ctime = (st.st_ctime as u64).wrapping_mul(1_000_000_007) ^ st.st_ctime_nsec as u64;
+    let mtime = (st.st_mtime as u64).wrapping_mul(998_244_353) ^ st.st_mtime_nsec as u64;
+    let version = st.st_ino.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ctime.rotate_left(21) ^ mtime.rotate_left(42);
+    Stamp {
+        len: st.st_size as u64,
+        version,
+    }
+}
+
+/// The entries of an open directory, without `.` and `..`: each name and
+/// its `d_type`.
+fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, u8)>> {
+    // SAFETY: fdopendir takes ownership of a valid directory descriptor.
+    let dir = unsafe { libc::fdopendir(fd.into_raw_fd()) };
+    if dir.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    let mut out = Vec::new();
+    let result = loop {
+        // SAFETY: errno is thread-local; readdir64 on a live DIR stream.
+        unsafe { *libc::__errno_location() = 0 };
+        let entry = unsafe { libc::readdir64(dir) };
+        if entry.is_null() {
+            let e = io::Error::last_os_error();
+            break if e.raw_os_error() == Some(0) { Ok(()) } else { Err(e) };
+        }
+        // SAFETY: a non-null entry from readdir64 has a NUL-terminated name.
+        let (name, kind) = unsafe { (CStr::from_ptr((*entry).d_name.as_ptr()), (*entry).d_type) };
+        let name = name.to_bytes();
+        if name != b"." && name != b".." {
+            out.push((name.to_vec(), kind));
+        }
+    };
+    // SAFETY: the stream is closed once, here.
+    unsafe { libc::closedir(dir) };
+    result.map(|()| out)
+}
+
+impl ReadableStore for FilesystemStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let _reading = inflight::begin(key.as_str());
+        let Some((file, st)) = self.open_object(key)? else {
+            return Ok(None);
+        };
+        let len = st.st_size as u64;
+        if len > max_len {
+            return Err(too_large(len, max_len));
+        }
+        let mut buf = Vec::with_capacity(len as usize);
+        // The file may grow while we read: never read past the limit.
+        file.take(max_len + 1).read_to_end(&mut buf)?;
+        if buf.len() as u64 > max_len {
+            return Err(too_large(buf.len() as u64, max_len));
+        }
+        Ok(Some(buf))
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        use std::os::unix::fs::FileExt;
+        let _reading = inflight::begin(key.as_str());
+        let Some((file, st)) = self.open_object(key)? else {
+            return Ok(None);
+        };
+        check_stamp(key, stamp(&st), expect)?;
+        let have = st.st_size as u64;
+        if len > MAX_RANGE || offset.checked_add(len).is_none_or(|end| end > have) {
+            return Err(short_value(key, offset, len, have));
+        }
+        let mut buf = vec![0; len as usize];
+        file.read_exact_at(&mut buf, offset)
+            .map_err(|_| short_value(key, offset, len, have))?;
+        Ok(Some(buf))
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        let _reading = inflight::begin(key.as_str());
+        let fd = match self.resolve(key.as_str(), libc::O_PATH) {
+            Ok(fd) => fd,
+            Err(e) if is_absent(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let st = fstat(&fd)?;
+        match file_kind(&st) {
+            None => Ok(Some(stamp(&st))),
+            Some("a directory") => Ok(None),
+            Some(kind) => Err(not_regular(key, kind)),
+        }
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        if !prefix.is_empty() {
+            StoreKey::new(prefix)?;
+        }
+        let _reading = inflight::begin(prefix);
+        let mut listing = Listing::default();
+        let fd = match self.resolve(prefix, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK) {
+            Ok(fd) => fd,
+            Err(e) if is_absent(&e) => return Ok(listing),
+            Err(e) => return Err(e),
+        };
+        for (name, d_type) in read_dir_fd(fd)? {
+            let Ok(name) = String::from_utf8(name) else {
+                tracing::warn!(prefix, "skipping a non-UTF-8 name");
+                continue;
+            };
+            let is_dir = match d_type {
+                libc::DT_DIR => true,
+                libc::DT_LNK | libc::DT_UNKNOWN => {
+                    // A symlink is a prefix when it resolves, beneath the
+                    // root, to a directory; anything else is listed as a key
+                    // whose read says what is wrong with it.
+                    let rel = if prefix.is_empty() {
+                        name.clone()
+                    } else {
+                        format!("{prefix}/{name}")
+                    };
+                    self.resolve(&rel, libc::O_PATH)
+                        .and_then(|fd| fstat(&fd))
+                        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+                }
+                _ => false,
+            };
+            if is_dir {
+                listing.prefixes.push(name)
+            } else {
+                listing.keys.push(name)
+            }
+        }
+        listing.keys.sort();
+        listing.prefixes.sort();
+        Ok(listing)
+    }
+
+    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+        let _reading = inflight::begin(path);
+        let fd = match self.resolve(path, libc::O_PATH) {
+            Ok(fd) => fd,
+            Err(e) if is_absent(&e) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let st = fstat(&fd)?;
+        Ok(Some(Access {
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode & 0o7777,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn key(k: &str) -> StoreKey {
+        StoreKey::new(k).unwrap()
+    }
+
+    #[test]
+    fn symlinks_inside_work_and_outside_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("s");
+        std::fs::create_dir_all(store.join("a/c")).unwrap();
+        std::fs::write(store.join("a/c/0"), b"inside").unwrap();
+        std::fs::write(dir.path().join("secret"), b"outside").unwrap();
+        symlink("0", store.join("a/c/rel")).unwrap();
+        symlink(store.join("a/c/0"), store.join("a/c/abs")).unwrap();
+        symlink("../../../secret", store.join("a/c/up")).unwrap();
+        symlink(dir.path().join("secret"), store.join("a/c/out")).unwrap();
+        symlink("loop", store.join("a/c/loop")).unwrap();
+        symlink("c", store.join("a/d")).unwrap();
+        let s = FilesystemStore::new(&store);
+        assert_eq!(s.get(&key("a/c/rel"), 99).unwrap().unwrap(), b"inside");
+        assert_eq!(s.get(&key("a/c/abs"), 99).unwrap().unwrap(), b"inside");
+        assert_eq!(s.get(&key("a/d/0"), 99).unwrap().unwrap(), b"inside");
+        for k in ["a/c/up", "a/c/out"] {
+            let e = s.get(&key(k), 99).unwrap_err();
+            assert!(e.to_string().contains("outside the store"), "{k}: {e}");
+            assert!(s.get_range(&key(k), 0, 1, None).is_err());
+            assert!(s.stat(&key(k)).is_err());
+        }
+        let e = s.get(&key("a/c/loop"), 99).unwrap_err();
+        assert!(e.to_string().contains("symlink"), "{e}");
+        let l = s.list_dir("a").unwrap();
+        assert_eq!(l.prefixes, ["c", "d"]);
+        let follow = FilesystemStore::with_symlinks(&store, Symlinks::Follow);
+        assert_eq!(follow.get(&key("a/c/out"), 99).unwrap().unwrap(), b"outside");
+    }
+
+    #[test]
+    fn special_files_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = cstring(&fifo).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        let _sock = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
+        let s = FilesystemStore::new(dir.path());
+        for (k, what) in [("fifo", "FIFO"), ("sock", "socket")] {
+            let e = s.get(&key(k), 99).unwrap_err();
+            assert!(e.to_string().contains(what), "{k}: {e}");
+            assert!(s.get_range(&key(k), 0, 1, None).is_err());
+        }
+        assert!(s.stat(&key("fifo")).is_err());
+        let dev = FilesystemStore::with_symlinks(dir.path(), Symlinks::Follow);
+        symlink("/dev/zero", dir.path().join("zero")).unwrap();
+        let e = dev.get(&key("zero"), 99).unwrap_err();
+        assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn access_reports_owner_and_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k"), b"x").unwrap();
+        std::fs::set_permissions(dir.path().join("k"), std::fs::Permissions::from_mode(0o640)).unwrap();
+        let s = FilesystemStore::new(dir.path());
+        let a = s.access("k").unwrap().unwrap();
+        assert_eq!(a.mode, 0o640);
+        assert_eq!(a.uid, unsafe { libc::getuid() });
+        assert!(s.access("").unwrap().is_some());
+        assert_eq!(s.access("nope").unwrap(), None);
+    }
+}

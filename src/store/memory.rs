@@ -1,0 +1,74 @@
+//! An in-memory store, for tests: keys are strings, values byte vectors.
+//! Every object has version 0 and no [`super::Access`].
+
+use std::collections::BTreeMap;
+use std::io;
+
+use super::{Listing, ReadableStore, Stamp, StoreKey, check_stamp, short_value, too_large};
+
+/// An in-memory store, for tests.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    values: BTreeMap<String, Vec<u8>>,
+}
+
+impl MemoryStore {
+    pub fn insert(&mut self, key: &str, value: impl Into<Vec<u8>>) {
+        self.values.insert(key.to_string(), value.into());
+    }
+}
+
+impl ReadableStore for MemoryStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        match self.values.get(key.as_str()) {
+            Some(v) if v.len() as u64 > max_len => Err(too_large(v.len() as u64, max_len)),
+            v => Ok(v.cloned()),
+        }
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let Some(v) = self.values.get(key.as_str()) else {
+            return Ok(None);
+        };
+        check_stamp(
+            key,
+            Stamp {
+                len: v.len() as u64,
+                version: 0,
+            },
+            expect,
+        )?;
+        let end = offset.checked_add(len).filter(|&e| e <= v.len() as u64);
+        match end {
+            Some(end) => Ok(Some(v[offset as usize..end as usize].to_vec())),
+            None => Err(short_value(key, offset, len, v.len() as u64)),
+        }
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        Ok(self.values.get(key.as_str()).map(|v| Stamp {
+            len: v.len() as u64,
+            version: 0,
+        }))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        let start = if prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{prefix}/")
+        };
+        let mut listing = Listing::default();
+        for key in self.values.keys().filter(|k| k.starts_with(&start)) {
+            match key[start.len()..].split_once('/') {
+                None => listing.keys.push(key[start.len()..].to_string()),
+                Some((dir, _)) => {
+                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                        listing.prefixes.push(dir.to_string());
+                    }
+                }
+            }
+        }
+        Ok(listing)
+    }
+}

@@ -1,0 +1,427 @@
+//! Issue #19 through real mounts: a mount reveals no more than its store
+//! (symlinks, special files, owners and modes, as other users see them) and
+//! a hostile or dead store cannot hang the daemon.
+//!
+//! The multi-user test creates two users and a group, and deletes them
+//! again on the way out (also on failure). Requires root, `runuser`,
+//! `mknod` and (for the dead-store test) `bindfs`.
+
+mod common;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::mount::{Mount, nzfs};
+
+/// 64 `uint8` elements in one chunk, `bytes` codec: any 64-byte file is a
+/// valid chunk, so only the store's refusal stops a leak.
+const ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [64], "data_type": "uint8",
+  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64]}},
+  "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
+const SECRET: &[u8; 64] = b"root-only secret: this must never be readable through a mount!!\n";
+
+fn chunk_bytes() -> Vec<u8> {
+    (0..64u8).map(|i| i.wrapping_mul(3)).collect()
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A store under `dir` with one array per name; returns its path. The
+/// store is world-traversable, as a shared dataset is.
+fn store_with(dir: &Path, arrays: &[&str]) -> PathBuf {
+    let s = dir.join("s.zarr");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("zarr.json"), GROUP).unwrap();
+    for a in arrays {
+        std::fs::create_dir_all(s.join(a).join("c")).unwrap();
+        std::fs::write(s.join(a).join("zarr.json"), ARRAY).unwrap();
+    }
+    set_mode(dir, 0o755);
+    s
+}
+
+/// Let other users reach the mount point (tempdirs are 0700).
+fn open_to_others(m: &Mount) {
+    set_mode(m.dir.path(), 0o755);
+}
+
+fn errno_of(r: &std::io::Result<Vec<u8>>) -> Option<i32> {
+    r.as_ref().err().and_then(|e| e.raw_os_error())
+}
+
+fn timed_read(p: &Path) -> (std::io::Result<Vec<u8>>, Duration) {
+    let t = Instant::now();
+    let r = std::fs::read(p);
+    (r, t.elapsed())
+}
+
+/// Two users and a group for the test; removed on drop.
+struct Users {
+    member: String,
+    other: String,
+    group: String,
+}
+
+impl Users {
+    fn create() -> Users {
+        let u = Users {
+            member: "nzfs-t-member".into(),
+            other: "nzfs-t-other".into(),
+            group: "nzfs-t-group".into(),
+        };
+        u.remove(); // left over from an interrupted run
+        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        ok(Command::new("groupadd").arg(&u.group));
+        for (name, groups) in [(&u.member, Some(&u.group)), (&u.other, None)] {
+            let mut c = Command::new("useradd");
+            c.args(["-M", "-N", "-s", "/usr/sbin/nologin"]);
+            if let Some(g) = groups {
+                c.args(["-G", g]);
+            }
+            ok(c.arg(name));
+        }
+        u
+    }
+
+    fn remove(&self) {
+        for name in [&self.member, &self.other] {
+            let _ = Command::new("userdel").arg(name).stderr(Stdio::null()).status();
+        }
+        let _ = Command::new("groupdel").arg(&self.group).stderr(Stdio::null()).status();
+    }
+
+    fn gid(&self) -> u32 {
+        let out = Command::new("getent").args(["group", &self.group]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split(':')
+            .nth(2)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Read `path` as `user`: the bytes, or the error `cat` printed.
+fn read_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
+    let out = Command::new("runuser")
+        .args(["-u", user, "--", "cat"])
+        .arg(path)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        assert!(
+            !out.stdout.windows(16).any(|w| SECRET.windows(16).any(|s| s == w)),
+            "secret bytes leaked to {user}"
+        );
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn denied(r: Result<Vec<u8>, String>) -> bool {
+    matches!(r, Err(ref e) if e.contains("Permission denied"))
+}
+
+#[test]
+fn symlinks_owners_and_modes_as_other_users_see_them() {
+    let users = Users::create();
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tmp.path().join("secret");
+    std::fs::write(&secret, SECRET).unwrap();
+    set_mode(&secret, 0o600);
+    let s = store_with(tmp.path(), &["real", "out", "inside", "loop", "locked", "grp"]);
+    let bytes = chunk_bytes();
+    std::fs::write(s.join("real/c/0"), &bytes).unwrap();
+    symlink(&secret, s.join("out/c/0")).unwrap();
+    symlink("../../real/c/0", s.join("inside/c/0")).unwrap();
+    symlink("0", s.join("loop/c/0")).unwrap();
+    std::fs::write(s.join("locked/c/0"), &bytes).unwrap();
+    set_mode(&s.join("locked/c/0"), 0o000);
+    std::fs::write(s.join("grp/c/0"), &bytes).unwrap();
+    for p in ["grp", "grp/c", "grp/zarr.json", "grp/c/0"] {
+        std::os::unix::fs::chown(s.join(p), None, Some(users.gid())).unwrap();
+        set_mode(
+            &s.join(p),
+            if p.ends_with('0') || p.ends_with("json") {
+                0o640
+            } else {
+                0o750
+            },
+        );
+    }
+
+    let m = Mount::at(&s, &["-o", "allow_other"]);
+    open_to_others(&m);
+
+    // A symlink out of the store: refused for everyone, the mounting root too.
+    for f in ["out/0.bin", "out/data.bin"] {
+        assert_eq!(errno_of(&std::fs::read(m.mp.join(f))), Some(libc::EIO), "{f} as root");
+        assert!(read_as(&users.other, &m.mp.join(f)).is_err(), "{f} as another user");
+    }
+    let log = m.log();
+    assert!(log.contains("out/c/0") && log.contains("outside the store"), "{log}");
+    // Inside the store: followed. A loop: EIO.
+    assert_eq!(std::fs::read(m.mp.join("inside/0.bin")).unwrap(), bytes);
+    assert_eq!(read_as(&users.other, &m.mp.join("inside/0.bin")).unwrap(), bytes);
+    assert_eq!(errno_of(&std::fs::read(m.mp.join("loop/0.bin"))), Some(libc::EIO));
+
+    // chmod 000: its owner (root) reads it, another user may not.
+    let locked = m.mp.join("locked/0.bin");
+    let meta = std::fs::metadata(&locked).unwrap();
+    assert_eq!((meta.mode() & 0o7777, meta.uid()), (0o000, 0));
+    assert_eq!(std::fs::read(&locked).unwrap(), bytes);
+    assert!(denied(read_as(&users.other, &locked)));
+    // 0640 root:group: members only; write bits never shown.
+    let grp = m.mp.join("grp/0.bin");
+    let meta = std::fs::metadata(&grp).unwrap();
+    assert_eq!((meta.mode() & 0o7777, meta.gid()), (0o440, users.gid()));
+    assert_eq!(std::fs::metadata(m.mp.join("grp")).unwrap().mode() & 0o7777, 0o550);
+    assert_eq!(
+        std::fs::metadata(m.mp.join("grp/data.bin")).unwrap().mode() & 0o7777,
+        0o440
+    );
+    assert_eq!(read_as(&users.member, &grp).unwrap(), bytes);
+    assert_eq!(read_as(&users.member, &m.mp.join("grp/data.bin")).unwrap(), bytes);
+    assert!(denied(read_as(&users.other, &grp)));
+    assert!(denied(read_as(&users.other, &m.mp.join("grp/header.cdl"))));
+    drop(m);
+
+    // --follow-symlinks follows, and so this test would see a leak.
+    let m = Mount::at(&s, &["--follow-symlinks"]);
+    assert_eq!(std::fs::read(m.mp.join("out/0.bin")).unwrap(), SECRET);
+    assert!(m.log().contains("--follow-symlinks"));
+    drop(m);
+    let m = Mount::at(&s, &["-o", "follow_symlinks"]);
+    assert_eq!(std::fs::read(m.mp.join("out/0.bin")).unwrap(), SECRET);
+    drop(m);
+
+    // -o uid=,gid=,umask= replace what the store says.
+    let m = Mount::at(&s, &["-o", "allow_other,uid=1234,gid=5678,umask=027"]);
+    open_to_others(&m);
+    for (f, mode) in [
+        ("real/0.bin", 0o440),
+        ("locked/0.bin", 0o440),
+        ("real", 0o550),
+        ("", 0o550),
+    ] {
+        let meta = std::fs::metadata(m.mp.join(f)).unwrap();
+        assert_eq!(
+            (meta.mode() & 0o7777, meta.uid(), meta.gid()),
+            (mode, 1234, 5678),
+            "{f}"
+        );
+    }
+    assert!(denied(read_as(&users.other, &m.mp.join("real/0.bin"))));
+}
+
+/// The pids of daemons serving a mount made under `dir`.
+fn daemons_under(dir: &Path) -> Vec<String> {
+    let pattern = format!("daemon-child.*{}", dir.display());
+    let out = Command::new("pgrep").args(["-f", &pattern]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn assert_no_daemon_within(dir: &Path, limit: Duration) {
+    let t = Instant::now();
+    while !daemons_under(dir).is_empty() {
+        assert!(t.elapsed() < limit, "an nzfs daemon is still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn special_files_fail_fast_and_the_rest_of_the_mount_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store_with(tmp.path(), &["ok", "fifo", "sock", "dev", "devlink"]);
+    std::fs::write(s.join("ok/c/0"), chunk_bytes()).unwrap();
+    let mkfifo = |p: &Path| assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+    mkfifo(&s.join("fifo/c/0"));
+    drop(std::os::unix::net::UnixListener::bind(s.join("sock/c/0")).unwrap());
+    assert!(
+        Command::new("mknod")
+            .arg(s.join("dev/c/0"))
+            .args(["c", "1", "5"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    symlink("/dev/zero", s.join("devlink/c/0")).unwrap();
+    // A group whose zarr.json is a FIFO: the mount must not hang on it.
+    std::fs::create_dir(s.join("g")).unwrap();
+    mkfifo(&s.join("g/zarr.json"));
+
+    let t = Instant::now();
+    let m = Mount::at(&s, &["--follow-symlinks"]);
+    assert!(t.elapsed() < Duration::from_secs(10), "mount took {:?}", t.elapsed());
+    for a in ["fifo", "sock", "dev", "devlink"] {
+        for f in ["0.bin", "data.bin"] {
+            let (r, took) = timed_read(&m.mp.join(a).join(f));
+            assert_eq!(errno_of(&r), Some(libc::EIO), "{a}/{f}");
+            assert!(took < Duration::from_secs(1), "{a}/{f} took {took:?}");
+        }
+    }
+    let log = m.log();
+    for what in [
+        "fifo/c/0 is a FIFO",
+        "sock/c/0 is a socket",
+        "dev/c/0 is a character device",
+    ] {
+        assert!(log.contains(what), "log lacks {what:?}:\n{log}");
+    }
+    // The rest works.
+    assert_eq!(std::fs::read(m.mp.join("ok/0.bin")).unwrap(), chunk_bytes());
+    assert!(std::fs::read_to_string(m.mp.join("header.cdl")).unwrap().contains("ok"));
+    let g = std::fs::read_dir(m.mp.join("g")).map(|_| ()).unwrap_err();
+    assert_eq!(g.raw_os_error(), Some(libc::EIO));
+    assert!(m.log().contains("g/zarr.json is a FIFO"));
+
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_daemon_within(m.dir.path(), Duration::from_secs(5));
+}
+
+#[test]
+fn a_fifo_root_zarr_json_is_refused_by_every_command_without_hanging() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    std::fs::create_dir(&s).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(s.join("zarr.json"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let store = s.to_str().unwrap();
+    for args in [
+        vec!["mount", store, mp.to_str().unwrap()],
+        vec!["cdl", store],
+        vec!["check", store],
+    ] {
+        let t = Instant::now();
+        let out = nzfs(&args);
+        assert!(t.elapsed() < Duration::from_secs(10), "{args:?} took {:?}", t.elapsed());
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("zarr.json is a FIFO"), "{args:?}: {err}");
+    }
+    assert!(!nzfs::daemon::is_mount_point(&mp));
+}
+
+/// A store behind bindfs, which the test stops with SIGSTOP: a store that
+/// no longer answers, like a dead NFS server.
+struct StoppableStore {
+    bindfs: std::process::Child,
+    path: PathBuf,
+}
+
+impl StoppableStore {
+    fn over(src: &Path, at: &Path) -> StoppableStore {
+        std::fs::create_dir(at).unwrap();
+        let bindfs = Command::new("bindfs")
+            .args(["-f", "-o", "ro"])
+            .arg(src)
+            .arg(at)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bindfs (apt-get install bindfs; scripts/setup.sh --test does)");
+        let t = Instant::now();
+        while !nzfs::daemon::is_mount_point(at) {
+            assert!(t.elapsed() < Duration::from_secs(10), "bindfs did not mount");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        StoppableStore {
+            bindfs,
+            path: at.to_path_buf(),
+        }
+    }
+
+    fn signal(&self, sig: i32) {
+        unsafe { libc::kill(self.bindfs.id() as i32, sig) };
+    }
+}
+
+impl Drop for StoppableStore {
+    fn drop(&mut self) {
+        self.signal(libc::SIGCONT);
+        let _ = Command::new("fusermount3").arg("-u").arg(&self.path).status();
+        let _ = self.bindfs.kill();
+        let _ = self.bindfs.wait();
+    }
+}
+
+#[test]
+fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &src);
+    let store = StoppableStore::over(&src, &tmp.path().join("bound.zarr"));
+    let m = Mount::at(&store.path, &[]);
+    assert!(
+        std::fs::read_to_string(m.mp.join("header.cdl"))
+            .unwrap()
+            .contains("t2m")
+    );
+    store.signal(libc::SIGSTOP);
+    // This reader now waits on the daemon, which waits on the dead store.
+    let mut reader = Command::new("cat")
+        .arg(m.mp.join("t2m/0.0.0.bin"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(reader.try_wait().unwrap().is_none(), "the read should be blocked");
+    // Busy: only a lazy unmount detaches it; the daemon must still exit.
+    let out = nzfs(&["unmount", "--lazy", m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_no_daemon_within(m.dir.path(), Duration::from_secs(5));
+    let log = m.log();
+    assert!(log.contains("abandoning a store read"), "{log}");
+    // The blocked reader is released with an error, not left hanging.
+    let t = Instant::now();
+    while reader.try_wait().unwrap().is_none() {
+        assert!(t.elapsed() < Duration::from_secs(5), "the reader is still blocked");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigterm_ends_a_daemon_whose_store_is_dead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &src);
+    let store = StoppableStore::over(&src, &tmp.path().join("bound.zarr"));
+    let m = Mount::at(&store.path, &[]);
+    let pid = m.daemon_pid();
+    store.signal(libc::SIGSTOP);
+    let mut reader = Command::new("cat")
+        .arg(m.mp.join("lat/0.bin"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_no_daemon_within(m.dir.path(), Duration::from_secs(5));
+    let _ = reader.kill();
+    let _ = reader.wait();
+}

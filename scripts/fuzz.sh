@@ -28,6 +28,7 @@ for t in "${targets[@]}"; do
   corpus="tests/fuzz/corpus/$t"
   mkdir -p "$corpus" "tests/fuzz/artifacts/$t"
   cp tests/fuzz/seeds/"$t"/* "$corpus"/
+  cargo fuzz build --fuzz-dir tests/fuzz "$t"
   if ! cargo fuzz run --fuzz-dir tests/fuzz "$t" "$corpus" -- \
       -max_total_time="$secs" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1; then
     for f in tests/fuzz/artifacts/"$t"/*; do
@@ -35,7 +36,7 @@ for t in "${targets[@]}"; do
       echo "== $t crash input $f (base64):"
       base64 -w0 "$f"; echo
     done
-    echo "fuzz: $t crashed" >&2
+    echo "fuzz: $t found a crash (input above)" >&2
     exit 1
   fi
 done

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::fs::MissingChunks;
+use crate::array::MissingChunks;
 
 #[derive(Debug, Parser)]
 #[command(

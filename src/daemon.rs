@@ -15,6 +15,7 @@ use std::time::{Duration, SystemTime};
 
 use fuser::{Config, MountOption, SessionACL};
 
+use crate::array::Dataset;
 use crate::cli::MountArgs;
 use crate::fs::{FsOptions, NzFs, Ownership};
 use crate::fuse::FuseAdapter;
@@ -68,24 +69,16 @@ pub fn open_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, 
     Ok((fs_store, hierarchy))
 }
 
-/// Core options for reading a store outside a mount (`check`, `cdl`).
-pub fn default_fs_options(store: &Path, cache_bytes: u64) -> FsOptions {
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    FsOptions {
-        cache_bytes,
-        missing_chunks: crate::fs::MissingChunks::Fill,
-        dataset_name: dataset_name(store),
-        uid,
-        gid,
-        mtime: SystemTime::UNIX_EPOCH,
-    }
-}
-
-/// Open a store directory as a filesystem core.
-pub fn open_fs(store: &Path, symlinks: Symlinks, options: FsOptions) -> Result<NzFs, CliError> {
+/// Open a store directory as a dataset, for reading it without a mount
+/// (`check`, `cdl`): the same hierarchy and arrays a mount shows.
+pub fn open_dataset(store: &Path, symlinks: Symlinks, cache_bytes: u64) -> Result<Dataset, CliError> {
     let (s, h) = open_store(store, symlinks)?;
-    NzFs::new(Box::new(s), h, options).map_err(CliError)
+    Ok(Dataset::new(
+        std::sync::Arc::new(s),
+        h,
+        cache_bytes,
+        crate::array::MissingChunks::Fill,
+    ))
 }
 
 /// Whether `mp` is a FUSE mount whose daemon is gone ("Transport endpoint
@@ -342,7 +335,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .map_err(CliError)?
         .with_ownership(plan.ownership);
     // Non-conformant stores still mount; say once what `nzfs check` would.
-    let report = crate::nz::check(&fs, crate::nz::Scope::METADATA, &mut |_, _| {});
+    let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.findings.is_empty() {
         let first = report
             .findings

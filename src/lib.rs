@@ -3,17 +3,22 @@
 //! The read path, one module per arrow:
 //!
 //! ```text
-//! fuse adapter read(ino, off, size)                      fuse.rs
-//!   -> filesystem core: ino -> Inode::Chunk {node, index} fs/
-//!   -> cache: get (node, index), or decode it exactly once cache.rs
-//!        -> chunk key encoding: index -> store key        zarr/chunk_key.rs
-//!        -> store: key -> Option<bytes> (None = fill)     store.rs
-//!        -> codec chain: bytes -> decoded chunk           codec/
-//!   -> reply with a slice of the cached buffer (no copy)
+//! fuse adapter read(ino, off, size)                         fuse.rs
+//!   -> filesystem core: ino -> node (chunk file, data.bin, .nc)  fs/
+//!   -> Array: read_chunk_bytes / read_bytes / read_region     array/
+//!   -> cache: get (array, chunk, part), or decode it once     cache.rs
+//!        -> chunk key encoding: index -> store key           zarr/chunk_key.rs
+//!        -> store: key -> Option<bytes> (None = fill)        store/
+//!        -> codec chain: bytes -> decoded chunk              codec/
+//!   -> slice or copy out of the cached buffer
 //! ```
 //!
-//! `zarr`, `codec` and `store` never import from `fs` or `fuse`.
+//! Module rules (checked by `scripts/module_deps.py` in CI): no import
+//! circle; `zarr`, `codec`, `store` and `array` never import a view (`fs`,
+//! `fuse`, `cdl`, `netcdf`, `nz`, `daemon`, `cli`). The views read values
+//! only through [`array::Array`].
 
+pub mod array;
 pub mod cache;
 pub mod cdl;
 pub mod cli;

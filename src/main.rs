@@ -49,12 +49,8 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
 
 /// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.
 fn check(args: &CheckArgs) -> ExitCode {
-    let fs = match daemon::open_fs(
-        &args.store,
-        args.symlinks.policy(),
-        daemon::default_fs_options(&args.store, 256 << 20),
-    ) {
-        Ok(fs) => fs,
+    let dataset = match daemon::open_dataset(&args.store, args.symlinks.policy(), 256 << 20) {
+        Ok(d) => d,
         Err(CliError(msg)) => {
             eprintln!("nzfs: {msg}");
             return ExitCode::from(2);
@@ -74,7 +70,7 @@ fn check(args: &CheckArgs) -> ExitCode {
         read_values: !args.no_values,
         ..nzfs::nz::Scope::FULL
     };
-    let report = nzfs::nz::check(&fs, scope, &mut progress);
+    let report = nzfs::nz::check(&dataset, scope, &mut progress);
     if args.json {
         println!("{}", nzfs::nz::to_json(&args.store.display().to_string(), &report));
     } else {
@@ -104,7 +100,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Mount(args) => mount(&args),
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Cdl(args) => {
-            let (_, h) = daemon::open_store(&args.store, args.symlinks.policy())?;
+            let dataset = daemon::open_dataset(&args.store, args.symlinks.policy(), 0)?;
+            let h = dataset.hierarchy();
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
             let id = h
                 .nodes
@@ -116,7 +113,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             } else {
                 h.nodes[id].name.clone()
             };
-            print!("{}", nzfs::cdl::render(&h, id, &title));
+            print!("{}", nzfs::cdl::render(h, id, &title));
             Ok(())
         }
     }

@@ -173,7 +173,7 @@ fn attr_value(v: &Value) -> AttrValue {
 
 /// `_FillValue` as big-endian bytes of the variable's type.
 fn fill_value(v: &Value, nc_type: u32) -> Option<Vec<u8>> {
-    let n = crate::nz::fill_value_number(v).ok()?;
+    let n = crate::zarr::data_type::fill_value_number(v).ok()?;
     let x = n.as_f64();
     // CDF-2 keeps unsigned values in the signed type: accept both ranges.
     let int = |lo: i128, hi: i128| n.integral().filter(|i| (lo..=hi).contains(i));

@@ -396,7 +396,7 @@ fn attribute_text(v: &Value) -> (&'static str, String) {
 
 /// `_FillValue` in the variable's own type, or `None` if it cannot be.
 fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
-    let n = crate::nz::fill_value_number(v).ok()?;
+    let n = crate::zarr::data_type::fill_value_number(v).ok()?;
     match dt {
         DataType::Float16 | DataType::Float32 => Some(float(n.as_f64() as f32)),
         DataType::Float64 => Some(double(n.as_f64())),

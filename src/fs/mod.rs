@@ -41,10 +41,12 @@ use std::time::SystemTime;
 pub use error::FsError;
 use names::ChunkNames;
 
-use crate::cache::{Chunk, ChunkCache};
+use crate::array::{Array, ArrayCache, Dataset};
+pub use crate::array::{CacheKey, MissingChunks, ReadData};
+use crate::cache::Chunk;
 use crate::cdl;
 use crate::store::{Access, ReadableStore};
-use crate::zarr::hierarchy::{ArrayNode, Hierarchy, NodeKind};
+use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 
 /// The name of the generated header in every directory.
 pub const HEADER_NAME: &str = "header.cdl";
@@ -57,15 +59,6 @@ const NETCDF: u64 = 1 << 60;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
-
-/// What absent chunks mean.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MissingChunks {
-    /// The fill value, as the spec says.
-    Fill,
-    /// `EIO`, for users who must tell lost data from fill.
-    Error,
-}
 
 /// Settings of the core, already validated.
 #[derive(Debug, Clone)]
@@ -162,73 +155,6 @@ pub struct DirEntry {
     pub name: String,
 }
 
-/// What the cache holds: a whole decoded chunk (`part` = [`CacheKey::WHOLE`]),
-/// one decoded inner chunk of a shard, or a shard's decoded index
-/// ([`CacheKey::INDEX`]). An inner chunk's key carries the version of the
-/// shard object it came from, so that inner chunks of a replaced shard are
-/// never combined with those of the new one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CacheKey {
-    pub node: usize,
-    pub chunk: u64,
-    pub part: u64,
-    pub version: u64,
-}
-
-impl CacheKey {
-    pub const WHOLE: u64 = u64::MAX;
-    pub const INDEX: u64 = u64::MAX - 1;
-
-    pub fn whole(node: usize, chunk: u64) -> Self {
-        CacheKey {
-            node,
-            chunk,
-            part: Self::WHOLE,
-            version: 0,
-        }
-    }
-
-    pub fn index(node: usize, chunk: u64) -> Self {
-        CacheKey {
-            node,
-            chunk,
-            part: Self::INDEX,
-            version: 0,
-        }
-    }
-}
-
-/// The bytes a read returns: a slice of a shared buffer, never a copy.
-#[derive(Debug, Clone)]
-pub struct ReadData {
-    buffer: Chunk,
-    start: usize,
-    end: usize,
-}
-
-impl ReadData {
-    /// Bytes `[offset, offset + size)` of a shared buffer, clipped to it.
-    pub(crate) fn slice(buffer: Chunk, offset: u64, size: u32) -> ReadData {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
-        let end = start.saturating_add(size as usize).min(buffer.len());
-        ReadData { buffer, start, end }
-    }
-
-    /// All of a buffer assembled for one read.
-    pub(crate) fn owned(bytes: Vec<u8>) -> ReadData {
-        let end = bytes.len();
-        ReadData {
-            buffer: Arc::new(bytes),
-            start: 0,
-            end,
-        }
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        &self.buffer[self.start..self.end]
-    }
-}
-
 /// Per-node facts derived once at mount.
 struct NodeInfo {
     /// Name in the parent directory (after collision renaming).
@@ -247,10 +173,8 @@ struct NodeInfo {
 
 /// The read-only filesystem over one store.
 pub struct NzFs {
-    store: Box<dyn ReadableStore>,
-    hierarchy: Hierarchy,
+    dataset: Dataset,
     info: Vec<NodeInfo>,
-    cache: ChunkCache<CacheKey, FsError>,
     options: FsOptions,
     ownership: Ownership,
     prefetch: OnceLock<prefetch::Prefetcher>,
@@ -258,6 +182,19 @@ pub struct NzFs {
 
 impl NzFs {
     pub fn new(store: Box<dyn ReadableStore>, mut hierarchy: Hierarchy, options: FsOptions) -> Result<Self, String> {
+        Self::check_limits(&mut hierarchy)?;
+        let dataset = Dataset::new(
+            std::sync::Arc::from(store),
+            hierarchy,
+            options.cache_bytes,
+            options.missing_chunks,
+        );
+        Ok(Self::serve(dataset, options))
+    }
+
+    /// The inode numbering's limits: at most [`MAX_NODES`] nodes, and fewer
+    /// than 2^[`CHUNK_BITS`] chunks per array (others become unreadable).
+    fn check_limits(hierarchy: &mut Hierarchy) -> Result<(), String> {
         if hierarchy.nodes.len() > MAX_NODES {
             return Err(format!(
                 "the hierarchy has {} nodes; nzfs serves at most {MAX_NODES}",
@@ -273,15 +210,19 @@ impl NzFs {
                 node.kind = NodeKind::Broken { reason };
             }
         }
+        Ok(())
+    }
+
+    /// The filesystem over an opened dataset.
+    fn serve(dataset: Dataset, options: FsOptions) -> Self {
+        let hierarchy = dataset.hierarchy();
         let mut info: Vec<NodeInfo> = hierarchy
             .nodes
             .iter()
-            .map(|n| NodeInfo {
+            .enumerate()
+            .map(|(id, n)| NodeInfo {
                 dir_name: n.name.clone(),
-                chunk_names: match &n.kind {
-                    NodeKind::Array(a) => Some(ChunkNames::new(&a.metadata.grid_shape())),
-                    _ => None,
-                },
+                chunk_names: dataset.array(id).map(|a| ChunkNames::new(a.grid_shape())),
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
@@ -314,16 +255,13 @@ impl NzFs {
                 }
             }
         }
-        let cache = ChunkCache::new(options.cache_bytes);
-        Ok(NzFs {
-            store,
-            hierarchy,
+        NzFs {
+            dataset,
             info,
-            cache,
             options,
             ownership: Ownership::default(),
             prefetch: OnceLock::new(),
-        })
+        }
     }
 
     /// Override the owner, group or mode the store gives its nodes.
@@ -334,7 +272,7 @@ impl NzFs {
 
     /// Who may read store path `path` (`Err` when the store could not say).
     fn store_access(&self, path: &str) -> Result<Option<Access>, ()> {
-        self.store.access(path).map_err(|e| {
+        self.store().access(path).map_err(|e| {
             tracing::warn!(key = path, error = %e, "cannot read the owner and mode; showing mode 000");
         })
     }
@@ -343,7 +281,7 @@ impl NzFs {
     fn dir_access(&self, n: usize) -> Result<Option<Access>, ()> {
         *self.info[n]
             .dir_access
-            .get_or_init(|| self.store_access(&self.hierarchy.nodes[n].path))
+            .get_or_init(|| self.store_access(&self.hierarchy().nodes[n].path))
     }
 
     /// Who may read node `n`'s metadata object: its `zarr.json`, else (an
@@ -351,7 +289,7 @@ impl NzFs {
     /// directory.
     fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
         *self.info[n].meta_access.get_or_init(|| {
-            let key = crate::store::join(&self.hierarchy.nodes[n].path, "zarr.json");
+            let key = crate::store::join(&self.hierarchy().nodes[n].path, "zarr.json");
             match key.map(|k| self.store_access(k.as_str())) {
                 Ok(Ok(Some(a))) => Ok(Some(a)),
                 Ok(Err(())) => Err(()),
@@ -364,7 +302,7 @@ impl NzFs {
     /// for an absent chunk the array's metadata object's.
     fn chunk_access(&self, node: usize, index: u64) -> Result<Option<Access>, ()> {
         let (array, _) = self.array(node).map_err(|_| ())?;
-        let key = self.chunk_key(node, array, index).map_err(|_| ())?;
+        let key = array.chunk_key(index).map_err(|_| ())?;
         match self.store_access(key.as_str())? {
             Some(a) => Ok(Some(a)),
             None => self.meta_access(node),
@@ -392,12 +330,17 @@ impl NzFs {
     }
 
     pub fn hierarchy(&self) -> &Hierarchy {
-        &self.hierarchy
+        self.dataset.hierarchy()
+    }
+
+    /// The dataset the filesystem shows.
+    pub fn dataset(&self) -> &Dataset {
+        &self.dataset
     }
 
     /// The store, for readers that need more than the mounted view.
     pub fn store(&self) -> &dyn ReadableStore {
-        self.store.as_ref()
+        self.dataset.store()
     }
 
     pub fn options(&self) -> &FsOptions {
@@ -405,12 +348,12 @@ impl NzFs {
     }
 
     /// Cache counters (decodes, hits, waits).
-    pub fn cache(&self) -> &ChunkCache<CacheKey, FsError> {
-        &self.cache
+    pub fn cache(&self) -> &ArrayCache {
+        self.dataset.cache()
     }
 
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
-        let node = self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+        let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         match &node.kind {
             NodeKind::Broken { reason } => Err(FsError::BrokenNode {
                 path: node.path.clone(),
@@ -420,9 +363,10 @@ impl NzFs {
         }
     }
 
-    fn array(&self, n: usize) -> Result<(&Arc<ArrayNode>, &ChunkNames), FsError> {
-        match (&self.node_dir(n)?.kind, &self.info[n].chunk_names) {
-            (NodeKind::Array(a), Some(names)) => Ok((a, names)),
+    fn array(&self, n: usize) -> Result<(&Array, &ChunkNames), FsError> {
+        self.node_dir(n)?;
+        match (self.dataset.array(n), &self.info[n].chunk_names) {
+            (Some(a), Some(names)) => Ok((a, names)),
             _ => Err(FsError::NotFound),
         }
     }
@@ -432,7 +376,7 @@ impl NzFs {
         let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
         let (kind, size) = match inode {
             Inode::Node(n) => {
-                let node = self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+                let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
                 (Kind::Directory, node.children.len() as u64)
             }
             Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
@@ -443,7 +387,7 @@ impl NzFs {
                 if index >= names.count() {
                     return Err(FsError::NotFound);
                 }
-                (Kind::File, a.metadata.chunk_bytes())
+                (Kind::File, a.metadata().chunk_bytes())
             }
         };
         let access = match inode {
@@ -585,7 +529,7 @@ impl NzFs {
         }
         Ok(self.info[n]
             .nc_layout
-            .get_or_init(|| crate::netcdf::layout(&self.hierarchy, n)))
+            .get_or_init(|| crate::netcdf::layout(self.hierarchy(), n)))
     }
 
     /// Read bytes of group `n`'s virtual netCDF file: the header, then each
@@ -608,8 +552,7 @@ impl NzFs {
             }
             let item = var.item_out as u64;
             let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
-            let host = self.read_data(
-                var.node,
+            let host = self.array(var.node)?.0.read_bytes(
                 e0 * var.item_in as u64,
                 u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),
             )?;
@@ -623,16 +566,16 @@ impl NzFs {
 
     /// The rendered `header.cdl` of node `n`.
     fn header(&self, n: usize) -> Result<Chunk, FsError> {
-        self.hierarchy.nodes.get(n).ok_or(FsError::NotFound)?;
+        self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         Ok(self.info[n]
             .header
             .get_or_init(|| {
                 let title = if n == 0 {
                     self.options.dataset_name.clone()
                 } else {
-                    self.hierarchy.nodes[n].name.clone()
+                    self.hierarchy().nodes[n].name.clone()
                 };
-                Arc::new(cdl::render(&self.hierarchy, n, &title).into_bytes())
+                Arc::new(cdl::render(self.hierarchy(), n, &title).into_bytes())
             })
             .clone())
     }

@@ -18,7 +18,7 @@ const WINDOW: u64 = 4;
 /// Prefetch threads (one per core of the 2-core machines nzfs targets).
 const WORKERS: usize = 2;
 
-use super::{CacheKey, NzFs};
+use super::NzFs;
 
 pub(super) struct Prefetcher {
     requests: SyncSender<(usize, u64)>,
@@ -41,7 +41,7 @@ impl NzFs {
                         let Ok((node, index)) = next else { return };
                         let Some(fs) = weak.upgrade() else { return };
                         // Never wait on a decode someone else runs: skip it.
-                        if !fs.cache.is_present(&CacheKey::whole(node, index)) {
+                        if fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index)) {
                             // Errors surface when (if) a reader asks for the chunk.
                             let _ = fs.chunk(node, index);
                         }
@@ -63,7 +63,7 @@ impl NzFs {
         let fits = chunk_bytes.saturating_mul(3 * (WINDOW + 1)) <= self.options.cache_bytes;
         if sequential && fits {
             for next in (index + 1..count).take(WINDOW as usize) {
-                if self.cache.is_present(&CacheKey::whole(node, next)) {
+                if self.array(node).is_ok_and(|(a, _)| a.is_cached(next)) {
                     continue;
                 }
                 match p.requests.try_send((node, next)) {

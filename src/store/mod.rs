@@ -69,6 +69,23 @@ pub struct Listing {
     pub prefixes: Vec<String>,
 }
 
+/// One byte range of [`ReadableStore::get_ranges`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeRequest {
+    pub key: StoreKey,
+    pub offset: u64,
+    pub len: u64,
+    pub expect: Option<Stamp>,
+}
+
+/// One page of a listing ([`ReadableStore::list_page`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    pub listing: Listing,
+    /// The name to pass as `start_after` for the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
 /// Who may read a stored object or prefix: its owner, group and mode bits,
 /// as the store's own filesystem has them. Object stores have none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +110,45 @@ pub trait ReadableStore: Send + Sync {
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>>;
     /// The keys and prefixes directly under `prefix` (`""` is the root).
     fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
+    /// Several byte ranges, of one key or many, in one call; the results
+    /// come in request order, each as [`ReadableStore::get_range`] would
+    /// give it. A remote store overrides this to issue them concurrently;
+    /// the default asks one after the other, which is what a local
+    /// filesystem does best.
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+        requests
+            .iter()
+            .map(|r| self.get_range(&r.key, r.offset, r.len, r.expect))
+            .collect()
+    }
+    /// At most `limit` names under `prefix` (keys and prefixes together, in
+    /// byte order of the name) that sort after `start_after`, and the name
+    /// to resume after when there are more. An object store overrides this
+    /// with its paged LIST; the default pages a [`ReadableStore::list_dir`].
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+        let all = self.list_dir(prefix)?;
+        let mut names: Vec<(String, bool)> = all
+            .keys
+            .into_iter()
+            .map(|k| (k, false))
+            .chain(all.prefixes.into_iter().map(|p| (p, true)))
+            .filter(|(n, _)| start_after.is_none_or(|a| n.as_str() > a))
+            .collect();
+        names.sort();
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let next = more.then(|| names.last().map(|(n, _)| n.clone())).flatten();
+        let mut page = ListPage::default();
+        for (name, is_prefix) in names {
+            if is_prefix {
+                page.listing.prefixes.push(name)
+            } else {
+                page.listing.keys.push(name)
+            }
+        }
+        page.next = next;
+        Ok(page)
+    }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
@@ -135,6 +191,48 @@ pub(crate) fn too_large(len: u64, max_len: u64) -> io::Error {
         io::ErrorKind::InvalidData,
         format!("object of {len} bytes exceeds the {max_len}-byte limit"),
     )
+}
+
+/// What a store failure means to a reader, in the four kinds that matter
+/// to one (issue #12): the one place where store errors get an errno.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The object or a directory on its path is gone.
+    NotFound,
+    /// The store refuses the reader (file modes, bucket policy).
+    PermissionDenied,
+    /// The store did not answer in time.
+    TimedOut,
+    /// The object exists but cannot be what it claims (a special file, a
+    /// symlink out of the store, a short or oversized object) or any other
+    /// I/O failure.
+    Corrupt,
+}
+
+impl Failure {
+    pub fn of(e: &io::Error) -> Failure {
+        match e.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Failure::NotFound,
+            io::ErrorKind::PermissionDenied => Failure::PermissionDenied,
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failure::TimedOut,
+            _ => Failure::Corrupt,
+        }
+    }
+
+    pub fn errno(self) -> i32 {
+        match self {
+            // A key that vanished under a read is a broken read, not an
+            // absent file: the file was listed.
+            Failure::NotFound | Failure::Corrupt => libc::EIO,
+            Failure::PermissionDenied => libc::EACCES,
+            Failure::TimedOut => libc::ETIMEDOUT,
+        }
+    }
+}
+
+/// The errno a reader sees for a store failure.
+pub fn errno(e: &io::Error) -> i32 {
+    Failure::of(e).errno()
 }
 
 /// A range request larger than this is refused (hostile index entries).
@@ -187,6 +285,54 @@ mod tests {
         let l = s.list_dir("g").unwrap();
         assert_eq!(l.keys, ["zarr.json"]);
         assert_eq!(l.prefixes, ["c"]);
+    }
+
+    #[test]
+    fn ranges_and_pages() {
+        let mut m = MemoryStore::default();
+        m.insert("a/x", "0123456789");
+        m.insert("a/y", "abc");
+        for k in ["a/b/0", "a/c/0", "a/d"] {
+            m.insert(k, "z");
+        }
+        let req = |k: &str, offset, len| RangeRequest {
+            key: StoreKey::new(k).unwrap(),
+            offset,
+            len,
+            expect: None,
+        };
+        let got = m.get_ranges(&[
+            req("a/x", 2, 3),
+            req("a/y", 1, 2),
+            req("a/nope", 0, 1),
+            req("a/y", 2, 5),
+        ]);
+        assert_eq!(got[0].as_ref().unwrap().as_deref(), Some(&b"234"[..]));
+        assert_eq!(got[1].as_ref().unwrap().as_deref(), Some(&b"bc"[..]));
+        assert_eq!(got[2].as_ref().unwrap(), &None);
+        assert!(got[3].is_err());
+        let mut seen = Vec::new();
+        let mut after: Option<String> = None;
+        for _ in 0..10 {
+            let page = m.list_page("a", after.as_deref(), 2).unwrap();
+            seen.extend(page.listing.keys.iter().map(|k| format!("k:{k}")));
+            seen.extend(page.listing.prefixes.iter().map(|p| format!("p:{p}")));
+            after = page.next;
+            if after.is_none() {
+                break;
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, ["k:d", "k:x", "k:y", "p:b", "p:c"]);
+    }
+
+    #[test]
+    fn failures_map_to_one_errno_each() {
+        let e = |k| io::Error::new(k, "x");
+        assert_eq!(errno(&e(io::ErrorKind::PermissionDenied)), libc::EACCES);
+        assert_eq!(errno(&e(io::ErrorKind::TimedOut)), libc::ETIMEDOUT);
+        assert_eq!(errno(&e(io::ErrorKind::InvalidData)), libc::EIO);
+        assert_eq!(errno(&e(io::ErrorKind::NotFound)), libc::EIO);
     }
 
     #[test]

@@ -8,8 +8,8 @@
 //! The separator is `/` or `.` (default `/` for `default`, `.` for `v2`).
 //! The key is relative to the array's prefix.
 
+use super::extension::{MetadataError, extension_configuration, extension_name};
 use super::json::Value;
-use super::metadata::{MetadataError, extension_configuration, extension_name};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkKeyEncoding {

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use super::json::Value;
 use super::metadata::{ArrayMetadata, GroupMetadata, MetadataError, NodeMetadata};
-use crate::codec::CodecChain;
 use crate::store::{ReadableStore, StoreKey, join};
 
 /// Deepest group nesting walked when listing a store.
@@ -23,11 +22,12 @@ const MAX_DEPTH: usize = 64;
 /// Largest `zarr.json` read (64 MiB; consolidated metadata can be large).
 pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 
-/// An array that can be read: its metadata and its codec chain.
+/// An array node: its parsed metadata. (Whether its codec chain can be
+/// built is decided above this module, by `array::Dataset`, which marks the
+/// node [`NodeKind::Broken`] when it cannot.)
 #[derive(Debug)]
 pub struct ArrayNode {
     pub metadata: ArrayMetadata,
-    pub chain: CodecChain,
 }
 
 #[derive(Debug, Clone)]
@@ -87,10 +87,7 @@ pub fn is_valid_node_name(name: &str) -> bool {
 fn node_kind(parsed: Result<NodeMetadata, MetadataError>) -> NodeKind {
     match parsed {
         Ok(NodeMetadata::Group(g)) => NodeKind::Group { metadata: Some(g) },
-        Ok(NodeMetadata::Array(a)) => match CodecChain::new(&a.codecs, &a.chunk_shape, a.data_type, &a.fill_value) {
-            Ok(chain) => NodeKind::Array(Arc::new(ArrayNode { metadata: *a, chain })),
-            Err(e) => NodeKind::Broken { reason: e.to_string() },
-        },
+        Ok(NodeMetadata::Array(a)) => NodeKind::Array(Arc::new(ArrayNode { metadata: *a })),
         Err(e) => NodeKind::Broken { reason: e.to_string() },
     }
 }

@@ -4,6 +4,7 @@
 pub mod chunk_key;
 pub mod data_type;
 pub mod dimensions;
+pub mod extension;
 pub mod hierarchy;
 pub mod json;
 pub mod metadata;

@@ -1,0 +1,323 @@
+//! The array layer: the only way to read values (issue #12).
+//!
+//! ```text
+//! Array::read_chunk(index)         decoded chunk, through the cache
+//! Array::read_chunk_bytes(i, o, n)  bytes of one chunk file (partial shard decode)
+//! Array::read_bytes(offset, n)     bytes of the flat C-order array (data.bin)
+//! Array::read_region(start, shape) any hyperslab, C order
+//!    -> cache (decode once) -> chunk key -> store -> codec chain
+//! ```
+//!
+//! A [`Dataset`] is a discovered hierarchy whose arrays are opened: it
+//! builds each array's codec chain once (an array whose chain cannot be
+//! built becomes a broken node, with the reason) and shares one store and
+//! one cache among them. The views (`fs/`, `netcdf`, `cdl/`, `nz/`) read
+//! values only through [`Array`]; none of them touches a codec or a store
+//! key.
+//!
+//! Invariants: a cache entry is keyed by the array's id in its dataset, the
+//! chunk, and the part of it ([`CacheKey`]); every error names the store
+//! key; this module imports nothing from the views.
+
+mod error;
+mod read;
+
+use std::sync::Arc;
+
+pub use error::ArrayError;
+
+use crate::cache::{Chunk, ChunkCache};
+use crate::codec::CodecChain;
+use crate::store::{ReadableStore, StoreKey, join};
+use crate::zarr::hierarchy::{ArrayNode, Hierarchy, MAX_METADATA_BYTES, NodeKind, OpenError};
+use crate::zarr::metadata::{ArrayMetadata, NodeMetadata};
+
+/// What absent chunks mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MissingChunks {
+    /// The fill value, as the spec says.
+    Fill,
+    /// `EIO`, for users who must tell lost data from fill.
+    Error,
+}
+
+/// What the cache holds: a whole decoded chunk (`part` = [`CacheKey::WHOLE`]),
+/// one decoded inner chunk of a shard, or a shard's decoded index
+/// ([`CacheKey::INDEX`]). An inner chunk's key carries the version of the
+/// shard object it came from, so that inner chunks of a replaced shard are
+/// never combined with those of the new one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CacheKey {
+    pub node: usize,
+    pub chunk: u64,
+    pub part: u64,
+    pub version: u64,
+}
+
+impl CacheKey {
+    pub const WHOLE: u64 = u64::MAX;
+    pub const INDEX: u64 = u64::MAX - 1;
+
+    pub fn whole(node: usize, chunk: u64) -> Self {
+        CacheKey {
+            node,
+            chunk,
+            part: Self::WHOLE,
+            version: 0,
+        }
+    }
+
+    pub fn index(node: usize, chunk: u64) -> Self {
+        CacheKey {
+            node,
+            chunk,
+            part: Self::INDEX,
+            version: 0,
+        }
+    }
+}
+
+/// The decoded-chunk cache of a dataset.
+pub type ArrayCache = ChunkCache<CacheKey, ArrayError>;
+
+/// The bytes a read returns: a slice of a shared buffer, never a copy.
+#[derive(Debug, Clone)]
+pub struct ReadData {
+    buffer: Chunk,
+    start: usize,
+    end: usize,
+}
+
+impl ReadData {
+    /// Bytes `[offset, offset + size)` of a shared buffer, clipped to it.
+    pub(crate) fn slice(buffer: Chunk, offset: u64, size: u32) -> ReadData {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(buffer.len());
+        let end = start.saturating_add(size as usize).min(buffer.len());
+        ReadData { buffer, start, end }
+    }
+
+    /// All of a buffer assembled for one read.
+    pub(crate) fn owned(bytes: Vec<u8>) -> ReadData {
+        let end = bytes.len();
+        ReadData {
+            buffer: Arc::new(bytes),
+            start: 0,
+            end,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.buffer[self.start..self.end]
+    }
+}
+
+/// What the arrays of one dataset share.
+struct Shared {
+    store: Arc<dyn ReadableStore>,
+    cache: ArrayCache,
+    missing_chunks: MissingChunks,
+    /// Whether the hierarchy came from consolidated metadata (then an
+    /// array's presence is vouched for by the root `zarr.json`).
+    consolidated: bool,
+}
+
+/// An opened array: its metadata, its codec chain and its chunk grid.
+pub struct Array {
+    /// The array's number in its dataset (its cache namespace).
+    id: usize,
+    path: String,
+    node: Arc<ArrayNode>,
+    chain: CodecChain,
+    grid_shape: Vec<u64>,
+    chunk_count: u64,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Array {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Array")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Array {
+    /// Open the array at hierarchy path `path` (`""` for a root array) of
+    /// `store` on its own, with a cache of `cache_bytes`.
+    pub fn open(store: Arc<dyn ReadableStore>, path: &str, cache_bytes: u64) -> Result<Array, ArrayError> {
+        let key = join(path, "zarr.json").map_err(|e| ArrayError::Unreadable {
+            path: path.into(),
+            reason: e.to_string(),
+        })?;
+        let unreadable = |reason: String| ArrayError::Unreadable {
+            path: path.into(),
+            reason,
+        };
+        let bytes = store
+            .get(&key, MAX_METADATA_BYTES)
+            .map_err(|e| ArrayError::store(&key, e))?
+            .ok_or_else(|| unreadable("no zarr.json".into()))?;
+        let NodeMetadata::Array(metadata) = NodeMetadata::parse(&bytes).map_err(|e| unreadable(e.to_string()))? else {
+            return Err(unreadable("a group, not an array".into()));
+        };
+        let shared = Arc::new(Shared {
+            store,
+            cache: ChunkCache::new(cache_bytes),
+            missing_chunks: MissingChunks::Fill,
+            consolidated: false,
+        });
+        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(unreadable)
+    }
+
+    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, String> {
+        let m = &node.metadata;
+        let chain =
+            CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type, &m.fill_value).map_err(|e| e.to_string())?;
+        let grid_shape = m.grid_shape();
+        let chunk_count = grid_shape.iter().product();
+        Ok(Array {
+            id,
+            path: path.to_string(),
+            node,
+            chain,
+            grid_shape,
+            chunk_count,
+            shared,
+        })
+    }
+
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.node.metadata
+    }
+
+    /// The hierarchy path (`""` for a root array).
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The number of chunks along each dimension.
+    pub fn grid_shape(&self) -> &[u64] {
+        &self.grid_shape
+    }
+
+    /// The number of chunks (1 for a 0-d array, 0 with a zero-length dimension).
+    pub fn chunk_count(&self) -> u64 {
+        self.chunk_count
+    }
+
+    /// The grid index of the `linear`-th chunk in C order.
+    pub fn unravel(&self, mut linear: u64) -> Vec<u64> {
+        let mut index = vec![0; self.grid_shape.len()];
+        for d in (0..self.grid_shape.len()).rev() {
+            index[d] = linear % self.grid_shape[d];
+            linear /= self.grid_shape[d];
+        }
+        index
+    }
+
+    /// The store key of chunk `index` (linear, C order).
+    pub fn chunk_key(&self, index: u64) -> Result<StoreKey, ArrayError> {
+        let suffix = self.metadata().chunk_key_encoding.key(&self.unravel(index));
+        join(&self.path, &suffix).map_err(|e| ArrayError::Store {
+            key: suffix.clone(),
+            source: Arc::new(e),
+        })
+    }
+
+    /// The size in bytes of the flat C-order array (`data.bin`). Saturates:
+    /// every chunk fits 2 GiB and the chunk count fits `u64`, but their
+    /// product may not (such an array cannot be read whole anyway).
+    pub fn size(&self) -> u64 {
+        let m = self.metadata();
+        m.shape
+            .iter()
+            .fold(m.data_type.size() as u64, |acc, &s| acc.saturating_mul(s))
+    }
+
+    /// Whether chunk `index`'s whole decoded form is in the cache.
+    pub fn is_cached(&self, index: u64) -> bool {
+        self.shared.cache.is_present(&CacheKey::whole(self.id, index))
+    }
+
+    /// Whether a chunk file read decodes only the inner chunks it touches
+    /// (a chain that is just `sharding_indexed`), rather than whole chunks.
+    pub fn reads_partially(&self) -> bool {
+        self.chain.partial_sharding().is_some()
+    }
+}
+
+/// A discovered hierarchy with its arrays opened, sharing one store and one
+/// decoded-chunk cache.
+pub struct Dataset {
+    hierarchy: Hierarchy,
+    arrays: Vec<Option<Array>>,
+    shared: Arc<Shared>,
+}
+
+impl Dataset {
+    /// Open every array of `hierarchy`. An array whose codec chain cannot
+    /// be built becomes [`NodeKind::Broken`], with the reason logged.
+    pub fn new(
+        store: Arc<dyn ReadableStore>,
+        mut hierarchy: Hierarchy,
+        cache_bytes: u64,
+        missing_chunks: MissingChunks,
+    ) -> Dataset {
+        let shared = Arc::new(Shared {
+            store,
+            cache: ChunkCache::new(cache_bytes),
+            missing_chunks,
+            consolidated: hierarchy.consolidated,
+        });
+        let mut arrays = Vec::with_capacity(hierarchy.nodes.len());
+        for (id, node) in hierarchy.nodes.iter_mut().enumerate() {
+            let NodeKind::Array(a) = &node.kind else {
+                arrays.push(None);
+                continue;
+            };
+            match Array::new(id, &node.path, a.clone(), shared.clone()) {
+                Ok(array) => arrays.push(Some(array)),
+                Err(reason) => {
+                    let key = join(&node.path, "zarr.json").map_or_else(|_| node.path.clone(), |k| k.to_string());
+                    tracing::warn!(%key, %reason, "node is unreadable");
+                    node.kind = NodeKind::Broken { reason };
+                    arrays.push(None);
+                }
+            }
+        }
+        Dataset {
+            hierarchy,
+            arrays,
+            shared,
+        }
+    }
+
+    /// Discover the hierarchy of `store` and open its arrays.
+    pub fn open(store: Arc<dyn ReadableStore>, cache_bytes: u64) -> Result<Dataset, OpenError> {
+        let hierarchy = Hierarchy::open(store.as_ref())?;
+        Ok(Dataset::new(store, hierarchy, cache_bytes, MissingChunks::Fill))
+    }
+
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.hierarchy
+    }
+
+    /// The opened array of node `id`, when it is a readable array.
+    pub fn array(&self, id: usize) -> Option<&Array> {
+        self.arrays.get(id).and_then(Option::as_ref)
+    }
+
+    /// The store, for checks that compare it with the hierarchy.
+    pub fn store(&self) -> &dyn ReadableStore {
+        self.shared.store.as_ref()
+    }
+
+    /// The decoded-chunk cache (its counters, for tests and benchmarks).
+    pub fn cache(&self) -> &ArrayCache {
+        &self.shared.cache
+    }
+
+    pub fn cache_bytes(&self) -> u64 {
+        self.shared.cache.budget()
+    }
+}

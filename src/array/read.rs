@@ -1,0 +1,448 @@
+//! Reading values: the store key, the cache, the codec chain.
+//!
+//! A chunk of an unsharded array (or of a sharded one whose chain holds more
+//! than the sharding codec) is decoded whole, once, and every read is a
+//! slice of the cached buffer.
+//!
+//! A shard whose chain is just `sharding_indexed` is decoded partially: its
+//! index is read (one range request) and cached, and a read decodes only the
+//! inner chunks its byte range touches, fetched together with one
+//! [`ReadableStore::get_ranges`](crate::store::ReadableStore::get_ranges)
+//! call and cached one by one. Reading a whole shard therefore decodes each
+//! inner chunk once.
+//!
+//! Flat reads (`data.bin`, regions) walk the array in C order, run by run: a
+//! run is a piece of one row that lies in one decoded unit (a chunk, or an
+//! inner chunk of a shard when shards are decoded partially), copied from
+//! that unit's cached buffer. Edge chunks are trimmed to the array bounds.
+//!
+//! Invariants: no store request is larger than the chunk's decoded size
+//! times two plus 1 MiB; an absent chunk or shard is the fill value (or
+//! an error under [`MissingChunks::Error`]); an empty inner chunk is always
+//! the fill value; every error names the store key.
+
+use super::{Array, ArrayError, CacheKey, MissingChunks, ReadData};
+use crate::cache::Chunk;
+use crate::codec::CodecError;
+use crate::codec::sharding::{InnerLocation, ShardingCodec};
+use crate::store::{RangeRequest, Stamp, StoreKey, join};
+
+/// The most a stored object may exceed its decoded size by.
+fn max_encoded(decoded: u64) -> u64 {
+    decoded.saturating_mul(2).saturating_add(1 << 20)
+}
+
+fn vanished(key: &StoreKey) -> ArrayError {
+    ArrayError::store(key, std::io::Error::other("the shard vanished while being read"))
+}
+
+impl Array {
+    /// The whole decoded chunk `index`, through the cache.
+    pub fn read_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
+        self.check_chunk_index(index)?;
+        self.shared
+            .cache
+            .get_or_decode(&CacheKey::whole(self.id, index), || self.load_chunk(index))
+    }
+
+    /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
+    /// the cached chunk, or of the inner chunks of a shard that it touches.
+    pub fn read_chunk_bytes(&self, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
+        self.check_chunk_index(index)?;
+        match self.chain.partial_sharding() {
+            Some(sharding) => self.read_shard(sharding, index, offset, size),
+            None => Ok(ReadData::slice(self.read_chunk(index)?, offset, size)),
+        }
+    }
+
+    /// Like [`Array::read_chunk_bytes`], but hand the result to `then`
+    /// instead of returning it, without ever blocking on a decode another
+    /// thread runs: a read of a chunk being decoded is answered by the
+    /// decoding thread.
+    pub fn read_chunk_bytes_then(
+        &self,
+        index: u64,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
+    ) {
+        if self.reads_partially() || self.check_chunk_index(index).is_err() {
+            return then(self.read_chunk_bytes(index, offset, size));
+        }
+        self.shared.cache.get_or_decode_then(
+            &CacheKey::whole(self.id, index),
+            || self.load_chunk(index),
+            Box::new(move |r| then(r.map(|buffer| ReadData::slice(buffer, offset, size)))),
+        );
+    }
+
+    /// Read bytes `[offset, offset + size)` of the flat C-order array.
+    pub fn read_bytes(&self, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
+        let total = self.size();
+        let start = offset.min(total);
+        let end = start.saturating_add(u64::from(size)).min(total);
+        if self.metadata().shape.is_empty() && start < end {
+            // The one chunk is the one element: no copy.
+            return Ok(ReadData::slice(self.read_chunk(0)?, offset, size));
+        }
+        let mut out = vec![0u8; (end - start) as usize];
+        self.copy_flat(start, &mut out)?;
+        Ok(ReadData::owned(out))
+    }
+
+    /// The decoded values of the hyperslab at `start` of `shape`, in C order
+    /// (the array's native byte order, as `data.bin` holds them).
+    pub fn read_region(&self, start: &[u64], shape: &[u64]) -> Result<Vec<u8>, ArrayError> {
+        let m = self.metadata();
+        let nd = m.shape.len();
+        let fits = start.len() == nd
+            && shape.len() == nd
+            && (0..nd).all(|d| start[d].checked_add(shape[d]).is_some_and(|e| e <= m.shape[d]));
+        if !fits {
+            return Err(ArrayError::OutOfBounds {
+                what: format!("region at {start:?} of shape {shape:?} (array shape {:?})", m.shape),
+            });
+        }
+        let item = m.data_type.size() as u64;
+        let elements = shape.iter().try_fold(1u64, |a, &s| a.checked_mul(s));
+        let bytes = elements.and_then(|e| e.checked_mul(item)).filter(|&b| b <= 1 << 31);
+        let Some(bytes) = bytes else {
+            return Err(ArrayError::OutOfBounds {
+                what: format!("a region of shape {shape:?} (more than 2 GiB)"),
+            });
+        };
+        let mut out = vec![0u8; bytes as usize];
+        if nd == 0 {
+            out.copy_from_slice(&self.read_chunk(0)?[..item as usize]);
+            return Ok(out);
+        }
+        let row = (shape[nd - 1] * item) as usize;
+        if row == 0 {
+            return Ok(out);
+        }
+        // One contiguous run of the flat array per row of the region.
+        let mut pos = start.to_vec();
+        for dst in out.chunks_mut(row) {
+            let flat = (0..nd).fold(0u64, |acc, d| acc * m.shape[d] + pos[d]);
+            self.copy_flat(flat * item, dst)?;
+            // Next row: carry through the outer dimensions of the region.
+            let mut d = nd - 1;
+            while d > 0 {
+                d -= 1;
+                pos[d] += 1;
+                if pos[d] < start[d] + shape[d] {
+                    break;
+                }
+                pos[d] = start[d];
+            }
+        }
+        Ok(out)
+    }
+
+    fn check_chunk_index(&self, index: u64) -> Result<(), ArrayError> {
+        if index < self.chunk_count {
+            Ok(())
+        } else {
+            Err(ArrayError::OutOfBounds {
+                what: format!("chunk {index} of {}", self.chunk_count),
+            })
+        }
+    }
+
+    /// Fill `out` with the flat array's bytes from byte `start` on.
+    fn copy_flat(&self, start: u64, out: &mut [u8]) -> Result<(), ArrayError> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        let m = self.metadata();
+        let item = m.data_type.size() as u64;
+        let end = start + out.len() as u64;
+        let nd = m.shape.len();
+        // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
+        let sharding = self.chain.partial_sharding();
+        let unit_shape: &[u64] = sharding.map_or(&m.chunk_shape, |s| &s.inner_shape);
+        let row = m.shape[nd - 1];
+        // Position of the first element, in C order.
+        let mut elem = start / item;
+        let mut pos = vec![0u64; nd];
+        let mut rest = elem;
+        for d in (0..nd).rev() {
+            pos[d] = rest % m.shape[d];
+            rest /= m.shape[d];
+        }
+        let mut current: Option<((u64, u64), Chunk)> = None;
+        let mut b = start;
+        while b < end {
+            // The chunk holding `pos`, the unit inside it, and the offset there.
+            let mut chunk_index = 0u64;
+            let mut unit_index = 0u64;
+            let mut within = 0u64;
+            for d in 0..nd {
+                let in_chunk = pos[d] % m.chunk_shape[d];
+                chunk_index = chunk_index * self.grid_shape[d] + pos[d] / m.chunk_shape[d];
+                unit_index = unit_index * (m.chunk_shape[d] / unit_shape[d]) + in_chunk / unit_shape[d];
+                within = within * unit_shape[d] + in_chunk % unit_shape[d];
+            }
+            // The run ends at the row's end or the unit's edge along the last dimension.
+            let unit_row = unit_shape[nd - 1];
+            let run_elems = (row - pos[nd - 1]).min(unit_row - pos[nd - 1] % unit_row);
+            let run_end = ((elem + run_elems) * item).min(end);
+            let key = (chunk_index, unit_index);
+            let buffer = match &current {
+                Some((k, buf)) if *k == key => buf.clone(),
+                _ => {
+                    let buf = match sharding {
+                        None => self.read_chunk(chunk_index)?,
+                        Some(sc) => self.shard_unit(sc, chunk_index, unit_index, None)?,
+                    };
+                    current = Some((key, buf.clone()));
+                    buf
+                }
+            };
+            let src = (within * item + b % item) as usize;
+            let n = (run_end - b) as usize;
+            out[(b - start) as usize..(b - start) as usize + n].copy_from_slice(&buffer[src..src + n]);
+            b = run_end;
+            // Advance to the element after the run (carrying into outer dimensions).
+            elem += run_elems;
+            pos[nd - 1] += run_elems;
+            let mut d = nd - 1;
+            while d > 0 && pos[d] >= m.shape[d] {
+                pos[d] = 0;
+                pos[d - 1] += 1;
+                d -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// An absent chunk means the fill value only while the array itself is
+    /// still in the store: if its metadata is gone (its `zarr.json`, or for a
+    /// consolidated hierarchy the root's), the store was moved or deleted
+    /// under the reader, and reads fail instead of inventing data.
+    fn check_still_there(&self, key: &StoreKey) -> Result<(), ArrayError> {
+        let path = if self.shared.consolidated {
+            ""
+        } else {
+            self.path.as_str()
+        };
+        let meta_key = join(path, "zarr.json").map_err(|e| ArrayError::store(key, e))?;
+        match self.shared.store.stat(&meta_key) {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(ArrayError::store(
+                key,
+                std::io::Error::other(format!(
+                    "chunk absent and {meta_key} is gone: the store changed or vanished"
+                )),
+            )),
+            Err(e) => Err(ArrayError::store(&meta_key, e)),
+        }
+    }
+
+    /// What an absent chunk or shard reads as: `fill` under
+    /// [`MissingChunks::Fill`], else an error.
+    fn absent(&self, key: &StoreKey, fill: impl FnOnce() -> Vec<u8>) -> Result<Vec<u8>, ArrayError> {
+        self.check_still_there(key)?;
+        match self.shared.missing_chunks {
+            MissingChunks::Fill => Ok(fill()),
+            MissingChunks::Error => Err(ArrayError::MissingChunk { key: key.to_string() }),
+        }
+    }
+
+    /// Fetch and decode chunk `index` (no cache).
+    fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
+        let key = self.chunk_key(index)?;
+        let m = self.metadata();
+        match self.shared.store.get(&key, max_encoded(m.chunk_bytes())) {
+            Err(e) => Err(ArrayError::store(&key, e)),
+            Ok(None) => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
+            Ok(Some(encoded)) => self.chain.decode(encoded).map_err(|e| ArrayError::decode(&key, e)),
+        }
+    }
+
+    /// Bytes of decoded shard `index` (a chain that is just sharding): the
+    /// inner chunks the range touches, fetched in one batch.
+    fn read_shard(&self, sharding: &ShardingCodec, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
+        let total = self.metadata().chunk_bytes();
+        let start = offset.min(total);
+        let end = start.saturating_add(u64::from(size)).min(total);
+        let touched = sharding.inner_chunks_in(start, end);
+        let fetched = self.prefetch_inner(sharding, index, &touched)?;
+        let mut inner: Vec<(u64, Chunk)> = Vec::with_capacity(touched.len());
+        for (i, encoded) in touched.into_iter().zip(fetched) {
+            inner.push((i, self.shard_unit(sharding, index, i, encoded)?));
+        }
+        let mut out = vec![0u8; (end - start) as usize];
+        sharding.copy_range(start, &mut out, |i| {
+            inner
+                .iter()
+                .find(|(k, _)| *k == i)
+                .map(|(_, c)| c.as_slice())
+                .expect("every touched inner chunk was read")
+        });
+        Ok(ReadData::owned(out))
+    }
+
+    /// The encoded bytes of those of `inner` chunks of shard `index` that
+    /// are neither cached nor empty, in one
+    /// [`get_ranges`](crate::store::ReadableStore::get_ranges) call (`None`
+    /// for the others: they are read as usual).
+    fn prefetch_inner(
+        &self,
+        sharding: &ShardingCodec,
+        index: u64,
+        inner: &[u64],
+    ) -> Result<Vec<Option<Vec<u8>>>, ArrayError> {
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; inner.len()];
+        if inner.len() < 2 {
+            return Ok(out);
+        }
+        let key = self.chunk_key(index)?;
+        let shard_index = self.shard_index(sharding, index, &key)?;
+        let Some((stamp, table)) = split_index(&shard_index) else {
+            return Ok(out);
+        };
+        let mut wanted = Vec::new();
+        let mut requests = Vec::new();
+        for (slot, &i) in inner.iter().enumerate() {
+            let cache_key = CacheKey {
+                node: self.id,
+                chunk: index,
+                part: i,
+                version: stamp.version,
+            };
+            if self.shared.cache.is_present(&cache_key) {
+                continue;
+            }
+            if let Ok(InnerLocation::At { offset, nbytes }) = sharding.locate(table, i, Some(stamp.len))
+                && nbytes <= max_encoded(sharding.inner_bytes() as u64)
+            {
+                wanted.push(slot);
+                requests.push(RangeRequest {
+                    key: key.clone(),
+                    offset,
+                    len: nbytes,
+                    expect: Some(stamp),
+                });
+            }
+        }
+        // A failed range is read again (and reported) by its own request.
+        for (slot, got) in wanted.into_iter().zip(self.shared.store.get_ranges(&requests)) {
+            out[slot] = got.ok().flatten();
+        }
+        Ok(out)
+    }
+
+    /// Inner chunk `inner` of shard `index`, through the index cache. On
+    /// failure the cached index is dropped: it may be stale (the shard was
+    /// replaced), so the next read reads it afresh.
+    fn shard_unit(
+        &self,
+        sharding: &ShardingCodec,
+        index: u64,
+        inner: u64,
+        fetched: Option<Vec<u8>>,
+    ) -> Result<Chunk, ArrayError> {
+        let key = self.chunk_key(index)?;
+        let shard_index = self.shard_index(sharding, index, &key)?;
+        self.inner_chunk(index, inner, sharding, &key, &shard_index, fetched)
+            .inspect_err(|_| {
+                self.shared.cache.invalidate(&CacheKey::index(self.id, index));
+            })
+    }
+
+    /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,
+    /// version; 16 bytes), then the native `(offset, nbytes)` pairs. Empty
+    /// when the shard is absent.
+    fn shard_index(&self, sharding: &ShardingCodec, index: u64, key: &StoreKey) -> Result<Chunk, ArrayError> {
+        let store = self.shared.store.as_ref();
+        self.shared.cache.get_or_decode(&CacheKey::index(self.id, index), || {
+            let Some(stamp) = store.stat(key).map_err(|e| ArrayError::store(key, e))? else {
+                return self.absent(key, Vec::new);
+            };
+            let (at, n) = sharding
+                .index_range(stamp.len)
+                .map_err(|e| ArrayError::decode(key, e))?;
+            let encoded = store
+                .get_range(key, at, n, Some(stamp))
+                .map_err(|e| ArrayError::store(key, e))?
+                .ok_or_else(|| vanished(key))?;
+            let decoded = sharding.decode_index(encoded).map_err(|e| ArrayError::decode(key, e))?;
+            let mut out = Vec::with_capacity(16 + decoded.len());
+            out.extend(stamp.len.to_ne_bytes());
+            out.extend(stamp.version.to_ne_bytes());
+            out.extend(decoded);
+            Ok(out)
+        })
+    }
+
+    fn inner_chunk(
+        &self,
+        index: u64,
+        inner: u64,
+        sharding: &ShardingCodec,
+        key: &StoreKey,
+        shard_index: &[u8],
+        fetched: Option<Vec<u8>>,
+    ) -> Result<Chunk, ArrayError> {
+        let Some((stamp, table)) = split_index(shard_index) else {
+            let cache_key = CacheKey {
+                node: self.id,
+                chunk: index,
+                part: inner,
+                version: 0,
+            };
+            return self.shared.cache.get_or_decode(&cache_key, || {
+                sharding.decode_inner(None).map_err(|e| ArrayError::decode(key, e))
+            });
+        };
+        let cache_key = CacheKey {
+            node: self.id,
+            chunk: index,
+            part: inner,
+            version: stamp.version,
+        };
+        self.shared.cache.get_or_decode(&cache_key, || {
+            let location = sharding
+                .locate(table, inner, Some(stamp.len))
+                .map_err(|e| ArrayError::decode(key, e))?;
+            let encoded = match location {
+                InnerLocation::Empty => None,
+                InnerLocation::At { nbytes, .. } if nbytes > max_encoded(sharding.inner_bytes() as u64) => {
+                    return Err(ArrayError::decode(
+                        key,
+                        CodecError::TooLarge {
+                            codec: "sharding_indexed",
+                            limit: sharding.inner_bytes(),
+                        },
+                    ));
+                }
+                InnerLocation::At { .. } if fetched.is_some() => fetched,
+                InnerLocation::At { offset, nbytes } => Some(
+                    self.shared
+                        .store
+                        .get_range(key, offset, nbytes, Some(stamp))
+                        .map_err(|e| ArrayError::store(key, e))?
+                        .ok_or_else(|| vanished(key))?,
+                ),
+            };
+            sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
+        })
+    }
+}
+
+/// A cached shard index as its stamp and its `(offset, nbytes)` table;
+/// `None` for an absent shard.
+fn split_index(shard_index: &[u8]) -> Option<(Stamp, &[u8])> {
+    if shard_index.is_empty() {
+        return None;
+    }
+    let word = |at: usize| u64::from_ne_bytes(shard_index[at..at + 8].try_into().expect("8 bytes"));
+    Some((
+        Stamp {
+            len: word(0),
+            version: word(8),
+        },
+        &shard_index[16..],
+    ))
+}

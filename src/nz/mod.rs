@@ -1,0 +1,205 @@
+//! NZ-1.0 conformance (shared/specs/nz/README.md, "Normative Summary").
+//!
+//! [`check`] turns an opened [`Dataset`] into [`Finding`]s: a broken
+//! MUST is an error, a broken SHOULD a warning. Where the convention's
+//! `schema.json` disagrees with its README, the README wins (the
+//! declaration is the `conventions` attribute; `zarr_conventions` is not
+//! required).
+//!
+//! Decisions, documented in README.md:
+//! - a 0-d array without `dimension_names` is taken as `[]` (xarray writes
+//!   scalars that way);
+//! - an array that qualifies structurally as a dimension coordinate (1-D,
+//!   its dimension named like itself) but whose values are not strictly
+//!   monotonic is a warning: it is then simply not a dimension coordinate;
+//! - `conventions` anywhere but the root group, or `_FillValue` on a group,
+//!   is an error (rule 6, reserved names).
+//!
+//! One module per group of rules: `metadata` (declaration, names,
+//! attributes, shared dimensions: the parsed documents alone),
+//! `consolidated` (consolidated metadata against the store), `values`
+//! (coordinate values, read through the array layer); `report` renders.
+
+mod consolidated;
+mod metadata;
+mod report;
+mod values;
+
+use crate::array::Dataset;
+use crate::zarr::hierarchy::NodeKind;
+use consolidated::check_consolidated;
+use metadata::{
+    check_array, check_attributes, check_case_collisions, check_declaration, check_name, check_shared_dimensions,
+};
+pub use report::{to_json, to_text};
+use values::check_monotonic;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// One finding: where, which rule, what was expected and what was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Hierarchy path with a leading `/` (`/` for the root).
+    pub path: String,
+    /// A short rule name, e.g. `shared-dimension`.
+    pub rule: &'static str,
+    /// Where the convention states it, e.g. `NZ §Dimension`.
+    pub section: &'static str,
+    pub expected: String,
+    pub found: String,
+}
+
+struct Checker<'a> {
+    dataset: &'a Dataset,
+    findings: Vec<Finding>,
+    /// Arrays that qualify as dimension coordinates (values not refuted).
+    coordinates: Vec<String>,
+}
+
+/// What `nzfs check` reports.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub findings: Vec<Finding>,
+    /// Paths of the dimension coordinate arrays: structurally qualified and,
+    /// when values were read, strictly monotonic.
+    pub dimension_coordinates: Vec<String>,
+}
+
+impl Report {
+    pub fn errors(&self) -> usize {
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+    }
+
+    pub fn warnings(&self) -> usize {
+        self.findings.len() - self.errors()
+    }
+}
+
+fn display_path(p: &str) -> String {
+    format!("/{p}")
+}
+
+impl Checker<'_> {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        severity: Severity,
+        path: &str,
+        rule: &'static str,
+        section: &'static str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) {
+        self.findings.push(Finding {
+            severity,
+            path: display_path(path),
+            rule,
+            section,
+            expected: expected.into(),
+            found: found.into(),
+        });
+    }
+}
+
+/// How far `check` goes beyond the parsed metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scope {
+    /// Read dimension coordinate values to confirm they are monotonic.
+    pub read_values: bool,
+    /// Read every `zarr.json` and list the store to compare them with
+    /// consolidated metadata.
+    pub read_store: bool,
+}
+
+impl Scope {
+    /// Everything (`nzfs check`).
+    pub const FULL: Scope = Scope {
+        read_values: true,
+        read_store: true,
+    };
+    /// The parsed metadata only: what a mount can afford.
+    pub const METADATA: Scope = Scope {
+        read_values: false,
+        read_store: false,
+    };
+}
+
+/// Check `dataset`. Dimension coordinate arrays are read (when
+/// the scope says so) to confirm they are strictly monotonic; `progress` is
+/// told `(done, total)` as they are.
+pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, usize)) -> Report {
+    let read_values = scope.read_values;
+    let mut c = Checker {
+        dataset,
+        findings: Vec::new(),
+        coordinates: Vec::new(),
+    };
+    let h = dataset.hierarchy();
+    check_declaration(&mut c);
+    let mut coordinates = Vec::new();
+    for (id, node) in h.nodes.iter().enumerate() {
+        match &node.kind {
+            NodeKind::Broken { reason } => c.add(
+                Severity::Error,
+                &node.path,
+                "zarr-v3-valid",
+                "NZ §Normative Summary 1",
+                "a valid Zarr v3 node",
+                reason.clone(),
+            ),
+            NodeKind::Array(a) => {
+                check_array(&mut c, &node.path, &a.metadata);
+                let m = &a.metadata;
+                if m.shape.len() == 1 && m.dimension_names[0].as_deref() == Some(node.name.as_str()) {
+                    coordinates.push(id);
+                }
+            }
+            NodeKind::Group { metadata } => {
+                if let Some(g) = metadata {
+                    check_attributes(&mut c, &node.path, &g.attributes, id == 0, false);
+                }
+                check_shared_dimensions(&mut c, id);
+            }
+        }
+        if id > 0 {
+            check_name(&mut c, &node.path, &node.name, "node");
+        }
+    }
+    check_case_collisions(&mut c);
+    if scope.read_store {
+        check_consolidated(&mut c);
+    }
+    let total = coordinates.len();
+    for (done, id) in coordinates.into_iter().enumerate() {
+        if read_values {
+            progress(done, total);
+            if !check_monotonic(&mut c, id) {
+                continue;
+            }
+        }
+        c.coordinates.push(display_path(&h.nodes[id].path));
+    }
+    if read_values {
+        progress(total, total);
+    }
+    c.findings
+        .sort_by(|a, b| b.severity.cmp(&a.severity).then(a.path.cmp(&b.path)));
+    Report {
+        findings: c.findings,
+        dimension_coordinates: c.coordinates,
+    }
+}

@@ -84,11 +84,6 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
     }
 
     /// Bytes currently held.
-    /// The byte budget.
-    pub fn budget(&self) -> u64 {
-        self.budget
-    }
-
     pub fn bytes(&self) -> u64 {
         lock(&self.state).bytes
     }

@@ -316,8 +316,4 @@ impl Dataset {
     pub fn cache(&self) -> &ArrayCache {
         &self.shared.cache
     }
-
-    pub fn cache_bytes(&self) -> u64 {
-        self.shared.cache.budget()
-    }
 }

@@ -4,27 +4,6 @@
 use std::fmt::Write;
 
 use super::{Checker, Severity};
-use crate::zarr::data_type::DataType;
-
-/// Element `i` of a decoded buffer as a number (`None` for types with no
-/// order).
-fn element(chunk: &[u8], i: usize, dt: DataType) -> Option<f64> {
-    let at = |n: usize| chunk.get(i * n..(i + 1) * n);
-    Some(match dt {
-        DataType::Int8 => f64::from(at(1)?[0] as i8),
-        DataType::UInt8 => f64::from(at(1)?[0]),
-        DataType::Int16 => f64::from(i16::from_ne_bytes(at(2)?.try_into().ok()?)),
-        DataType::UInt16 => f64::from(u16::from_ne_bytes(at(2)?.try_into().ok()?)),
-        DataType::Float16 => half::f16::from_ne_bytes(at(2)?.try_into().ok()?).to_f64(),
-        DataType::Int32 => f64::from(i32::from_ne_bytes(at(4)?.try_into().ok()?)),
-        DataType::UInt32 => f64::from(u32::from_ne_bytes(at(4)?.try_into().ok()?)),
-        DataType::Float32 => f64::from(f32::from_ne_bytes(at(4)?.try_into().ok()?)),
-        DataType::Int64 => i64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
-        DataType::UInt64 => u64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
-        DataType::Float64 => f64::from_ne_bytes(at(8)?.try_into().ok()?),
-        DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => return None,
-    })
-}
 
 /// Whether coordinate array `id` holds strictly monotonic values.
 pub(super) fn check_monotonic(c: &mut Checker, id: usize) -> bool {
@@ -48,7 +27,7 @@ pub(super) fn check_monotonic(c: &mut Checker, id: usize) -> bool {
     };
     let mut values = Vec::with_capacity(m.shape[0] as usize);
     for i in 0..m.shape[0] as usize {
-        let Some(v) = element(&region, i, m.data_type) else {
+        let Some(v) = m.data_type.value_f64(&region, i) else {
             return false;
         };
         values.push(v);

@@ -90,6 +90,32 @@ impl DataType {
         }
     }
 
+    /// Bytes per element, or `None` for a variable-length type (none yet:
+    /// the `string` and `bytes` types of the next issues will be).
+    pub fn element_size(self) -> Option<usize> {
+        Some(self.size())
+    }
+
+    /// Element `i` of a decoded buffer (native byte order) as a number, or
+    /// `None` for a type with no order (bool, complex, raw) or past the end.
+    pub fn value_f64(self, buffer: &[u8], i: usize) -> Option<f64> {
+        let at = |n: usize| buffer.get(i * n..(i + 1) * n);
+        Some(match self {
+            DataType::Int8 => f64::from(at(1)?[0] as i8),
+            DataType::UInt8 => f64::from(at(1)?[0]),
+            DataType::Int16 => f64::from(i16::from_ne_bytes(at(2)?.try_into().ok()?)),
+            DataType::UInt16 => f64::from(u16::from_ne_bytes(at(2)?.try_into().ok()?)),
+            DataType::Float16 => half::f16::from_ne_bytes(at(2)?.try_into().ok()?).to_f64(),
+            DataType::Int32 => f64::from(i32::from_ne_bytes(at(4)?.try_into().ok()?)),
+            DataType::UInt32 => f64::from(u32::from_ne_bytes(at(4)?.try_into().ok()?)),
+            DataType::Float32 => f64::from(f32::from_ne_bytes(at(4)?.try_into().ok()?)),
+            DataType::Int64 => i64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
+            DataType::UInt64 => u64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
+            DataType::Float64 => f64::from_ne_bytes(at(8)?.try_into().ok()?),
+            DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => return None,
+        })
+    }
+
     /// The unit that byte order applies to: the whole element, each half of
     /// a complex number, or nothing (1 for single bytes and raw types).
     pub fn swap_unit(self) -> usize {
@@ -344,6 +370,22 @@ pub fn fill_value_fits(v: &Value, dt: DataType) -> Result<(), String> {
             _ => Err(format!("{} is outside {lo}..={hi} or not an integer", n.as_f64())),
         },
         (_, None) => Err(format!("no scalar value of {} to compare with", dt.name())),
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    #[test]
+    fn values_read_as_numbers_in_native_order() {
+        let b: Vec<u8> = [-3i16, 7].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(DataType::Int16.value_f64(&b, 0), Some(-3.0));
+        assert_eq!(DataType::Int16.value_f64(&b, 1), Some(7.0));
+        assert_eq!(DataType::Int16.value_f64(&b, 2), None);
+        assert_eq!(DataType::Float64.value_f64(&1.5f64.to_ne_bytes(), 0), Some(1.5));
+        assert_eq!(DataType::Bool.value_f64(&[1], 0), None);
+        assert_eq!(DataType::Complex64.element_size(), Some(8));
     }
 }
 

@@ -368,12 +368,12 @@ impl Drop for StoppableStore {
     }
 }
 
-#[test]
-fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src.zarr");
+/// A mount of a copy of sample.zarr behind a [`StoppableStore`], the store
+/// then stopped, and a `cat` of `file` blocked on it.
+fn a_reader_blocked_in_a_dead_store(dir: &Path, file: &str) -> (StoppableStore, Mount, std::process::Child) {
+    let src = dir.join("src.zarr");
     common::copy_dir(&common::data_dir().join("sample.zarr"), &src);
-    let store = StoppableStore::over(&src, &tmp.path().join("bound.zarr"));
+    let store = StoppableStore::over(&src, &dir.join("bound.zarr"));
     let m = Mount::at(&store.path, &[]);
     assert!(
         std::fs::read_to_string(m.mp.join("header.cdl"))
@@ -383,13 +383,20 @@ fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
     store.signal(libc::SIGSTOP);
     // This reader now waits on the daemon, which waits on the dead store.
     let mut reader = Command::new("cat")
-        .arg(m.mp.join("t2m/0.0.0.bin"))
+        .arg(m.mp.join(file))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(500));
     assert!(reader.try_wait().unwrap().is_none(), "the read should be blocked");
+    (store, m, reader)
+}
+
+#[test]
+fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_store, m, mut reader) = a_reader_blocked_in_a_dead_store(tmp.path(), "t2m/0.0.0.bin");
     // Busy: only a lazy unmount detaches it; the daemon must still exit.
     let out = nzfs(&["unmount", "--lazy", m.mp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -407,20 +414,8 @@ fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
 #[test]
 fn sigterm_ends_a_daemon_whose_store_is_dead() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("src.zarr");
-    common::copy_dir(&common::data_dir().join("sample.zarr"), &src);
-    let store = StoppableStore::over(&src, &tmp.path().join("bound.zarr"));
-    let m = Mount::at(&store.path, &[]);
-    let pid = m.daemon_pid();
-    store.signal(libc::SIGSTOP);
-    let mut reader = Command::new("cat")
-        .arg(m.mp.join("lat/0.bin"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let (_store, m, mut reader) = a_reader_blocked_in_a_dead_store(tmp.path(), "lat/0.bin");
+    unsafe { libc::kill(m.daemon_pid(), libc::SIGTERM) };
     assert_no_daemon_within(m.dir.path(), Duration::from_secs(5));
     let _ = reader.kill();
     let _ = reader.wait();

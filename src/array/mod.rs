@@ -206,13 +206,8 @@ impl Array {
     }
 
     /// The grid index of the `linear`-th chunk in C order.
-    pub fn unravel(&self, mut linear: u64) -> Vec<u64> {
-        let mut index = vec![0; self.grid_shape.len()];
-        for d in (0..self.grid_shape.len()).rev() {
-            index[d] = linear % self.grid_shape[d];
-            linear /= self.grid_shape[d];
-        }
-        index
+    pub fn unravel(&self, linear: u64) -> Vec<u64> {
+        crate::zarr::chunk_key::unravel(&self.grid_shape, linear)
     }
 
     /// The store key of chunk `index` (linear, C order).

@@ -11,6 +11,17 @@
 use super::extension::{MetadataError, extension_configuration, extension_name};
 use super::json::Value;
 
+/// The grid index of the `linear`-th chunk of a grid of `grid_shape`
+/// chunks, in C order (the numbering every view uses).
+pub fn unravel(grid_shape: &[u64], mut linear: u64) -> Vec<u64> {
+    let mut index = vec![0; grid_shape.len()];
+    for d in (0..grid_shape.len()).rev() {
+        index[d] = linear % grid_shape[d];
+        linear /= grid_shape[d];
+    }
+    index
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkKeyEncoding {
     Default { separator: char },

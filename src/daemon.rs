@@ -415,11 +415,33 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
                 tracing::warn!(key = %key, waited_s = waited.as_secs(), "abandoning a store read that never returned");
             }
             tracing::warn!(stuck = stuck.len(), "the session did not end; exiting anyway");
+            release_fuse_connection();
             std::process::exit(0);
         }
     }
     tracing::info!("unmounted; exiting");
     Ok(())
+}
+
+/// Close this process's `/dev/fuse` descriptors. A thread stuck for good
+/// in the store (waiting uninterruptibly on a dead server) keeps the whole
+/// descriptor table alive after `exit`, and with it the FUSE connection, so
+/// readers of the mount would stay blocked. Closing the descriptors
+/// explicitly lets the kernel abort the connection (when the last one is
+/// released) and fail those readers with `ENOTCONN` at once.
+fn release_fuse_connection() {
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else {
+        return;
+    };
+    let fds: Vec<i32> = entries
+        .filter_map(Result::ok)
+        .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == Path::new("/dev/fuse")))
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .collect();
+    for fd in fds {
+        // SAFETY: the process exits right after; nothing uses these again.
+        unsafe { libc::close(fd) };
+    }
 }
 
 /// How long a stopping daemon waits for its session to end, and how old a

@@ -406,7 +406,21 @@ fn a_read_blocked_in_a_dead_store_does_not_keep_the_daemon_alive() {
     // The blocked reader is released with an error, not left hanging.
     let t = Instant::now();
     while reader.try_wait().unwrap().is_none() {
-        assert!(t.elapsed() < Duration::from_secs(5), "the reader is still blocked");
+        if t.elapsed() > Duration::from_secs(5) {
+            let ps = Command::new("ps")
+                .args(["-eLo", "pid,tid,stat,wchan:32,cmd"])
+                .output()
+                .unwrap();
+            let ps = String::from_utf8_lossy(&ps.stdout);
+            let threads: Vec<&str> = ps
+                .lines()
+                .filter(|l| l.contains("nzfs") || l.contains("bindfs"))
+                .collect();
+            panic!(
+                "the reader is still blocked; threads:\n{}\nlog:\n{log}",
+                threads.join("\n")
+            );
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }

@@ -392,18 +392,25 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     std::thread::Builder::new().name("nzfs-session".into()).spawn(move || {
         let _ = done_tx.send(session.run());
     })?;
+    wait_for_session(&done, &mountpoint)?;
+    tracing::info!("unmounted; exiting");
+    Ok(())
+}
+
+/// Wait until the session ends. Once the mount is gone (perhaps lazily,
+/// with files still open) or a termination signal arrived, give it
+/// [`ABANDON_AFTER`]; if it still runs, and a signal asked to stop or a store
+/// read is stuck, log the abandoned reads and exit the process.
+fn wait_for_session(done: &std::sync::mpsc::Receiver<std::io::Result<()>>, mountpoint: &Path) -> Result<(), CliError> {
     let mut ending_since: Option<std::time::Instant> = None;
     loop {
         match done.recv_timeout(Duration::from_millis(250)) {
-            Ok(result) => {
-                result?;
-                break;
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Ok(result) => return result.map_err(CliError::from),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         let stopping = STOPPING.load(std::sync::atomic::Ordering::SeqCst);
-        if !stopping && is_mount_point(&mountpoint) {
+        if !stopping && is_mount_point(mountpoint) {
             ending_since = None;
             continue;
         }
@@ -419,8 +426,6 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             std::process::exit(0);
         }
     }
-    tracing::info!("unmounted; exiting");
-    Ok(())
 }
 
 /// Close this process's `/dev/fuse` descriptors. A thread stuck for good

@@ -166,7 +166,7 @@ impl fuser::Filesystem for FuseAdapter {
         if mask.contains(AccessFlags::W_OK) {
             return reply.error(Errno::EROFS);
         }
-        match self.fs.getattr(ino.0) {
+        match self.fs.kind(ino.0) {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(errno("access", ino.0, &e)),
         }

@@ -368,6 +368,19 @@ impl Drop for StoppableStore {
     }
 }
 
+/// A `cat` of `path`, checked to be blocked after half a second.
+fn blocked_cat(path: &Path) -> std::process::Child {
+    let mut reader = Command::new("cat")
+        .arg(path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(reader.try_wait().unwrap().is_none(), "the read should be blocked");
+    reader
+}
+
 /// A mount of a copy of sample.zarr behind a [`StoppableStore`], the store
 /// then stopped, and a `cat` of `file` blocked on it.
 fn a_reader_blocked_in_a_dead_store(dir: &Path, file: &str) -> (StoppableStore, Mount, std::process::Child) {
@@ -382,14 +395,7 @@ fn a_reader_blocked_in_a_dead_store(dir: &Path, file: &str) -> (StoppableStore, 
     );
     store.signal(libc::SIGSTOP);
     // This reader now waits on the daemon, which waits on the dead store.
-    let mut reader = Command::new("cat")
-        .arg(m.mp.join(file))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(reader.try_wait().unwrap().is_none(), "the read should be blocked");
+    let reader = blocked_cat(&m.mp.join(file));
     (store, m, reader)
 }
 
@@ -433,4 +439,36 @@ fn sigterm_ends_a_daemon_whose_store_is_dead() {
     assert_no_daemon_within(m.dir.path(), Duration::from_secs(5));
     let _ = reader.kill();
     let _ = reader.wait();
+}
+
+#[test]
+fn a_read_blocked_in_the_store_does_not_stop_reads_of_other_objects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store_with(tmp.path(), &["ok"]);
+    std::fs::write(s.join("ok/c/0"), chunk_bytes()).unwrap();
+    // Array `slow` lives on a bindfs mount inside the store.
+    let slow_src = tmp.path().join("slow-src");
+    std::fs::create_dir_all(slow_src.join("c")).unwrap();
+    std::fs::write(slow_src.join("zarr.json"), ARRAY).unwrap();
+    std::fs::write(slow_src.join("c/0"), chunk_bytes()).unwrap();
+    let slow = StoppableStore::over(&slow_src, &s.join("slow"));
+    let m = Mount::at(&s, &[]);
+    assert!(
+        std::fs::read_to_string(m.mp.join("header.cdl"))
+            .unwrap()
+            .contains("slow")
+    );
+    slow.signal(libc::SIGSTOP);
+    let mut blocked = blocked_cat(&m.mp.join("slow/0.bin"));
+    for f in ["ok/0.bin", "ok/data.bin"] {
+        let (r, took) = timed_read(&m.mp.join(f));
+        assert_eq!(r.unwrap(), chunk_bytes(), "{f}");
+        assert!(took < Duration::from_secs(1), "{f} took {took:?} behind a blocked read");
+    }
+    assert!(blocked.try_wait().unwrap().is_none(), "the slow read is still blocked");
+    slow.signal(libc::SIGCONT);
+    assert!(
+        blocked.wait().unwrap().success(),
+        "the slow read completes once the store answers"
+    );
 }

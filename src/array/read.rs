@@ -193,7 +193,7 @@ impl Array {
                 _ => {
                     let buf = match sharding {
                         None => self.read_chunk(chunk_index)?,
-                        Some(sc) => self.shard_unit(sc, chunk_index, unit_index, None)?,
+                        Some(sc) => self.shard_unit(sc, chunk_index, unit_index)?,
                     };
                     current = Some((key, buf.clone()));
                     buf
@@ -267,10 +267,12 @@ impl Array {
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
         let touched = sharding.inner_chunks_in(start, end);
-        let fetched = self.prefetch_inner(sharding, index, &touched)?;
+        let key = self.chunk_key(index)?;
+        let shard_index = self.shard_index(sharding, index, &key)?;
+        let fetched = self.fetch_inner(sharding, index, &key, &shard_index, &touched);
         let mut inner: Vec<(u64, Chunk)> = Vec::with_capacity(touched.len());
         for (i, encoded) in touched.into_iter().zip(fetched) {
-            inner.push((i, self.shard_unit(sharding, index, i, encoded)?));
+            inner.push((i, self.inner_chunk(index, i, sharding, &key, &shard_index, encoded)?));
         }
         let mut out = vec![0u8; (end - start) as usize];
         sharding.copy_range(start, &mut out, |i| {
@@ -287,31 +289,26 @@ impl Array {
     /// are neither cached nor empty, in one
     /// [`get_ranges`](crate::store::ReadableStore::get_ranges) call (`None`
     /// for the others: they are read as usual).
-    fn prefetch_inner(
+    fn fetch_inner(
         &self,
         sharding: &ShardingCodec,
         index: u64,
+        key: &StoreKey,
+        shard_index: &[u8],
         inner: &[u64],
-    ) -> Result<Vec<Option<Vec<u8>>>, ArrayError> {
+    ) -> Vec<Option<Vec<u8>>> {
         let mut out: Vec<Option<Vec<u8>>> = vec![None; inner.len()];
-        if inner.len() < 2 {
-            return Ok(out);
-        }
-        let key = self.chunk_key(index)?;
-        let shard_index = self.shard_index(sharding, index, &key)?;
-        let Some((stamp, table)) = split_index(&shard_index) else {
-            return Ok(out);
+        let Some((stamp, table)) = split_index(shard_index).filter(|_| inner.len() > 1) else {
+            return out;
         };
         let mut wanted = Vec::new();
         let mut requests = Vec::new();
         for (slot, &i) in inner.iter().enumerate() {
-            let cache_key = CacheKey {
-                node: self.id,
-                chunk: index,
-                part: i,
-                version: stamp.version,
-            };
-            if self.shared.cache.is_present(&cache_key) {
+            if self
+                .shared
+                .cache
+                .is_present(&inner_key(self.id, index, i, stamp.version))
+            {
                 continue;
             }
             if let Ok(InnerLocation::At { offset, nbytes }) = sharding.locate(table, i, Some(stamp.len))
@@ -330,25 +327,14 @@ impl Array {
         for (slot, got) in wanted.into_iter().zip(self.shared.store.get_ranges(&requests)) {
             out[slot] = got.ok().flatten();
         }
-        Ok(out)
+        out
     }
 
-    /// Inner chunk `inner` of shard `index`, through the index cache. On
-    /// failure the cached index is dropped: it may be stale (the shard was
-    /// replaced), so the next read reads it afresh.
-    fn shard_unit(
-        &self,
-        sharding: &ShardingCodec,
-        index: u64,
-        inner: u64,
-        fetched: Option<Vec<u8>>,
-    ) -> Result<Chunk, ArrayError> {
+    /// Inner chunk `inner` of shard `index`, through the index cache.
+    fn shard_unit(&self, sharding: &ShardingCodec, index: u64, inner: u64) -> Result<Chunk, ArrayError> {
         let key = self.chunk_key(index)?;
         let shard_index = self.shard_index(sharding, index, &key)?;
-        self.inner_chunk(index, inner, sharding, &key, &shard_index, fetched)
-            .inspect_err(|_| {
-                self.shared.cache.invalidate(&CacheKey::index(self.id, index));
-            })
+        self.inner_chunk(index, inner, sharding, &key, &shard_index, None)
     }
 
     /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,
@@ -376,6 +362,10 @@ impl Array {
         })
     }
 
+    /// Inner chunk `inner` of shard `index`, decoded from `fetched` when
+    /// that holds its bytes. On failure the cached shard index is dropped:
+    /// it may be stale (the shard was replaced), so the next read reads it
+    /// afresh.
     fn inner_chunk(
         &self,
         index: u64,
@@ -385,49 +375,50 @@ impl Array {
         shard_index: &[u8],
         fetched: Option<Vec<u8>>,
     ) -> Result<Chunk, ArrayError> {
-        let Some((stamp, table)) = split_index(shard_index) else {
-            let cache_key = CacheKey {
-                node: self.id,
-                chunk: index,
-                part: inner,
-                version: 0,
-            };
-            return self.shared.cache.get_or_decode(&cache_key, || {
+        let cache = &self.shared.cache;
+        let decoded = match split_index(shard_index) {
+            None => cache.get_or_decode(&inner_key(self.id, index, inner, 0), || {
                 sharding.decode_inner(None).map_err(|e| ArrayError::decode(key, e))
-            });
+            }),
+            Some((stamp, table)) => cache.get_or_decode(&inner_key(self.id, index, inner, stamp.version), || {
+                let location = sharding
+                    .locate(table, inner, Some(stamp.len))
+                    .map_err(|e| ArrayError::decode(key, e))?;
+                let encoded = match location {
+                    InnerLocation::Empty => None,
+                    InnerLocation::At { nbytes, .. } if nbytes > max_encoded(sharding.inner_bytes() as u64) => {
+                        return Err(ArrayError::decode(
+                            key,
+                            CodecError::TooLarge {
+                                codec: "sharding_indexed",
+                                limit: sharding.inner_bytes(),
+                            },
+                        ));
+                    }
+                    InnerLocation::At { .. } if fetched.is_some() => fetched,
+                    InnerLocation::At { offset, nbytes } => Some(
+                        self.shared
+                            .store
+                            .get_range(key, offset, nbytes, Some(stamp))
+                            .map_err(|e| ArrayError::store(key, e))?
+                            .ok_or_else(|| vanished(key))?,
+                    ),
+                };
+                sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
+            }),
         };
-        let cache_key = CacheKey {
-            node: self.id,
-            chunk: index,
-            part: inner,
-            version: stamp.version,
-        };
-        self.shared.cache.get_or_decode(&cache_key, || {
-            let location = sharding
-                .locate(table, inner, Some(stamp.len))
-                .map_err(|e| ArrayError::decode(key, e))?;
-            let encoded = match location {
-                InnerLocation::Empty => None,
-                InnerLocation::At { nbytes, .. } if nbytes > max_encoded(sharding.inner_bytes() as u64) => {
-                    return Err(ArrayError::decode(
-                        key,
-                        CodecError::TooLarge {
-                            codec: "sharding_indexed",
-                            limit: sharding.inner_bytes(),
-                        },
-                    ));
-                }
-                InnerLocation::At { .. } if fetched.is_some() => fetched,
-                InnerLocation::At { offset, nbytes } => Some(
-                    self.shared
-                        .store
-                        .get_range(key, offset, nbytes, Some(stamp))
-                        .map_err(|e| ArrayError::store(key, e))?
-                        .ok_or_else(|| vanished(key))?,
-                ),
-            };
-            sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
-        })
+        decoded.inspect_err(|_| cache.invalidate(&CacheKey::index(self.id, index)))
+    }
+}
+
+/// The cache key of inner chunk `inner` of shard `chunk`, decoded from the
+/// shard object of `version` (0 for an absent shard).
+fn inner_key(node: usize, chunk: u64, inner: u64, version: u64) -> CacheKey {
+    CacheKey {
+        node,
+        chunk,
+        part: inner,
+        version,
     }
 }
 

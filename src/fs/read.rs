@@ -47,12 +47,12 @@ impl NzFs {
         let Some(Inode::Chunk { node, index }) = Inode::from_ino(ino) else {
             return then(self.read(ino, offset, size));
         };
-        let (array, count) = match self.array(node) {
-            Ok((array, names)) if index < names.count() && !array.reads_partially() => (array, names.count()),
+        let (array, names) = match self.array(node) {
+            Ok((array, names)) if index < names.count() => (array, names),
             _ => return then(self.read(ino, offset, size)),
         };
-        if offset == 0 {
-            self.note_chunk_start(node, index, array.metadata().chunk_bytes(), count);
+        if offset == 0 && !array.reads_partially() {
+            self.note_chunk_start(node, index, array.metadata().chunk_bytes(), names.count());
         }
         array.read_chunk_bytes_then(index, offset, size, move |r| then(r.map_err(FsError::from)));
     }

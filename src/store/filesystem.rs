@@ -112,6 +112,18 @@ impl FilesystemStore {
     }
 }
 
+impl FilesystemStore {
+    /// The `stat` of whatever `rel` resolves to beneath the root (not
+    /// opened: `O_PATH`), or `None` when nothing is there.
+    fn stat_path(&self, rel: &str) -> io::Result<Option<libc::stat>> {
+        match self.resolve(rel, libc::O_PATH) {
+            Ok(fd) => fstat(&fd).map(Some),
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// `None` for a regular file, else what the object is.
 fn file_kind(st: &libc::stat) -> Option<&'static str> {
     match st.st_mode & libc::S_IFMT {
@@ -279,12 +291,9 @@ impl ReadableStore for FilesystemStore {
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
         let _reading = inflight::begin(key.as_str());
-        let fd = match self.resolve(key.as_str(), libc::O_PATH) {
-            Ok(fd) => fd,
-            Err(e) if is_absent(&e) => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(st) = self.stat_path(key.as_str())? else {
+            return Ok(None);
         };
-        let st = fstat(&fd)?;
         match file_kind(&st) {
             None => Ok(Some(stamp(&st))),
             Some("a directory") => Ok(None),
@@ -319,9 +328,8 @@ impl ReadableStore for FilesystemStore {
                     } else {
                         format!("{prefix}/{name}")
                     };
-                    self.resolve(&rel, libc::O_PATH)
-                        .and_then(|fd| fstat(&fd))
-                        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
+                    self.stat_path(&rel)
+                        .is_ok_and(|st| st.is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR))
                 }
                 _ => false,
             };
@@ -338,13 +346,7 @@ impl ReadableStore for FilesystemStore {
 
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let _reading = inflight::begin(path);
-        let fd = match self.resolve(path, libc::O_PATH) {
-            Ok(fd) => fd,
-            Err(e) if is_absent(&e) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let st = fstat(&fd)?;
-        Ok(Some(Access {
+        Ok(self.stat_path(path)?.map(|st| Access {
             uid: st.st_uid,
             gid: st.st_gid,
             mode: st.st_mode & 0o7777,

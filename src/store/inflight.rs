@@ -5,13 +5,19 @@
 //! Invariant: the registry's lock is held only to insert or remove an entry,
 //! never across I/O, so a blocked read cannot block any other read.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
-static READS: Mutex<Option<HashMap<u64, (String, Instant)>>> = Mutex::new(None);
+static READS: Mutex<BTreeMap<u64, (String, Instant)>> = Mutex::new(BTreeMap::new());
+
+fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, (String, Instant)>> {
+    // Every critical section is one map operation: a poisoned lock still
+    // holds consistent data.
+    READS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A registered read; dropping it ends the registration.
 #[must_use]
@@ -20,30 +26,22 @@ pub struct Guard(u64);
 /// Register a read of `key` until the returned guard is dropped.
 pub fn begin(key: &str) -> Guard {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    let mut reads = READS.lock().unwrap_or_else(|e| e.into_inner());
-    reads
-        .get_or_insert_with(HashMap::new)
-        .insert(id, (key.to_string(), Instant::now()));
+    lock().insert(id, (key.to_string(), Instant::now()));
     Guard(id)
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        let mut reads = READS.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(r) = reads.as_mut() {
-            r.remove(&self.0);
-        }
+        lock().remove(&self.0);
     }
 }
 
 /// The reads in progress for longer than `min_age`, oldest first: each key
 /// and how long it has waited.
 pub fn older_than(min_age: Duration) -> Vec<(String, Duration)> {
-    let reads = READS.lock().unwrap_or_else(|e| e.into_inner());
-    let mut out: Vec<(String, Duration)> = reads
-        .iter()
-        .flatten()
-        .map(|(_, (key, t))| (key.clone(), t.elapsed()))
+    let mut out: Vec<(String, Duration)> = lock()
+        .values()
+        .map(|(key, t)| (key.clone(), t.elapsed()))
         .filter(|(_, age)| *age >= min_age)
         .collect();
     out.sort_by_key(|r| std::cmp::Reverse(r.1));

@@ -122,7 +122,7 @@ fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::Int8 => (NC_BYTE, false),
         DataType::Int16 => (NC_SHORT, false),
         DataType::Int32 => (NC_INT, false),
-        DataType::Int64 => (NC_INT64, false),
+        DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => (NC_INT64, false),
         DataType::UInt8 if cdf5 => (NC_UBYTE, false),
         DataType::UInt8 => (NC_BYTE, true),
         DataType::UInt16 if cdf5 => (NC_USHORT, false),
@@ -132,12 +132,15 @@ fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::UInt64 => (NC_UINT64, false),
         DataType::Float16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
         DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
-        DataType::Raw(_) => return None,
+        DataType::Raw(_) | DataType::FixedBytes(_) | DataType::FixedUtf32(_) => return None,
     })
 }
 
 fn needs_cdf5_type(dt: DataType) -> bool {
-    matches!(dt, DataType::Int64 | DataType::UInt64)
+    matches!(
+        dt,
+        DataType::Int64 | DataType::UInt64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. }
+    )
 }
 
 /// A value written into an attribute.

@@ -233,7 +233,7 @@ fn mount_refuses_bad_inputs_with_one_line() {
         ),
         (
             vec![tmp.path().display().to_string(), mp.display().to_string()],
-            "not a Zarr v3 store",
+            "not a Zarr store",
         ),
         (
             vec![

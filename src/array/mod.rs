@@ -273,7 +273,8 @@ impl Dataset {
             match Array::new(id, &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(array)),
                 Err(reason) => {
-                    let key = join(&node.path, "zarr.json").map_or_else(|_| node.path.clone(), |k| k.to_string());
+                    let meta = node.metadata_name().unwrap_or("zarr.json");
+                    let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
                     tracing::warn!(%key, %reason, "node is unreadable");
                     node.kind = NodeKind::Broken { reason };
                     arrays.push(None);

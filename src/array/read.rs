@@ -221,12 +221,14 @@ impl Array {
     /// consolidated hierarchy the root's), the store was moved or deleted
     /// under the reader, and reads fail instead of inventing data.
     fn check_still_there(&self, key: &StoreKey) -> Result<(), ArrayError> {
-        let path = if self.shared.consolidated {
-            ""
-        } else {
-            self.path.as_str()
+        let v2 = self.node.metadata.zarr_format == 2;
+        let (path, name) = match (self.shared.consolidated, v2) {
+            (true, false) => ("", "zarr.json"),
+            (true, true) => ("", ".zmetadata"),
+            (false, false) => (self.path.as_str(), "zarr.json"),
+            (false, true) => (self.path.as_str(), ".zarray"),
         };
-        let meta_key = join(path, "zarr.json").map_err(|e| ArrayError::store(key, e))?;
+        let meta_key = join(path, name).map_err(|e| ArrayError::store(key, e))?;
         match self.shared.store.stat(&meta_key) {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(ArrayError::store(

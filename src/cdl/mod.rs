@@ -117,7 +117,8 @@ pub fn type_name(dt: DataType) -> String {
         DataType::Int8 => "byte".into(),
         DataType::Int16 => "short".into(),
         DataType::Int32 => "int".into(),
-        DataType::Int64 => "int64".into(),
+        DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => "int64".into(),
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => "string".into(),
         DataType::UInt8 => "ubyte".into(),
         DataType::UInt16 => "ushort".into(),
         DataType::UInt32 => "uint".into(),
@@ -236,6 +237,8 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
             | DataType::Complex64
             | DataType::Complex128
             | DataType::Raw(_)
+            | DataType::FixedBytes(_)
+            | DataType::FixedUtf32(_)
     );
     if atomic_multibyte {
         let _ = writeln!(
@@ -268,6 +271,11 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
         DataType::Complex64 => "complex64 (float32 real, then imaginary)".to_string(),
         DataType::Complex128 => "complex128 (float64 real, then imaginary)".to_string(),
         DataType::Raw(n) => format!("r{} ({n} raw bytes)", n * 8),
+        DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
+            format!("{} (int64 counts)", a.data_type.name())
+        }
+        DataType::FixedBytes(n) => format!("S{n} ({n} bytes, NUL-padded; numpy \"S{n}\")"),
+        DataType::FixedUtf32(n) => format!("U{n} ({n} UTF-32 code units, {}; numpy \"<U{n}\")", 4 * n),
         dt => dt.name(),
     };
     if a.shape.is_empty() {
@@ -404,7 +412,7 @@ fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
             let suffix = match dt {
                 DataType::Int8 => "b",
                 DataType::Int16 => "s",
-                DataType::Int64 => "LL",
+                DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => "LL",
                 DataType::UInt8 => "UB",
                 DataType::UInt16 => "US",
                 DataType::UInt32 => "U",

@@ -11,22 +11,45 @@
 //! `"must_understand": false`, in which case they are skipped.
 
 use super::bytes::BytesCodec;
+use super::filter::{self, Filter};
+use super::numcodecs::{Checksum, Compressor};
 use super::sharding::ShardingCodec;
 use super::transpose::Transpose;
 use super::{ArrayToArray, ArrayToBytes, BytesToBytes, CodecError};
 use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::metadata::{CodecSpec, MetadataError};
+use crate::zarr::numpy::NumType;
+
+/// Whether numcodecs id `id` is a `bytes -> bytes` codec nzfs decodes.
+fn is_bytes_codec(id: &str) -> bool {
+    matches!(
+        id,
+        "zstd"
+            | "gzip"
+            | "blosc"
+            | "crc32c"
+            | "zlib"
+            | "bz2"
+            | "lz4"
+            | "lzma"
+            | "crc32"
+            | "adler32"
+            | "fletcher32"
+            | "jenkins_lookup3"
+    ) || filter::is_filter(id)
+}
 
 /// Slack allowed above the chunk size when a stage's size is not fixed.
 const SLACK: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecChain {
-    /// Each codec with the shape of its decoded representation.
-    array_to_array: Vec<(ArrayToArray, Vec<u64>)>,
+    /// Each codec with the shape and type of its decoded representation.
+    array_to_array: Vec<(ArrayToArray, Vec<u64>, DataType)>,
     array_to_bytes: ArrayToBytes,
     /// The decoded representation of the `array -> bytes` codec.
     bytes_shape: Vec<u64>,
+    /// The element type the `array -> bytes` codec sees.
     data_type: DataType,
     /// Each codec with the exact size of its decoded bytes, when known.
     bytes_to_bytes: Vec<(BytesToBytes, Option<usize>)>,
@@ -67,11 +90,16 @@ impl CodecChain {
         let mut array_to_bytes = None;
         let mut bytes_to_bytes = Vec::new();
         let mut shape = chunk_shape.to_vec();
+        // The element type of the current stage (array -> array filters may
+        // change it) and, on the bytes side, the size of its elements.
+        let mut stage_type = data_type;
+        let mut item = data_type.size();
         let mut size = None;
         for spec in codecs {
             let config = spec.configuration.as_ref();
-            match spec.name.as_str() {
-                "transpose" => {
+            let numcodecs = spec.name.strip_prefix("numcodecs.");
+            match (spec.name.as_str(), numcodecs) {
+                ("transpose", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error(
                             "transpose",
@@ -80,46 +108,79 @@ impl CodecChain {
                     }
                     let t = Transpose::from_configuration(config, shape.len())?;
                     let encoded = t.encoded_shape(&shape);
-                    array_to_array.push((ArrayToArray::Transpose(t), std::mem::replace(&mut shape, encoded)));
+                    let decoded = std::mem::replace(&mut shape, encoded);
+                    array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
                 }
-                "bytes" => {
+                (_, Some(id)) if filter::is_filter(id) && id != "shuffle" && array_to_bytes.is_none() => {
+                    let f = Filter::from_configuration(id, config, NumType::native(stage_type))?;
+                    let elements: u64 = shape.iter().product();
+                    let encoded_shape = match f {
+                        Filter::PackBits => vec![1 + elements.div_ceil(8)],
+                        _ => shape.clone(),
+                    };
+                    let encoded_type = f.encoded_type().map_or(stage_type, NumType::data_type);
+                    let decoded = std::mem::replace(&mut shape, encoded_shape);
+                    let decoded_type = std::mem::replace(&mut stage_type, encoded_type);
+                    array_to_array.push((ArrayToArray::Filter(f), decoded, decoded_type));
+                }
+                ("bytes", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error("bytes", "a second array -> bytes codec"));
                     }
-                    array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(config, data_type)?));
-                    size = Some(chunk_bytes);
+                    array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(config, stage_type)?));
+                    let elements: u64 = shape.iter().product();
+                    size = Some(elements as usize * stage_type.size());
+                    item = stage_type.size();
                 }
-                "sharding_indexed" => {
+                ("sharding_indexed", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error("sharding_indexed", "a second array -> bytes codec"));
                     }
-                    let codec = ShardingCodec::from_configuration(config, &shape, data_type, fill_value, depth)?;
+                    let codec = ShardingCodec::from_configuration(config, &shape, stage_type, fill_value, depth)?;
                     array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(codec)));
                     size = None;
                 }
-                name @ ("zstd" | "gzip" | "blosc" | "crc32c") => {
+                (name, numcodecs)
+                    if numcodecs.map_or(matches!(name, "zstd" | "gzip" | "blosc" | "crc32c"), is_bytes_codec) =>
+                {
                     if array_to_bytes.is_none() {
                         return Err(order_error(
                             name,
                             "a bytes -> bytes codec comes before the array -> bytes codec",
                         ));
                     }
-                    let codec = match name {
+                    let codec = match numcodecs.unwrap_or(name) {
                         "zstd" => BytesToBytes::Zstd,
                         "gzip" => BytesToBytes::Gzip,
                         "blosc" => {
                             super::blosc::check_configuration(config)?;
                             BytesToBytes::Blosc
                         }
-                        _ => BytesToBytes::Crc32c,
+                        "crc32c" => BytesToBytes::Crc32c,
+                        "zlib" => BytesToBytes::Numcodecs(Compressor::Zlib),
+                        "bz2" => BytesToBytes::Numcodecs(Compressor::Bz2),
+                        "lz4" => BytesToBytes::Numcodecs(Compressor::Lz4),
+                        "lzma" => BytesToBytes::Numcodecs(Compressor::Lzma),
+                        id @ ("crc32" | "adler32" | "fletcher32" | "jenkins_lookup3") => {
+                            BytesToBytes::Checksum(Checksum::from_configuration(id, config)?)
+                        }
+                        id => {
+                            let native = NumType::native(DataType::UInt8).map(|t| NumType { size: item, ..t });
+                            BytesToBytes::Filter(Filter::from_configuration(id, config, native)?)
+                        }
                     };
-                    let encoded = codec.encoded_size(size);
+                    let encoded = codec.encoded_size(size, item);
+                    if let BytesToBytes::Filter(f) = &codec
+                        && let Some(t) = f.encoded_type()
+                    {
+                        item = t.size;
+                    }
                     bytes_to_bytes.push((codec, std::mem::replace(&mut size, encoded)));
                 }
-                other if !spec.must_understand => {
+                (other, _) if !spec.must_understand => {
                     tracing::debug!(codec = other, "skipping unknown codec marked must_understand: false");
                 }
-                other => {
+                (other, _) => {
                     return Err(MetadataError::Unsupported {
                         point: "codec",
                         name: other.to_string(),
@@ -135,7 +196,7 @@ impl CodecChain {
             array_to_array,
             array_to_bytes,
             bytes_shape: shape,
-            data_type,
+            data_type: stage_type,
             bytes_to_bytes,
             limit: chunk_bytes.saturating_add(SLACK),
             encoded_size: size,
@@ -167,9 +228,21 @@ impl CodecChain {
             ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
         };
-        for (codec, decoded_shape) in self.array_to_array.iter().rev() {
+        for (codec, decoded_shape, decoded_type) in self.array_to_array.iter().rev() {
             array = match codec {
-                ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, self.data_type.size()),
+                ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, decoded_type.size()),
+                ArrayToArray::Filter(f) => {
+                    let expected = decoded_shape.iter().product::<u64>() as usize * decoded_type.size();
+                    let out = f.decode(array, self.limit)?;
+                    if out.len() != expected {
+                        return Err(CodecError::SizeMismatch {
+                            codec: f.name(),
+                            expected,
+                            got: out.len(),
+                        });
+                    }
+                    out
+                }
             };
         }
         Ok(array)

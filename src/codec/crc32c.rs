@@ -14,7 +14,11 @@ pub fn decode(mut input: Vec<u8>) -> Result<Vec<u8>, CodecError> {
     let stored = u32::from_le_bytes(input[body_len..].try_into().expect("4 bytes"));
     let computed = ::crc32c::crc32c(&input[..body_len]);
     if stored != computed {
-        return Err(CodecError::ChecksumMismatch { stored, computed });
+        return Err(CodecError::ChecksumMismatch {
+            codec: "crc32c",
+            stored,
+            computed,
+        });
     }
     input.truncate(body_len);
     Ok(input)

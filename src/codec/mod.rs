@@ -16,7 +16,9 @@ pub mod blosc;
 pub mod bytes;
 pub mod chain;
 pub mod crc32c;
+pub mod filter;
 pub mod gzip;
+pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
 pub mod zstd;
@@ -36,8 +38,12 @@ pub enum CodecError {
     },
     #[error("{codec}: output exceeds the {limit}-byte limit (corrupt data or decompression bomb)")]
     TooLarge { codec: &'static str, limit: usize },
-    #[error("crc32c: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
-    ChecksumMismatch { stored: u32, computed: u32 },
+    #[error("{codec}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    ChecksumMismatch {
+        codec: &'static str,
+        stored: u32,
+        computed: u32,
+    },
     #[error("{codec}: input too short ({len} bytes)")]
     Truncated { codec: &'static str, len: usize },
     #[error("{codec}: {reason}")]
@@ -48,6 +54,9 @@ pub enum CodecError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToArray {
     Transpose(transpose::Transpose),
+    /// A numcodecs filter on the native in-memory array (zarr-python 3's
+    /// `numcodecs.*` array -> array codecs).
+    Filter(filter::Filter),
 }
 
 /// The one `array -> bytes` codec of a chain.
@@ -64,6 +73,10 @@ pub enum BytesToBytes {
     Gzip,
     Blosc,
     Crc32c,
+    Numcodecs(numcodecs::Compressor),
+    Checksum(numcodecs::Checksum),
+    /// A numcodecs filter on stored bytes (a Zarr v2 filter, or `shuffle`).
+    Filter(filter::Filter),
 }
 
 impl BytesToBytes {
@@ -73,6 +86,9 @@ impl BytesToBytes {
             BytesToBytes::Gzip => "gzip",
             BytesToBytes::Blosc => "blosc",
             BytesToBytes::Crc32c => "crc32c",
+            BytesToBytes::Numcodecs(c) => c.name(),
+            BytesToBytes::Checksum(c) => c.name(),
+            BytesToBytes::Filter(f) => f.name(),
         }
     }
 
@@ -86,6 +102,9 @@ impl BytesToBytes {
             BytesToBytes::Gzip => gzip::decode(&input, limit)?,
             BytesToBytes::Blosc => blosc::decode(&input, limit)?,
             BytesToBytes::Crc32c => crc32c::decode(input)?,
+            BytesToBytes::Numcodecs(c) => c.decode(&input, limit)?,
+            BytesToBytes::Checksum(c) => c.decode(input)?,
+            BytesToBytes::Filter(f) => f.decode(input, limit)?,
         };
         match expected {
             Some(n) if n != out.len() => Err(CodecError::SizeMismatch {
@@ -98,10 +117,12 @@ impl BytesToBytes {
     }
 
     /// The encoded size for a decoded size, where the codec fixes it.
-    pub fn encoded_size(&self, decoded: Option<usize>) -> Option<usize> {
+    /// `item` is the size of the elements the decoded bytes hold.
+    pub fn encoded_size(&self, decoded: Option<usize>, item: usize) -> Option<usize> {
         match self {
-            BytesToBytes::Crc32c => decoded.map(|n| n + 4),
-            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc => None,
+            BytesToBytes::Crc32c | BytesToBytes::Checksum(_) => decoded.map(|n| n + 4),
+            BytesToBytes::Filter(f) => f.encoded_size(decoded?, item),
+            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => None,
         }
     }
 }

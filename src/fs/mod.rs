@@ -289,7 +289,8 @@ impl NzFs {
     /// directory.
     fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
         *self.info[n].meta_access.get_or_init(|| {
-            let key = crate::store::join(&self.hierarchy().nodes[n].path, "zarr.json");
+            let node = &self.hierarchy().nodes[n];
+            let key = crate::store::join(&node.path, node.metadata_name().unwrap_or("zarr.json"));
             match key.map(|k| self.store_access(k.as_str())) {
                 Ok(Ok(Some(a))) => Ok(Some(a)),
                 Ok(Err(())) => Err(()),

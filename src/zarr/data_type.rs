@@ -33,6 +33,73 @@ pub enum DataType {
     Complex128,
     /// `r<bits>`: opaque bytes, `bits / 8` per element.
     Raw(usize),
+    /// `numpy.datetime64`: int64 counts of `scale` × `unit` since
+    /// 1970-01-01T00:00:00; `i64::MIN` is NaT.
+    DateTime64 {
+        unit: TimeUnit,
+        scale: u32,
+    },
+    /// `numpy.timedelta64`: int64 counts of `scale` × `unit`.
+    TimeDelta64 {
+        unit: TimeUnit,
+        scale: u32,
+    },
+    /// `null_terminated_bytes` (numpy `S n`): `n` bytes, NUL-padded.
+    FixedBytes(usize),
+    /// `fixed_length_utf32` (numpy `U n`): `n` UTF-32 code units.
+    FixedUtf32(usize),
+}
+
+/// A numpy datetime unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TimeUnit {
+    Year,
+    Month,
+    Week,
+    Day,
+    Hour,
+    Minute,
+    Second,
+    Millisecond,
+    Microsecond,
+    Nanosecond,
+    Picosecond,
+    Femtosecond,
+    Attosecond,
+    Generic,
+}
+
+impl TimeUnit {
+    const ALL: [(TimeUnit, &'static str, &'static str); 14] = [
+        (TimeUnit::Year, "Y", "years"),
+        (TimeUnit::Month, "M", "months"),
+        (TimeUnit::Week, "W", "weeks"),
+        (TimeUnit::Day, "D", "days"),
+        (TimeUnit::Hour, "h", "hours"),
+        (TimeUnit::Minute, "m", "minutes"),
+        (TimeUnit::Second, "s", "seconds"),
+        (TimeUnit::Millisecond, "ms", "milliseconds"),
+        (TimeUnit::Microsecond, "us", "microseconds"),
+        (TimeUnit::Nanosecond, "ns", "nanoseconds"),
+        (TimeUnit::Picosecond, "ps", "picoseconds"),
+        (TimeUnit::Femtosecond, "fs", "femtoseconds"),
+        (TimeUnit::Attosecond, "as", "attoseconds"),
+        (TimeUnit::Generic, "generic", "generic"),
+    ];
+
+    /// numpy's code (`"s"`, `"ms"`, …).
+    pub fn parse(code: &str) -> Option<TimeUnit> {
+        Self::ALL.iter().find(|(_, c, _)| *c == code).map(|(u, _, _)| *u)
+    }
+
+    pub fn code(self) -> &'static str {
+        Self::ALL.iter().find(|(u, _, _)| *u == self).map_or("", |(_, c, _)| c)
+    }
+
+    /// The UDUNITS/CF word (`"seconds"`).
+    pub fn cf_name(self) -> &'static str {
+        Self::ALL.iter().find(|(u, _, _)| *u == self).map_or("", |(_, _, n)| n)
+    }
 }
 
 impl DataType {
@@ -65,6 +132,43 @@ impl DataType {
                     .ok_or_else(|| MetadataError::UnknownDataType("raw_bytes without a valid length_bytes".into()))?;
                 DataType::Raw(n as usize)
             }
+            "numpy.datetime64" | "numpy.timedelta64" => {
+                let c = v.get("configuration");
+                let unit = c
+                    .and_then(|c| c.get("unit"))
+                    .and_then(Value::as_str)
+                    .and_then(TimeUnit::parse)
+                    .ok_or_else(|| MetadataError::UnknownDataType(format!("{name} without a known unit")))?;
+                let scale = match c.and_then(|c| c.get("scale_factor")) {
+                    None => 1,
+                    Some(s) => s
+                        .as_u64()
+                        .and_then(|s| u32::try_from(s).ok())
+                        .filter(|&s| s > 0)
+                        .ok_or_else(|| MetadataError::UnknownDataType(format!("{name} with scale_factor {s}")))?,
+                };
+                if name == "numpy.datetime64" {
+                    DataType::DateTime64 { unit, scale }
+                } else {
+                    DataType::TimeDelta64 { unit, scale }
+                }
+            }
+            "fixed_length_utf32" | "null_terminated_bytes" => {
+                let n = v
+                    .get("configuration")
+                    .and_then(|c| c.get("length_bytes"))
+                    .and_then(Value::as_u64)
+                    .filter(|&n| n > 0 && n <= 1024 * 1024 && (name != "fixed_length_utf32" || n % 4 == 0))
+                    .ok_or_else(|| MetadataError::UnknownDataType(format!("{name} without a valid length_bytes")))?
+                    as usize;
+                if name == "fixed_length_utf32" {
+                    DataType::FixedUtf32(n / 4)
+                } else {
+                    DataType::FixedBytes(n)
+                }
+            }
+            "complex_float32" => DataType::Complex64,
+            "complex_float64" => DataType::Complex128,
             raw if raw.starts_with('r') => {
                 let bits: usize = raw[1..]
                     .parse()
@@ -85,8 +189,10 @@ impl DataType {
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => 8,
             DataType::Complex128 => 16,
-            DataType::Raw(n) => n,
+            DataType::Raw(n) | DataType::FixedBytes(n) => n,
+            DataType::FixedUtf32(n) => 4 * n,
         }
     }
 
@@ -109,10 +215,17 @@ impl DataType {
             DataType::Int32 => f64::from(i32::from_ne_bytes(at(4)?.try_into().ok()?)),
             DataType::UInt32 => f64::from(u32::from_ne_bytes(at(4)?.try_into().ok()?)),
             DataType::Float32 => f64::from(f32::from_ne_bytes(at(4)?.try_into().ok()?)),
-            DataType::Int64 => i64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
+            DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
+                i64::from_ne_bytes(at(8)?.try_into().ok()?) as f64
+            }
             DataType::UInt64 => u64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
             DataType::Float64 => f64::from_ne_bytes(at(8)?.try_into().ok()?),
-            DataType::Bool | DataType::Complex64 | DataType::Complex128 | DataType::Raw(_) => return None,
+            DataType::Bool
+            | DataType::Complex64
+            | DataType::Complex128
+            | DataType::Raw(_)
+            | DataType::FixedBytes(_)
+            | DataType::FixedUtf32(_) => return None,
         })
     }
 
@@ -122,7 +235,8 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) => 1,
+            DataType::Raw(_) | DataType::FixedBytes(_) => 1,
+            DataType::FixedUtf32(_) => 4,
             other => other.size(),
         }
     }
@@ -134,7 +248,9 @@ impl DataType {
             DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
             DataType::Int16 => (i16::MIN.into(), i16::MAX.into()),
             DataType::Int32 => (i32::MIN.into(), i32::MAX.into()),
-            DataType::Int64 => (i64::MIN.into(), i64::MAX.into()),
+            DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
+                (i64::MIN.into(), i64::MAX.into())
+            }
             DataType::UInt8 => (0, u8::MAX.into()),
             DataType::UInt16 => (0, u16::MAX.into()),
             DataType::UInt32 => (0, u32::MAX.into()),
@@ -161,7 +277,16 @@ impl DataType {
             DataType::Complex64 => "complex64".into(),
             DataType::Complex128 => "complex128".into(),
             DataType::Raw(n) => format!("r{}", n * 8),
+            DataType::DateTime64 { unit, scale } => format!("numpy.datetime64[{}]", scaled(unit, scale)),
+            DataType::TimeDelta64 { unit, scale } => format!("numpy.timedelta64[{}]", scaled(unit, scale)),
+            DataType::FixedBytes(n) => format!("null_terminated_bytes[{n}]"),
+            DataType::FixedUtf32(n) => format!("fixed_length_utf32[{n}]"),
         }
+    }
+
+    /// Whether the type is a numpy datetime or timedelta.
+    pub fn is_time(self) -> bool {
+        matches!(self, DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. })
     }
 
     /// Encode a JSON fill value as one native-endian element.
@@ -181,6 +306,14 @@ impl DataType {
             DataType::Int16 => int_fill::<i16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::Int32 => int_fill::<i32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::Int64 => int_fill::<i64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => match v {
+                Value::Str(s) if s == "NaT" => i64::MIN.to_ne_bytes().to_vec(),
+                _ => int_fill::<i64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
+            },
+            DataType::FixedBytes(n) | DataType::FixedUtf32(n) => {
+                let Value::Str(s) = v else { return Err(bad()) };
+                string_fill(self, s, n).ok_or_else(bad)?
+            }
             DataType::UInt8 => int_fill::<u8>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt16 => int_fill::<u16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt32 => int_fill::<u32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
@@ -221,6 +354,46 @@ impl DataType {
             }
         };
         Ok(FillValue(bytes))
+    }
+}
+
+/// `numpy` spells a scaled unit `10s`.
+fn scaled(unit: TimeUnit, scale: u32) -> String {
+    if scale == 1 {
+        unit.code().to_string()
+    } else {
+        format!("{scale}{}", unit.code())
+    }
+}
+
+/// The fill element of a fixed-length string type: the string itself
+/// (zarr-python writes `""`), or base64 of the element's bytes (Zarr v2).
+fn string_fill(dt: DataType, s: &str, n: usize) -> Option<Vec<u8>> {
+    let size = dt.size();
+    let mut out = vec![0u8; size];
+    match dt {
+        DataType::FixedUtf32(_) if s.chars().count() <= n => {
+            for (k, c) in s.chars().enumerate() {
+                out[4 * k..4 * k + 4].copy_from_slice(&(c as u32).to_ne_bytes());
+            }
+            Some(out)
+        }
+        DataType::FixedBytes(_) if s.is_empty() => Some(out),
+        _ => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(s).ok()?;
+            if bytes.len() > size {
+                return None;
+            }
+            out[..bytes.len()].copy_from_slice(&bytes);
+            if let DataType::FixedUtf32(_) = dt {
+                // base64 holds little-endian code units (numpy's `<U`).
+                for unit in out.chunks_mut(4) {
+                    let c = u32::from_le_bytes(unit.try_into().ok()?);
+                    unit.copy_from_slice(&c.to_ne_bytes());
+                }
+            }
+            Some(out)
+        }
     }
 }
 

@@ -1,9 +1,12 @@
 //! Discovering a hierarchy: which groups and arrays a store holds.
 //!
 //! With zarr-python's inline `consolidated_metadata` in the root `zarr.json`
-//! the tree comes from it alone; otherwise the store is listed, recursively
-//! (core spec, "Discover children of a group"). Prefixes with descendants
-//! but no `zarr.json` are implicit groups.
+//! (or a Zarr v2 `.zmetadata`) the tree comes from it alone; otherwise the
+//! store is listed, recursively (core spec, "Discover children of a
+//! group"). Each node is Zarr v3 when it has a `zarr.json` (even if it also
+//! has v2 keys, which is logged), else v2 with a `.zarray` or `.zgroup`
+//! (see [`super::v2`]). Prefixes with descendants but neither are
+//! implicit groups, as zarr-python treats them in both formats.
 //!
 //! Invariants: node 0 is the root; every other node's name is a valid Zarr
 //! node name (not empty, no `/`, not only periods, no `__` prefix, not
@@ -13,8 +16,9 @@
 
 use std::sync::Arc;
 
-use super::json::Value;
+use super::json::{self, Value};
 use super::metadata::{ArrayMetadata, GroupMetadata, MetadataError, NodeMetadata};
+use super::v2;
 use crate::store::{ReadableStore, StoreKey, join};
 
 /// Deepest group nesting walked when listing a store.
@@ -53,11 +57,26 @@ pub struct Node {
     pub kind: NodeKind,
 }
 
+impl Node {
+    /// The name of the node's own metadata document (`zarr.json`,
+    /// `.zarray`, `.zgroup`), or `None` for an implicit or broken node.
+    pub fn metadata_name(&self) -> Option<&'static str> {
+        match &self.kind {
+            NodeKind::Array(a) if a.metadata.zarr_format == 2 => Some(".zarray"),
+            NodeKind::Group { metadata: Some(g) } if g.zarr_format == 2 => Some(".zgroup"),
+            NodeKind::Array(_) | NodeKind::Group { metadata: Some(_) } => Some("zarr.json"),
+            NodeKind::Group { metadata: None } | NodeKind::Broken { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Hierarchy {
     pub nodes: Vec<Node>,
     /// Whether the tree came from the root's consolidated metadata.
     pub consolidated: bool,
+    /// 3, or 2 when the root (or, for an implicit root, any node) is v2.
+    pub zarr_format: u8,
 }
 
 /// Why a store cannot be opened at all.
@@ -65,12 +84,10 @@ pub struct Hierarchy {
 pub enum OpenError {
     #[error("cannot read the store: {0}")]
     Io(#[from] std::io::Error),
-    #[error("not a Zarr v3 store: no zarr.json at its root or below")]
+    #[error("not a Zarr store: no zarr.json, .zgroup or .zarray at its root or below")]
     NotZarr,
-    #[error("this is a Zarr v2 store (.zgroup/.zarray); nzfs reads Zarr v3")]
-    ZarrV2,
-    #[error("the root zarr.json is unusable: {0}")]
-    BadRoot(MetadataError),
+    #[error("the root {key} is unusable: {reason}")]
+    BadRoot { key: &'static str, reason: MetadataError },
 }
 
 /// Whether `name` may name a node (core spec, "Node names").
@@ -92,47 +109,105 @@ fn node_kind(parsed: Result<NodeMetadata, MetadataError>) -> NodeKind {
     }
 }
 
+fn key(name: &str) -> StoreKey {
+    StoreKey::new(name).expect("a valid key")
+}
+
+/// A v2 document (`.zarray` when `array`, else `.zgroup`) as a node kind.
+fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &str) -> NodeKind {
+    let parsed = if array {
+        v2::parse_array(doc, zattrs).map(|a| NodeKind::Array(Arc::new(ArrayNode { metadata: a })))
+    } else {
+        v2::parse_group(doc, zattrs).map(|g| NodeKind::Group { metadata: Some(g) })
+    };
+    parsed.unwrap_or_else(|e| NodeKind::Broken {
+        reason: format!("{what}: {e}"),
+    })
+}
+
+/// The Zarr v2 node at `prefix`, if it has a `.zarray` or `.zgroup`. A
+/// broken document (or `.zattrs`) makes a [`NodeKind::Broken`] node, logged
+/// with its key.
+fn v2_node(store: &dyn ReadableStore, prefix: &str) -> Result<Option<NodeKind>, std::io::Error> {
+    for (name, array) in [(".zarray", true), (".zgroup", false)] {
+        let k = join(prefix, name).map_err(std::io::Error::other)?;
+        let Some(bytes) = store.get(&k, MAX_METADATA_BYTES)? else {
+            continue;
+        };
+        let attrs_key = join(prefix, ".zattrs").map_err(std::io::Error::other)?;
+        let attrs = match store.get(&attrs_key, MAX_METADATA_BYTES)? {
+            None => Ok(None),
+            Some(b) => json::parse(&b).map(Some).map_err(|e| (attrs_key.clone(), e)),
+        };
+        let kind = match (json::parse(&bytes), attrs) {
+            (Ok(doc), Ok(attrs)) => v2_kind(array, &doc, attrs.as_ref(), name),
+            (Err(e), _) => NodeKind::Broken {
+                reason: format!("{name}: {e}"),
+            },
+            (_, Err((ak, e))) => NodeKind::Broken {
+                reason: format!("{ak}: {e}"),
+            },
+        };
+        if let NodeKind::Broken { reason } = &kind {
+            tracing::warn!(key = %k, %reason, "node is unreadable");
+        }
+        return Ok(Some(kind));
+    }
+    Ok(None)
+}
+
 impl Hierarchy {
     /// Discover the hierarchy of `store`.
     pub fn open(store: &dyn ReadableStore) -> Result<Hierarchy, OpenError> {
-        let root_key = StoreKey::new("zarr.json").expect("valid key");
         let mut h = Hierarchy {
             nodes: Vec::new(),
             consolidated: false,
+            zarr_format: 3,
         };
-        match store.get(&root_key, MAX_METADATA_BYTES)? {
-            Some(bytes) => {
-                let meta = NodeMetadata::parse(&bytes).map_err(|e| match e {
-                    MetadataError::WrongFormat(_) => OpenError::ZarrV2,
-                    e => OpenError::BadRoot(e),
-                })?;
-                let consolidated = match &meta {
-                    NodeMetadata::Group(g) => g.consolidated.clone(),
-                    NodeMetadata::Array(_) => None,
-                };
-                let is_group = matches!(meta, NodeMetadata::Group(_));
-                h.push(None, "", node_kind(Ok(meta)));
-                match consolidated {
-                    Some(entries) => {
-                        h.consolidated = true;
-                        h.add_consolidated(&entries);
-                    }
-                    None if is_group => {
-                        h.walk(store, 0, 0)?;
-                    }
-                    None => {}
+        let bad_root = |key| move |reason| OpenError::BadRoot { key, reason };
+        if let Some(bytes) = store.get(&key("zarr.json"), MAX_METADATA_BYTES)? {
+            let meta = NodeMetadata::parse(&bytes).map_err(bad_root("zarr.json"))?;
+            let consolidated = match &meta {
+                NodeMetadata::Group(g) => g.consolidated.clone(),
+                NodeMetadata::Array(_) => None,
+            };
+            let is_group = matches!(meta, NodeMetadata::Group(_));
+            h.push(None, "", node_kind(Ok(meta)));
+            match consolidated {
+                Some(entries) => {
+                    h.consolidated = true;
+                    h.add_consolidated(&entries);
                 }
+                None if is_group => {
+                    h.walk(store, 0, 0)?;
+                }
+                None => {}
             }
-            None => {
-                let top = store.list_dir("")?;
-                if top.keys.iter().any(|k| k == ".zgroup" || k == ".zarray") {
-                    return Err(OpenError::ZarrV2);
-                }
-                h.push(None, "", NodeKind::Group { metadata: None });
+        } else if let Some(bytes) = store.get(&key(".zmetadata"), MAX_METADATA_BYTES)? {
+            h.zarr_format = 2;
+            let doc = json::parse(&bytes).map_err(|e| bad_root(".zmetadata")(e.into()))?;
+            h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
+        } else if let Some(kind) = v2_node(store, "")? {
+            h.zarr_format = 2;
+            if let NodeKind::Broken { reason } = &kind {
+                return Err(OpenError::BadRoot {
+                    key: ".zarray/.zgroup",
+                    reason: MetadataError::Invalid {
+                        member: "root",
+                        reason: reason.clone(),
+                    },
+                });
+            }
+            let is_group = matches!(kind, NodeKind::Group { .. });
+            h.push(None, "", kind);
+            if is_group {
                 h.walk(store, 0, 0)?;
-                if h.nodes.len() == 1 {
-                    return Err(OpenError::NotZarr);
-                }
+            }
+        } else {
+            h.push(None, "", NodeKind::Group { metadata: None });
+            h.walk(store, 0, 0)?;
+            if h.nodes.len() == 1 {
+                return Err(OpenError::NotZarr);
             }
         }
         h.sort_children();
@@ -182,6 +257,11 @@ impl Hierarchy {
                 return Ok(false);
             }
         };
+        if listing.keys.iter().any(|k| k == "zarr.json")
+            && listing.keys.iter().any(|k| k == ".zgroup" || k == ".zarray")
+        {
+            tracing::warn!(prefix = %prefix, "both zarr.json and Zarr v2 metadata here; reading it as Zarr v3");
+        }
         let mut found = false;
         for name in listing.prefixes {
             if !is_valid_node_name(&name) {
@@ -204,6 +284,26 @@ impl Hierarchy {
                     found = true;
                 }
                 Ok(None) => {
+                    let child_path = join(&prefix, &name).map(|k| k.as_str().to_string()).unwrap_or_default();
+                    match v2_node(store, &child_path) {
+                        Ok(Some(kind)) => {
+                            self.zarr_format = 2;
+                            let is_group = matches!(kind, NodeKind::Group { .. });
+                            let child = self.push(Some(id), &name, kind);
+                            if is_group {
+                                self.walk(store, child, depth + 1)?;
+                            }
+                            found = true;
+                            continue;
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(prefix = %child_path, error = %e, "cannot read metadata; node is unreadable");
+                            self.push(Some(id), &name, NodeKind::Broken { reason: e.to_string() });
+                            found = true;
+                            continue;
+                        }
+                    }
                     // Perhaps an implicit group: keep it only if it holds nodes.
                     let child = self.push(Some(id), &name, NodeKind::Group { metadata: None });
                     if self.walk(store, child, depth + 1)? {
@@ -230,6 +330,17 @@ impl Hierarchy {
 
     /// Build the tree from consolidated `(path, document)` entries.
     fn add_consolidated(&mut self, entries: &[(String, Value)]) {
+        self.add_consolidated_with(entries, |doc| {
+            let kind = node_kind(NodeMetadata::from_json(doc));
+            if let NodeKind::Broken { reason } = &kind {
+                tracing::warn!(%reason, "node is unreadable (consolidated metadata)");
+            }
+            kind
+        });
+    }
+
+    /// Build the tree from `(path, document)` entries read by `kind_of`.
+    fn add_consolidated_with(&mut self, entries: &[(String, Value)], kind_of: impl Fn(&Value) -> NodeKind) {
         let mut sorted: Vec<&(String, Value)> = entries.iter().collect();
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         for (path, doc) in sorted {
@@ -255,12 +366,62 @@ impl Hierarchy {
                 tracing::warn!(key = %path, "ignoring a consolidated metadata entry inside an array or repeated");
                 continue;
             }
-            let kind = node_kind(NodeMetadata::from_json(doc));
+            let kind = kind_of(doc);
             if let NodeKind::Broken { reason } = &kind {
-                tracing::warn!(key = %format!("{path}/zarr.json"), %reason, "node is unreadable (consolidated metadata)");
+                tracing::warn!(key = %path, %reason, "consolidated entry is unreadable");
             }
             self.push(Some(parent), name, kind);
         }
+    }
+
+    /// Build the tree from a Zarr v2 `.zmetadata` document.
+    fn add_consolidated_v2(&mut self, doc: &Value) -> Result<(), MetadataError> {
+        let meta = match doc.get("metadata") {
+            Some(m @ Value::Object(_)) => m,
+            _ => {
+                return Err(MetadataError::Invalid {
+                    member: "metadata",
+                    reason: "missing or not an object".into(),
+                });
+            }
+        };
+        self.consolidated = true;
+        let attrs = |path: &str| meta.get(&format!("{path}.zattrs"));
+        let root = match (meta.get(".zgroup"), meta.get(".zarray")) {
+            (_, Some(a)) => v2_kind(true, a, attrs(""), ".zarray"),
+            (Some(g), None) => v2_kind(false, g, attrs(""), ".zgroup"),
+            (None, None) => NodeKind::Group { metadata: None },
+        };
+        let is_group = matches!(root, NodeKind::Group { .. });
+        self.push(None, "", root);
+        if !is_group {
+            return Ok(());
+        }
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        for (k, v) in meta.as_object().unwrap_or_default() {
+            let (path, array) = match (k.strip_suffix("/.zarray"), k.strip_suffix("/.zgroup")) {
+                (Some(p), _) => (p, true),
+                (None, Some(p)) => (p, false),
+                _ => continue,
+            };
+            // Tag each document with its kind for `add_consolidated`.
+            let tagged = Value::Object(vec![
+                ("array".into(), Value::Bool(array)),
+                ("doc".into(), v.clone()),
+                (
+                    "attrs".into(),
+                    attrs(&format!("{path}/")).cloned().unwrap_or(Value::Null),
+                ),
+            ]);
+            entries.push((path.to_string(), tagged));
+        }
+        self.add_consolidated_with(&entries, |doc| {
+            let attrs = doc.get("attrs").filter(|a| !matches!(a, Value::Null));
+            let array = matches!(doc.get("array"), Some(Value::Bool(true)));
+            let inner = doc.get("doc").unwrap_or(&Value::Null);
+            v2_kind(array, inner, attrs, if array { ".zarray" } else { ".zgroup" })
+        });
+        Ok(())
     }
 
     /// The child of `id` called `name`.
@@ -326,9 +487,9 @@ mod tests {
         ));
         let mut v2 = MemoryStore::default();
         v2.insert(".zgroup", "{}");
-        assert!(matches!(Hierarchy::open(&v2), Err(OpenError::ZarrV2)));
+        assert!(matches!(Hierarchy::open(&v2), Err(OpenError::BadRoot { .. })));
         let mut broken = MemoryStore::default();
         broken.insert("zarr.json", "[]");
-        assert!(matches!(Hierarchy::open(&broken), Err(OpenError::BadRoot(_))));
+        assert!(matches!(Hierarchy::open(&broken), Err(OpenError::BadRoot { .. })));
     }
 }

@@ -61,6 +61,11 @@ pub struct ArrayMetadata {
     pub dimension_names: Vec<Option<String>>,
     /// Whether `dimension_names` was present at all.
     pub has_dimension_names: bool,
+    /// 3, or 2 for a Zarr v2 `.zarray` read into this model.
+    pub zarr_format: u8,
+    /// Attributes whose netCDF type the store records (NCZarr's
+    /// `_NCZARR_ATTR.types`); the others follow NZ's default mapping.
+    pub attribute_types: Vec<(String, DataType)>,
 }
 
 impl ArrayMetadata {
@@ -90,6 +95,13 @@ pub struct GroupMetadata {
     pub attributes: Vec<(String, Value)>,
     /// zarr-python's inline consolidated metadata: `(path, document)`.
     pub consolidated: Option<Vec<(String, Value)>>,
+    /// As [`ArrayMetadata::attribute_types`].
+    pub attribute_types: Vec<(String, DataType)>,
+    /// Dimensions the group declares itself (NCZarr's `_NCZARR_GROUP`),
+    /// whether or not an array uses them.
+    pub dimensions: Vec<(String, u64)>,
+    /// 3, or 2 for a Zarr v2 `.zgroup`.
+    pub zarr_format: u8,
 }
 
 /// A parsed `zarr.json` of either kind.
@@ -171,6 +183,8 @@ fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata
     Ok(GroupMetadata {
         attributes: attributes(doc)?,
         consolidated,
+        zarr_format: 3,
+        ..GroupMetadata::default()
     })
 }
 
@@ -294,7 +308,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
         Some(_) => return Err(invalid("dimension_names", "not an array")),
     };
 
-    Ok(ArrayMetadata {
+    let mut a = ArrayMetadata {
         shape,
         data_type,
         chunk_shape,
@@ -305,7 +319,45 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
         attributes: attributes(doc)?,
         dimension_names,
         has_dimension_names,
-    })
+        zarr_format: 3,
+        attribute_types: Vec::new(),
+    };
+    a.add_time_attributes();
+    Ok(a)
+}
+
+impl ArrayMetadata {
+    /// For a numpy datetime/timedelta array without `units`: the CF
+    /// attributes its data type implies (`units`, `calendar`), and NaT as
+    /// `_FillValue` when none is given.
+    pub fn add_time_attributes(&mut self) {
+        let (unit, scale, since) = match self.data_type {
+            DataType::DateTime64 { unit, scale } => (unit, scale, true),
+            DataType::TimeDelta64 { unit, scale } => (unit, scale, false),
+            _ => return,
+        };
+        let has = |a: &[(String, Value)], k: &str| a.iter().any(|(n, _)| n == k);
+        if unit != super::data_type::TimeUnit::Generic && !has(&self.attributes, "units") {
+            let word = if scale == 1 {
+                unit.cf_name().to_string()
+            } else {
+                format!("{scale} {}", unit.cf_name())
+            };
+            if since {
+                self.attributes
+                    .push(("units".into(), Value::Str(format!("{word} since 1970-01-01T00:00:00"))));
+                if !has(&self.attributes, "calendar") {
+                    self.attributes
+                        .push(("calendar".into(), Value::Str("proleptic_gregorian".into())));
+                }
+            } else {
+                self.attributes.push(("units".into(), Value::Str(word)));
+            }
+        }
+        if !has(&self.attributes, "_FillValue") {
+            self.attributes.push(("_FillValue".into(), Value::Int(i64::MIN)));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -8,3 +8,5 @@ pub mod extension;
 pub mod hierarchy;
 pub mod json;
 pub mod metadata;
+pub mod numpy;
+pub mod v2;

@@ -1,0 +1,212 @@
+//! numpy type strings (`"<i4"`, `"|b1"`, `"<M8[10s]"`, `"|S6"`), as Zarr v2
+//! `dtype` and numcodecs filter configurations spell them.
+//!
+//! [`parse_dtype`] maps an array's dtype to a [`DataType`] and the byte order
+//! its chunks are stored in; [`NumType`] is the plain numeric subset
+//! numcodecs filters compute with. numpy's `str()` names (`"int32"`,
+//! `"float64"`, `"bool"`), which zarr-python writes into some codec
+//! configurations, are accepted too.
+
+use super::data_type::{DataType, TimeUnit};
+
+/// The kind of a numeric numpy type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumKind {
+    Bool,
+    Int,
+    UInt,
+    Float,
+}
+
+/// A numeric numpy type with its byte order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumType {
+    pub kind: NumKind,
+    pub size: usize,
+    pub big: bool,
+}
+
+impl NumType {
+    pub const U8: NumType = NumType {
+        kind: NumKind::UInt,
+        size: 1,
+        big: false,
+    };
+
+    /// The numeric type of a data type's elements in native byte order, if
+    /// it has one.
+    pub fn native(dt: DataType) -> Option<NumType> {
+        let kind = match dt {
+            DataType::Bool => NumKind::Bool,
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => NumKind::Int,
+            DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => NumKind::Int,
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => NumKind::UInt,
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => NumKind::Float,
+            _ => return None,
+        };
+        Some(NumType {
+            kind,
+            size: dt.size(),
+            big: cfg!(target_endian = "big"),
+        })
+    }
+
+    /// Parse a numeric type string.
+    pub fn parse(s: &str) -> Result<NumType, String> {
+        let (dt, big) = parse_dtype(s)?;
+        let native = Self::native(dt).ok_or_else(|| format!("{s} ({}) is not a numeric type", dt.name()))?;
+        Ok(NumType { big, ..native })
+    }
+
+    /// The Zarr data type with these values (byte order aside).
+    pub fn data_type(self) -> DataType {
+        match (self.kind, self.size) {
+            (NumKind::Bool, _) => DataType::Bool,
+            (NumKind::Int, 1) => DataType::Int8,
+            (NumKind::Int, 2) => DataType::Int16,
+            (NumKind::Int, 4) => DataType::Int32,
+            (NumKind::Int, _) => DataType::Int64,
+            (NumKind::UInt, 1) => DataType::UInt8,
+            (NumKind::UInt, 2) => DataType::UInt16,
+            (NumKind::UInt, 4) => DataType::UInt32,
+            (NumKind::UInt, _) => DataType::UInt64,
+            (NumKind::Float, 2) => DataType::Float16,
+            (NumKind::Float, 4) => DataType::Float32,
+            (NumKind::Float, _) => DataType::Float64,
+        }
+    }
+}
+
+/// `(big_endian, characters)` of a `<U n` / `>U n` type string.
+pub fn utf32_width(s: &str) -> Option<(bool, usize)> {
+    match parse_dtype(s) {
+        Ok((DataType::FixedUtf32(n), big)) => Some((big, n)),
+        _ => None,
+    }
+}
+
+/// Parse a numpy type string into a data type and whether its stored bytes
+/// are big-endian. `|O` (objects) and structured types are refused with a
+/// reason; the caller decides what an object array holds.
+pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
+    let named = match s {
+        "bool" => Some(DataType::Bool),
+        "int8" => Some(DataType::Int8),
+        "int16" => Some(DataType::Int16),
+        "int32" => Some(DataType::Int32),
+        "int64" => Some(DataType::Int64),
+        "uint8" => Some(DataType::UInt8),
+        "uint16" => Some(DataType::UInt16),
+        "uint32" => Some(DataType::UInt32),
+        "uint64" => Some(DataType::UInt64),
+        "float16" => Some(DataType::Float16),
+        "float32" => Some(DataType::Float32),
+        "float64" => Some(DataType::Float64),
+        "complex64" => Some(DataType::Complex64),
+        "complex128" => Some(DataType::Complex128),
+        _ => None,
+    };
+    if let Some(dt) = named {
+        return Ok((dt, cfg!(target_endian = "big")));
+    }
+    let mut chars = s.chars();
+    let big = match chars.next() {
+        Some('<') | Some('|') | Some('=') => false,
+        Some('>') => true,
+        _ => return Err(format!("`{s}` is not a numpy type string")),
+    };
+    let rest = chars.as_str();
+    let kind = rest.chars().next().ok_or_else(|| format!("`{s}` has no type code"))?;
+    let spec = &rest[kind.len_utf8()..];
+    let size = || -> Result<usize, String> {
+        spec.parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0 && n <= 1 << 20)
+            .ok_or_else(|| format!("`{s}` has no valid size"))
+    };
+    let dt = match (kind, spec) {
+        ('b', "1") => DataType::Bool,
+        ('i', "1") => DataType::Int8,
+        ('i', "2") => DataType::Int16,
+        ('i', "4") => DataType::Int32,
+        ('i', "8") => DataType::Int64,
+        ('u', "1") => DataType::UInt8,
+        ('u', "2") => DataType::UInt16,
+        ('u', "4") => DataType::UInt32,
+        ('u', "8") => DataType::UInt64,
+        ('f', "2") => DataType::Float16,
+        ('f', "4") => DataType::Float32,
+        ('f', "8") => DataType::Float64,
+        ('c', "8") => DataType::Complex64,
+        ('c', "16") => DataType::Complex128,
+        ('S', _) => DataType::FixedBytes(size()?),
+        ('U', _) => DataType::FixedUtf32(size()?),
+        ('V', _) => DataType::Raw(size()?),
+        ('M' | 'm', _) => {
+            let unit = spec
+                .strip_prefix("8[")
+                .and_then(|u| u.strip_suffix(']'))
+                .ok_or_else(|| format!("`{s}` is not a datetime type with a unit"))?;
+            let digits = unit.len() - unit.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let scale = if digits == 0 {
+                1
+            } else {
+                unit[..digits]
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("`{s}` has a bad scale"))?
+            };
+            let unit = TimeUnit::parse(&unit[digits..]).ok_or_else(|| format!("`{s}` has an unknown time unit"))?;
+            if kind == 'M' {
+                DataType::DateTime64 { unit, scale }
+            } else {
+                DataType::TimeDelta64 { unit, scale }
+            }
+        }
+        ('O', _) => return Err("object dtype `|O` without a vlen-utf8 or vlen-bytes codec".into()),
+        _ => return Err(format!("unsupported numpy type `{s}`")),
+    };
+    // Single bytes have no order; `|` on a wider type means native.
+    let big = big && dt.swap_unit() > 1;
+    Ok((dt, big))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_strings() {
+        assert_eq!(parse_dtype("<i4").unwrap(), (DataType::Int32, false));
+        assert_eq!(parse_dtype(">f8").unwrap(), (DataType::Float64, true));
+        assert_eq!(parse_dtype("|b1").unwrap(), (DataType::Bool, false));
+        assert_eq!(parse_dtype(">u1").unwrap(), (DataType::UInt8, false));
+        assert_eq!(parse_dtype(">c8").unwrap(), (DataType::Complex64, true));
+        assert_eq!(parse_dtype("|S6").unwrap(), (DataType::FixedBytes(6), false));
+        assert_eq!(parse_dtype(">U3").unwrap(), (DataType::FixedUtf32(3), true));
+        assert_eq!(parse_dtype("|V8").unwrap(), (DataType::Raw(8), false));
+        assert_eq!(
+            parse_dtype("<M8[10s]").unwrap(),
+            (
+                DataType::DateTime64 {
+                    unit: TimeUnit::Second,
+                    scale: 10
+                },
+                false
+            )
+        );
+        assert_eq!(
+            parse_dtype(">m8[ns]").unwrap().0,
+            DataType::TimeDelta64 {
+                unit: TimeUnit::Nanosecond,
+                scale: 1
+            }
+        );
+        for bad in ["", "i4", "<i3", "<M8", "<M8[fortnight]", "|O", "<U0", "[('a', '<i4')]"] {
+            assert!(parse_dtype(bad).is_err(), "{bad}");
+        }
+        assert_eq!(NumType::parse("float32").unwrap().size, 4);
+        assert!(NumType::parse("|S2").is_err());
+    }
+}

@@ -1,0 +1,339 @@
+//! Zarr v2 metadata (`.zarray`, `.zgroup`, `.zattrs`, `.zmetadata`; spec:
+//! zarr-v2/v2.0.rst) and netCDF-C's NCZarr keys, read into the same model
+//! as v3, so that no view knows which format a node came from.
+//!
+//! An array's v2 description becomes a v3-style codec list:
+//! `transpose` (reversed axes) when `order` is `"F"`; `bytes` with the
+//! dtype's byte order; each filter, then the compressor, as
+//! `numcodecs.<id>` codecs after `bytes`, where numcodecs filters act on
+//! the stored bytes exactly as in v2. The chunk key encoding is `v2` with
+//! the array's `dimension_separator`.
+//!
+//! Attributes, as xarray and netCDF-C use them: `_ARRAY_DIMENSIONS` gives
+//! the dimension names; the zarr `fill_value` is also the CF `_FillValue`
+//! (added unless `.zattrs` has one, and absent for `null`); NCZarr's
+//! `_NCZARR_ARRAY.dimrefs` name the dimensions (`/sub/n` -> `n`),
+//! `storage: "scalar"` makes the shape-`[1]` array 0-d, and
+//! `_NCZARR_ATTR.types` give attribute types. `_ARRAY_DIMENSIONS`,
+//! `_NCProperties` and `_NCZARR_*` keys never reach the attributes.
+
+use base64::Engine;
+
+use super::chunk_key::ChunkKeyEncoding;
+use super::data_type::{DataType, FillValue};
+use super::extension::{MAX_CHUNK_BYTES, MetadataError, invalid};
+use super::json::Value;
+use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata};
+use super::numpy::parse_dtype;
+
+/// A member of an NCZarr document, in either spelling netCDF-C has used.
+fn nczarr<'a>(doc: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    let doc = doc?;
+    doc.get(key).or_else(|| doc.get(&key.to_ascii_lowercase()))
+}
+
+/// Whether an attribute key is bookkeeping that the CDL never shows.
+fn is_hidden(key: &str) -> bool {
+    key == "_ARRAY_DIMENSIONS" || key == "_NCProperties" || key.to_ascii_uppercase().starts_with("_NCZARR_")
+}
+
+/// Attributes, and the types NCZarr records for some of them.
+type Attributes = (Vec<(String, Value)>, Vec<(String, DataType)>);
+
+/// The attributes of `.zattrs` (and any NCZarr attribute types).
+fn attributes(zattrs: Option<&Value>) -> Result<Attributes, MetadataError> {
+    let members = match zattrs {
+        None | Some(Value::Null) => return Ok((Vec::new(), Vec::new())),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(invalid("attributes", ".zattrs is not an object")),
+    };
+    let mut types = Vec::new();
+    if let Some(Value::Object(t)) = nczarr(zattrs, "_NCZARR_ATTR").and_then(|a| a.get("types")) {
+        for (k, v) in t {
+            // Text types ("<U1", "|S1") keep the default mapping.
+            if let Some((dt, _)) = v.as_str().and_then(|s| parse_dtype(s).ok())
+                && !matches!(dt, DataType::FixedBytes(_) | DataType::FixedUtf32(_))
+            {
+                types.push((k.clone(), dt));
+            }
+        }
+    }
+    let attrs = members.iter().filter(|(k, _)| !is_hidden(k)).cloned().collect();
+    Ok((attrs, types))
+}
+
+/// Read `.zgroup` (and `.zattrs`) as group metadata.
+pub fn parse_group(zgroup: &Value, zattrs: Option<&Value>) -> Result<GroupMetadata, MetadataError> {
+    check_format(zgroup)?;
+    let (attributes, attribute_types) = attributes(zattrs)?;
+    let mut dimensions = Vec::new();
+    if let Some(Value::Object(dims)) = nczarr(Some(zgroup), "_NCZARR_GROUP").and_then(|g| g.get("dims")) {
+        for (name, len) in dims {
+            // netCDF-C 4.9 writes a length; later versions an object.
+            let len = len.as_u64().or_else(|| len.get("size").and_then(Value::as_u64));
+            if let Some(len) = len {
+                dimensions.push((name.clone(), len));
+            }
+        }
+    }
+    Ok(GroupMetadata {
+        attributes,
+        consolidated: None,
+        attribute_types,
+        dimensions,
+        zarr_format: 2,
+    })
+}
+
+fn check_format(doc: &Value) -> Result<(), MetadataError> {
+    if doc.as_object().is_none() {
+        return Err(MetadataError::NotAnObject);
+    }
+    match doc.get("zarr_format") {
+        Some(Value::Int(2)) => Ok(()),
+        Some(other) => Err(MetadataError::WrongFormat(other.to_string())),
+        None => Err(MetadataError::Missing("zarr_format")),
+    }
+}
+
+fn u64_list(v: Option<&Value>, member: &'static str) -> Result<Vec<u64>, MetadataError> {
+    let items = v
+        .ok_or(MetadataError::Missing(member))?
+        .as_array()
+        .ok_or_else(|| invalid(member, "not an array"))?;
+    items
+        .iter()
+        .map(|x| {
+            x.as_u64()
+                .ok_or_else(|| invalid(member, format!("{x} is not a non-negative integer")))
+        })
+        .collect()
+}
+
+/// A numcodecs codec object (`{"id": "zlib", "level": 1}`) as a codec spec.
+fn numcodecs_spec(v: &Value, member: &'static str) -> Result<CodecSpec, MetadataError> {
+    let members = v
+        .as_object()
+        .ok_or_else(|| invalid(member, "a codec is not an object"))?;
+    let id = v
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid(member, "a codec has no string `id`"))?;
+    let config: Vec<(String, Value)> = members.iter().filter(|(k, _)| k != "id").cloned().collect();
+    Ok(CodecSpec {
+        name: format!("numcodecs.{id}"),
+        configuration: Some(Value::Object(config)),
+        must_understand: true,
+    })
+}
+
+/// Read `.zarray` (and `.zattrs`) as array metadata.
+pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetadata, MetadataError> {
+    check_format(zarray)?;
+    let mut shape = u64_list(zarray.get("shape"), "shape")?;
+    let mut chunk_shape = u64_list(zarray.get("chunks"), "chunks")?;
+    if chunk_shape.len() != shape.len() {
+        return Err(invalid(
+            "chunks",
+            format!("{} dimensions, shape has {}", chunk_shape.len(), shape.len()),
+        ));
+    }
+    if chunk_shape.contains(&0) {
+        return Err(invalid("chunks", "a chunk dimension is 0"));
+    }
+    let dtype = match zarray.get("dtype") {
+        Some(Value::Str(s)) => s.as_str(),
+        Some(Value::Array(_)) => {
+            return Err(MetadataError::UnknownDataType(
+                "a structured dtype (not supported)".into(),
+            ));
+        }
+        _ => return Err(MetadataError::Missing("dtype")),
+    };
+    let (data_type, big) = parse_dtype(dtype).map_err(MetadataError::UnknownDataType)?;
+    let chunk_bytes = chunk_shape
+        .iter()
+        .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
+        .unwrap_or(u128::MAX);
+    if chunk_bytes > u128::from(MAX_CHUNK_BYTES) {
+        return Err(MetadataError::ChunkTooLarge(chunk_bytes));
+    }
+    shape
+        .iter()
+        .zip(&chunk_shape)
+        .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
+        .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+
+    let separator = match zarray.get("dimension_separator") {
+        None | Some(Value::Null) => '.',
+        Some(Value::Str(s)) if s == "." || s == "/" => s.chars().next().expect("one char"),
+        Some(other) => return Err(invalid("dimension_separator", format!("{other} is not \".\" or \"/\""))),
+    };
+
+    let mut codecs = Vec::new();
+    match zarray.get("order").and_then(Value::as_str) {
+        Some("C") => {}
+        Some("F") if shape.len() > 1 => {
+            let order: Vec<Value> = (0..shape.len() as i64).rev().map(Value::Int).collect();
+            codecs.push(CodecSpec {
+                name: "transpose".into(),
+                configuration: Some(Value::Object(vec![("order".into(), Value::Array(order))])),
+                must_understand: true,
+            });
+        }
+        Some("F") => {}
+        _ => return Err(invalid("order", "not \"C\" or \"F\"")),
+    }
+    let endian = if big { "big" } else { "little" };
+    codecs.push(CodecSpec {
+        name: "bytes".into(),
+        configuration: Some(Value::Object(vec![("endian".into(), Value::Str(endian.into()))])),
+        must_understand: true,
+    });
+    match zarray.get("filters") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            for f in list {
+                codecs.push(numcodecs_spec(f, "filters")?);
+            }
+        }
+        Some(_) => return Err(invalid("filters", "not a list")),
+    }
+    match zarray.get("compressor") {
+        None | Some(Value::Null) => {}
+        Some(c) => codecs.push(numcodecs_spec(c, "compressor")?),
+    }
+
+    let fill_value_json = zarray.get("fill_value").cloned().unwrap_or(Value::Null);
+    let fill_value = match (&fill_value_json, data_type) {
+        (Value::Null, dt) => FillValue(vec![0; dt.size()]),
+        (Value::Str(b64), DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)) => {
+            base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
+                data_type: data_type.name(),
+                value: fill_value_json.to_string(),
+            })?
+        }
+        (v, dt) => dt.fill_value(v)?,
+    };
+
+    let (mut attributes, attribute_types) = attributes(zattrs)?;
+    let nc_array = nczarr(Some(zarray), "_NCZARR_ARRAY");
+    let mut dimension_names = vec![None; shape.len()];
+    let mut has_dimension_names = false;
+    if let Some(Value::Array(names)) = zattrs.and_then(|a| a.get("_ARRAY_DIMENSIONS"))
+        && names.len() == shape.len()
+    {
+        dimension_names = names.iter().map(|n| n.as_str().map(str::to_string)).collect();
+        has_dimension_names = dimension_names.iter().all(Option::is_some);
+    }
+    if let Some(Value::Array(refs)) = nc_array.and_then(|a| a.get("dimrefs"))
+        && refs.len() == shape.len()
+        && !refs.is_empty()
+    {
+        dimension_names = refs
+            .iter()
+            .map(|r| r.as_str().and_then(|r| r.rsplit('/').next()).map(str::to_string))
+            .collect();
+        has_dimension_names = dimension_names.iter().all(Option::is_some);
+    }
+    // netCDF-C writes a scalar as shape [1], saying so with
+    // `storage: "scalar"` (NCZarr) or an empty `_ARRAY_DIMENSIONS` (both).
+    let no_dims = matches!(zattrs.and_then(|a| a.get("_ARRAY_DIMENSIONS")), Some(Value::Array(d)) if d.is_empty());
+    let scalar = no_dims || nc_array.and_then(|a| a.get("storage")).and_then(Value::as_str) == Some("scalar");
+    if scalar && shape == [1] && chunk_shape == [1] {
+        shape.clear();
+        chunk_shape.clear();
+        dimension_names.clear();
+        has_dimension_names = true;
+        // A 0-d array has one chunk, key "0": the v2 key of index [0] too.
+        codecs.retain(|c| c.name != "transpose");
+    }
+    let numeric = !matches!(
+        data_type,
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)
+    );
+    if numeric && fill_value_json != Value::Null && !attributes.iter().any(|(k, _)| k == "_FillValue") {
+        attributes.push(("_FillValue".into(), fill_value_json.clone()));
+    }
+
+    let mut a = ArrayMetadata {
+        shape,
+        data_type,
+        chunk_shape,
+        chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
+        fill_value,
+        fill_value_json,
+        codecs,
+        attributes,
+        dimension_names,
+        has_dimension_names,
+        zarr_format: 2,
+        attribute_types,
+    };
+    a.add_time_attributes();
+    Ok(a)
+}
+
+/// A v2 base64 fill value of a fixed-size byte or string type.
+fn base64_fill(b64: &str, dt: DataType, big: bool) -> Option<FillValue> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+    let mut out = vec![0u8; dt.size()];
+    if bytes.len() > out.len() {
+        return None;
+    }
+    out[..bytes.len()].copy_from_slice(&bytes);
+    if big != cfg!(target_endian = "big") && dt.swap_unit() > 1 {
+        for unit in out.chunks_mut(dt.swap_unit()) {
+            unit.reverse();
+        }
+    }
+    Some(FillValue(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zarr::json::parse;
+
+    fn array(zarray: &str, zattrs: Option<&str>) -> Result<ArrayMetadata, MetadataError> {
+        let attrs = zattrs.map(|a| parse(a.as_bytes()).unwrap());
+        parse_array(&parse(zarray.as_bytes()).unwrap(), attrs.as_ref())
+    }
+
+    const BASE: &str = r#"{"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": ">i2",
+        "compressor": {"id": "zlib", "level": 1}, "fill_value": -1, "order": "F",
+        "filters": [{"id": "delta", "dtype": ">i2"}], "dimension_separator": "/"}"#;
+
+    #[test]
+    fn codecs_order_and_attributes() {
+        let a = array(BASE, Some(r#"{"_ARRAY_DIMENSIONS": ["y", "x"], "units": "m"}"#)).unwrap();
+        let names: Vec<&str> = a.codecs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["transpose", "bytes", "numcodecs.delta", "numcodecs.zlib"]);
+        assert_eq!(a.chunk_key_encoding, ChunkKeyEncoding::V2 { separator: '/' });
+        assert_eq!(a.dimension_names, [Some("y".into()), Some("x".into())]);
+        assert!(a.has_dimension_names);
+        let keys: Vec<&str> = a.attributes.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["units", "_FillValue"]);
+        assert_eq!(a.fill_value.0, (-1i16).to_ne_bytes());
+    }
+
+    #[test]
+    fn null_fill_nczarr_scalar_and_refusals() {
+        let nc = r#"{"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "<i4", "fill_value": null,
+            "order": "C", "compressor": null, "filters": null,
+            "_NCZARR_ARRAY": {"dimrefs": [], "storage": "scalar"}}"#;
+        let a = array(
+            nc,
+            Some(r#"{"_ARRAY_DIMENSIONS": [], "_NCZARR_ATTR": {"types": {"v": "<i1"}}, "v": 1}"#),
+        )
+        .unwrap();
+        assert!(a.shape.is_empty());
+        assert_eq!(a.attribute_types, [("v".to_string(), DataType::Int8)]);
+        assert_eq!(a.attributes.len(), 1);
+        assert_eq!(a.fill_value.0, [0; 4]);
+        assert!(array(&BASE.replace(r#"">i2""#, r#"[["a", "<i4"]]"#), None).is_err());
+        assert!(array(&BASE.replace(r#""F""#, r#""K""#), None).is_err());
+        assert!(array(&BASE.replace("[2, 3]", "[0, 3]"), None).is_err());
+        assert!(array(&BASE.replace(r#""zarr_format": 2"#, r#""zarr_format": 3"#), None).is_err());
+    }
+}

@@ -12,6 +12,9 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$venv/bin/python" scripts/make_fixtures.py "$out" >/dev/null
 diff -r tests/data/expected "$out/expected"
-diff <(cd tests/data && find . -name zarr.json | sort | xargs cat) <(cd "$out" && find . -name zarr.json | sort | xargs cat)
-diff <(ncdump -h tests/data/differential.nc | tail -n +2) <(ncdump -h "$out/differential.nc" | tail -n +2)
+meta() { (cd "$1" && find . \( -name zarr.json -o -name .zarray -o -name .zgroup -o -name .zattrs -o -name .zmetadata \) | sort | while read -r f; do echo "== $f"; cat "$f"; echo; done); }
+diff <(meta tests/data) <(meta "$out")
+for nc in differential.nc nczarr_src.nc; do
+  diff <(ncdump -h "tests/data/$nc" | tail -n +2) <(ncdump -h "$out/$nc" | tail -n +2)
+done
 echo "fixtures: regenerated arrays and metadata match tests/data"

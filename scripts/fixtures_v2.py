@@ -254,6 +254,29 @@ def make_nczarr(fx):
             fx.expect(store, var, fx.little(data), data.dtype.str, list(data.shape) or [], shape=list(data.shape))
 
 
+def make_bad(fx):
+    """Broken v2 nodes, edited by hand after zarr-python wrote them: the
+    mount must refuse each with EIO naming it, and read the rest."""
+    g = fresh(fx, "v2_bad")
+    root = fx.store_path("v2_bad")
+    for name in ["bad_json", "unknown_codec", "structured", "short_chunk", "bad_crc32", "good"]:
+        comp = numcodecs.CRC32() if name == "bad_crc32" else None
+        a = g.create_array(name, shape=(4,), chunks=(2,), dtype="<i4", compressors=comp, fill_value=0)
+        a[...] = np.arange(1, 5, dtype="<i4")
+    with open(os.path.join(root, "bad_json", ".zarray"), "w") as f:
+        f.write('{"zarr_format": 2, "shape": [4')
+    fx.edit_json(os.path.join(root, "unknown_codec", ".zarray"), lambda d: d.update(compressor={"id": "mystery"}))
+    fx.edit_json(os.path.join(root, "structured", ".zarray"), lambda d: d.update(dtype=[["a", "<i4"]]))
+    with open(os.path.join(root, "short_chunk", "1"), "r+b") as f:
+        f.truncate(5)
+    with open(os.path.join(root, "bad_crc32", "1"), "r+b") as f:
+        raw = bytearray(f.read())
+        raw[-1] ^= 0xFF
+        f.seek(0)
+        f.write(raw)
+    record(fx, "v2_bad", "good")
+
+
 def make_all(fx):
-    for make in [make_dtypes, make_codecs, make_layout, make_xarray, make_nczarr]:
+    for make in [make_dtypes, make_codecs, make_layout, make_xarray, make_nczarr, make_bad]:
         make(fx)

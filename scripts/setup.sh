@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
-# ncgen/ncdump, gdal-bin for the GDAL reader check, bindfs for the
+# ncgen/ncdump/nccopy, gdal-bin and cdo for the reader checks, bindfs for the
 # dead-store tests).
 # Debian/Ubuntu; uses sudo when not root. Idempotent.
 set -euo pipefail
@@ -10,6 +10,8 @@ if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)
   command -v ncdump >/dev/null || need+=(netcdf-bin)
   command -v gdallocationinfo >/dev/null || need+=(gdal-bin)
+  # CDO reads the virtual .nc of a Zarr v2 (xarray) store: times must show.
+  command -v cdo >/dev/null || need+=(cdo)
   # A store that stops answering, for the dead-store tests (tests/security.rs).
   command -v bindfs >/dev/null || need+=(bindfs)
 fi

@@ -76,8 +76,9 @@ fn check(args: &CheckArgs) -> ExitCode {
     } else {
         print!("{}", nzfs::nz::to_text(&report));
         println!(
-            "{}: {} NZ-1.0 ({} errors, {} warnings)",
+            "{} (Zarr v{}): {} NZ-1.0 ({} errors, {} warnings)",
             args.store.display(),
+            report.zarr_format,
             if report.errors() == 0 {
                 "conforms to"
             } else {

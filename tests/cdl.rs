@@ -125,16 +125,14 @@ fn ncdump_h(nc: &Path) -> Vec<String> {
     lines
 }
 
-#[test]
-fn the_root_header_says_what_ncdump_says_of_xarrays_netcdf_file() {
-    // scripts/make_fixtures.py wrote the same xarray Dataset (with a
-    // subgroup, a scalar coordinate, _FillValue on floats, int and float
-    // list attributes, a string with a newline and quotes) both ways.
-    let s = FilesystemStore::new(common::data_dir().join("differential.zarr"));
+/// `ncdump -h` (sorted lines) of the netCDF-4 file `ncgen` makes of the
+/// store's root header.
+fn ncdump_of_header(store: &str, title: &str) -> (Vec<String>, String) {
+    let s = FilesystemStore::new(common::data_dir().join(store));
     let h = Hierarchy::open(&s).unwrap();
-    let cdl = nzfs::cdl::render(&h, 0, "differential");
+    let cdl = nzfs::cdl::render(&h, 0, title);
     let tmp = tempfile::tempdir().unwrap();
-    let src = tmp.path().join("differential.cdl");
+    let src = tmp.path().join(format!("{title}.cdl"));
     let nc = tmp.path().join("from_header.nc");
     std::fs::write(&src, &cdl).unwrap();
     let out = Command::new("ncgen")
@@ -144,8 +142,27 @@ fn the_root_header_says_what_ncdump_says_of_xarrays_netcdf_file() {
         .output()
         .expect("ncgen");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let ours = ncdump_h(&nc);
+    (ncdump_h(&nc), cdl)
+}
+
+#[test]
+fn the_root_header_says_what_ncdump_says_of_xarrays_netcdf_file() {
+    // scripts/make_fixtures.py wrote the same xarray Dataset (with a
+    // subgroup, a scalar coordinate, _FillValue on floats, int and float
+    // list attributes, a string with a newline and quotes) both ways.
+    let (ours, cdl) = ncdump_of_header("differential.zarr", "differential");
     let xarrays = ncdump_h(&common::data_dir().join("differential.nc"));
     assert!(xarrays.iter().any(|l| l.contains("group: sub")) && xarrays.iter().any(|l| l.contains("double height ;")));
     assert_eq!(ours, xarrays, "\n{cdl}");
+}
+
+#[test]
+fn an_nczarr_header_says_what_ncdump_says_of_the_file_nccopy_copied() {
+    // nczarr_src.nc has a subgroup using a dimension of its parent, a
+    // dimension no variable uses, typed attributes (1b, 0.5f, 3s) and a
+    // scalar; nccopy wrote it as v2_nczarr.zarr (scripts/fixtures_v2.py).
+    let (ours, cdl) = ncdump_of_header("v2_nczarr.zarr", "nczarr_src");
+    let source = ncdump_h(&common::data_dir().join("nczarr_src.nc"));
+    assert!(source.iter().any(|l| l.contains("bnds = 2")) && source.iter().any(|l| l.contains("1b, 2b")));
+    assert_eq!(ours, source, "\n{cdl}");
 }

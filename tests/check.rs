@@ -129,7 +129,7 @@ fn each_broken_rule_is_named() {
             "error",
             "/unnamed",
             "dimension-names",
-            &["no dimension_names"],
+            &["no dimension names"],
         ),
         (
             "nz_dimension_names.zarr",
@@ -216,4 +216,39 @@ fn text_output_and_unopenable_stores() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn zarr_v2_stores_are_checked_with_array_dimensions_as_names() {
+    // xarray wrote _ARRAY_DIMENSIONS for every variable: no naming finding.
+    let (_, doc) = check("v2_xarray.zarr");
+    assert_eq!(doc.get("zarr_format"), Some(&Value::Int(2)), "{doc}");
+    let all = findings(&doc);
+    assert!(!all.iter().any(|f| f.2 == "dimension-names"), "{all:?}");
+    // zarr-python's plain v2 arrays have none: the rule that needs names fails.
+    let (code, doc) = check("v2_layout.zarr");
+    assert_eq!(code, 1);
+    let hit = doc
+        .get("findings")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f.get("path").and_then(Value::as_str) == Some("/slash"))
+        .unwrap_or_else(|| panic!("{doc}"))
+        .clone();
+    assert_eq!(hit.get("rule").and_then(Value::as_str), Some("dimension-names"));
+    assert!(
+        hit.get("expected")
+            .and_then(Value::as_str)
+            .unwrap()
+            .contains("_ARRAY_DIMENSIONS")
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_nzfs"))
+        .arg("check")
+        .arg(common::data_dir().join("v2_layout.zarr"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(Zarr v2): does not conform to NZ-1.0"), "{text}");
 }

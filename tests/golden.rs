@@ -284,3 +284,39 @@ fn a_sequential_reader_gets_the_next_chunks_decoded_ahead() {
         );
     }
 }
+
+#[test]
+fn refused_v2_nodes_fail_with_eio_and_the_rest_reads() {
+    let fs = open("v2_bad.zarr", MissingChunks::Fill);
+    for (name, why) in [
+        ("bad_json", ".zarray"),
+        ("unknown_codec", "numcodecs.mystery"),
+        ("structured", "structured"),
+    ] {
+        let attr = fs.lookup(1, OsStr::new(name)).unwrap();
+        let err = fs.opendir(attr.ino).unwrap_err();
+        assert_eq!(err.errno(), libc::EIO, "{name}");
+        assert!(err.to_string().contains(name) && err.to_string().contains(why), "{err}");
+    }
+    for (name, why) in [
+        ("short_chunk", "short_chunk/1"),
+        ("bad_crc32", "crc32: checksum mismatch"),
+    ] {
+        let dir = resolve(&fs, name);
+        let first = fs.lookup(dir, OsStr::new("0.bin")).unwrap().ino;
+        assert_eq!(
+            fs.read(first, 0, 8).unwrap().bytes(),
+            [1i32.to_ne_bytes(), 2i32.to_ne_bytes()].concat()
+        );
+        let second = fs.lookup(dir, OsStr::new("1.bin")).unwrap().ino;
+        let err = fs.read(second, 0, 8).unwrap_err();
+        assert_eq!(err.errno(), libc::EIO, "{name}");
+        assert!(err.to_string().contains(why) && err.to_string().contains(name), "{err}");
+    }
+    let good = resolve(&fs, "good");
+    let c = fs.lookup(good, OsStr::new("1.bin")).unwrap().ino;
+    assert_eq!(
+        fs.read(c, 0, 8).unwrap().bytes(),
+        [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
+    );
+}

@@ -58,12 +58,12 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     match &h.nodes[id].kind {
         NodeKind::Array(a) => {
             let dims = GroupDimensions::of(std::iter::once(&a.metadata));
-            write_dims(&dims, &mut out, "");
+            write_dims(&dims, &[], &mut out, "");
             out.push_str("variables:\n");
             let var = if id == 0 { title } else { h.nodes[id].name.as_str() };
             write_variable(&mut out, "", var, &a.metadata, &dims);
         }
-        _ => write_group_body(&mut out, h, id, "", true),
+        _ => write_group_body(&mut out, h, id, "", id),
     }
     out.push_str("}\n");
     out
@@ -131,13 +131,23 @@ pub fn type_name(dt: DataType) -> String {
     }
 }
 
-/// Write a group's `dimensions:` section.
-fn write_dims(dims: &GroupDimensions, out: &mut String, indent: &str) {
-    if dims.0.is_empty() {
+/// Write a group's `dimensions:` section, leaving out those `inherited`
+/// from an enclosing group (netCDF resolves a name upward).
+fn write_dims(dims: &GroupDimensions, inherited: &[(String, u64)], out: &mut String, indent: &str) {
+    let own: Vec<_> = dims
+        .0
+        .iter()
+        .filter(|d| {
+            !inherited
+                .iter()
+                .any(|(n, l)| d.label.as_deref() == Some(n) && d.len == *l)
+        })
+        .collect();
+    if own.is_empty() {
         return;
     }
     let _ = writeln!(out, "{indent}dimensions:");
-    for d in &dims.0 {
+    for d in own {
         match d.len {
             0 => {
                 let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", name(&d.name));
@@ -149,8 +159,10 @@ fn write_dims(dims: &GroupDimensions, out: &mut String, indent: &str) {
     }
 }
 
-fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, document_root: bool) {
+/// Write group `id`'s body; `root` is the group the document describes.
+fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, root: usize) {
     let node = &h.nodes[id];
+    let document_root = id == root;
     let arrays: Vec<(&str, &ArrayMetadata)> = node
         .children
         .iter()
@@ -159,8 +171,22 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, do
             _ => None,
         })
         .collect();
-    let dims = GroupDimensions::of(arrays.iter().map(|(_, a)| *a));
-    write_dims(&dims, out, indent);
+    let group = match &node.kind {
+        NodeKind::Group { metadata: Some(g) } => Some(g),
+        _ => None,
+    };
+    let declared = group.map_or(&[][..], |g| g.dimensions.as_slice());
+    let dims = GroupDimensions::of_declared(declared, arrays.iter().map(|(_, a)| *a));
+    // Dimensions declared by enclosing groups (within this document).
+    let mut inherited = Vec::new();
+    let mut up = if document_root { None } else { node.parent };
+    while let Some(p) = up {
+        if let NodeKind::Group { metadata: Some(g) } = &h.nodes[p].kind {
+            inherited.extend(g.dimensions.iter().filter(|d| !declared.contains(d)).cloned());
+        }
+        up = if p == root { None } else { h.nodes[p].parent };
+    }
+    write_dims(&dims, &inherited, out, indent);
     let broken: Vec<(&str, &str)> = node
         .children
         .iter()
@@ -191,14 +217,15 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, do
         let which = if document_root { "global" } else { "group" };
         let _ = writeln!(out, "\n{indent}// {which} attributes:");
         for (k, v) in attrs {
-            write_attribute(out, indent, "", k, v, None);
+            let typed = typed_attribute(group.map_or(&[][..], |g| &g.attribute_types), k);
+            write_attribute(out, indent, "", k, v, None, typed);
         }
     }
     for &c in &node.children {
         if let NodeKind::Group { .. } = h.nodes[c].kind {
             let child = name(&h.nodes[c].name);
             let _ = writeln!(out, "\n{indent}group: {child} {{");
-            write_group_body(out, h, c, &format!("{indent}  "), false);
+            write_group_body(out, h, c, &format!("{indent}  "), root);
             let _ = writeln!(out, "{indent}  }} // group {child}");
         }
     }
@@ -214,7 +241,15 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
     }
     out.push_str(" ;\n");
     for (k, v) in &a.attributes {
-        write_attribute(out, indent, &var_cdl, k, v, Some(a.data_type));
+        write_attribute(
+            out,
+            indent,
+            &var_cdl,
+            k,
+            v,
+            Some(a.data_type),
+            typed_attribute(&a.attribute_types, k),
+        );
     }
     let at = format!("{indent}\t\t{var_cdl}:");
     if a.shape.is_empty() {
@@ -351,8 +386,39 @@ fn is_bool_attribute(v: &Value) -> bool {
     }
 }
 
-fn write_attribute(out: &mut String, indent: &str, var: &str, key: &str, v: &Value, dt: Option<DataType>) {
+/// The netCDF type the store records for attribute `key`, if any.
+fn typed_attribute(types: &[(String, DataType)], key: &str) -> Option<DataType> {
+    types.iter().find(|(k, _)| k == key).map(|(_, t)| *t)
+}
+
+/// An attribute's numbers in a recorded type (`1b, 2b`), if they all fit.
+fn typed_text(v: &Value, t: DataType) -> Option<String> {
+    let items = match v {
+        Value::Array(items) if !items.is_empty() => items.as_slice(),
+        Value::Array(_) => return None,
+        one => std::slice::from_ref(one),
+    };
+    let texts = items
+        .iter()
+        .map(|i| fill_value_text(i, t))
+        .collect::<Option<Vec<_>>>()?;
+    Some(texts.join(", "))
+}
+
+fn write_attribute(
+    out: &mut String,
+    indent: &str,
+    var: &str,
+    key: &str,
+    v: &Value,
+    dt: Option<DataType>,
+    typed: Option<DataType>,
+) {
     let at = format!("{indent}\t\t");
+    if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, t)) {
+        let _ = writeln!(out, "{at}{var}:{} = {text} ;", name(key));
+        return;
+    }
     if key == "_FillValue"
         && let Some(dt) = dt
     {

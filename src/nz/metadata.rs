@@ -47,8 +47,12 @@ pub(super) fn check_array(c: &mut Checker, path: &str, m: &ArrayMetadata) {
             path,
             "dimension-names",
             "NZ §Array",
-            format!("`dimension_names` with {} names", m.shape.len()),
-            "no dimension_names",
+            if m.zarr_format == 2 {
+                format!("`_ARRAY_DIMENSIONS` (Zarr v2) with {} names", m.shape.len())
+            } else {
+                format!("`dimension_names` with {} names", m.shape.len())
+            },
+            "no dimension names",
         );
     } else if m.has_dimension_names && m.dimension_names.iter().any(Option::is_none) {
         let shown: Vec<String> = m

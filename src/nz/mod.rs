@@ -77,6 +77,8 @@ pub struct Report {
     /// Paths of the dimension coordinate arrays: structurally qualified and,
     /// when values were read, strictly monotonic.
     pub dimension_coordinates: Vec<String>,
+    /// The store's Zarr format (2 or 3).
+    pub zarr_format: u8,
 }
 
 impl Report {
@@ -201,5 +203,6 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
     Report {
         findings: c.findings,
         dimension_coordinates: c.coordinates,
+        zarr_format: dataset.hierarchy().zarr_format,
     }
 }

@@ -51,6 +51,7 @@ pub fn to_json(store: &str, report: &Report) -> String {
     Value::Object(vec![
         ("store".into(), s(store)),
         ("convention".into(), s("NZ-1.0")),
+        ("zarr_format".into(), Value::Int(report.zarr_format.into())),
         ("conforms".into(), Value::Bool(errors == 0)),
         ("errors".into(), Value::Int(errors as i64)),
         ("warnings".into(), Value::Int(report.warnings() as i64)),

@@ -24,7 +24,22 @@ pub struct GroupDimensions(pub Vec<Dimension>);
 impl GroupDimensions {
     /// The dimensions the arrays of one group use.
     pub fn of<'a>(arrays: impl Iterator<Item = &'a ArrayMetadata>) -> Self {
-        let mut dims = GroupDimensions::default();
+        Self::of_declared(&[], arrays)
+    }
+
+    /// The dimensions a group declares itself (NCZarr's group dimensions,
+    /// first, in their order), then those its arrays use.
+    pub fn of_declared<'a>(declared: &[(String, u64)], arrays: impl Iterator<Item = &'a ArrayMetadata>) -> Self {
+        let mut dims = GroupDimensions(
+            declared
+                .iter()
+                .map(|(name, len)| Dimension {
+                    name: name.clone(),
+                    label: Some(name.clone()),
+                    len: *len,
+                })
+                .collect(),
+        );
         for a in arrays {
             for (label, &len) in a.dimension_names.iter().zip(&a.shape) {
                 if dims.index(label.as_deref(), len).is_none() {

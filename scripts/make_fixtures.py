@@ -607,8 +607,10 @@ def main():
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
                  make_sharding, make_bad_sharding, make_differential, make_nz]:
         make()
+    import fixtures_strings
     import fixtures_v2
     fixtures_v2.make_all(sys.modules[__name__])
+    fixtures_strings.make_all(sys.modules[__name__])
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "xarray": xr.__version__, "numpy": np.__version__,
                    "arrays": MANIFEST}, f, indent=1)

@@ -320,3 +320,48 @@ fn refused_v2_nodes_fail_with_eio_and_the_rest_reads() {
         [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
     );
 }
+
+#[test]
+fn string_arrays_read_as_text_equal_to_zarr_python() {
+    let manifest = common::text_manifest();
+    assert!(manifest.len() >= 9, "{} text arrays", manifest.len());
+    let mut chunk_files = 0;
+    for e in &manifest {
+        let fs = open(&e.store, MissingChunks::Fill);
+        let dir = resolve(&fs, &e.path);
+        let attr = fs.lookup(dir, OsStr::new("data.txt")).unwrap();
+        let got = fs.read(attr.ino, 0, u32::MAX).unwrap();
+        assert_eq!(attr.size, e.text.len() as u64, "{}/{}", e.store, e.path);
+        assert_eq!(
+            String::from_utf8_lossy(got.bytes()),
+            String::from_utf8_lossy(&e.text),
+            "{}/{}",
+            e.store,
+            e.path
+        );
+        let names: Vec<String> = fs
+            .readdir(dir, 0, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        // Variable-length arrays have .txt chunks and no data.bin.
+        assert_eq!(
+            names.contains(&"data.bin".to_string()),
+            e.chunks.is_empty(),
+            "{names:?}"
+        );
+        for (linear, want) in &e.chunks {
+            let name = names
+                .iter()
+                .filter(|n| n.ends_with(".txt") && *n != "data.txt")
+                .nth(*linear as usize)
+                .unwrap();
+            let attr = fs.lookup(dir, OsStr::new(name)).unwrap();
+            assert_eq!(attr.size, want.len() as u64, "{}/{}/{name}", e.store, e.path);
+            assert_eq!(fs.read(attr.ino, 0, u32::MAX).unwrap().bytes(), &want[..], "{name}");
+            chunk_files += 1;
+        }
+    }
+    assert!(chunk_files >= 12, "compared {chunk_files} chunk files");
+}

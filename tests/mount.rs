@@ -448,3 +448,39 @@ fn data_bin_reads_maps_and_slices_like_numpy() {
     }
     assert!(checked > 40);
 }
+
+#[test]
+fn string_arrays_show_data_txt_through_a_real_mount() {
+    // `cat data.txt` prints the values; stat knows the exact size first.
+    let texts = common::text_manifest();
+    let mut stores: Vec<&str> = texts.iter().map(|e| e.store.as_str()).collect();
+    stores.dedup();
+    let mut files = 0;
+    for store in stores {
+        let m = Mount::new(store, &[]);
+        for e in texts.iter().filter(|e| e.store == store) {
+            let dir = m.path(&e.path);
+            let txt = dir.join("data.txt");
+            assert_eq!(
+                std::fs::metadata(&txt).unwrap().len(),
+                e.text.len() as u64,
+                "{}",
+                txt.display()
+            );
+            let out = Command::new("cat").arg(&txt).output().unwrap();
+            assert_eq!(out.stdout, e.text, "{}", txt.display());
+            assert_eq!(dir.join("data.bin").exists(), e.chunks.is_empty());
+            for (linear, want) in &e.chunks {
+                let mut names: Vec<String> = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .map(|d| d.unwrap().file_name().into_string().unwrap())
+                    .filter(|n| n.ends_with(".txt") && n != "data.txt")
+                    .collect();
+                names.sort();
+                assert_eq!(std::fs::read(dir.join(&names[*linear as usize])).unwrap(), *want);
+                files += 1;
+            }
+        }
+    }
+    assert!(files >= 12, "read {files} chunk text files");
+}

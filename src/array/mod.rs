@@ -21,6 +21,9 @@
 
 mod error;
 mod read;
+mod text;
+
+pub use text::MAX_TEXT;
 
 use std::sync::Arc;
 

@@ -255,7 +255,11 @@ impl Array {
     fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
         let key = self.chunk_key(index)?;
         let m = self.metadata();
-        match self.shared.store.get(&key, max_encoded(m.chunk_bytes())) {
+        let cap = match m.data_type.element_size() {
+            Some(_) => max_encoded(m.chunk_bytes()),
+            None => crate::codec::chain::VARLEN_LIMIT as u64,
+        };
+        match self.shared.store.get(&key, cap) {
             Err(e) => Err(ArrayError::store(&key, e)),
             Ok(None) => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
             Ok(Some(encoded)) => self.chain.decode(encoded).map_err(|e| ArrayError::decode(&key, e)),

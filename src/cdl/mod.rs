@@ -118,7 +118,7 @@ pub fn type_name(dt: DataType) -> String {
         DataType::Int16 => "short".into(),
         DataType::Int32 => "int".into(),
         DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => "int64".into(),
-        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => "string".into(),
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::String | DataType::Bytes => "string".into(),
         DataType::UInt8 => "ubyte".into(),
         DataType::UInt16 => "ushort".into(),
         DataType::UInt32 => "uint".into(),
@@ -208,6 +208,13 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
             reason.replace('\n', " ")
         );
     }
+    for (n, a) in arrays.iter().filter(|(_, a)| a.data_type.is_text()) {
+        let _ = writeln!(
+            out,
+            "{indent}\t// nzfs: {n} ({}) is left out of the group's classic .nc file, which holds no strings; read data.txt",
+            a.data_type.name()
+        );
+    }
     let attrs = match &node.kind {
         NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
         _ => &[],
@@ -252,6 +259,13 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
         );
     }
     let at = format!("{indent}\t\t{var_cdl}:");
+    // A string variable's non-empty fill is its _FillValue (issue #14).
+    if let (DataType::String, Value::Str(fill)) = (a.data_type, &a.fill_value_json)
+        && !fill.is_empty()
+        && !a.attributes.iter().any(|(k, _)| k == "_FillValue")
+    {
+        let _ = writeln!(out, "{indent}\t\tstring {var_cdl}:_FillValue = {} ;", quote(fill));
+    }
     if a.shape.is_empty() {
         let _ = writeln!(out, "{at}_Storage = \"contiguous\" ;");
     } else {
@@ -274,6 +288,8 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
             | DataType::Raw(_)
             | DataType::FixedBytes(_)
             | DataType::FixedUtf32(_)
+            | DataType::String
+            | DataType::Bytes
     );
     if atomic_multibyte {
         let _ = writeln!(
@@ -292,6 +308,36 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
 /// `// nzfs:` lines saying how to read the variable's `.bin` files.
 fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_names: &[&str]) {
     let at = format!("{indent}\t\t// nzfs: ");
+    if a.data_type.is_text() {
+        let _ = writeln!(
+            out,
+            "{at}data.txt: the whole array, one value per line in C order (UTF-8; \\\\ \\n \\r \\xNN escaped)"
+        );
+    }
+    if a.data_type.element_size().is_none() {
+        let grid = a.grid_shape();
+        let _ = writeln!(
+            out,
+            "{at}{} chunk files named like {}.txt: each chunk's {} values, one per line; no data.bin",
+            grid.iter().product::<u64>(),
+            if grid.is_empty() {
+                "0".to_string()
+            } else {
+                grid.iter()
+                    .map(|g| "0".repeat(g.saturating_sub(1).to_string().len()))
+                    .collect::<Vec<_>>()
+                    .join(".")
+            },
+            a.data_type.name()
+        );
+        let _ = writeln!(
+            out,
+            "{at}zarr fill_value {}; codecs {}",
+            a.fill_value_json,
+            codec_chain_text(a)
+        );
+        return;
+    }
     let grid = a.grid_shape();
     let count: u64 = grid.iter().product();
     let x = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join(" x ");
@@ -417,6 +463,13 @@ fn write_attribute(
     let at = format!("{indent}\t\t");
     if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, t)) {
         let _ = writeln!(out, "{at}{var}:{} = {text} ;", name(key));
+        return;
+    }
+    if key == "_FillValue"
+        && let Some(DataType::String) = dt
+        && let Value::Str(fill) = v
+    {
+        let _ = writeln!(out, "{at}string {var}:_FillValue = {} ;", quote(fill));
         return;
     }
     if key == "_FillValue"

@@ -42,6 +42,9 @@ fn is_bytes_codec(id: &str) -> bool {
 /// Slack allowed above the chunk size when a stage's size is not fixed.
 const SLACK: usize = 64 * 1024;
 
+/// The most any stage of a variable-length chunk may hold (256 MiB).
+pub const VARLEN_LIMIT: usize = 256 << 20;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecChain {
     /// Each codec with the shape and type of its decoded representation.
@@ -132,6 +135,22 @@ impl CodecChain {
                     size = Some(elements as usize * stage_type.size());
                     item = stage_type.size();
                 }
+                (name @ ("vlen-utf8" | "vlen-bytes"), _) => {
+                    if array_to_bytes.is_some() || !array_to_array.is_empty() {
+                        return Err(order_error(
+                            name,
+                            "must be the first codec and the only array -> bytes codec",
+                        ));
+                    }
+                    if stage_type.element_size().is_some() {
+                        return Err(order_error(name, "needs a variable-length data type (string or bytes)"));
+                    }
+                    array_to_bytes = Some(ArrayToBytes::VarLen {
+                        bytes: name == "vlen-bytes",
+                    });
+                    size = None;
+                    item = 1;
+                }
                 ("sharding_indexed", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error("sharding_indexed", "a second array -> bytes codec"));
@@ -188,6 +207,12 @@ impl CodecChain {
                 }
             }
         }
+        if data_type.element_size().is_none() && !matches!(array_to_bytes, Some(ArrayToBytes::VarLen { .. })) {
+            return Err(MetadataError::BadCodec {
+                codec: "codecs".into(),
+                reason: format!("a {} array needs vlen-utf8 or vlen-bytes", data_type.name()),
+            });
+        }
         let array_to_bytes = array_to_bytes.ok_or_else(|| MetadataError::BadCodec {
             codec: "codecs".into(),
             reason: "the chain has no array -> bytes codec".into(),
@@ -198,7 +223,11 @@ impl CodecChain {
             bytes_shape: shape,
             data_type: stage_type,
             bytes_to_bytes,
-            limit: chunk_bytes.saturating_add(SLACK),
+            limit: if data_type.element_size().is_some() {
+                chunk_bytes.saturating_add(SLACK)
+            } else {
+                VARLEN_LIMIT
+            },
             encoded_size: size,
         })
     }
@@ -227,6 +256,10 @@ impl CodecChain {
         let mut array = match &self.array_to_bytes {
             ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
+            ArrayToBytes::VarLen { bytes: b } => {
+                let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
+                super::vlen::decode(&bytes, elements as usize, name)?
+            }
         };
         for (codec, decoded_shape, decoded_type) in self.array_to_array.iter().rev() {
             array = match codec {

@@ -21,6 +21,7 @@ pub mod gzip;
 pub mod numcodecs;
 pub mod sharding;
 pub mod transpose;
+pub mod vlen;
 pub mod zstd;
 
 pub use chain::CodecChain;
@@ -63,6 +64,10 @@ pub enum ArrayToArray {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
+    /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).
+    VarLen {
+        bytes: bool,
+    },
     Sharding(Box<sharding::ShardingCodec>),
 }
 

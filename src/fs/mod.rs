@@ -19,7 +19,13 @@
 //! `HEADER | n`, its `data.bin` `DATA | n`, and chunk `j` of array `n` is
 //! `CHUNK | n << 40 | j`.
 //!
-//! Sizes come from metadata alone: `getattr` never reads or decodes a chunk.
+//! A string-valued array (issue #14) also holds `data.txt`, its values one
+//! per line (see [`crate::zarr::text`]); a variable-length one (`string`,
+//! `bytes`) has no `data.bin` and names its chunk files `.txt`.
+//!
+//! Sizes come from metadata alone, except for text views: their exact size
+//! needs decoding, done on first `stat` and then remembered (`readdir`
+//! stays cheap). Text inodes are `TEXT | n` for `data.txt`.
 //!
 //! Ownership and modes follow the store (issue #19): a chunk file shows its
 //! object's owner, group and mode with the write bits cleared; `data.bin`,
@@ -33,6 +39,7 @@ pub mod error;
 pub mod names;
 mod prefetch;
 mod read;
+mod text;
 
 use std::ffi::OsStr;
 use std::sync::{Arc, OnceLock};
@@ -52,10 +59,13 @@ use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 pub const HEADER_NAME: &str = "header.cdl";
 /// The name of the whole-array file in every array directory.
 pub const DATA_NAME: &str = "data.bin";
+/// The name of the whole-array text of a string-valued array.
+pub const TEXT_NAME: &str = "data.txt";
 
 const HEADER: u64 = 1 << 62;
 const DATA: u64 = 1 << 61;
 const NETCDF: u64 = 1 << 60;
+const TEXT: u64 = 1 << 59;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -91,6 +101,8 @@ pub enum Inode {
     Data(usize),
     /// The virtual netCDF file of group `n`.
     NetCdf(usize),
+    /// `data.txt` of string-valued array `n`.
+    Text(usize),
     Chunk {
         node: usize,
         index: u64,
@@ -104,6 +116,7 @@ impl Inode {
             Inode::Header(n) => HEADER | n as u64,
             Inode::Data(n) => DATA | n as u64,
             Inode::NetCdf(n) => NETCDF | n as u64,
+            Inode::Text(n) => TEXT | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -121,6 +134,8 @@ impl Inode {
             Some(Inode::Data((ino & !DATA) as usize))
         } else if ino & NETCDF != 0 {
             Some(Inode::NetCdf((ino & !NETCDF) as usize))
+        } else if ino & TEXT != 0 {
+            Some(Inode::Text((ino & !TEXT) as usize))
         } else {
             (ino as usize).checked_sub(1).map(Inode::Node)
         }
@@ -169,6 +184,8 @@ struct NodeInfo {
     /// Who may read the node's store directory, and its metadata object.
     dir_access: OnceLock<Result<Option<Access>, ()>>,
     meta_access: OnceLock<Result<Option<Access>, ()>>,
+    /// The text views of a string-valued array.
+    text: Option<text::TextView>,
 }
 
 /// The read-only filesystem over one store.
@@ -222,7 +239,14 @@ impl NzFs {
             .enumerate()
             .map(|(id, n)| NodeInfo {
                 dir_name: n.name.clone(),
-                chunk_names: dataset.array(id).map(|a| ChunkNames::new(a.grid_shape())),
+                chunk_names: dataset.array(id).map(|a| match a.metadata().data_type.element_size() {
+                    Some(_) => ChunkNames::new(a.grid_shape()),
+                    None => ChunkNames::with_suffix(a.grid_shape(), ".txt"),
+                }),
+                text: dataset
+                    .array(id)
+                    .filter(|a| a.metadata().data_type.is_text())
+                    .map(|a| text::TextView::new(a.metadata().data_type.element_size().is_none())),
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
@@ -385,7 +409,7 @@ impl NzFs {
         let (kind, size) = self.kind_and_size(inode)?;
         let access = match inode {
             Inode::Node(n) => self.dir_access(n),
-            Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) => self.meta_access(n),
+            Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.meta_access(n),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
         };
         let (perm, uid, gid) = self.ownership_of(access, kind);
@@ -412,14 +436,19 @@ impl NzFs {
                 (Kind::Directory, node.children.len() as u64)
             }
             Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
-            Inode::Data(n) => (Kind::File, self.data_size(n)?),
+            Inode::Data(n) if self.has_data_bin(n) => (Kind::File, self.data_size(n)?),
+            Inode::Data(_) => return Err(FsError::NotFound),
             Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
+            Inode::Text(n) => (Kind::File, self.text_size(n)?),
             Inode::Chunk { node, index } => {
                 let (a, names) = self.array(node)?;
                 if index >= names.count() {
                     return Err(FsError::NotFound);
                 }
-                (Kind::File, a.metadata().chunk_bytes())
+                match self.info[node].text.as_ref().filter(|t| t.variable) {
+                    Some(_) => (Kind::File, self.chunk_text_size(node, index)?),
+                    None => (Kind::File, a.metadata().chunk_bytes()),
+                }
             }
         })
     }
@@ -438,8 +467,11 @@ impl NzFs {
             return self.getattr(Inode::NetCdf(p).to_ino());
         }
         if let Some(names) = &self.info[p].chunk_names {
-            if name == DATA_NAME {
+            if name == DATA_NAME && self.has_data_bin(p) {
                 return self.getattr(Inode::Data(p).to_ino());
+            }
+            if name == TEXT_NAME && self.info[p].text.is_some() {
+                return self.getattr(Inode::Text(p).to_ino());
             }
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
@@ -470,9 +502,22 @@ impl NzFs {
         };
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
-        let is_array = self.info[n].chunk_names.is_some();
-        // ".", "..", header, then data.bin (arrays) or <name>.nc (groups)
-        let fixed = 4u64;
+        // ".", "..", header, then data.bin and/or data.txt (arrays) or
+        // <name>.nc (groups), then the chunks or the children.
+        let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
+        if self.info[n].chunk_names.is_none() {
+            files.push((
+                Inode::NetCdf(n).to_ino(),
+                self.info[n].nc_name.clone().unwrap_or_default(),
+            ));
+        }
+        if self.has_data_bin(n) {
+            files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));
+        }
+        if self.info[n].text.is_some() {
+            files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));
+        }
+        let fixed = 2 + files.len() as u64;
         let total = fixed
             + self.info[n]
                 .chunk_names
@@ -484,13 +529,10 @@ impl NzFs {
             let (ino, kind, name) = match k {
                 0 => (ino, Kind::Directory, ".".to_string()),
                 1 => (parent_ino, Kind::Directory, "..".to_string()),
-                2 => (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME.to_string()),
-                3 if is_array => (Inode::Data(n).to_ino(), Kind::File, DATA_NAME.to_string()),
-                3 => (
-                    Inode::NetCdf(n).to_ino(),
-                    Kind::File,
-                    self.info[n].nc_name.clone().unwrap_or_default(),
-                ),
+                k if k < fixed => {
+                    let (ino, name) = files[(k - 2) as usize].clone();
+                    (ino, Kind::File, name)
+                }
                 _ => match &self.info[n].chunk_names {
                     Some(names) => {
                         let index = k - fixed;
@@ -529,6 +571,10 @@ impl NzFs {
             Inode::Header(n) => self.header(n)?,
             Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
+            Inode::Text(n) => self.data_text(n)?,
+            Inode::Chunk { node, index } if self.info[node].text.as_ref().is_some_and(|t| t.variable) => {
+                self.chunk(node, index)?
+            }
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         Ok(ReadData::slice(buffer, offset, size))

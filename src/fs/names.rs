@@ -1,4 +1,5 @@
-//! Chunk file names: grid index <-> `"03.1.2.bin"`.
+//! Chunk file names: grid index <-> `"03.1.2.bin"` (`.txt` for the chunks
+//! of a variable-length string array, which have no binary form).
 //!
 //! Each index is written in decimal, zero-padded to the width of the largest
 //! index in its dimension, joined with `.`, and followed by `.bin`, so that
@@ -11,6 +12,7 @@ pub struct ChunkNames {
     grid_shape: Vec<u64>,
     widths: Vec<usize>,
     count: u64,
+    suffix: &'static str,
 }
 
 fn digits(mut n: u64) -> usize {
@@ -25,12 +27,18 @@ fn digits(mut n: u64) -> usize {
 impl ChunkNames {
     /// `grid_shape`'s product must fit `u64` (checked by the metadata parser).
     pub fn new(grid_shape: &[u64]) -> Self {
+        Self::with_suffix(grid_shape, ".bin")
+    }
+
+    /// Names ending in `suffix` (`".bin"` or `".txt"`).
+    pub fn with_suffix(grid_shape: &[u64], suffix: &'static str) -> Self {
         let widths = grid_shape.iter().map(|&g| digits(g.saturating_sub(1))).collect();
         let count = grid_shape.iter().product();
         ChunkNames {
             grid_shape: grid_shape.to_vec(),
             widths,
             count,
+            suffix,
         }
     }
 
@@ -47,7 +55,7 @@ impl ChunkNames {
     /// The file name of the `linear`-th chunk.
     pub fn name(&self, linear: u64) -> String {
         if self.grid_shape.is_empty() {
-            return "0.bin".into();
+            return format!("0{}", self.suffix);
         }
         let mut out = String::new();
         for (d, i) in self.unravel(linear).into_iter().enumerate() {
@@ -56,13 +64,13 @@ impl ChunkNames {
             }
             out.push_str(&format!("{i:0width$}", width = self.widths[d]));
         }
-        out.push_str(".bin");
+        out.push_str(self.suffix);
         out
     }
 
     /// The linear index named by `name`, if it is a canonical chunk name.
     pub fn parse(&self, name: &str) -> Option<u64> {
-        let stem = name.strip_suffix(".bin")?;
+        let stem = name.strip_suffix(self.suffix)?;
         if self.grid_shape.is_empty() {
             return (stem == "0").then_some(0);
         }

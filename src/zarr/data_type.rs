@@ -48,6 +48,12 @@ pub enum DataType {
     FixedBytes(usize),
     /// `fixed_length_utf32` (numpy `U n`): `n` UTF-32 code units.
     FixedUtf32(usize),
+    /// `string`: variable-length UTF-8. Decoded chunks hold the text form
+    /// of [`super::text`], not fixed-size elements.
+    String,
+    /// `bytes` (zarr-python: `variable_length_bytes`): variable-length
+    /// bytes, decoded to the same text form.
+    Bytes,
 }
 
 /// A numpy datetime unit.
@@ -167,6 +173,8 @@ impl DataType {
                     DataType::FixedBytes(n)
                 }
             }
+            "string" => DataType::String,
+            "bytes" | "variable_length_bytes" => DataType::Bytes,
             "complex_float32" => DataType::Complex64,
             "complex_float64" => DataType::Complex128,
             raw if raw.starts_with('r') => {
@@ -193,13 +201,25 @@ impl DataType {
             DataType::Complex128 => 16,
             DataType::Raw(n) | DataType::FixedBytes(n) => n,
             DataType::FixedUtf32(n) => 4 * n,
+            // No fixed size: see `element_size`.
+            DataType::String | DataType::Bytes => 0,
         }
     }
 
-    /// Bytes per element, or `None` for a variable-length type (none yet:
-    /// the `string` and `bytes` types of the next issues will be).
+    /// Bytes per element, or `None` for a variable-length type.
     pub fn element_size(self) -> Option<usize> {
-        Some(self.size())
+        match self {
+            DataType::String | DataType::Bytes => None,
+            other => Some(other.size()),
+        }
+    }
+
+    /// Whether the array's values are strings (shown as `data.txt`).
+    pub fn is_text(self) -> bool {
+        matches!(
+            self,
+            DataType::String | DataType::Bytes | DataType::FixedBytes(_) | DataType::FixedUtf32(_)
+        )
     }
 
     /// Element `i` of a decoded buffer (native byte order) as a number, or
@@ -225,7 +245,9 @@ impl DataType {
             | DataType::Complex128
             | DataType::Raw(_)
             | DataType::FixedBytes(_)
-            | DataType::FixedUtf32(_) => return None,
+            | DataType::FixedUtf32(_)
+            | DataType::String
+            | DataType::Bytes => return None,
         })
     }
 
@@ -235,7 +257,7 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) | DataType::FixedBytes(_) => 1,
+            DataType::Raw(_) | DataType::FixedBytes(_) | DataType::String | DataType::Bytes => 1,
             DataType::FixedUtf32(_) => 4,
             other => other.size(),
         }
@@ -281,6 +303,8 @@ impl DataType {
             DataType::TimeDelta64 { unit, scale } => format!("numpy.timedelta64[{}]", scaled(unit, scale)),
             DataType::FixedBytes(n) => format!("null_terminated_bytes[{n}]"),
             DataType::FixedUtf32(n) => format!("fixed_length_utf32[{n}]"),
+            DataType::String => "string".into(),
+            DataType::Bytes => "bytes".into(),
         }
     }
 
@@ -313,6 +337,20 @@ impl DataType {
             DataType::FixedBytes(n) | DataType::FixedUtf32(n) => {
                 let Value::Str(s) = v else { return Err(bad()) };
                 string_fill(self, s, n).ok_or_else(bad)?
+            }
+            // The fill of a variable-length type is its line of text.
+            DataType::String | DataType::Bytes => {
+                let value = match v {
+                    Value::Null => Vec::new(),
+                    Value::Str(s) if self == DataType::Bytes => base64::engine::general_purpose::STANDARD
+                        .decode(s)
+                        .unwrap_or_else(|_| s.as_bytes().to_vec()),
+                    Value::Str(s) => s.as_bytes().to_vec(),
+                    _ => return Err(bad()),
+                };
+                let mut line = Vec::new();
+                super::text::push_line(&mut line, &value);
+                line
             }
             DataType::UInt8 => int_fill::<u8>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt16 => int_fill::<u16>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),

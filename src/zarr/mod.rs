@@ -9,4 +9,5 @@ pub mod hierarchy;
 pub mod json;
 pub mod metadata;
 pub mod numpy;
+pub mod text;
 pub mod v2;

@@ -150,7 +150,29 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         }
         _ => return Err(MetadataError::Missing("dtype")),
     };
-    let (data_type, big) = parse_dtype(dtype).map_err(MetadataError::UnknownDataType)?;
+    let filters = match zarray.get("filters") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(list)) => list.as_slice(),
+        Some(_) => return Err(invalid("filters", "not a list")),
+    };
+    // An object array holds what its first filter (the object codec) says.
+    let object_codec = filters.first().and_then(|f| f.get("id")).and_then(Value::as_str);
+    let (data_type, big) = match (dtype, object_codec) {
+        ("|O", Some("vlen-utf8")) => (DataType::String, false),
+        ("|O", Some("vlen-bytes")) => (DataType::Bytes, false),
+        ("|O", other) => {
+            return Err(MetadataError::UnknownDataType(format!(
+                "object dtype |O with object codec {} (nzfs reads vlen-utf8 and vlen-bytes)",
+                other.unwrap_or("none")
+            )));
+        }
+        _ => parse_dtype(dtype).map_err(MetadataError::UnknownDataType)?,
+    };
+    let filters = if data_type.element_size().is_none() {
+        &filters[1..]
+    } else {
+        filters
+    };
     let chunk_bytes = chunk_shape
         .iter()
         .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
@@ -184,20 +206,33 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         Some("F") => {}
         _ => return Err(invalid("order", "not \"C\" or \"F\"")),
     }
-    let endian = if big { "big" } else { "little" };
-    codecs.push(CodecSpec {
-        name: "bytes".into(),
-        configuration: Some(Value::Object(vec![("endian".into(), Value::Str(endian.into()))])),
-        must_understand: true,
-    });
-    match zarray.get("filters") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(list)) => {
-            for f in list {
-                codecs.push(numcodecs_spec(f, "filters")?);
+    match data_type {
+        DataType::String | DataType::Bytes => {
+            if codecs.iter().any(|c| c.name == "transpose") {
+                return Err(invalid("order", "\"F\" with an object dtype"));
             }
+            let name = if data_type == DataType::String {
+                "vlen-utf8"
+            } else {
+                "vlen-bytes"
+            };
+            codecs.push(CodecSpec {
+                name: name.into(),
+                configuration: None,
+                must_understand: true,
+            });
         }
-        Some(_) => return Err(invalid("filters", "not a list")),
+        _ => {
+            let endian = if big { "big" } else { "little" };
+            codecs.push(CodecSpec {
+                name: "bytes".into(),
+                configuration: Some(Value::Object(vec![("endian".into(), Value::Str(endian.into()))])),
+                must_understand: true,
+            });
+        }
+    }
+    for f in filters {
+        codecs.push(numcodecs_spec(f, "filters")?);
     }
     match zarray.get("compressor") {
         None | Some(Value::Null) => {}
@@ -206,7 +241,9 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
 
     let fill_value_json = zarray.get("fill_value").cloned().unwrap_or(Value::Null);
     let fill_value = match (&fill_value_json, data_type) {
+        (Value::Null, dt) if dt.element_size().is_none() => dt_fill_empty(dt),
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
+        (Value::Int(0), DataType::String | DataType::Bytes) => dt_fill_empty(data_type),
         (Value::Str(b64), DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)) => {
             base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
                 data_type: data_type.name(),
@@ -272,6 +309,11 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     };
     a.add_time_attributes();
     Ok(a)
+}
+
+/// The empty string as the fill of a variable-length type.
+fn dt_fill_empty(dt: DataType) -> FillValue {
+    dt.fill_value(&Value::Null).unwrap_or(FillValue(b"\n".to_vec()))
 }
 
 /// A v2 base64 fill value of a fixed-size byte or string type.

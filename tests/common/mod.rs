@@ -137,17 +137,61 @@ fn hex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Every array the fixture generator recorded.
-pub fn manifest() -> Vec<Expected> {
-    let dir = data_dir();
-    let text = std::fs::read(dir.join("expected/manifest.json"))
+fn manifest_entries() -> Vec<Value> {
+    let text = std::fs::read(data_dir().join("expected/manifest.json"))
         .expect("tests/data/expected/manifest.json (run scripts/make_fixtures.py)");
     let doc = json::parse(&text).unwrap();
-    doc.get("arrays")
-        .unwrap()
-        .as_array()
-        .unwrap()
+    doc.get("arrays").unwrap().as_array().unwrap().to_vec()
+}
+
+/// The text view of one string-valued array, as computed by the fixture
+/// generator from zarr-python's values (and numcodecs' chunk decoding).
+#[derive(Debug, Clone)]
+pub struct ExpectedText {
+    pub store: String,
+    pub path: String,
+    /// `data.txt`.
+    pub text: Vec<u8>,
+    /// For variable-length arrays: each chunk's `.txt`, by linear index.
+    pub chunks: Vec<(u64, Vec<u8>)>,
+}
+
+/// Every string-valued array the fixture generator recorded.
+pub fn text_manifest() -> Vec<ExpectedText> {
+    let dir = data_dir();
+    manifest_entries()
         .iter()
+        .filter_map(|a| {
+            let text = a.get("text").and_then(Value::as_str)?;
+            let mut chunks: Vec<(u64, Vec<u8>)> = match a.get("chunk_texts") {
+                Some(Value::Object(m)) => m
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.parse().unwrap(),
+                            std::fs::read(dir.join(v.as_str().unwrap())).unwrap(),
+                        )
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            chunks.sort();
+            Some(ExpectedText {
+                store: a.get("store").unwrap().as_str().unwrap().into(),
+                path: a.get("path").unwrap().as_str().unwrap().into(),
+                text: std::fs::read(dir.join(text)).unwrap(),
+                chunks,
+            })
+        })
+        .collect()
+}
+
+/// Every array with binary expected values the fixture generator recorded.
+pub fn manifest() -> Vec<Expected> {
+    let dir = data_dir();
+    manifest_entries()
+        .iter()
+        .filter(|a| a.get("expected").and_then(Value::as_str).is_some())
         .map(|a| Expected {
             store: a.get("store").unwrap().as_str().unwrap().into(),
             path: a.get("path").unwrap().as_str().unwrap().into(),

@@ -1,0 +1,156 @@
+"""String and datetime fixtures (v3 and v2), written by zarr-python and
+xarray. Called by make_fixtures.py, whose helpers arrive as `fx`.
+
+Expected text is computed here, independently of nzfs, from the values
+zarr-python reads back: one line per element, `\\` -> `\\\\`, newline ->
+`\\n`, carriage return -> `\\r`, bytes that are not UTF-8 -> `\\xNN`,
+trailing NULs of fixed-length values removed. Each variable-length chunk's
+expected text comes from decoding its stored object with numcodecs
+(zstd, then VLenUTF8/VLenBytes), or from the fill value when absent.
+"""
+
+import json
+import os
+import shutil
+
+import numcodecs
+import numpy as np
+import xarray as xr
+import zarr
+from zarr.core.dtype import VariableLengthBytes
+
+from fixtures_v2 import little_any
+
+
+def line(v):
+    if isinstance(v, str):
+        v = v.encode("utf-8", "surrogatepass")
+    out = []
+    raw = bytes(v)
+    i = 0
+    while i < len(raw):
+        # Longest valid UTF-8 prefix, then one invalid byte.
+        for j in range(len(raw), i, -1):
+            try:
+                s = raw[i:j].decode("utf-8")
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            out.append(f"\\x{raw[i]:02x}")
+            i += 1
+            continue
+        out.append(s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r"))
+        i = j
+    return "".join(out).encode() + b"\n"
+
+
+def text_of(values):
+    flat = np.asarray(values).reshape(-1)
+    out = b""
+    for v in flat:
+        if isinstance(v, (bytes, np.bytes_)):
+            v = bytes(v).rstrip(b"\0")
+        elif isinstance(v, (str, np.str_)):
+            v = str(v).rstrip("\0")
+        out += line(v)
+    return out
+
+
+def write(fx, rel, data):
+    full = os.path.join(fx.OUT, rel)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "wb") as f:
+        f.write(data)
+
+
+def expect_text(fx, store, path, a, v2):
+    """data.txt, plus each chunk's .txt for variable-length arrays."""
+    data = np.asarray(a[...])
+    rel = os.path.join("expected", store, path + ".txt")
+    write(fx, rel, text_of(data))
+    chunks = {}
+    meta = a.metadata.to_dict()
+    variable = meta.get("data_type") in ("string", "variable_length_bytes") or meta.get("dtype") == "|O"
+    if variable:
+        grid = [-(-s // c) for s, c in zip(a.shape, a.chunks)]
+        fill = meta["fill_value"] if meta["fill_value"] is not None else ""
+        is_bytes = meta.get("data_type") == "variable_length_bytes" or any(
+            "vlen-bytes" in json.dumps(c) for c in (meta.get("codecs") or meta.get("filters") or []))
+        vlen = numcodecs.VLenBytes() if is_bytes else numcodecs.VLenUTF8()
+        if is_bytes and isinstance(fill, str):
+            fill = fill.encode()
+        n = int(np.prod(a.chunks))
+        for linear in range(int(np.prod(grid))):
+            idx = np.unravel_index(linear, grid) if grid else ()
+            key = ".".join(map(str, idx)) if v2 else "c/" + "/".join(map(str, idx))
+            if not grid:
+                key = "0" if v2 else "c"
+            obj = os.path.join(fx.store_path(store), path, key)
+            if os.path.exists(obj):
+                raw = open(obj, "rb").read()
+                items = vlen.decode(numcodecs.Zstd().decode(raw))
+            else:
+                items = [fill] * n
+            crel = os.path.join("expected", store, path + ".chunks", f"{linear}.txt")
+            write(fx, crel, text_of(np.array(list(items), dtype=object)))
+            chunks[linear] = crel
+    fx.MANIFEST.append({"store": store + ".zarr", "path": path, "data_type": str(data.dtype),
+                        "shape": list(data.shape), "chunk_shape": list(a.chunks), "expected": None,
+                        "text": rel, "chunk_texts": chunks or None, "fill": None})
+
+
+STRINGS = ["alpha", "b\\c", "two\nlines", "cr\rhere", "\u00e9t\u00e9 \U0001f600", "", "tab\tok"]
+
+
+def make_strings(fx):
+    """v3: string, bytes, fixed_length_utf32, null_terminated_bytes,
+    datetime64/timedelta64; v2: the same as |O, <U, |S, M8, m8."""
+    for fmt in [3, 2]:
+        name = f"strings_v{fmt}"
+        path = fx.store_path(name)
+        shutil.rmtree(path, ignore_errors=True)
+        g = zarr.open_group(path, mode="w", zarr_format=fmt)
+        comp = numcodecs.Zstd(level=1) if fmt == 2 else zarr.codecs.ZstdCodec(level=1)
+        s = np.array((STRINGS * 3)[:15], dtype=object).reshape(5, 3)
+        a = g.create_array("names", shape=(5, 3), chunks=(2, 2), dtype=str, fill_value="n/a", compressors=comp)
+        a[:3, :] = s[:3, :]  # the last chunk row stays absent: "n/a"
+        expect_text(fx, name, "names", a, fmt == 2)
+        b = np.array([b"x", b"\xff\x00raw", b"", b"line\n", b"ok"], dtype=object)
+        a = g.create_array("blobs", shape=(5,), chunks=(2,), dtype=VariableLengthBytes(), compressors=comp)
+        a[:4] = b[:4]
+        expect_text(fx, name, "blobs", a, fmt == 2)
+        for dtype, vals in [("<U6", ["h\u00efgh", "x", "", "sixsix"]), ("S5", [b"ab", b"c\0d", b"", b"fives"])]:
+            arr = np.array(vals, dtype=dtype)
+            key = "utf32" if dtype.startswith("<U") else "fixed_bytes"
+            a = g.create_array(key, shape=(4,), chunks=(3,), dtype=dtype, compressors=comp)
+            a[...] = arr
+            expect_text(fx, name, key, a, fmt == 2)
+            fx.expect(name, key, little_any(np.asarray(a[...])), arr.dtype.str, a.chunks, shape=[4])
+        for key, dtype in [("when", "M8[s]"), ("when_10s", "M8[10s]"), ("span", "m8[ms]")]:
+            vals = np.array([0, 86400, -1, 10**9], dtype="i8").view(dtype)
+            a = g.create_array(key, shape=(6,), chunks=(4,), dtype=dtype, compressors=comp)
+            a[:4] = vals
+            fx.expect(name, key, little_any(np.asarray(a[...])), dtype, a.chunks, shape=[6],
+                      fill_bits=(-(2**63)).to_bytes(8, "little", signed=True).hex())
+
+
+def make_xarray_strings(fx):
+    """xarray: a string coordinate and a datetime coordinate stored as
+    numpy.datetime64 (not CF-encoded), in v3."""
+    path = fx.store_path("xarray_strings")
+    shutil.rmtree(path, ignore_errors=True)
+    ds = xr.Dataset(
+        {"t": (("station", "time"), np.arange(6, dtype="float32").reshape(3, 2), {"units": "K"})},
+        coords={"station": ("station", np.array(["Oslo", "Bergen", "Troms\u00f8"], dtype=object)),
+                "time": ("time", np.array(["2001-02-03T04:05:06", "2001-02-04T00:00:00"], dtype="M8[s]"))},
+        attrs={"title": "stations"},
+    )
+    ds.to_zarr(path, mode="w", zarr_format=3, consolidated=False)
+    a = zarr.open_array(path, path="station", mode="r")
+    expect_text(fx, "xarray_strings", "station", a, False)
+
+
+def make_all(fx):
+    make_strings(fx)
+    make_xarray_strings(fx)

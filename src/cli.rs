@@ -11,14 +11,18 @@ use crate::array::MissingChunks;
 #[command(
     name = "nzfs",
     version,
-    about = "Mount a Zarr v3 / NZ-1.0 store read-only, as directories of decoded chunk files",
-    long_about = "Mount a Zarr v3 store (NZ-1.0 NetCDF-Zarr convention) read-only.\n\n\
+    about = "Mount a Zarr v3 (NZ-1.0), Zarr v2 or NCZarr store read-only, as directories of decoded chunk files",
+    long_about = "Mount a Zarr store read-only: Zarr v3 (NZ-1.0 NetCDF-Zarr convention), Zarr v2\n\
+        (zarr-python, xarray; consolidated .zmetadata too) or netCDF-C's NCZarr.\n\n\
         Every group and array is a directory; every array directory holds one raw,\n\
-        decoded .bin file per chunk (C order, native byte order) and a header.cdl\n\
-        that describes it the way `ncdump -h` would.",
+        decoded .bin file per chunk (C order, native byte order), data.bin (the whole\n\
+        array), and a header.cdl that describes it the way `ncdump -h` would. String\n\
+        arrays also hold data.txt, one value per line. Every group holds a virtual\n\
+        netCDF file, <group>.nc, for ncdump, CDO and NCO.",
     after_help = "Examples:\n  \
         nzfs mount data.zarr /mnt/nz\n  \
         ls /mnt/nz/t2m\n  \
+        cat /mnt/nz/station/data.txt\n  \
         python -c 'import numpy as np; print(np.fromfile(\"/mnt/nz/t2m/0.0.0.bin\", \"<f4\"))'\n  \
         nzfs unmount /mnt/nz\n  \
         nzfs cdl data.zarr t2m"

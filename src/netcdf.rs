@@ -245,8 +245,34 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
     }
 }
 
-fn group_attrs(attrs: &[(String, Value)]) -> Vec<(String, AttrValue)> {
-    attrs.iter().map(|(k, v)| (nc_name(k), attr_value(v))).collect()
+/// An attribute in the netCDF type the store recorded for it (NCZarr's
+/// `_NCZARR_ATTR.types`), if that type is classic and every value fits.
+fn typed_attr(v: &Value, dt: DataType, cdf5: bool) -> Option<AttrValue> {
+    let (t, _) = var_type(dt, cdf5)?;
+    let items = match v {
+        Value::Array(items) if !items.is_empty() => items.as_slice(),
+        Value::Array(_) => return None,
+        one => std::slice::from_ref(one),
+    };
+    let mut bytes = Vec::new();
+    for i in items {
+        bytes.extend(fill_value(i, t)?);
+    }
+    Some(AttrValue::Typed(t, bytes))
+}
+
+/// Attributes under NZ's default mapping, or in their recorded types.
+fn attrs_of(attrs: &[(String, Value)], types: &[(String, DataType)], cdf5: bool) -> Vec<(String, AttrValue)> {
+    attrs
+        .iter()
+        .map(|(k, v)| {
+            let typed = types
+                .iter()
+                .find(|(n, _)| n == k)
+                .and_then(|(_, t)| typed_attr(v, *t, cdf5));
+            (nc_name(k), typed.unwrap_or_else(|| attr_value(v)))
+        })
+        .collect()
 }
 
 /// Lay out the file of group `id` (its own arrays, not subgroups').
@@ -266,20 +292,26 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         }
     }
     // NZ maps JSON integers to int64, which only CDF-5 holds.
-    let ints_fit = |attrs: &[(String, Value)]| {
-        attrs.iter().all(|(_, v)| match v {
-            Value::Int(_) => false,
-            Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
-            _ => true,
+    // (unless the store records a classic type for the attribute).
+    let ints_fit = |attrs: &[(String, Value)], types: &[(String, DataType)]| {
+        attrs.iter().all(|(k, v)| {
+            types.iter().any(|(n, t)| n == k && !needs_cdf5_type(*t))
+                || match v {
+                    Value::Int(_) => false,
+                    Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
+                    _ => true,
+                }
         })
     };
-    let group_attributes = match &node.kind {
-        NodeKind::Group { metadata: Some(g) } => g.attributes.clone(),
-        _ => Vec::new(),
+    let (group_attributes, group_types) = match &node.kind {
+        NodeKind::Group { metadata: Some(g) } => (g.attributes.clone(), g.attribute_types.clone()),
+        _ => (Vec::new(), Vec::new()),
     };
     let cdf5 = arrays.iter().any(|(_, a)| needs_cdf5_type(a.metadata.data_type))
-        || !ints_fit(&group_attributes)
-        || arrays.iter().any(|(_, a)| !ints_fit(&a.metadata.attributes))
+        || !ints_fit(&group_attributes, &group_types)
+        || arrays
+            .iter()
+            .any(|(_, a)| !ints_fit(&a.metadata.attributes, &a.metadata.attribute_types))
         || arrays.iter().any(|(_, a)| {
             let n = a.metadata.shape.iter().product::<u64>() * a.metadata.data_type.size() as u64;
             n > u64::from(u32::MAX) - 4
@@ -302,7 +334,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         var_dims.push(ids);
     }
 
-    let mut header_attrs = group_attrs(&group_attributes);
+    let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5);
     if !omitted.is_empty() {
         header_attrs.push(("_nz_omitted".into(), AttrValue::Text(omitted.join(" "))));
     }
@@ -348,7 +380,11 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
                             None => attrs.push(("_nz_FillValue".into(), AttrValue::Text(v.to_string()))),
                         }
                     } else {
-                        attrs.push((nc_name(key), attr_value(v)));
+                        attrs.extend(attrs_of(
+                            std::slice::from_ref(&(key.clone(), v.clone())),
+                            &m.attribute_types,
+                            cdf5,
+                        ));
                     }
                 }
                 if unsigned {

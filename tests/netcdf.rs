@@ -155,3 +155,44 @@ fn a_corrupt_chunk_fails_exactly_the_reads_that_touch_it() {
     );
     assert!(m.log().contains("t2m/c/1/1/1"));
 }
+
+#[test]
+fn an_nczarr_stores_virtual_file_keeps_values_and_attribute_types() {
+    // nccopy copied nczarr_src.nc into v2_nczarr.zarr; the root group's
+    // virtual file must hold what ncdump shows of the source's root group
+    // (less the dimension no variable uses, which a classic file cannot
+    // declare without a variable, and the subgroup, which has its own file).
+    let m = Mount::new("v2_nczarr.zarr", &[]);
+    let ours = ncdump(&[], &m.path("v2_nczarr.nc"));
+    let (source, _) = split_group(&ncdump(&[], &common::data_dir().join("nczarr_src.nc")), "sub");
+    let ours = normalized(&ours);
+    let source: Vec<String> = normalized(&source)
+        .into_iter()
+        .filter(|l| !l.starts_with("bnds =") && !l.starts_with("group:") && l != "}")
+        .collect();
+    for want in [
+        "v:flags = 1b, 2b ;",
+        "v:weights = 0.5f, 0.25f ;",
+        "v:count = 3s ;",
+        ":version = 2 ;",
+    ] {
+        assert!(
+            source.contains(&want.to_string()),
+            "{want} not in the source: {source:?}"
+        );
+    }
+    // The classic file is CDF-2 here: ubyte becomes byte with _Unsigned
+    // (the documented mapping), which ncdump prints as signed values.
+    let mut source: Vec<String> = source
+        .into_iter()
+        .map(|l| match l.as_str() {
+            "ubyte q(nv) ;" => "byte q(nv) ;".to_string(),
+            "q = 250, 1, 2, 3 ;" => "q = -6, 1, 2, 3 ;".to_string(),
+            _ => l,
+        })
+        .chain(["q:_Unsigned = \"true\" ;".to_string()])
+        .collect();
+    source.sort();
+    let ours: Vec<String> = ours.into_iter().filter(|l| l != "}").collect();
+    assert_eq!(ours, source);
+}

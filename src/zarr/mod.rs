@@ -1,5 +1,8 @@
-//! The Zarr v3 model: metadata documents, data types and fill values, chunk
-//! key encodings, and hierarchy discovery. Nothing here knows about FUSE.
+//! The Zarr model: metadata documents (v3 `zarr.json`, and Zarr v2 and
+//! NCZarr documents read into the same types by [`v2`]), data types and
+//! fill values (numpy type strings in [`numpy`]), chunk key encodings, the
+//! text form of string values, and hierarchy discovery. Nothing here knows
+//! about FUSE.
 
 pub mod chunk_key;
 pub mod data_type;

@@ -12,7 +12,19 @@ fn spec(name: &str, config: &str) -> CodecSpec {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
-    for codec in [BytesToBytes::Zstd, BytesToBytes::Gzip, BytesToBytes::Blosc, BytesToBytes::Crc32c] {
+    use nzfs::codec::numcodecs::{Checksum, Compressor};
+    for codec in [
+        BytesToBytes::Zstd,
+        BytesToBytes::Gzip,
+        BytesToBytes::Blosc,
+        BytesToBytes::Crc32c,
+        BytesToBytes::Numcodecs(Compressor::Zlib),
+        BytesToBytes::Numcodecs(Compressor::Bz2),
+        BytesToBytes::Numcodecs(Compressor::Lz4),
+        BytesToBytes::Numcodecs(Compressor::Lzma),
+        BytesToBytes::Checksum(Checksum::Fletcher32),
+        BytesToBytes::Checksum(Checksum::JenkinsLookup3 { initval: 0, prefix: vec![] }),
+    ] {
         let _ = codec.decode(rest.to_vec(), None, 1 << 16);
         let _ = codec.decode(rest.to_vec(), Some(256), 1 << 16);
     }
@@ -21,10 +33,15 @@ fuzz_target!(|data: &[u8]| {
         vec![spec("transpose", r#"{"order": [2, 0, 1]}"#), bytes.clone(), spec("zstd", "{}")],
         vec![bytes.clone(), spec("gzip", "{}"), spec("crc32c", "{}")],
         vec![bytes.clone(), spec("blosc", r#"{"cname": "lz4", "shuffle": "shuffle", "typesize": 4}"#)],
-        vec![bytes],
+        vec![bytes.clone()],
+        vec![bytes.clone(), spec("numcodecs.delta", r#"{"dtype": ">f4", "astype": ">i2"}"#), spec("numcodecs.lz4", "{}")],
+        vec![bytes.clone(), spec("numcodecs.packbits", "{}"), spec("numcodecs.zlib", "{}")],
+        vec![bytes, spec("numcodecs.fixedscaleoffset", r#"{"dtype": "<f4", "astype": "|u1", "scale": 10}"#)],
+        vec![spec("vlen-utf8", "{}"), spec("numcodecs.zstd", "{}")],
     ];
     let chain = &chains[selector as usize % chains.len()];
-    if let Ok(c) = CodecChain::new(chain, &[3, 4, 5], DataType::Float32, &FillValue(vec![0; 4])) {
+    let dt = if chain[0].name == "vlen-utf8" { DataType::String } else { DataType::Float32 };
+    if let Ok(c) = CodecChain::new(chain, &[3, 4, 5], dt, &FillValue(vec![0; 4])) {
         let _ = c.decode(rest.to_vec());
     }
 });

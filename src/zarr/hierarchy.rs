@@ -480,6 +480,38 @@ mod tests {
     }
 
     #[test]
+    fn zarr_v2_nodes_and_mixed_nodes() {
+        let v2_array = r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i2",
+            "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
+        let mut s = MemoryStore::default();
+        s.insert(".zgroup", r#"{"zarr_format": 2}"#);
+        s.insert(".zattrs", r#"{"title": "t"}"#);
+        s.insert("a/.zarray", v2_array);
+        s.insert("a/.zattrs", r#"{"_ARRAY_DIMENSIONS": ["x"]}"#);
+        s.insert("imp/b/.zarray", v2_array);
+        // Both formats at one node: read as v3.
+        s.insert("both/zarr.json", GROUP);
+        s.insert("both/.zgroup", r#"{"zarr_format": 2}"#);
+        s.insert("both/v3/zarr.json", ARRAY);
+        s.insert("bad/.zarray", "{broken");
+        let h = Hierarchy::open(&s).unwrap();
+        assert_eq!(h.zarr_format, 2);
+        let mut paths = names(&h);
+        paths.sort();
+        assert_eq!(paths, ["", "a", "bad", "both", "both/v3", "imp", "imp/b"]);
+        let both = h.child(0, "both").unwrap();
+        assert_eq!(h.nodes[both].metadata_name(), Some("zarr.json"));
+        let a = h.child(0, "a").unwrap();
+        assert_eq!(h.nodes[a].metadata_name(), Some(".zarray"));
+        let NodeKind::Array(arr) = &h.nodes[a].kind else {
+            panic!()
+        };
+        assert_eq!(arr.metadata.dimension_names, [Some("x".to_string())]);
+        let bad = h.child(0, "bad").unwrap();
+        assert!(matches!(&h.nodes[bad].kind, NodeKind::Broken { reason } if reason.contains(".zarray")));
+    }
+
+    #[test]
     fn open_errors() {
         assert!(matches!(
             Hierarchy::open(&MemoryStore::default()),

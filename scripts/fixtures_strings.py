@@ -151,6 +151,72 @@ def make_xarray_strings(fx):
     expect_text(fx, "xarray_strings", "station", a, False)
 
 
+def make_numcodecs_v3(fx):
+    """zarr-python 3's numcodecs.* codecs in Zarr v3: each alone, a chain,
+    and inside a shard."""
+    from zarr.codecs import numcodecs as znc
+    g = fx.fresh_group("numcodecs_v3")
+    f8 = (np.cumsum(fx.RNG.standard_normal(120)) * 10).astype("<f8").reshape(12, 10)
+    i4 = fx.RNG.integers(-1000, 1000, size=(12, 10)).astype("<i4")
+    b1 = fx.RNG.integers(0, 2, size=(12, 10)).astype(bool)
+    cases = {
+        "zlib": (f8, [], [znc.Zlib(level=3)]),
+        "gzip": (f8, [], [znc.GZip(level=3)]),
+        "bz2": (f8, [], [znc.BZ2(level=3)]),
+        "lz4": (f8, [], [znc.LZ4()]),
+        "lzma": (f8, [], [znc.LZMA()]),
+        "zstd": (f8, [], [znc.Zstd(level=2)]),
+        "blosc": (f8, [], [znc.Blosc(cname="zstd", clevel=3, shuffle=2)]),
+        "crc32": (i4, [], [znc.CRC32()]),
+        "adler32": (i4, [], [znc.Adler32()]),
+        "fletcher32": (i4, [], [znc.Fletcher32()]),
+        "jenkins_lookup3": (i4, [], [znc.JenkinsLookup3()]),
+        "shuffle": (i4, [], [znc.Shuffle(elementsize=4), znc.Zlib()]),
+        "delta": (i4, [znc.Delta(dtype="<i4", astype="<i2")], [znc.Zlib()]),
+        "fixedscaleoffset": (f8, [znc.FixedScaleOffset(offset=0, scale=100, dtype="<f8", astype="<i4")], []),
+        "quantize": (f8, [znc.Quantize(digits=3, dtype="<f8")], [znc.Zstd()]),
+        "bitround": (f8.astype("<f4"), [znc.BitRound(keepbits=10)], [znc.Zstd()]),
+        "astype": (f8, [znc.AsType(encode_dtype="<f4", decode_dtype="<f8")], []),
+        "packbits": (b1, [znc.PackBits()], []),
+        "chain": (i4, [znc.Delta(dtype="<i4")], [znc.Shuffle(elementsize=4), znc.Zlib(level=1), znc.Adler32()]),
+    }
+    for name, (data, filters, compressors) in cases.items():
+        a = g.create_array(name, shape=data.shape, chunks=(5, 4), dtype=data.dtype, filters=filters,
+                           compressors=compressors, fill_value=0)
+        a[:10, :] = data[:10, :]  # the last chunk row stays absent
+        fx.record("numcodecs_v3", name)
+    a = g.create_array("in_shard", shape=f8.shape, chunks=(3, 5), shards=(6, 10), dtype="<f8",
+                       compressors=[znc.Zlib(level=2), znc.CRC32()], fill_value=0)
+    a[...] = f8
+    fx.record("numcodecs_v3", "in_shard")
+
+
+def make_bfloat16(fx):
+    """bfloat16 (hand-edited: zarr-python writes it only with ml_dtypes):
+    uint16 arrays holding the top halves of float32 values, relabelled.
+    Expected: those halves widened to float32, absent chunks the fill."""
+    g = fx.fresh_group("bfloat16")
+    f = (fx.RNG.standard_normal((5, 6)) * 100).astype("<f4")
+    halves = (f.view("<u4") >> 16).astype("<u2")
+    for name, endian, fill_json, fill_f32, shards in [
+        ("le", "little", -1.5, np.float32(-1.5), None),
+        ("be_nan_fill", "big", "0x7fc0", np.frombuffer(np.uint32(0x7FC00000).tobytes(), "<f4")[0], None),
+        ("sharded", "little", 2.0, np.float32(2.0), (4, 6)),
+    ]:
+        a = g.create_array(name, shape=(5, 6), chunks=(2, 3), shards=shards, dtype="<u2",
+                           serializer=zarr.codecs.BytesCodec(endian=endian), compressors=[zarr.codecs.ZstdCodec()],
+                           fill_value=0)
+        a[:4, :] = halves[:4, :]  # row 4 stays absent
+        fx.edit_json(os.path.join(fx.store_path("bfloat16"), name, "zarr.json"),
+                     lambda d: d.update(data_type="bfloat16", fill_value=fill_json))
+        want = (halves.astype("<u4") << 16).view("<f4").copy()
+        want[4, :] = fill_f32
+        fx.expect("bfloat16", name, want, "bfloat16", (2, 3) if shards is None else shards,
+                  fill_bits=np.array([fill_f32], "<f4").tobytes().hex() if shards is None else None)
+
+
 def make_all(fx):
     make_strings(fx)
     make_xarray_strings(fx)
+    make_numcodecs_v3(fx)
+    make_bfloat16(fx)

@@ -130,7 +130,7 @@ fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::UInt32 if cdf5 => (NC_UINT, false),
         DataType::UInt32 => (NC_INT, true),
         DataType::UInt64 => (NC_UINT64, false),
-        DataType::Float16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
+        DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
         DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
         DataType::Raw(_) | DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::String | DataType::Bytes => {
             return None;

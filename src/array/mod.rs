@@ -174,8 +174,16 @@ impl Array {
 
     fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, String> {
         let m = &node.metadata;
-        let chain =
-            CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type, &m.fill_value).map_err(|e| e.to_string())?;
+        // bfloat16 is decoded as its 16-bit halves, widened after decoding.
+        let storage_fill = match m.data_type {
+            crate::zarr::data_type::DataType::BFloat16 => {
+                let bits = u32::from_ne_bytes(m.fill_value.0[..4].try_into().map_err(|_| "bad fill")?);
+                crate::zarr::data_type::FillValue(((bits >> 16) as u16).to_ne_bytes().to_vec())
+            }
+            _ => m.fill_value.clone(),
+        };
+        let chain = CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type.storage(), &storage_fill)
+            .map_err(|e| e.to_string())?;
         let grid_shape = m.grid_shape();
         let chunk_count = grid_shape.iter().product();
         Ok(Array {
@@ -187,6 +195,14 @@ impl Array {
             chunk_count,
             shared,
         })
+    }
+
+    /// The sharding codec when shards are decoded partially (never for
+    /// bfloat16, whose chunks are widened whole).
+    fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
+        self.chain
+            .partial_sharding()
+            .filter(|_| self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16)
     }
 
     pub fn metadata(&self) -> &ArrayMetadata {
@@ -240,7 +256,7 @@ impl Array {
     /// Whether a chunk file read decodes only the inner chunks it touches
     /// (a chain that is just `sharding_indexed`), rather than whole chunks.
     pub fn reads_partially(&self) -> bool {
-        self.chain.partial_sharding().is_some()
+        self.partial_sharding().is_some()
     }
 }
 

@@ -32,6 +32,14 @@ fn max_encoded(decoded: u64) -> u64 {
     decoded.saturating_mul(2).saturating_add(1 << 20)
 }
 
+/// bfloat16 halves (native u16 bits) as float32: exact.
+fn widen_bf16(halves: &[u8]) -> Vec<u8> {
+    halves
+        .chunks_exact(2)
+        .flat_map(|h| f32::from_bits(u32::from(u16::from_ne_bytes([h[0], h[1]])) << 16).to_ne_bytes())
+        .collect()
+}
+
 fn vanished(key: &StoreKey) -> ArrayError {
     ArrayError::store(key, std::io::Error::other("the shard vanished while being read"))
 }
@@ -49,7 +57,7 @@ impl Array {
     /// the cached chunk, or of the inner chunks of a shard that it touches.
     pub fn read_chunk_bytes(&self, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
         self.check_chunk_index(index)?;
-        match self.chain.partial_sharding() {
+        match self.partial_sharding() {
             Some(sharding) => self.read_shard(sharding, index, offset, size),
             None => Ok(ReadData::slice(self.read_chunk(index)?, offset, size)),
         }
@@ -159,7 +167,7 @@ impl Array {
         let end = start + out.len() as u64;
         let nd = m.shape.len();
         // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
-        let sharding = self.chain.partial_sharding();
+        let sharding = self.partial_sharding();
         let unit_shape: &[u64] = sharding.map_or(&m.chunk_shape, |s| &s.inner_shape);
         let row = m.shape[nd - 1];
         // Position of the first element, in C order.
@@ -262,7 +270,11 @@ impl Array {
         match self.shared.store.get(&key, cap) {
             Err(e) => Err(ArrayError::store(&key, e)),
             Ok(None) => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
-            Ok(Some(encoded)) => self.chain.decode(encoded).map_err(|e| ArrayError::decode(&key, e)),
+            Ok(Some(encoded)) => match self.chain.decode(encoded) {
+                Ok(decoded) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
+                Ok(decoded) => Ok(decoded),
+                Err(e) => Err(ArrayError::decode(&key, e)),
+            },
         }
     }
 

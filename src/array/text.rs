@@ -7,6 +7,7 @@
 //! from the chunks' lines and refused past [`MAX_TEXT`] bytes.
 
 use super::{Array, ArrayError};
+use crate::zarr::data_type::DataType;
 use crate::zarr::text::fixed_lines;
 
 /// The largest `data.txt` nzfs assembles (256 MiB).
@@ -19,7 +20,7 @@ impl Array {
         let dt = self.metadata().data_type;
         Ok(match dt.element_size() {
             None => chunk.to_vec(),
-            Some(_) => fixed_lines(dt, &chunk),
+            Some(size) => fixed_lines(&chunk, size, matches!(dt, DataType::FixedUtf32(_))),
         })
     }
 

@@ -123,7 +123,7 @@ pub fn type_name(dt: DataType) -> String {
         DataType::UInt16 => "ushort".into(),
         DataType::UInt32 => "uint".into(),
         DataType::UInt64 => "uint64".into(),
-        DataType::Float16 | DataType::Float32 => "float".into(),
+        DataType::Float16 | DataType::BFloat16 | DataType::Float32 => "float".into(),
         DataType::Float64 => "double".into(),
         DataType::Complex64 => "nz_complex64".into(),
         DataType::Complex128 => "nz_complex128".into(),
@@ -348,6 +348,7 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
     };
     let element = match a.data_type {
         DataType::Float16 => "float16 (2-byte IEEE half)".to_string(),
+        DataType::BFloat16 => "float32 (stored as bfloat16, widened exactly to float32 in every file)".to_string(),
         DataType::Bool => "bool (1 byte, 0 or 1)".to_string(),
         DataType::Complex64 => "complex64 (float32 real, then imaginary)".to_string(),
         DataType::Complex128 => "complex128 (float64 real, then imaginary)".to_string(),
@@ -525,7 +526,7 @@ fn attribute_text(v: &Value) -> (&'static str, String) {
 fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
     let n = crate::zarr::data_type::fill_value_number(v).ok()?;
     match dt {
-        DataType::Float16 | DataType::Float32 => Some(float(n.as_f64() as f32)),
+        DataType::Float16 | DataType::BFloat16 | DataType::Float32 => Some(float(n.as_f64() as f32)),
         DataType::Float64 => Some(double(n.as_f64())),
         _ => {
             let suffix = match dt {

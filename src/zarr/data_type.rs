@@ -27,6 +27,9 @@ pub enum DataType {
     UInt32,
     UInt64,
     Float16,
+    /// `bfloat16`: stored as 2 bytes (the top half of a float32), shown
+    /// and held in memory as float32.
+    BFloat16,
     Float32,
     Float64,
     Complex64,
@@ -123,6 +126,7 @@ impl DataType {
             "uint32" => DataType::UInt32,
             "uint64" => DataType::UInt64,
             "float16" => DataType::Float16,
+            "bfloat16" => DataType::BFloat16,
             "float32" => DataType::Float32,
             "float64" => DataType::Float64,
             "complex64" => DataType::Complex64,
@@ -195,7 +199,7 @@ impl DataType {
         match self {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
-            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 | DataType::BFloat16 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => 8,
             DataType::Complex128 => 16,
@@ -234,7 +238,7 @@ impl DataType {
             DataType::Float16 => half::f16::from_ne_bytes(at(2)?.try_into().ok()?).to_f64(),
             DataType::Int32 => f64::from(i32::from_ne_bytes(at(4)?.try_into().ok()?)),
             DataType::UInt32 => f64::from(u32::from_ne_bytes(at(4)?.try_into().ok()?)),
-            DataType::Float32 => f64::from(f32::from_ne_bytes(at(4)?.try_into().ok()?)),
+            DataType::Float32 | DataType::BFloat16 => f64::from(f32::from_ne_bytes(at(4)?.try_into().ok()?)),
             DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => {
                 i64::from_ne_bytes(at(8)?.try_into().ok()?) as f64
             }
@@ -294,6 +298,7 @@ impl DataType {
             DataType::UInt32 => "uint32".into(),
             DataType::UInt64 => "uint64".into(),
             DataType::Float16 => "float16".into(),
+            DataType::BFloat16 => "bfloat16".into(),
             DataType::Float32 => "float32".into(),
             DataType::Float64 => "float64".into(),
             DataType::Complex64 => "complex64".into(),
@@ -305,6 +310,15 @@ impl DataType {
             DataType::FixedUtf32(n) => format!("fixed_length_utf32[{n}]"),
             DataType::String => "string".into(),
             DataType::Bytes => "bytes".into(),
+        }
+    }
+
+    /// The type the codec chain stores (bfloat16's 2-byte halves are
+    /// decoded as `UInt16` bits, then widened to float32 by the array).
+    pub fn storage(self) -> DataType {
+        match self {
+            DataType::BFloat16 => DataType::UInt16,
+            other => other,
         }
     }
 
@@ -357,6 +371,15 @@ impl DataType {
             DataType::UInt32 => int_fill::<u32>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::UInt64 => int_fill::<u64>(v).ok_or_else(bad)?.to_ne_bytes().to_vec(),
             DataType::Float16 | DataType::Float32 | DataType::Float64 => float_fill(v, self.size()).ok_or_else(bad)?,
+            // A bfloat16 "0x…" is its own 16 bits: the top half of a float32.
+            DataType::BFloat16 => match v {
+                Value::Str(h) if h.starts_with("0x") || h.starts_with("0X") => {
+                    let bits = u16::from_str_radix(&h[2..], 16).map_err(|_| bad())?;
+                    (u32::from(bits) << 16).to_ne_bytes().to_vec()
+                }
+                Value::Str(n) if n == "NaN" => (0x7fc0_u32 << 16).to_ne_bytes().to_vec(),
+                _ => float_fill(v, 4).ok_or_else(bad)?,
+            },
             DataType::Complex64 | DataType::Complex128 => {
                 let half = self.size() / 2;
                 match v.as_array() {
@@ -575,7 +598,7 @@ pub fn fill_value_fits(v: &Value, dt: DataType) -> Result<(), String> {
     }
     let n = fill_value_number(v)?;
     match (dt, dt.int_range()) {
-        (DataType::Float16 | DataType::Float32 | DataType::Float64, _) => Ok(()),
+        (DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Float64, _) => Ok(()),
         (_, Some((lo, hi))) => match n.integral() {
             Some(i) if (lo..=hi).contains(&i) => Ok(()),
             _ => Err(format!("{} is outside {lo}..={hi} or not an integer", n.as_f64())),

@@ -6,8 +6,8 @@
 //!
 //! Fixed-length types (`S n`, `U n`) lose their trailing NULs; a code unit
 //! of `U n` that is not a Unicode scalar value becomes U+FFFD.
-
-use super::data_type::DataType;
+//!
+//! A leaf module (it imports nothing): data types use it for fill values.
 
 /// Append `value` and a newline to `out`, escaped.
 pub fn push_line(out: &mut Vec<u8>, value: &[u8]) {
@@ -27,10 +27,11 @@ pub fn push_line(out: &mut Vec<u8>, value: &[u8]) {
     out.push(b'\n');
 }
 
-/// Append the line of one fixed-length element (native byte order).
-pub fn push_fixed(out: &mut Vec<u8>, dt: DataType, element: &[u8]) {
-    match dt {
-        DataType::FixedUtf32(_) => {
+/// Append the line of one fixed-length element: UTF-32 code units in
+/// native byte order when `utf32`, else NUL-padded bytes.
+pub fn push_fixed(out: &mut Vec<u8>, utf32: bool, element: &[u8]) {
+    match utf32 {
+        true => {
             let s: String = element
                 .chunks_exact(4)
                 .map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]))
@@ -38,19 +39,19 @@ pub fn push_fixed(out: &mut Vec<u8>, dt: DataType, element: &[u8]) {
                 .collect();
             push_line(out, s.trim_end_matches('\0').as_bytes());
         }
-        _ => {
+        false => {
             let end = element.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
             push_line(out, &element[..end]);
         }
     }
 }
 
-/// The text of a whole fixed-length buffer (native byte order).
-pub fn fixed_lines(dt: DataType, buffer: &[u8]) -> Vec<u8> {
-    let size = dt.size().max(1);
+/// The text of a whole buffer of `size`-byte fixed-length elements.
+pub fn fixed_lines(buffer: &[u8], size: usize, utf32: bool) -> Vec<u8> {
+    let size = size.max(1);
     let mut out = Vec::with_capacity(buffer.len() + buffer.len() / size);
     for element in buffer.chunks_exact(size) {
-        push_fixed(&mut out, dt, element);
+        push_fixed(&mut out, utf32, element);
     }
     out
 }
@@ -70,7 +71,7 @@ mod tests {
             .iter()
             .flat_map(|&c| (c as u32).to_ne_bytes())
             .collect();
-        assert_eq!(fixed_lines(DataType::FixedUtf32(3), &utf32), b"hi\n");
-        assert_eq!(fixed_lines(DataType::FixedBytes(3), b"ab\0x\0\0"), b"ab\nx\n");
+        assert_eq!(fixed_lines(&utf32, 12, true), b"hi\n");
+        assert_eq!(fixed_lines(b"ab\0x\0\0", 3, false), b"ab\nx\n");
     }
 }

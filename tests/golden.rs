@@ -288,11 +288,7 @@ fn a_sequential_reader_gets_the_next_chunks_decoded_ahead() {
 #[test]
 fn refused_v2_nodes_fail_with_eio_and_the_rest_reads() {
     let fs = open("v2_bad.zarr", MissingChunks::Fill);
-    for (name, why) in [
-        ("bad_json", ".zarray"),
-        ("unknown_codec", "numcodecs.mystery"),
-        ("structured", "structured"),
-    ] {
+    for (name, why) in [("bad_json", ".zarray"), ("unknown_codec", "numcodecs.mystery")] {
         let attr = fs.lookup(1, OsStr::new(name)).unwrap();
         let err = fs.opendir(attr.ino).unwrap_err();
         assert_eq!(err.errno(), libc::EIO, "{name}");
@@ -319,6 +315,45 @@ fn refused_v2_nodes_fail_with_eio_and_the_rest_reads() {
         fs.read(c, 0, 8).unwrap().bytes(),
         [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
     );
+}
+
+#[test]
+fn arrays_of_unknown_types_hold_only_a_header_that_ncgen_accepts() {
+    for (store, name, why) in [
+        ("v2_bad.zarr", "structured", "structured"),
+        ("strings_v3.zarr", "float8", "float8_e4m3fn"),
+    ] {
+        let fs = open(store, MissingChunks::Fill);
+        let dir = fs.lookup(1, OsStr::new(name)).unwrap().ino;
+        fs.opendir(dir).unwrap();
+        let names: Vec<String> = fs
+            .readdir(dir, 0, usize::MAX)
+            .unwrap()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(names, [".", "..", "header.cdl"]);
+        let h = fs.lookup(dir, OsStr::new("header.cdl")).unwrap();
+        let text = String::from_utf8(fs.read(h.ino, 0, u32::MAX).unwrap().bytes().to_vec()).unwrap();
+        assert!(text.contains(why), "{text}");
+        let err = fs.lookup(dir, OsStr::new("data.bin")).unwrap_err();
+        assert_eq!(err.errno(), libc::EIO);
+        assert!(err.to_string().contains(why), "{err}");
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("h.cdl"), &text).unwrap();
+        let out = std::process::Command::new("ncgen")
+            .args(["-k", "nc4", "-o"])
+            .arg(tmp.path().join("h.nc"))
+            .arg(tmp.path().join("h.cdl"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{text}: {}", String::from_utf8_lossy(&out.stderr));
+        // The group's own header stays valid CDL (checked for every store
+        // by tests/cdl.rs) and names the array as unreadable.
+        let root = fs.lookup(1, OsStr::new("header.cdl")).unwrap();
+        let group = String::from_utf8(fs.read(root.ino, 0, u32::MAX).unwrap().bytes().to_vec()).unwrap();
+        assert!(group.contains(&format!("node \"{name}\" is unreadable")), "{group}");
+    }
 }
 
 #[test]

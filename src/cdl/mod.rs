@@ -69,6 +69,16 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     out
 }
 
+/// The header of an array nzfs cannot show (its data type): a dataset with
+/// no variables and a comment naming the reason.
+pub fn render_unreadable(title: &str, reason: &str) -> String {
+    format!(
+        "netcdf {} {{\n// nzfs: this array cannot be shown: {}\n// nzfs: only this header is here; nothing else in this directory can be read\n}}\n",
+        name(title),
+        reason.replace('\n', " ")
+    )
+}
+
 /// The user-defined types the subtree needs, as CDL declarations.
 fn used_types(h: &Hierarchy, id: usize) -> Vec<String> {
     let mut found: Vec<DataType> = Vec::new();

@@ -377,6 +377,16 @@ impl NzFs {
         self.dataset.cache()
     }
 
+    /// Why array `n` cannot be shown when the reason is its data type (an
+    /// unknown or structured type): such a directory lists only
+    /// `header.cdl`, which says so, and anything else in it is `EIO`.
+    fn unknown_type(&self, n: usize) -> Option<&str> {
+        match &self.hierarchy().nodes.get(n)?.kind {
+            NodeKind::Broken { reason } if reason.contains("unsupported data type") => Some(reason),
+            _ => None,
+        }
+    }
+
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
         let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         match &node.kind {
@@ -458,8 +468,11 @@ impl NzFs {
         let Some(Inode::Node(p)) = Inode::from_ino(parent) else {
             return Err(FsError::NotADirectory);
         };
-        let node = self.node_dir(p)?;
         let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name == HEADER_NAME && self.unknown_type(p).is_some() {
+            return self.getattr(Inode::Header(p).to_ino());
+        }
+        let node = self.node_dir(p)?;
         if name == HEADER_NAME {
             return self.getattr(Inode::Header(p).to_ino());
         }
@@ -488,6 +501,7 @@ impl NzFs {
     /// Check that `ino` is a directory that can be listed.
     pub fn opendir(&self, ino: u64) -> Result<(), FsError> {
         match Inode::from_ino(ino) {
+            Some(Inode::Node(n)) if self.unknown_type(n).is_some() => Ok(()),
             Some(Inode::Node(n)) => self.node_dir(n).map(|_| ()),
             Some(_) => Err(FsError::NotADirectory),
             None => Err(FsError::NotFound),
@@ -500,6 +514,27 @@ impl NzFs {
         let Some(Inode::Node(n)) = Inode::from_ino(ino) else {
             return Err(FsError::NotADirectory);
         };
+        if self.unknown_type(n).is_some() {
+            let node = &self.hierarchy().nodes[n];
+            let parent = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
+            let entries = [
+                (ino, Kind::Directory, "."),
+                (parent, Kind::Directory, ".."),
+                (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME),
+            ];
+            return Ok(entries
+                .into_iter()
+                .enumerate()
+                .skip(offset as usize)
+                .take(max)
+                .map(|(k, (ino, kind, name))| DirEntry {
+                    ino,
+                    next_offset: k as u64 + 1,
+                    kind,
+                    name: name.to_string(),
+                })
+                .collect());
+        }
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
         // ".", "..", header, then data.bin and/or data.txt (arrays) or
@@ -634,6 +669,9 @@ impl NzFs {
                 } else {
                     self.hierarchy().nodes[n].name.clone()
                 };
+                if let Some(reason) = self.unknown_type(n) {
+                    return Arc::new(cdl::render_unreadable(&title, reason).into_bytes());
+                }
                 Arc::new(cdl::render(self.hierarchy(), n, &title).into_bytes())
             })
             .clone())

@@ -119,4 +119,30 @@ for store, path in [("v2_layout.zarr", "order_f_blosc"), ("v2_codecs.zarr", "cha
     finally:
         unmount(mp)
 
+# 5. Strings and datetimes (v3): fixed-length strings are CF character
+# arrays (netCDF4-python turns them back into the same strings), datetime64
+# arrays carry CF units that ncdump -t and xarray turn into the same dates.
+mp = mounted("strings_v3.zarr")
+try:
+    import netCDF4
+    nc = os.path.join(mp, "strings_v3.nc")
+    with netCDF4.Dataset(nc) as d:
+        for name, enc in [("utf32", None), ("fixed_bytes", "ascii")]:
+            want = zarr.open_array(os.path.join(DATA, "strings_v3.zarr"), path=name, mode="r")[...]
+            want = [w.decode("latin-1") if isinstance(w, bytes) else str(w) for w in want.tolist()]
+            got = [str(g) for g in d.variables[name][:].tolist()]
+            check(got == want, f"netCDF4 {name}: {got} != {want}")
+    # (ncdump -t prints NaT's _FillValue as a garbled date comment: not ours.)
+    dump = subprocess.run(["ncdump", "-t", "-v", "when", nc], check=True, capture_output=True).stdout
+    dump = dump.decode("utf-8", "replace")
+    check('"1970-01-02"' in dump and '"2001-09-09 01:46:40"' in dump, f"ncdump -t when: {dump[-300:]}")
+    with xr.open_dataset(nc, engine="netcdf4") as ds:
+        # (when_10s's fourth value, 10^10 s, is past xarray's nanosecond range.)
+        for name, n in [("when", 4), ("when_10s", 3)]:
+            got = ds[name].values[:n]
+            want = zarr.open_array(os.path.join(DATA, "strings_v3.zarr"), path=name, mode="r")[:n]
+            check(np.array_equal(got.astype("M8[s]"), want.astype("M8[s]")), f"xarray {name}: {got} != {want}")
+finally:
+    unmount(mp)
+
 print(f"{passed} passed, 0 failed")

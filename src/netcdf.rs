@@ -62,6 +62,9 @@ pub struct Variable {
     /// The unit byte order applies to (a complex component, or the element).
     pub swap_unit: usize,
     pub widen_f16: bool,
+    /// `U n` elements (UTF-32, host order) written as UTF-8, NUL-padded
+    /// to `item_out` bytes.
+    pub utf32_to_utf8: bool,
 }
 
 /// A synthesized file: its header bytes and where the data lies.
@@ -132,10 +135,19 @@ fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::UInt64 => (NC_UINT64, false),
         DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
         DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
-        DataType::Raw(_) | DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::String | DataType::Bytes => {
-            return None;
-        }
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => (NC_CHAR, false),
+        DataType::Raw(_) | DataType::String | DataType::Bytes => return None,
     })
+}
+
+/// The length of the trailing character dimension of a fixed-length string
+/// variable (`S n`: n bytes; `U n`: up to 4 UTF-8 bytes per character).
+fn strlen(dt: DataType) -> Option<u64> {
+    match dt {
+        DataType::FixedBytes(n) => Some(n as u64),
+        DataType::FixedUtf32(n) => Some(4 * n as u64),
+        _ => None,
+    }
 }
 
 fn needs_cdf5_type(dt: DataType) -> bool {
@@ -322,13 +334,25 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     let group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
     let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (nc_name(&d.name), d.len)).collect();
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
-    for (_, a) in &arrays {
+    for (_c, a) in &arrays {
         let mut ids = group_dims.of_array(&a.metadata);
         if matches!(a.metadata.data_type, DataType::Complex64 | DataType::Complex128) {
             let idx = dims.iter().position(|(n, _)| n == "_nz_complex").unwrap_or_else(|| {
                 dims.push(("_nz_complex".into(), 2));
                 dims.len() - 1
             });
+            ids.push(idx);
+        }
+        if let Some(len) = strlen(a.metadata.data_type) {
+            // CF character arrays: a trailing `<name>_strlen` dimension.
+            let name = format!("{}_strlen", nc_name(&h.nodes[*_c].name));
+            let idx = dims
+                .iter()
+                .position(|(n, l)| *n == name && *l == len)
+                .unwrap_or_else(|| {
+                    dims.push((name, len));
+                    dims.len() - 1
+                });
             ids.push(idx);
         }
         var_dims.push(ids);
@@ -390,13 +414,16 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
                 if unsigned {
                     attrs.push(("_Unsigned".into(), AttrValue::Text("true".into())));
                 }
+                if strlen(m.data_type).is_some() {
+                    attrs.push(("_Encoding".into(), AttrValue::Text("utf-8".into())));
+                }
                 write_attrs(&mut w, &attrs);
                 w.u32(t);
                 let n: u64 = m.shape.iter().product::<u64>()
                     * if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
                         2
                     } else {
-                        1
+                        strlen(m.data_type).unwrap_or(1)
                     };
                 let vsize = (n * type_size(t) as u64).next_multiple_of(4);
                 w.count(if cdf5 { vsize } else { vsize.min(u64::from(u32::MAX)) });
@@ -416,6 +443,9 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         let (item_in, item_out, swap_unit) = match m.data_type {
             DataType::Complex64 | DataType::Complex128 => (m.data_type.size(), m.data_type.size(), type_size(t)),
             DataType::Float16 => (2, 4, 4),
+            dt @ (DataType::FixedBytes(_) | DataType::FixedUtf32(_)) => {
+                (dt.size(), strlen(dt).unwrap_or(1) as usize, 1)
+            }
             dt => (dt.size(), type_size(t), type_size(t)),
         };
         let len = elems * item_out as u64;
@@ -428,6 +458,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
             item_out,
             swap_unit,
             widen_f16: m.data_type == DataType::Float16,
+            utf32_to_utf8: matches!(m.data_type, DataType::FixedUtf32(_)),
         });
         at = (at + len.next_multiple_of(4)).next_multiple_of(ALIGN);
     }
@@ -447,6 +478,21 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
 /// Turn host-order elements (as `data.bin` holds them) into the file's
 /// big-endian elements.
 pub fn to_file_order(var: &Variable, host: &[u8]) -> Vec<u8> {
+    if var.utf32_to_utf8 {
+        let mut out = Vec::with_capacity(host.len());
+        for element in host.chunks_exact(var.item_in) {
+            let start = out.len();
+            let text: String = element
+                .chunks_exact(4)
+                .map(|u| u32::from_ne_bytes([u[0], u[1], u[2], u[3]]))
+                .take_while(|&c| c != 0)
+                .map(|c| char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER))
+                .collect();
+            out.extend_from_slice(text.as_bytes());
+            out.resize(start + var.item_out, 0);
+        }
+        return out;
+    }
     if var.widen_f16 {
         return host
             .chunks_exact(2)

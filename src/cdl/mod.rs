@@ -218,7 +218,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
             reason.replace('\n', " ")
         );
     }
-    for (n, a) in arrays.iter().filter(|(_, a)| a.data_type.is_text()) {
+    for (n, a) in arrays.iter().filter(|(_, a)| a.data_type.element_size().is_none()) {
         let _ = writeln!(
             out,
             "{indent}\t// nzfs: {n} ({}) is left out of the group's classic .nc file, which holds no strings; read data.txt",

@@ -328,7 +328,8 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
 
 impl ArrayMetadata {
     /// For a numpy datetime/timedelta array without `units`: the CF
-    /// attributes its data type implies (`units`, `calendar`), and NaT as
+    /// attributes its data type implies (`units`, `calendar`, and
+    /// `scale_factor` for a scaled unit such as `10s`), and NaT as
     /// `_FillValue` when none is given.
     pub fn add_time_attributes(&mut self) {
         let (unit, scale, since) = match self.data_type {
@@ -338,11 +339,14 @@ impl ArrayMetadata {
         };
         let has = |a: &[(String, Value)], k: &str| a.iter().any(|(n, _)| n == k);
         if unit != super::data_type::TimeUnit::Generic && !has(&self.attributes, "units") {
-            let word = if scale == 1 {
-                unit.cf_name().to_string()
-            } else {
-                format!("{scale} {}", unit.cf_name())
-            };
+            // A scaled unit ("10 seconds since …") is valid UDUNITS, but
+            // xarray, cftime and ncdump -t cannot decode it: the scale goes
+            // into CF's scale_factor instead, which they all apply first.
+            let word = unit.cf_name().to_string();
+            if scale != 1 && !has(&self.attributes, "scale_factor") {
+                self.attributes
+                    .push(("scale_factor".into(), Value::Float(f64::from(scale))));
+            }
             if since {
                 self.attributes
                     .push(("units".into(), Value::Str(format!("{word} since 1970-01-01T00:00:00"))));

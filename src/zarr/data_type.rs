@@ -360,6 +360,8 @@ impl DataType {
                         .decode(s)
                         .unwrap_or_else(|_| s.as_bytes().to_vec()),
                     Value::Str(s) => s.as_bytes().to_vec(),
+                    // zarr-python reads a numeric fill (v2 writes 0) as its text.
+                    Value::Int(_) | Value::UInt(_) | Value::Float(_) => v.to_string().into_bytes(),
                     _ => return Err(bad()),
                 };
                 let mut line = Vec::new();

@@ -243,7 +243,6 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     let fill_value = match (&fill_value_json, data_type) {
         (Value::Null, dt) if dt.element_size().is_none() => dt_fill_empty(dt),
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
-        (Value::Int(0), DataType::String | DataType::Bytes) => dt_fill_empty(data_type),
         (Value::Str(b64), DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)) => {
             base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
                 data_type: data_type.name(),
@@ -374,6 +373,15 @@ mod tests {
         assert_eq!(a.attributes.len(), 1);
         assert_eq!(a.fill_value.0, [0; 4]);
         assert!(array(&BASE.replace(r#"">i2""#, r#"[["a", "<i4"]]"#), None).is_err());
+        // zarr-python reads an object array's numeric fill as its text.
+        let strings = r#"{"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "|O", "fill_value": 0,
+            "order": "C", "compressor": null, "filters": [{"id": "vlen-utf8"}]}"#;
+        let s = array(strings, None).unwrap();
+        assert_eq!(
+            (s.data_type, s.fill_value.0.as_slice()),
+            (DataType::String, &b"0\n"[..])
+        );
+        assert_eq!(s.codecs[0].name, "vlen-utf8");
         assert!(array(&BASE.replace(r#""F""#, r#""K""#), None).is_err());
         assert!(array(&BASE.replace("[2, 3]", "[0, 3]"), None).is_err());
         assert!(array(&BASE.replace(r#""zarr_format": 2"#, r#""zarr_format": 3"#), None).is_err());

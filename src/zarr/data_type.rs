@@ -673,4 +673,33 @@ mod tests {
         assert!(fill(zp, r#""AQI=""#).is_err());
         assert!(DataType::from_json(&parse(br#""r7""#).unwrap()).is_err());
     }
+
+    #[test]
+    fn extension_types() {
+        let dt = r#"{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 10}}"#;
+        assert_eq!(fill(dt, r#""NaT""#).unwrap(), i64::MIN.to_ne_bytes());
+        assert_eq!(fill(dt, "-9223372036854775808").unwrap(), i64::MIN.to_ne_bytes());
+        assert!(fill(dt, "1.5").is_err());
+        assert!(
+            DataType::from_json(
+                &parse(br#"{"name": "numpy.timedelta64", "configuration": {"unit": "fortnight"}}"#).unwrap()
+            )
+            .is_err()
+        );
+        assert_eq!(
+            fill(r#""bfloat16""#, r#""0x7fc0""#).unwrap(),
+            0x7fc0_0000u32.to_ne_bytes()
+        );
+        assert_eq!(fill(r#""bfloat16""#, "-1.5").unwrap(), (-1.5f32).to_ne_bytes());
+        let u = r#"{"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}}"#;
+        let want: Vec<u8> = ['h', 'i'].iter().flat_map(|&c| (c as u32).to_ne_bytes()).collect();
+        assert_eq!(fill(u, r#""hi""#).unwrap(), want);
+        assert!(fill(u, r#""too long""#).is_err());
+        assert_eq!(fill(r#""string""#, r#""a\nb""#).unwrap(), b"a\\nb\n");
+        assert_eq!(fill(r#""string""#, "0").unwrap(), b"0\n");
+        assert_eq!(
+            DataType::from_json(&parse(br#""complex_float32""#).unwrap()).unwrap(),
+            DataType::Complex64
+        );
+    }
 }

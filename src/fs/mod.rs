@@ -35,13 +35,13 @@
 //! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
 //! A store object whose owner cannot be read shows mode `000`.
 
+mod dir;
 pub mod error;
 pub mod names;
 mod prefetch;
 mod read;
 mod text;
 
-use std::ffi::OsStr;
 use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
@@ -463,133 +463,6 @@ impl NzFs {
         })
     }
 
-    /// Look `name` up in directory `parent`.
-    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
-        let Some(Inode::Node(p)) = Inode::from_ino(parent) else {
-            return Err(FsError::NotADirectory);
-        };
-        let name = name.to_str().ok_or(FsError::NotFound)?;
-        if name == HEADER_NAME && self.unknown_type(p).is_some() {
-            return self.getattr(Inode::Header(p).to_ino());
-        }
-        let node = self.node_dir(p)?;
-        if name == HEADER_NAME {
-            return self.getattr(Inode::Header(p).to_ino());
-        }
-        if self.info[p].nc_name.as_deref() == Some(name) {
-            return self.getattr(Inode::NetCdf(p).to_ino());
-        }
-        if let Some(names) = &self.info[p].chunk_names {
-            if name == DATA_NAME && self.has_data_bin(p) {
-                return self.getattr(Inode::Data(p).to_ino());
-            }
-            if name == TEXT_NAME && self.info[p].text.is_some() {
-                return self.getattr(Inode::Text(p).to_ino());
-            }
-            let index = names.parse(name).ok_or(FsError::NotFound)?;
-            return self.getattr(Inode::Chunk { node: p, index }.to_ino());
-        }
-        let child = node
-            .children
-            .iter()
-            .copied()
-            .find(|&c| self.info[c].dir_name == name)
-            .ok_or(FsError::NotFound)?;
-        self.getattr(Inode::Node(child).to_ino())
-    }
-
-    /// Check that `ino` is a directory that can be listed.
-    pub fn opendir(&self, ino: u64) -> Result<(), FsError> {
-        match Inode::from_ino(ino) {
-            Some(Inode::Node(n)) if self.unknown_type(n).is_some() => Ok(()),
-            Some(Inode::Node(n)) => self.node_dir(n).map(|_| ()),
-            Some(_) => Err(FsError::NotADirectory),
-            None => Err(FsError::NotFound),
-        }
-    }
-
-    /// Up to `max` entries of directory `ino`, starting at `offset`. Entries
-    /// are generated on demand, so listing a huge array costs no memory.
-    pub fn readdir(&self, ino: u64, offset: u64, max: usize) -> Result<Vec<DirEntry>, FsError> {
-        let Some(Inode::Node(n)) = Inode::from_ino(ino) else {
-            return Err(FsError::NotADirectory);
-        };
-        if self.unknown_type(n).is_some() {
-            let node = &self.hierarchy().nodes[n];
-            let parent = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
-            let entries = [
-                (ino, Kind::Directory, "."),
-                (parent, Kind::Directory, ".."),
-                (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME),
-            ];
-            return Ok(entries
-                .into_iter()
-                .enumerate()
-                .skip(offset as usize)
-                .take(max)
-                .map(|(k, (ino, kind, name))| DirEntry {
-                    ino,
-                    next_offset: k as u64 + 1,
-                    kind,
-                    name: name.to_string(),
-                })
-                .collect());
-        }
-        let node = self.node_dir(n)?;
-        let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
-        // ".", "..", header, then data.bin and/or data.txt (arrays) or
-        // <name>.nc (groups), then the chunks or the children.
-        let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
-        if self.info[n].chunk_names.is_none() {
-            files.push((
-                Inode::NetCdf(n).to_ino(),
-                self.info[n].nc_name.clone().unwrap_or_default(),
-            ));
-        }
-        if self.has_data_bin(n) {
-            files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));
-        }
-        if self.info[n].text.is_some() {
-            files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));
-        }
-        let fixed = 2 + files.len() as u64;
-        let total = fixed
-            + self.info[n]
-                .chunk_names
-                .as_ref()
-                .map_or(node.children.len() as u64, ChunkNames::count);
-        let mut out = Vec::new();
-        let mut k = offset;
-        while k < total && out.len() < max {
-            let (ino, kind, name) = match k {
-                0 => (ino, Kind::Directory, ".".to_string()),
-                1 => (parent_ino, Kind::Directory, "..".to_string()),
-                k if k < fixed => {
-                    let (ino, name) = files[(k - 2) as usize].clone();
-                    (ino, Kind::File, name)
-                }
-                _ => match &self.info[n].chunk_names {
-                    Some(names) => {
-                        let index = k - fixed;
-                        (Inode::Chunk { node: n, index }.to_ino(), Kind::File, names.name(index))
-                    }
-                    None => {
-                        let c = node.children[(k - fixed) as usize];
-                        (Inode::Node(c).to_ino(), Kind::Directory, self.info[c].dir_name.clone())
-                    }
-                },
-            };
-            k += 1;
-            out.push(DirEntry {
-                ino,
-                next_offset: k,
-                kind,
-                name,
-            });
-        }
-        Ok(out)
-    }
-
     /// Check that `ino` is a file that can be opened for reading.
     pub fn open(&self, ino: u64, write: bool) -> Result<(), FsError> {
         self.kind(ino).and_then(|kind| match (kind, write) {
@@ -679,108 +552,4 @@ impl NzFs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::store::MemoryStore;
-
-    /// A store with no notion of owners (as object storage will be).
-    fn ownerless() -> NzFs {
-        let mut m = MemoryStore::default();
-        m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#);
-        m.insert(
-            "a/zarr.json",
-            r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
-        );
-        m.insert("a/c/0", vec![1u8, 2]);
-        let h = Hierarchy::open(&m).unwrap();
-        let options = FsOptions {
-            cache_bytes: 1 << 20,
-            missing_chunks: MissingChunks::Fill,
-            dataset_name: "t".into(),
-            uid: 4242,
-            gid: 4343,
-            mtime: SystemTime::UNIX_EPOCH,
-        };
-        NzFs::new(Box::new(m), h, options).unwrap()
-    }
-
-    fn attrs(fs: &NzFs) -> Vec<(u16, u32, u32)> {
-        let a = fs.lookup(1, OsStr::new("a")).unwrap();
-        let names = ["0.bin", "1.bin", "data.bin", "header.cdl"];
-        std::iter::once(fs.getattr(1).unwrap())
-            .chain(std::iter::once(a))
-            .chain(names.iter().map(|n| fs.lookup(a.ino, OsStr::new(n)).unwrap()))
-            .map(|x| (x.perm, x.uid, x.gid))
-            .collect()
-    }
-
-    #[test]
-    fn a_store_without_owners_shows_the_mounting_user_with_the_umask() {
-        let dir = (0o555, 4242, 4343);
-        let file = (0o444, 4242, 4343);
-        assert_eq!(attrs(&ownerless()), [dir, dir, file, file, file, file]);
-        let fs = ownerless().with_ownership(Ownership {
-            uid: None,
-            gid: Some(7),
-            umask: Some(0o027),
-        });
-        let (dir, file) = ((0o550, 4242, 7), (0o440, 4242, 7));
-        assert_eq!(attrs(&fs), [dir, dir, file, file, file, file]);
-    }
-
-    /// A store that counts the owner lookups asked of it.
-    struct CountingAccess(MemoryStore, std::sync::Arc<std::sync::atomic::AtomicU64>);
-
-    impl ReadableStore for CountingAccess {
-        fn get(&self, key: &crate::store::StoreKey, max: u64) -> std::io::Result<Option<Vec<u8>>> {
-            self.0.get(key, max)
-        }
-        fn get_range(
-            &self,
-            key: &crate::store::StoreKey,
-            offset: u64,
-            len: u64,
-            expect: Option<crate::store::Stamp>,
-        ) -> std::io::Result<Option<Vec<u8>>> {
-            self.0.get_range(key, offset, len, expect)
-        }
-        fn stat(&self, key: &crate::store::StoreKey) -> std::io::Result<Option<crate::store::Stamp>> {
-            self.0.stat(key)
-        }
-        fn list_dir(&self, prefix: &str) -> std::io::Result<crate::store::Listing> {
-            self.0.list_dir(prefix)
-        }
-        fn access(&self, _path: &str) -> std::io::Result<Option<Access>> {
-            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(None)
-        }
-    }
-
-    #[test]
-    fn open_and_access_ask_the_store_for_no_owner() {
-        let calls = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let plain = ownerless();
-        let h = Hierarchy::open(plain.store()).unwrap();
-        let mut m = MemoryStore::default();
-        for key in ["zarr.json", "a/zarr.json", "a/c/0"] {
-            let k = crate::store::StoreKey::new(key).unwrap();
-            m.insert(key, plain.store().get(&k, 1 << 20).unwrap().unwrap());
-        }
-        let fs = NzFs::new(Box::new(CountingAccess(m, calls.clone())), h, plain.options().clone()).unwrap();
-        let a = fs.lookup(1, OsStr::new("a")).unwrap();
-        let chunk = fs.lookup(a.ino, OsStr::new("0.bin")).unwrap();
-        let before = calls.load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(fs.kind(chunk.ino).unwrap(), Kind::File);
-        assert!(fs.open(chunk.ino, false).is_ok());
-        assert_eq!(fs.open(a.ino, false).unwrap_err().errno(), libc::EISDIR);
-        assert_eq!(fs.open(chunk.ino, true).unwrap_err().errno(), libc::EROFS);
-        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), before);
-        fs.getattr(chunk.ino).unwrap();
-        assert!(
-            calls.load(std::sync::atomic::Ordering::Relaxed) > before,
-            "getattr asks"
-        );
-    }
-}
+mod tests;

@@ -188,6 +188,34 @@ fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata
     })
 }
 
+/// The limits every chunk grid must keep (v3 and v2 alike): no chunk
+/// dimension is 0, a decoded chunk fits [`MAX_CHUNK_BYTES`], and the chunk
+/// count fits `u64` (it names inodes and files). `member` names the
+/// document member holding the chunk shape.
+pub(crate) fn check_chunk_grid(
+    shape: &[u64],
+    chunk_shape: &[u64],
+    data_type: DataType,
+    member: &'static str,
+) -> Result<(), MetadataError> {
+    if chunk_shape.contains(&0) {
+        return Err(invalid(member, "a chunk dimension is 0"));
+    }
+    let chunk_bytes = chunk_shape
+        .iter()
+        .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
+        .unwrap_or(u128::MAX);
+    if chunk_bytes > u128::from(MAX_CHUNK_BYTES) {
+        return Err(MetadataError::ChunkTooLarge(chunk_bytes));
+    }
+    shape
+        .iter()
+        .zip(chunk_shape)
+        .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
+        .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+    Ok(())
+}
+
 fn u64_list(v: &Value, member: &'static str) -> Result<Vec<u64>, MetadataError> {
     let items = v.as_array().ok_or_else(|| invalid(member, "not an array"))?;
     items
@@ -243,22 +271,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
             ),
         ));
     }
-    if chunk_shape.contains(&0) {
-        return Err(invalid("chunk_grid", "a chunk dimension is 0"));
-    }
-    let chunk_bytes = chunk_shape
-        .iter()
-        .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
-        .unwrap_or(u128::MAX);
-    if chunk_bytes > u128::from(MAX_CHUNK_BYTES) {
-        return Err(MetadataError::ChunkTooLarge(chunk_bytes));
-    }
-    // The chunk count must be representable (it names inodes and files).
-    shape
-        .iter()
-        .zip(&chunk_shape)
-        .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
-        .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+    check_chunk_grid(&shape, &chunk_shape, data_type, "chunk_grid")?;
 
     let chunk_key_encoding = ChunkKeyEncoding::from_json(get("chunk_key_encoding")?)?;
     let fill_value_json = get("fill_value")?.clone();

@@ -21,9 +21,9 @@ use base64::Engine;
 
 use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
-use super::extension::{MAX_CHUNK_BYTES, MetadataError, invalid};
+use super::extension::{MetadataError, invalid};
 use super::json::Value;
-use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata};
+use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata, check_chunk_grid};
 use super::numpy::parse_dtype;
 
 /// A member of an NCZarr document, in either spelling netCDF-C has used.
@@ -138,9 +138,6 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
             format!("{} dimensions, shape has {}", chunk_shape.len(), shape.len()),
         ));
     }
-    if chunk_shape.contains(&0) {
-        return Err(invalid("chunks", "a chunk dimension is 0"));
-    }
     let dtype = match zarray.get("dtype") {
         Some(Value::Str(s)) => s.as_str(),
         Some(Value::Array(_)) => {
@@ -173,18 +170,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     } else {
         filters
     };
-    let chunk_bytes = chunk_shape
-        .iter()
-        .try_fold(data_type.size() as u128, |acc, &c| acc.checked_mul(u128::from(c)))
-        .unwrap_or(u128::MAX);
-    if chunk_bytes > u128::from(MAX_CHUNK_BYTES) {
-        return Err(MetadataError::ChunkTooLarge(chunk_bytes));
-    }
-    shape
-        .iter()
-        .zip(&chunk_shape)
-        .try_fold(1u64, |acc, (&s, &c)| acc.checked_mul(s.div_ceil(c)))
-        .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+    check_chunk_grid(&shape, &chunk_shape, data_type, "chunks")?;
 
     let separator = match zarray.get("dimension_separator") {
         None | Some(Value::Null) => '.',

@@ -1,0 +1,137 @@
+//! Directories of the mounted layout: lookup, open and listing. Listings
+//! are generated on demand from the hierarchy and the chunk grid, so a
+//! million-chunk array costs nothing to list beyond the names returned.
+
+use std::ffi::OsStr;
+
+use super::names::ChunkNames;
+use super::{Attr, DATA_NAME, DirEntry, FsError, HEADER_NAME, Inode, Kind, NzFs, TEXT_NAME};
+
+impl NzFs {
+    /// Look `name` up in directory `parent`.
+    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+        let Some(Inode::Node(p)) = Inode::from_ino(parent) else {
+            return Err(FsError::NotADirectory);
+        };
+        let name = name.to_str().ok_or(FsError::NotFound)?;
+        if name == HEADER_NAME && self.unknown_type(p).is_some() {
+            return self.getattr(Inode::Header(p).to_ino());
+        }
+        let node = self.node_dir(p)?;
+        if name == HEADER_NAME {
+            return self.getattr(Inode::Header(p).to_ino());
+        }
+        if self.info[p].nc_name.as_deref() == Some(name) {
+            return self.getattr(Inode::NetCdf(p).to_ino());
+        }
+        if let Some(names) = &self.info[p].chunk_names {
+            if name == DATA_NAME && self.has_data_bin(p) {
+                return self.getattr(Inode::Data(p).to_ino());
+            }
+            if name == TEXT_NAME && self.info[p].text.is_some() {
+                return self.getattr(Inode::Text(p).to_ino());
+            }
+            let index = names.parse(name).ok_or(FsError::NotFound)?;
+            return self.getattr(Inode::Chunk { node: p, index }.to_ino());
+        }
+        let child = node
+            .children
+            .iter()
+            .copied()
+            .find(|&c| self.info[c].dir_name == name)
+            .ok_or(FsError::NotFound)?;
+        self.getattr(Inode::Node(child).to_ino())
+    }
+
+    /// Check that `ino` is a directory that can be listed.
+    pub fn opendir(&self, ino: u64) -> Result<(), FsError> {
+        match Inode::from_ino(ino) {
+            Some(Inode::Node(n)) if self.unknown_type(n).is_some() => Ok(()),
+            Some(Inode::Node(n)) => self.node_dir(n).map(|_| ()),
+            Some(_) => Err(FsError::NotADirectory),
+            None => Err(FsError::NotFound),
+        }
+    }
+
+    /// Up to `max` entries of directory `ino`, starting at `offset`. Entries
+    /// are generated on demand, so listing a huge array costs no memory.
+    pub fn readdir(&self, ino: u64, offset: u64, max: usize) -> Result<Vec<DirEntry>, FsError> {
+        let Some(Inode::Node(n)) = Inode::from_ino(ino) else {
+            return Err(FsError::NotADirectory);
+        };
+        if self.unknown_type(n).is_some() {
+            let node = &self.hierarchy().nodes[n];
+            let parent = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
+            let entries = [
+                (ino, Kind::Directory, "."),
+                (parent, Kind::Directory, ".."),
+                (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME),
+            ];
+            return Ok(entries
+                .into_iter()
+                .enumerate()
+                .skip(offset as usize)
+                .take(max)
+                .map(|(k, (ino, kind, name))| DirEntry {
+                    ino,
+                    next_offset: k as u64 + 1,
+                    kind,
+                    name: name.to_string(),
+                })
+                .collect());
+        }
+        let node = self.node_dir(n)?;
+        let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
+        // ".", "..", header, then data.bin and/or data.txt (arrays) or
+        // <name>.nc (groups), then the chunks or the children.
+        let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
+        if self.info[n].chunk_names.is_none() {
+            files.push((
+                Inode::NetCdf(n).to_ino(),
+                self.info[n].nc_name.clone().unwrap_or_default(),
+            ));
+        }
+        if self.has_data_bin(n) {
+            files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));
+        }
+        if self.info[n].text.is_some() {
+            files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));
+        }
+        let fixed = 2 + files.len() as u64;
+        let total = fixed
+            + self.info[n]
+                .chunk_names
+                .as_ref()
+                .map_or(node.children.len() as u64, ChunkNames::count);
+        let mut out = Vec::new();
+        let mut k = offset;
+        while k < total && out.len() < max {
+            let (ino, kind, name) = match k {
+                0 => (ino, Kind::Directory, ".".to_string()),
+                1 => (parent_ino, Kind::Directory, "..".to_string()),
+                k if k < fixed => {
+                    let (ino, name) = files[(k - 2) as usize].clone();
+                    (ino, Kind::File, name)
+                }
+                _ => match &self.info[n].chunk_names {
+                    Some(names) => {
+                        let index = k - fixed;
+                        (Inode::Chunk { node: n, index }.to_ino(), Kind::File, names.name(index))
+                    }
+                    None => {
+                        let c = node.children[(k - fixed) as usize];
+                        (Inode::Node(c).to_ino(), Kind::Directory, self.info[c].dir_name.clone())
+                    }
+                },
+            };
+            k += 1;
+            out.push(DirEntry {
+                ino,
+                next_offset: k,
+                kind,
+                name,
+            });
+        }
+        Ok(out)
+    }
+}

@@ -494,9 +494,21 @@ impl NzFs {
         if !matches!(node.kind, NodeKind::Group { .. }) {
             return Err(FsError::NotFound);
         }
-        Ok(self.info[n]
-            .nc_layout
-            .get_or_init(|| crate::netcdf::layout(self.hierarchy(), n)))
+        Ok(self.info[n].nc_layout.get_or_init(|| {
+            let h = self.hierarchy();
+            for &c in &h.nodes[n].children {
+                if let NodeKind::Array(a) = &h.nodes[c].kind
+                    && a.metadata.data_type.element_size().is_none()
+                {
+                    tracing::info!(
+                        path = %h.nodes[c].path,
+                        data_type = %a.metadata.data_type.name(),
+                        "left out of the group's classic .nc (variable-length strings); read its data.txt"
+                    );
+                }
+            }
+            crate::netcdf::layout(h, n)
+        }))
     }
 
     /// Read bytes of group `n`'s virtual netCDF file: the header, then each

@@ -22,3 +22,10 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 [ -e /dev/fuse ] || { echo "setup: /dev/fuse is missing: this machine cannot mount FUSE filesystems" >&2; exit 1; }
+if [ "${1:-}" = "--test" ]; then
+  # moto's S3 server for the remote-store tests (tests/remote.rs), in the
+  # test venv (the same one scripts/check_fixtures.sh uses).
+  venv=${NZFS_VENV:-.venv}
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  [ -x "$venv/bin/moto_server" ] || "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
+fi

@@ -88,7 +88,7 @@ pub struct MountArgs {
     #[arg(short = 'o', value_name = "OPTIONS", action = clap::ArgAction::Append)]
     pub options: Vec<String>,
     #[command(flatten)]
-    pub symlinks: SymlinkArgs,
+    pub symlinks: StoreArgs,
     /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
     #[arg(long, overrides_with = "log_file")]
     pub log_file: Option<PathBuf>,
@@ -100,19 +100,37 @@ pub struct MountArgs {
     pub daemon_child: bool,
 }
 
-/// How symlinks inside a store are treated (shared by every command).
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub struct SymlinkArgs {
+/// How the store is reached (shared by every command): symlinks of a
+/// local store, and the options of a remote one (s3://, gs://, az://,
+/// http(s)://).
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreArgs {
     /// Follow symlinks that lead outside the store. WARNING: with
     /// -o allow_other this shows every user any file the daemon can read
     /// that a symlink in the store points at. By default a symlink is
     /// followed only while it stays inside the store.
     #[arg(long)]
     pub follow_symlinks: bool,
+    /// Remote stores: an object_store option KEY=VALUE (repeatable), e.g.
+    /// aws_endpoint=http://127.0.0.1:9000 or aws_region=eu-west-1. The
+    /// usual AWS_*, GOOGLE_* and AZURE_* environment variables are read too.
+    #[arg(long = "store-option", value_name = "KEY=VALUE")]
+    pub store_options: Vec<String>,
+    /// Remote stores: read a public bucket without credentials (like
+    /// `aws --no-sign-request`).
+    #[arg(long)]
+    pub anonymous: bool,
+    /// Remote stores: seconds to wait for a connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    pub connect_timeout: u64,
+    /// Remote stores: seconds a request may take, retries aside (a stalled
+    /// server gives EIO after this, never a hang).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub request_timeout: u64,
 }
 
-impl SymlinkArgs {
-    pub fn policy(self) -> crate::store::Symlinks {
+impl StoreArgs {
+    pub fn policy(&self) -> crate::store::Symlinks {
         if self.follow_symlinks {
             crate::store::Symlinks::Follow
         } else {
@@ -156,7 +174,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_values: bool,
     #[command(flatten)]
-    pub symlinks: SymlinkArgs,
+    pub symlinks: StoreArgs,
 }
 
 #[derive(Debug, Args)]
@@ -165,7 +183,7 @@ pub struct CdlArgs {
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,
     #[command(flatten)]
-    pub symlinks: SymlinkArgs,
+    pub symlinks: StoreArgs,
 }
 
 /// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`: binary units, bytes by default.

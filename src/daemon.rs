@@ -41,16 +41,69 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 
 /// The dataset's name: the store directory's name without `.zarr`.
 pub fn dataset_name(store: &Path) -> String {
-    let base = store
-        .canonicalize()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let text = store.to_string_lossy();
+    let base = if text.contains("://") {
+        // A URL: its last path segment, without any query string.
+        let path = text.split(['?', '#']).next().unwrap_or_default().trim_end_matches('/');
+        path.rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty() && !s.contains(':'))
+            .map(str::to_string)
+    } else {
+        store
+            .canonicalize()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    };
     let base = base.unwrap_or_else(|| "dataset".into());
     base.strip_suffix(".zarr").unwrap_or(&base).to_string()
 }
 
+/// The environment variables object_store reads, as its configuration keys.
+#[cfg(feature = "remote")]
+fn remote_options(args: &crate::cli::StoreArgs) -> Result<crate::store::object::RemoteOptions, CliError> {
+    let mut options: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
+        .map(|(k, v)| (k.to_ascii_lowercase(), v))
+        .collect();
+    for kv in &args.store_options {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError(format!("--store-option {kv:?}: expected KEY=VALUE")))?;
+        options.push((k.trim().to_ascii_lowercase(), v.to_string()));
+    }
+    if args.anonymous {
+        options.push(("aws_skip_signature".into(), "true".into()));
+        options.push(("google_skip_signature".into(), "true".into()));
+        options.push(("azure_skip_signature".into(), "true".into()));
+    }
+    Ok(crate::store::object::RemoteOptions {
+        options,
+        connect_timeout: std::time::Duration::from_secs(args.connect_timeout.max(1)),
+        request_timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
+    })
+}
+
+/// Open a store (a directory, or with the `remote` feature a URL) and
+/// discover its hierarchy.
+pub fn open_store(
+    store: &Path,
+    args: &crate::cli::StoreArgs,
+) -> Result<(Box<dyn crate::store::ReadableStore>, Hierarchy), CliError> {
+    #[cfg(feature = "remote")]
+    if let Some(url) = store.to_str().filter(|s| crate::store::object::is_remote(s)) {
+        let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
+            .map_err(|e| CliError(format!("store {e}")))?;
+        let shown = remote.display().to_string();
+        let hierarchy = Hierarchy::open(&remote).map_err(|e| CliError(format!("store {shown}: {e}")))?;
+        return Ok((Box::new(remote), hierarchy));
+    }
+    let (s, h) = open_local_store(store, args.policy())?;
+    Ok((Box::new(s), h))
+}
+
 /// Open a store directory and discover its hierarchy.
-pub fn open_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
+fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
         Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
@@ -71,10 +124,10 @@ pub fn open_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, 
 
 /// Open a store directory as a dataset, for reading it without a mount
 /// (`check`, `cdl`): the same hierarchy and arrays a mount shows.
-pub fn open_dataset(store: &Path, symlinks: Symlinks, cache_bytes: u64) -> Result<Dataset, CliError> {
-    let (s, h) = open_store(store, symlinks)?;
+pub fn open_dataset(store: &Path, args: &crate::cli::StoreArgs, cache_bytes: u64) -> Result<Dataset, CliError> {
+    let (s, h) = open_store(store, args)?;
     Ok(Dataset::new(
-        std::sync::Arc::new(s),
+        std::sync::Arc::from(s),
         h,
         cache_bytes,
         crate::array::MissingChunks::Fill,
@@ -157,12 +210,30 @@ fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
     u32::from_str_radix(v, radix).map_err(|_| CliError(format!("-o {name}={v}: not a number")))
 }
 
+/// The store as shown in /proc/mounts and messages: a URL loses its query
+/// string, fragment and user info (a pre-signed URL holds a secret).
+pub fn shown_store(store: &Path) -> String {
+    let text = store.to_string_lossy();
+    if text.contains("://") {
+        let no_query = text.split(['?', '#']).next().unwrap_or_default();
+        match no_query.split_once("://") {
+            Some((scheme, rest)) => {
+                let rest = rest.split_once('@').map_or(rest, |(_, host)| host);
+                format!("{scheme}://{rest}")
+            }
+            None => no_query.to_string(),
+        }
+    } else {
+        text.into_owned()
+    }
+}
+
 /// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
 fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
     let mut plan = MountPlan {
         fuse: vec![
             MountOption::RO,
-            MountOption::FSName(format!("nzfs:{}", store.display())),
+            MountOption::FSName(format!("nzfs:{}", shown_store(store))),
             MountOption::Subtype("nzfs".into()),
             MountOption::NoDev,
             MountOption::NoSuid,
@@ -272,7 +343,7 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         Ok(Ok(())) => {
             println!(
                 "nzfs: mounted {} at {} (daemon pid {}, log {})",
-                args.store.display(),
+                shown_store(&args.store),
                 args.mountpoint.display(),
                 child.id(),
                 log_file.display()
@@ -312,11 +383,9 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         check_dev_fuse()?;
     }
     tune_allocator();
-    let symlinks = match plan.follow_symlinks {
-        true => Symlinks::Follow,
-        false => args.symlinks.policy(),
-    };
-    let (store, hierarchy) = open_store(&args.store, symlinks)?;
+    let mut store_args = args.symlinks.clone();
+    store_args.follow_symlinks |= plan.follow_symlinks;
+    let (store, hierarchy) = open_store(&args.store, &store_args)?;
     let mtime = std::fs::metadata(args.store.join("zarr.json"))
         .or_else(|_| std::fs::metadata(&args.store))
         .and_then(|m| m.modified())
@@ -331,7 +400,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         gid,
         mtime,
     };
-    let fs = NzFs::new(Box::new(store), hierarchy, options)
+    let fs = NzFs::new(store, hierarchy, options)
         .map_err(CliError)?
         .with_ownership(plan.ownership);
     // Non-conformant stores still mount; say once what `nzfs check` would.
@@ -347,7 +416,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             warnings = report.warnings(),
             first = %first,
             "the store does not fully follow NZ-1.0; it is mounted anyway (details: nzfs check {})",
-            args.store.display()
+            shown_store(&args.store)
         );
     }
     let mut config = Config::default();
@@ -381,7 +450,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             let _ = lazy_unmount(&signal_mountpoint);
         }
     })?;
-    tracing::info!(store = %args.store.display(), mountpoint = %args.mountpoint.display(), "mount is live");
+    tracing::info!(store = %shown_store(&args.store), mountpoint = %args.mountpoint.display(), "mount is live");
     if args.daemon_child {
         announce_ready_and_detach_stderr(args.log_file.as_deref());
     }

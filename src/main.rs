@@ -49,7 +49,7 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
 
 /// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.
 fn check(args: &CheckArgs) -> ExitCode {
-    let dataset = match daemon::open_dataset(&args.store, args.symlinks.policy(), 256 << 20) {
+    let dataset = match daemon::open_dataset(&args.store, &args.symlinks, 256 << 20) {
         Ok(d) => d,
         Err(CliError(msg)) => {
             eprintln!("nzfs: {msg}");
@@ -72,12 +72,15 @@ fn check(args: &CheckArgs) -> ExitCode {
     };
     let report = nzfs::nz::check(&dataset, scope, &mut progress);
     if args.json {
-        println!("{}", nzfs::nz::to_json(&args.store.display().to_string(), &report));
+        println!(
+            "{}",
+            nzfs::nz::to_json(&daemon::shown_store(&args.store).to_string(), &report)
+        );
     } else {
         print!("{}", nzfs::nz::to_text(&report));
         println!(
             "{} (Zarr v{}): {} NZ-1.0 ({} errors, {} warnings)",
-            args.store.display(),
+            daemon::shown_store(&args.store),
             report.zarr_format,
             if report.errors() == 0 {
                 "conforms to"
@@ -101,14 +104,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Mount(args) => mount(&args),
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Cdl(args) => {
-            let dataset = daemon::open_dataset(&args.store, args.symlinks.policy(), 0)?;
+            let dataset = daemon::open_dataset(&args.store, &args.symlinks, 0)?;
             let h = dataset.hierarchy();
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
-            let id = h
-                .nodes
-                .iter()
-                .position(|n| n.path == path)
-                .ok_or_else(|| CliError(format!("no group or array {path:?} in {}", args.store.display())))?;
+            let id = h.nodes.iter().position(|n| n.path == path).ok_or_else(|| {
+                CliError(format!(
+                    "no group or array {path:?} in {}",
+                    daemon::shown_store(&args.store)
+                ))
+            })?;
             let title = if id == 0 {
                 daemon::dataset_name(&args.store)
             } else {

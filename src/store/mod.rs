@@ -13,6 +13,8 @@
 mod filesystem;
 pub mod inflight;
 mod memory;
+#[cfg(feature = "remote")]
+pub mod object;
 
 use std::fmt;
 use std::io;

@@ -1,0 +1,301 @@
+//! Object storage (S3, GCS, Azure, HTTP) through the `object_store` crate,
+//! behind the same [`ReadableStore`] boundary as a local directory.
+//!
+//! One multi-threaded tokio runtime per store runs the requests; callers
+//! (FUSE threads) block on their own request only, so they never wait on
+//! each other. `get_ranges` issues its ranges concurrently (object_store
+//! merges nearby ranges of one object). Every request has a timeout and
+//! object_store's retries with backoff (5xx, 429, connection resets); the
+//! final error maps to an `io::ErrorKind`: 404 is "absent", 403/401 are
+//! `PermissionDenied` (EACCES), timeouts `TimedOut`, the rest `Other` (EIO).
+//!
+//! Invariants: a value longer than the caller's limit is refused from its
+//! length before its body is read; an object's [`Stamp`] version is a hash
+//! of its ETag (or last-modified time), so a shard rewritten while mounted
+//! is noticed; credentials never appear in errors or logs (the store is
+//! named by its URL without query string or user info).
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+
+use super::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp, inflight, short_value};
+
+/// How a remote store is reached.
+#[derive(Debug, Clone)]
+pub struct RemoteOptions {
+    /// `object_store` configuration keys (`aws_endpoint`, `skip_signature`, …).
+    pub options: Vec<(String, String)>,
+    pub connect_timeout: Duration,
+    pub request_timeout: Duration,
+}
+
+/// A store in object storage, read through `object_store`.
+pub struct RemoteStore {
+    store: Arc<dyn ObjectStore>,
+    root: String,
+    /// The URL without query string or credentials, for messages.
+    display: String,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// `url` without query string, fragment or user info: safe to log.
+pub fn redacted(url: &url::Url) -> String {
+    let mut u = url.clone();
+    u.set_query(None);
+    u.set_fragment(None);
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.to_string().trim_end_matches('/').to_string()
+}
+
+/// Whether `s` names a remote store (a URL with a scheme nzfs reads).
+pub fn is_remote(s: &str) -> bool {
+    [
+        "s3://", "gs://", "az://", "abfs://", "abfss://", "http://", "https://", "adl://", "azure://",
+    ]
+    .iter()
+    .any(|p| s.starts_with(p))
+}
+
+fn io_error(what: &str, e: object_store::Error) -> io::Error {
+    use object_store::Error as E;
+    let kind = match &e {
+        E::NotFound { .. } => io::ErrorKind::NotFound,
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
+        _ => {
+            let text = e.to_string();
+            if text.contains("timed out") || text.contains("Timeout") || text.contains("timeout") {
+                io::ErrorKind::TimedOut
+            } else {
+                io::ErrorKind::Other
+            }
+        }
+    };
+    io::Error::new(kind, format!("{what}: {}", concise(&e.to_string())))
+}
+
+/// One line of an object_store error: the server's XML body (which can be
+/// long, and holds request ids) is replaced by its `<Code>`.
+fn concise(text: &str) -> String {
+    let (head, body) = text.split_once("<?xml").unwrap_or((text, ""));
+    let code = body
+        .split_once("<Code>")
+        .and_then(|(_, rest)| rest.split_once("</Code>"))
+        .map(|(c, _)| format!(" ({c})"))
+        .unwrap_or_default();
+    let line: String = head.split_whitespace().collect::<Vec<_>>().join(" ");
+    format!("{}{code}", line.trim_end_matches(':'))
+}
+
+fn version_of(meta: &object_store::ObjectMeta) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    match &meta.e_tag {
+        Some(tag) => tag.hash(&mut h),
+        None => meta.last_modified.timestamp_nanos_opt().hash(&mut h),
+    }
+    h.finish()
+}
+
+impl RemoteStore {
+    /// Open the store at `url` (nothing is requested yet).
+    pub fn open(url: &str, opts: &RemoteOptions) -> io::Result<RemoteStore> {
+        let parsed =
+            url::Url::parse(url).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {e}")))?;
+        let display = redacted(&parsed);
+        let mut options = opts.options.clone();
+        options.push((
+            "connect_timeout".into(),
+            format!("{}ms", opts.connect_timeout.as_millis()),
+        ));
+        options.push(("timeout".into(), format!("{}ms", opts.request_timeout.as_millis())));
+        if parsed.scheme() == "http" {
+            options.push(("allow_http".into(), "true".into()));
+        }
+        let (store, root) = object_store::parse_url_opts(&parsed, options)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("nzfs-remote")
+            .enable_all()
+            .build()?;
+        Ok(RemoteStore {
+            store: Arc::from(store),
+            root: root.to_string(),
+            display,
+            runtime,
+        })
+    }
+
+    /// The store's URL without secrets.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
+    fn path(&self, key: &str) -> Path {
+        match (self.root.is_empty(), key.is_empty()) {
+            (true, _) => Path::from(key),
+            (false, true) => Path::from(self.root.as_str()),
+            (false, false) => Path::from(format!("{}/{key}", self.root)),
+        }
+    }
+
+    fn name(&self, key: &str) -> String {
+        format!("{}/{key}", self.display)
+    }
+
+    /// The object's metadata, or `None` when it does not exist.
+    fn head(&self, key: &StoreKey) -> io::Result<Option<object_store::ObjectMeta>> {
+        let path = self.path(key.as_str());
+        match self.runtime.block_on(self.store.head(&path)) {
+            Ok(m) => Ok(Some(m)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(io_error(&self.name(key.as_str()), e)),
+        }
+    }
+}
+
+impl ReadableStore for RemoteStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let _reading = inflight::begin(key.as_str());
+        let path = self.path(key.as_str());
+        let name = self.name(key.as_str());
+        self.runtime.block_on(async {
+            let result = match self.store.get_opts(&path, GetOptions::default()).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(io_error(&name, e)),
+            };
+            if result.meta.size > max_len {
+                return Err(io::Error::other(format!(
+                    "{name} is {} bytes, more than the {max_len} allowed",
+                    result.meta.size
+                )));
+            }
+            let bytes = result.bytes().await.map_err(|e| io_error(&name, e))?;
+            Ok(Some(bytes.to_vec()))
+        })
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let _reading = inflight::begin(key.as_str());
+        let request = RangeRequest {
+            key: key.clone(),
+            offset,
+            len,
+            expect,
+        };
+        self.runtime.block_on(self.get_range_async(&request))
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        let _reading = inflight::begin(key.as_str());
+        Ok(self.head(key)?.map(|m| Stamp {
+            len: m.size,
+            version: version_of(&m),
+        }))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        let _reading = inflight::begin(prefix);
+        let path = self.path(prefix);
+        let base = if self.root.is_empty() && prefix.is_empty() {
+            None
+        } else {
+            Some(&path)
+        };
+        let listed = self
+            .runtime
+            .block_on(self.store.list_with_delimiter(base))
+            .map_err(|e| io_error(&self.name(prefix), e))?;
+        let last = |p: &Path| p.filename().map(str::to_string);
+        let mut out = Listing {
+            keys: listed.objects.iter().filter_map(|o| last(&o.location)).collect(),
+            prefixes: listed.common_prefixes.iter().filter_map(last).collect(),
+        };
+        out.keys.sort();
+        out.prefixes.sort();
+        Ok(out)
+    }
+
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+        let _reading: Vec<_> = requests.iter().map(|r| inflight::begin(r.key.as_str())).collect();
+        // All ranges are polled together: their requests are in flight at once.
+        self.runtime
+            .block_on(join_all(requests.iter().map(|r| self.get_range_async(r)).collect()))
+    }
+}
+
+impl RemoteStore {
+    async fn get_range_async(&self, r: &RangeRequest) -> io::Result<Option<Vec<u8>>> {
+        let path = self.path(r.key.as_str());
+        let name = self.name(r.key.as_str());
+        let options = GetOptions {
+            range: Some(GetRange::Bounded(r.offset..r.offset + r.len)),
+            ..GetOptions::default()
+        };
+        let result = match self.store.get_opts(&path, options).await {
+            Ok(res) => res,
+            Err(object_store::Error::NotFound { .. }) => return Ok(None),
+            Err(e) => return Err(io_error(&name, e)),
+        };
+        let have = Stamp {
+            len: result.meta.size,
+            version: version_of(&result.meta),
+        };
+        check_stamp(&r.key, have, r.expect)?;
+        if r.offset + r.len > have.len {
+            return Err(short_value(&r.key, r.offset, r.len, have.len));
+        }
+        let bytes = result.bytes().await.map_err(|e| io_error(&name, e))?;
+        if bytes.len() as u64 != r.len {
+            return Err(short_value(&r.key, r.offset, r.len, bytes.len() as u64));
+        }
+        Ok(Some(bytes.to_vec()))
+    }
+}
+
+/// Run futures concurrently and collect their outputs in order.
+async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = (0..pinned.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, f) in pinned.iter_mut().enumerate() {
+            if out[i].is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => out[i] = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(|o| o.expect("every future finished")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_redacted_and_recognised() {
+        let u = url::Url::parse("https://user:secret@example.org/data.zarr/?X-Amz-Signature=abc#frag").unwrap();
+        assert_eq!(redacted(&u), "https://example.org/data.zarr");
+        assert!(is_remote("s3://bucket/x.zarr") && is_remote("gs://b/x") && is_remote("https://h/x"));
+        assert!(!is_remote("/data/x.zarr") && !is_remote("x.zarr"));
+        assert_eq!(
+            concise("Error: GET http://h/b failed:\n404 Not Found: <?xml v?><Error><Code>NoSuchBucket</Code></Error>"),
+            "Error: GET http://h/b failed: 404 Not Found (NoSuchBucket)"
+        );
+    }
+}

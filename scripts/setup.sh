@@ -12,6 +12,8 @@ if [ "${1:-}" = "--test" ]; then
   command -v gdallocationinfo >/dev/null || need+=(gdal-bin)
   # CDO reads the virtual .nc of a Zarr v2 (xarray) store: times must show.
   command -v cdo >/dev/null || need+=(cdo)
+  # An HTTP server with range requests for the remote-store tests.
+  [ -x /usr/sbin/nginx ] || need+=(nginx-light)
   # A store that stops answering, for the dead-store tests (tests/security.rs).
   command -v bindfs >/dev/null || need+=(bindfs)
 fi

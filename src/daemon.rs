@@ -95,7 +95,17 @@ pub fn open_store(
         let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
             .map_err(|e| CliError(format!("store {e}")))?;
         let shown = remote.display().to_string();
-        let hierarchy = Hierarchy::open(&remote).map_err(|e| CliError(format!("store {shown}: {e}")))?;
+        let hierarchy = Hierarchy::open(&remote).map_err(|e| {
+            let http = url.starts_with("http://") || url.starts_with("https://");
+            let hint = match e {
+                crate::zarr::hierarchy::OpenError::Io(_) if http => {
+                    " (an HTTP server cannot be listed: consolidate the store's metadata, e.g. \
+                     zarr.consolidate_metadata() or xarray's consolidated=True, or mount the URL of one array)"
+                }
+                _ => "",
+            };
+            CliError(format!("store {shown}: {e}{hint}"))
+        })?;
         return Ok((Box::new(remote), hierarchy));
     }
     let (s, h) = open_local_store(store, args.policy())?;

@@ -1,9 +1,9 @@
-//! Remote stores against a real S3 server on 127.0.0.1: moto's server
+//! Remote stores against real servers on 127.0.0.1: moto's S3 server
 //! (`moto_server` from the test venv that `scripts/setup.sh --test`
-//! installs). Fixture stores are uploaded to a bucket; the remote mount
-//! must show the same tree and the same bytes as the local mount of the
-//! same store, for every file. Without moto the test says so and passes,
-//! except under CI (`CI` set), where it fails.
+//! installs) and nginx (Debian's, serving tests/data with range requests).
+//! The remote mount must show the same tree and the same bytes as the local
+//! mount of the same store, for every file. Without a server the test says
+//! so and passes, except under CI (`CI` set), where it fails.
 #![cfg(feature = "remote")]
 
 mod common;
@@ -118,6 +118,113 @@ impl Moto {
         .flat_map(|o| ["--store-option".to_string(), o])
         .collect()
     }
+}
+
+/// nginx serving tests/data on a free loopback port, stopped on drop.
+struct Nginx {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Nginx {
+    fn start() -> Option<Nginx> {
+        let bin = ["/usr/sbin/nginx", "/usr/bin/nginx"]
+            .into_iter()
+            .find(|p| Path::new(p).exists());
+        let Some(bin) = bin else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "nginx missing (scripts/setup.sh --test installs it)"
+            );
+            eprintln!("skipping: no nginx (run scripts/setup.sh --test)");
+            return None;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.path().join("nginx.conf");
+        let d = dir.path().display();
+        std::fs::write(
+            &conf,
+            format!(
+                "daemon off; user root; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+                 events {{}}\n\
+                 http {{ access_log off; server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
+                common::data_dir().display()
+            ),
+        )
+        .unwrap();
+        let child = Command::new(bin)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-p")
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start nginx");
+        let server = Nginx { child, port, _dir: dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "nginx did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(server)
+    }
+}
+
+/// Compare every file of a remote mount with the local mount of `store`.
+fn same_as_local(remote: &Mount, store: &str) -> usize {
+    let local = Mount::new(store, &[]);
+    let local_files = files(&local.mp);
+    let remote_files = files(&remote.mp);
+    let rel = |fs: &[PathBuf], root: &Path| -> Vec<PathBuf> {
+        fs.iter().map(|f| f.strip_prefix(root).unwrap().to_path_buf()).collect()
+    };
+    assert_eq!(
+        rel(&remote_files, &remote.mp),
+        rel(&local_files, &local.mp),
+        "{store}: the trees differ"
+    );
+    for f in &local_files {
+        let r = remote.mp.join(f.strip_prefix(&local.mp).unwrap());
+        let want = std::fs::read(f).unwrap();
+        assert_eq!(std::fs::read(&r).unwrap(), want, "{}", r.display());
+        assert_eq!(std::fs::metadata(&r).unwrap().len(), want.len() as u64);
+    }
+    local_files.len()
+}
+
+#[test]
+fn http_mounts_of_consolidated_stores_show_the_same_bytes() {
+    let Some(nginx) = Nginx::start() else { return };
+    let mut compared = 0;
+    // v3 inline consolidated metadata, and v2 .zmetadata: no listing needed.
+    for store in ["sample.zarr", "v2_xarray.zarr"] {
+        let url = format!("http://127.0.0.1:{}/{store}", nginx.port);
+        let remote = Mount::at(Path::new(&url), &[]);
+        compared += same_as_local(&remote, store);
+    }
+    assert!(compared > 30, "compared {compared} files");
+    // Without consolidated metadata the hierarchy cannot be discovered over
+    // HTTP: one line that says what to do.
+    let url = format!("http://127.0.0.1:{}/hier.zarr", nginx.port);
+    let out = common::mount::nzfs(&["check", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("consolidate") && err.contains(&url), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 /// Every file under `dir`, sorted.

@@ -82,6 +82,8 @@ fn io_error(what: &str, e: object_store::Error) -> io::Error {
 /// long, and holds request ids) is replaced by its `<Code>`.
 fn concise(text: &str) -> String {
     let (head, body) = text.split_once("<?xml").unwrap_or((text, ""));
+    // An HTML error page (nginx, Apache) adds nothing to its status line.
+    let head = head.split_once("<html").map_or(head, |(h, _)| h);
     let code = body
         .split_once("<Code>")
         .and_then(|(_, rest)| rest.split_once("</Code>"))

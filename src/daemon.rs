@@ -220,22 +220,10 @@ fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
     u32::from_str_radix(v, radix).map_err(|_| CliError(format!("-o {name}={v}: not a number")))
 }
 
-/// The store as shown in /proc/mounts and messages: a URL loses its query
-/// string, fragment and user info (a pre-signed URL holds a secret).
+/// The store as shown in /proc/mounts and messages (see
+/// [`crate::store::redact_url`]).
 pub fn shown_store(store: &Path) -> String {
-    let text = store.to_string_lossy();
-    if text.contains("://") {
-        let no_query = text.split(['?', '#']).next().unwrap_or_default();
-        match no_query.split_once("://") {
-            Some((scheme, rest)) => {
-                let rest = rest.split_once('@').map_or(rest, |(_, host)| host);
-                format!("{scheme}://{rest}")
-            }
-            None => no_query.to_string(),
-        }
-    } else {
-        text.into_owned()
-    }
+    crate::store::redact_url(&store.to_string_lossy())
 }
 
 /// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.

@@ -334,7 +334,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     let group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
     let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (nc_name(&d.name), d.len)).collect();
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
-    for (_c, a) in &arrays {
+    for (c, a) in &arrays {
         let mut ids = group_dims.of_array(&a.metadata);
         if matches!(a.metadata.data_type, DataType::Complex64 | DataType::Complex128) {
             let idx = dims.iter().position(|(n, _)| n == "_nz_complex").unwrap_or_else(|| {
@@ -345,7 +345,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         }
         if let Some(len) = strlen(a.metadata.data_type) {
             // CF character arrays: a trailing `<name>_strlen` dimension.
-            let name = format!("{}_strlen", nc_name(&h.nodes[*_c].name));
+            let name = format!("{}_strlen", nc_name(&h.nodes[*c].name));
             let idx = dims
                 .iter()
                 .position(|(n, l)| *n == name && *l == len)

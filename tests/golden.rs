@@ -38,6 +38,16 @@ fn resolve(fs: &NzFs, path: &str) -> u64 {
     ino
 }
 
+/// The first 8 bytes of file `name` in directory `dir`.
+fn read8(fs: &NzFs, dir: u64, name: &str) -> Result<Vec<u8>, nzfs::fs::FsError> {
+    let ino = fs.lookup(dir, OsStr::new(name))?.ino;
+    Ok(fs.read(ino, 0, 8)?.bytes().to_vec())
+}
+
+fn two_i32(a: i32, b: i32) -> Vec<u8> {
+    [a.to_ne_bytes(), b.to_ne_bytes()].concat()
+}
+
 #[test]
 fn every_fixture_chunk_matches_numpy() {
     let manifest = common::manifest();
@@ -144,24 +154,14 @@ fn refused_nodes_fail_with_eio_and_the_rest_reads() {
         assert!(err.to_string().contains(name), "{err}");
     }
     let crc = resolve(&fs, "bad_crc");
-    let ok = fs.lookup(crc, OsStr::new("0.bin")).unwrap().ino;
-    assert_eq!(
-        fs.read(ok, 0, 8).unwrap().bytes(),
-        [5i32.to_ne_bytes(), 6i32.to_ne_bytes()].concat()
-    );
-    let broken = fs.lookup(crc, OsStr::new("1.bin")).unwrap().ino;
-    let err = fs.read(broken, 0, 8).unwrap_err();
+    assert_eq!(read8(&fs, crc, "0.bin").unwrap(), two_i32(5, 6));
+    let err = read8(&fs, crc, "1.bin").unwrap_err();
     assert_eq!(err.errno(), libc::EIO);
     assert!(
         err.to_string().contains("bad_crc/c/1") && err.to_string().contains("checksum"),
         "{err}"
     );
-    let good = resolve(&fs, "good");
-    let c = fs.lookup(good, OsStr::new("1.bin")).unwrap().ino;
-    assert_eq!(
-        fs.read(c, 0, 8).unwrap().bytes(),
-        [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
-    );
+    assert_eq!(read8(&fs, resolve(&fs, "good"), "1.bin").unwrap(), two_i32(3, 4));
 }
 
 #[test]
@@ -299,22 +299,12 @@ fn refused_v2_nodes_fail_with_eio_and_the_rest_reads() {
         ("bad_crc32", "crc32: checksum mismatch"),
     ] {
         let dir = resolve(&fs, name);
-        let first = fs.lookup(dir, OsStr::new("0.bin")).unwrap().ino;
-        assert_eq!(
-            fs.read(first, 0, 8).unwrap().bytes(),
-            [1i32.to_ne_bytes(), 2i32.to_ne_bytes()].concat()
-        );
-        let second = fs.lookup(dir, OsStr::new("1.bin")).unwrap().ino;
-        let err = fs.read(second, 0, 8).unwrap_err();
+        assert_eq!(read8(&fs, dir, "0.bin").unwrap(), two_i32(1, 2));
+        let err = read8(&fs, dir, "1.bin").unwrap_err();
         assert_eq!(err.errno(), libc::EIO, "{name}");
         assert!(err.to_string().contains(why) && err.to_string().contains(name), "{err}");
     }
-    let good = resolve(&fs, "good");
-    let c = fs.lookup(good, OsStr::new("1.bin")).unwrap().ino;
-    assert_eq!(
-        fs.read(c, 0, 8).unwrap().bytes(),
-        [3i32.to_ne_bytes(), 4i32.to_ne_bytes()].concat()
-    );
+    assert_eq!(read8(&fs, resolve(&fs, "good"), "1.bin").unwrap(), two_i32(3, 4));
 }
 
 #[test]

@@ -266,24 +266,7 @@ fn s3_mounts_show_the_same_bytes_as_local_mounts() {
         assert!(uploaded > 3, "{store}");
         let url = format!("s3://nzfs/{store}");
         let remote = Mount::at(Path::new(&url), &extra);
-        let local = Mount::new(store, &[]);
-        let local_files = files(&local.mp);
-        let remote_files = files(&remote.mp);
-        let rel = |fs: &[PathBuf], root: &Path| -> Vec<PathBuf> {
-            fs.iter().map(|f| f.strip_prefix(root).unwrap().to_path_buf()).collect()
-        };
-        assert_eq!(
-            rel(&remote_files, &remote.mp),
-            rel(&local_files, &local.mp),
-            "{store}: the trees differ"
-        );
-        for f in &local_files {
-            let r = remote.mp.join(f.strip_prefix(&local.mp).unwrap());
-            let want = std::fs::read(f).unwrap();
-            assert_eq!(std::fs::read(&r).unwrap(), want, "{}", r.display());
-            assert_eq!(std::fs::metadata(&r).unwrap().len(), want.len() as u64);
-            compared += 1;
-        }
+        compared += same_as_local(&remote, store);
         // The URL is what /proc/mounts shows, without secrets.
         let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
         assert!(mounts.contains(&format!("nzfs:{url} ")), "{mounts}");

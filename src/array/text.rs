@@ -7,6 +7,7 @@
 //! from the chunks' lines and refused past [`MAX_TEXT`] bytes.
 
 use super::{Array, ArrayError};
+use crate::cache::Chunk;
 use crate::zarr::data_type::DataType;
 use crate::zarr::text::fixed_lines;
 
@@ -14,13 +15,14 @@ use crate::zarr::text::fixed_lines;
 pub const MAX_TEXT: usize = 256 << 20;
 
 impl Array {
-    /// Chunk `index` as text: one line per element of the whole chunk.
-    pub fn chunk_text(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
+    /// Chunk `index` as text: one line per element of the whole chunk (a
+    /// variable-length chunk's cached decode itself, not a copy).
+    pub fn chunk_text(&self, index: u64) -> Result<Chunk, ArrayError> {
         let chunk = self.read_chunk(index)?;
         let dt = self.metadata().data_type;
         Ok(match dt.element_size() {
-            None => chunk.to_vec(),
-            Some(size) => fixed_lines(&chunk, size, matches!(dt, DataType::FixedUtf32(_))),
+            None => chunk,
+            Some(size) => Chunk::new(fixed_lines(&chunk, size, matches!(dt, DataType::FixedUtf32(_)))),
         })
     }
 

@@ -288,20 +288,8 @@ fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, 
         let _ = writeln!(out, "{at}_Storage = \"chunked\" ;");
         let _ = writeln!(out, "{at}_ChunkSizes = {} ;", sizes.join(", "));
     }
-    let atomic_multibyte = !matches!(
-        a.data_type,
-        DataType::Bool
-            | DataType::Int8
-            | DataType::UInt8
-            | DataType::Complex64
-            | DataType::Complex128
-            | DataType::Raw(_)
-            | DataType::FixedBytes(_)
-            | DataType::FixedUtf32(_)
-            | DataType::String
-            | DataType::Bytes
-    );
-    if atomic_multibyte {
+    // ncdump -s gives _Endianness for multi-byte atomic (numeric) types.
+    if a.data_type.is_number() && a.data_type.size() > 1 {
         let _ = writeln!(
             out,
             "{at}_Endianness = \"{}\" ;",

@@ -53,10 +53,11 @@ pub enum Filter {
     Shuffle {
         elementsize: usize,
     },
+    /// `cells[k]` is label `k + 1` as one `<U width` element, encoded once
+    /// when the configuration is read.
     Categorize {
-        labels: Vec<String>,
+        cells: Vec<Vec<u8>>,
         width: usize,
-        big: bool,
         astype: NumType,
     },
 }
@@ -157,12 +158,19 @@ impl Filter {
                 if astype.kind != NumKind::UInt {
                     return Err(bad("astype is not an unsigned integer type".into()));
                 }
-                Filter::Categorize {
-                    labels,
-                    width,
-                    big,
-                    astype,
-                }
+                let cells = labels
+                    .iter()
+                    .map(|l| {
+                        let mut cell = vec![0u8; width * 4];
+                        for (k, ch) in l.chars().take(width).enumerate() {
+                            let c = ch as u32;
+                            let b = if big { c.to_be_bytes() } else { c.to_le_bytes() };
+                            cell[k * 4..k * 4 + 4].copy_from_slice(&b);
+                        }
+                        cell
+                    })
+                    .collect();
+                Filter::Categorize { cells, width, astype }
             }
             other => return Err(bad(format!("`{other}` is not a numcodecs filter"))),
         })
@@ -320,29 +328,12 @@ impl Filter {
                 }
                 out
             }
-            Filter::Categorize {
-                labels,
-                width,
-                big,
-                astype,
-            } => {
+            Filter::Categorize { cells, width, astype } => {
                 let n = whole(astype)?;
-                let encoded: Vec<Vec<u8>> = labels
-                    .iter()
-                    .map(|l| {
-                        let mut cell = vec![0u8; width * 4];
-                        for (k, ch) in l.chars().take(*width).enumerate() {
-                            let c = ch as u32;
-                            let b = if *big { c.to_be_bytes() } else { c.to_le_bytes() };
-                            cell[k * 4..k * 4 + 4].copy_from_slice(&b);
-                        }
-                        cell
-                    })
-                    .collect();
                 let mut out = vec![0u8; n * width * 4];
                 for i in 0..n {
                     let Num::U(k) = astype.read(&input, i) else { continue };
-                    if let Some(cell) = (k as usize).checked_sub(1).and_then(|k| encoded.get(k)) {
+                    if let Some(cell) = (k as usize).checked_sub(1).and_then(|k| cells.get(k)) {
                         out[i * width * 4..(i + 1) * width * 4].copy_from_slice(cell);
                     }
                 }

@@ -382,7 +382,7 @@ impl NzFs {
     /// `header.cdl`, which says so, and anything else in it is `EIO`.
     fn unknown_type(&self, n: usize) -> Option<&str> {
         match &self.hierarchy().nodes.get(n)?.kind {
-            NodeKind::Broken { reason } if reason.contains("unsupported data type") => Some(reason),
+            NodeKind::Broken { reason } if reason.contains(crate::zarr::extension::UNSUPPORTED_TYPE) => Some(reason),
             _ => None,
         }
     }
@@ -480,9 +480,6 @@ impl NzFs {
             Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
             Inode::Text(n) => self.data_text(n)?,
-            Inode::Chunk { node, index } if self.info[node].text.as_ref().is_some_and(|t| t.variable) => {
-                self.chunk(node, index)?
-            }
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         Ok(ReadData::slice(buffer, offset, size))

@@ -53,6 +53,23 @@ impl fmt::Display for StoreKey {
     }
 }
 
+/// A store location as it may be shown (`/proc/mounts`, messages, logs): a
+/// URL loses its query string, fragment and user info, since a pre-signed
+/// URL or `user:password@` holds a secret; a path is shown as it is.
+pub fn redact_url(store: &str) -> String {
+    let Some((scheme, rest)) = store.split_once("://") else {
+        return store.to_string();
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if path.is_empty() && !rest.contains('/') {
+        format!("{scheme}://{host}")
+    } else {
+        format!("{scheme}://{host}/{path}")
+    }
+}
+
 /// Join a node prefix (`""` for the root, else `a/b`) and a relative key.
 pub fn join(prefix: &str, rest: &str) -> Result<StoreKey, io::Error> {
     if prefix.is_empty() {
@@ -250,6 +267,13 @@ mod tests {
             assert!(StoreKey::new(bad).is_err(), "{bad:?}");
         }
         assert!(StoreKey::new("a/b.c/zarr.json").is_ok());
+        assert_eq!(
+            redact_url("https://user:secret@example.org/data.zarr/?X-Amz-Signature=abc#frag"),
+            "https://example.org/data.zarr/"
+        );
+        assert_eq!(redact_url("s3://bucket/x.zarr"), "s3://bucket/x.zarr");
+        assert_eq!(redact_url("s3://bucket"), "s3://bucket");
+        assert_eq!(redact_url("/data/a@b?.zarr"), "/data/a@b?.zarr");
         assert_eq!(join("", "zarr.json").unwrap().as_str(), "zarr.json");
         assert_eq!(join("g/a", "c/0").unwrap().as_str(), "g/a/c/0");
     }

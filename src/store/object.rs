@@ -13,7 +13,7 @@
 //! length before its body is read; an object's [`Stamp`] version is a hash
 //! of its ETag (or last-modified time), so a shard rewritten while mounted
 //! is noticed; credentials never appear in errors or logs (the store is
-//! named by its URL without query string or user info).
+//! named by [`super::redact_url`]).
 
 use std::io;
 use std::sync::Arc;
@@ -40,16 +40,6 @@ pub struct RemoteStore {
     /// The URL without query string or credentials, for messages.
     display: String,
     runtime: tokio::runtime::Runtime,
-}
-
-/// `url` without query string, fragment or user info: safe to log.
-pub fn redacted(url: &url::Url) -> String {
-    let mut u = url.clone();
-    u.set_query(None);
-    u.set_fragment(None);
-    let _ = u.set_username("");
-    let _ = u.set_password(None);
-    u.to_string().trim_end_matches('/').to_string()
 }
 
 /// Whether `s` names a remote store (a URL with a scheme nzfs reads).
@@ -106,9 +96,9 @@ fn version_of(meta: &object_store::ObjectMeta) -> u64 {
 impl RemoteStore {
     /// Open the store at `url` (nothing is requested yet).
     pub fn open(url: &str, opts: &RemoteOptions) -> io::Result<RemoteStore> {
-        let parsed =
-            url::Url::parse(url).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{url}: {e}")))?;
-        let display = redacted(&parsed);
+        let parsed = url::Url::parse(url)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {e}", super::redact_url(url))))?;
+        let display = super::redact_url(url).trim_end_matches('/').to_string();
         let mut options = opts.options.clone();
         options.push((
             "connect_timeout".into(),
@@ -290,11 +280,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_are_redacted_and_recognised() {
-        let u = url::Url::parse("https://user:secret@example.org/data.zarr/?X-Amz-Signature=abc#frag").unwrap();
-        assert_eq!(redacted(&u), "https://example.org/data.zarr");
+    fn urls_are_recognised_and_errors_are_one_line() {
         assert!(is_remote("s3://bucket/x.zarr") && is_remote("gs://b/x") && is_remote("https://h/x"));
         assert!(!is_remote("/data/x.zarr") && !is_remote("x.zarr"));
+        // 404 is "absent", 403 is EACCES (the README's mapping).
+        let denied = io_error(
+            "s3://b/k",
+            object_store::Error::PermissionDenied {
+                path: "k".into(),
+                source: "403 Forbidden".into(),
+            },
+        );
+        assert_eq!(denied.kind(), io::ErrorKind::PermissionDenied);
+        assert_eq!(crate::store::errno(&denied), libc::EACCES);
+        let missing = io_error(
+            "s3://b/k",
+            object_store::Error::NotFound {
+                path: "k".into(),
+                source: "404".into(),
+            },
+        );
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         assert_eq!(
             concise("Error: GET http://h/b failed:\n404 Not Found: <?xml v?><Error><Code>NoSuchBucket</Code></Error>"),
             "Error: GET http://h/b failed: 404 Not Found (NoSuchBucket)"

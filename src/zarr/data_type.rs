@@ -218,6 +218,22 @@ impl DataType {
         }
     }
 
+    /// Whether elements are single numbers (integers, floats, times):
+    /// exactly the types [`DataType::value_f64`] reads.
+    pub fn is_number(self) -> bool {
+        !matches!(
+            self,
+            DataType::Bool
+                | DataType::Complex64
+                | DataType::Complex128
+                | DataType::Raw(_)
+                | DataType::FixedBytes(_)
+                | DataType::FixedUtf32(_)
+                | DataType::String
+                | DataType::Bytes
+        )
+    }
+
     /// Whether the array's values are strings (shown as `data.txt`).
     pub fn is_text(self) -> bool {
         matches!(
@@ -229,6 +245,9 @@ impl DataType {
     /// Element `i` of a decoded buffer (native byte order) as a number, or
     /// `None` for a type with no order (bool, complex, raw) or past the end.
     pub fn value_f64(self, buffer: &[u8], i: usize) -> Option<f64> {
+        if !self.is_number() {
+            return None;
+        }
         let at = |n: usize| buffer.get(i * n..(i + 1) * n);
         Some(match self {
             DataType::Int8 => f64::from(at(1)?[0] as i8),
@@ -244,14 +263,7 @@ impl DataType {
             }
             DataType::UInt64 => u64::from_ne_bytes(at(8)?.try_into().ok()?) as f64,
             DataType::Float64 => f64::from_ne_bytes(at(8)?.try_into().ok()?),
-            DataType::Bool
-            | DataType::Complex64
-            | DataType::Complex128
-            | DataType::Raw(_)
-            | DataType::FixedBytes(_)
-            | DataType::FixedUtf32(_)
-            | DataType::String
-            | DataType::Bytes => return None,
+            _ => return None,
         })
     }
 

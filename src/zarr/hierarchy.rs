@@ -328,22 +328,21 @@ impl Hierarchy {
         self.nodes[parent].children.retain(|&c| c != child);
     }
 
-    /// Build the tree from consolidated `(path, document)` entries.
+    /// Build the tree from zarr-python's inline consolidated `(path,
+    /// document)` entries.
     fn add_consolidated(&mut self, entries: &[(String, Value)]) {
-        self.add_consolidated_with(entries, |doc| {
-            let kind = node_kind(NodeMetadata::from_json(doc));
-            if let NodeKind::Broken { reason } = &kind {
-                tracing::warn!(%reason, "node is unreadable (consolidated metadata)");
-            }
-            kind
-        });
+        let kinds = entries
+            .iter()
+            .map(|(path, doc)| (path.clone(), node_kind(NodeMetadata::from_json(doc))))
+            .collect();
+        self.add_consolidated_kinds(kinds);
     }
 
-    /// Build the tree from `(path, document)` entries read by `kind_of`.
-    fn add_consolidated_with(&mut self, entries: &[(String, Value)], kind_of: impl Fn(&Value) -> NodeKind) {
-        let mut sorted: Vec<&(String, Value)> = entries.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
-        for (path, doc) in sorted {
+    /// Place consolidated `(path, node kind)` entries in the tree, parents
+    /// first; invalid, repeated or array-nested paths are skipped.
+    fn add_consolidated_kinds(&mut self, mut entries: Vec<(String, NodeKind)>) {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (path, kind) in entries {
             let segments: Vec<&str> = path.split('/').collect();
             if !segments.iter().all(|s| is_valid_node_name(s)) {
                 tracing::warn!(key = %path, "ignoring a consolidated metadata entry with an invalid path");
@@ -366,7 +365,6 @@ impl Hierarchy {
                 tracing::warn!(key = %path, "ignoring a consolidated metadata entry inside an array or repeated");
                 continue;
             }
-            let kind = kind_of(doc);
             if let NodeKind::Broken { reason } = &kind {
                 tracing::warn!(key = %path, %reason, "consolidated entry is unreadable");
             }
@@ -397,30 +395,17 @@ impl Hierarchy {
         if !is_group {
             return Ok(());
         }
-        let mut entries: Vec<(String, Value)> = Vec::new();
+        let mut entries = Vec::new();
         for (k, v) in meta.as_object().unwrap_or_default() {
-            let (path, array) = match (k.strip_suffix("/.zarray"), k.strip_suffix("/.zgroup")) {
-                (Some(p), _) => (p, true),
-                (None, Some(p)) => (p, false),
+            let (path, name) = match (k.strip_suffix("/.zarray"), k.strip_suffix("/.zgroup")) {
+                (Some(p), _) => (p, ".zarray"),
+                (None, Some(p)) => (p, ".zgroup"),
                 _ => continue,
             };
-            // Tag each document with its kind for `add_consolidated`.
-            let tagged = Value::Object(vec![
-                ("array".into(), Value::Bool(array)),
-                ("doc".into(), v.clone()),
-                (
-                    "attrs".into(),
-                    attrs(&format!("{path}/")).cloned().unwrap_or(Value::Null),
-                ),
-            ]);
-            entries.push((path.to_string(), tagged));
+            let kind = v2_kind(name == ".zarray", v, attrs(&format!("{path}/")), name);
+            entries.push((path.to_string(), kind));
         }
-        self.add_consolidated_with(&entries, |doc| {
-            let attrs = doc.get("attrs").filter(|a| !matches!(a, Value::Null));
-            let array = matches!(doc.get("array"), Some(Value::Bool(true)));
-            let inner = doc.get("doc").unwrap_or(&Value::Null);
-            v2_kind(array, inner, attrs, if array { ".zarray" } else { ".zgroup" })
-        });
+        self.add_consolidated_kinds(entries);
         Ok(())
     }
 

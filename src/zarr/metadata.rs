@@ -216,7 +216,8 @@ pub(crate) fn check_chunk_grid(
     Ok(())
 }
 
-fn u64_list(v: &Value, member: &'static str) -> Result<Vec<u64>, MetadataError> {
+/// A list of non-negative integers (`shape`, `chunk_shape`, v2 `chunks`).
+pub(crate) fn u64_list(v: &Value, member: &'static str) -> Result<Vec<u64>, MetadataError> {
     let items = v.as_array().ok_or_else(|| invalid(member, "not an array"))?;
     items
         .iter()

@@ -23,7 +23,7 @@ use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
 use super::extension::{MetadataError, invalid};
 use super::json::Value;
-use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata, check_chunk_grid};
+use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata, check_chunk_grid, u64_list};
 use super::numpy::parse_dtype;
 
 /// A member of an NCZarr document, in either spelling netCDF-C has used.
@@ -96,20 +96,6 @@ fn check_format(doc: &Value) -> Result<(), MetadataError> {
     }
 }
 
-fn u64_list(v: Option<&Value>, member: &'static str) -> Result<Vec<u64>, MetadataError> {
-    let items = v
-        .ok_or(MetadataError::Missing(member))?
-        .as_array()
-        .ok_or_else(|| invalid(member, "not an array"))?;
-    items
-        .iter()
-        .map(|x| {
-            x.as_u64()
-                .ok_or_else(|| invalid(member, format!("{x} is not a non-negative integer")))
-        })
-        .collect()
-}
-
 /// A numcodecs codec object (`{"id": "zlib", "level": 1}`) as a codec spec.
 fn numcodecs_spec(v: &Value, member: &'static str) -> Result<CodecSpec, MetadataError> {
     let members = v
@@ -130,8 +116,9 @@ fn numcodecs_spec(v: &Value, member: &'static str) -> Result<CodecSpec, Metadata
 /// Read `.zarray` (and `.zattrs`) as array metadata.
 pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetadata, MetadataError> {
     check_format(zarray)?;
-    let mut shape = u64_list(zarray.get("shape"), "shape")?;
-    let mut chunk_shape = u64_list(zarray.get("chunks"), "chunks")?;
+    let get = |m: &'static str| zarray.get(m).ok_or(MetadataError::Missing(m));
+    let mut shape = u64_list(get("shape")?, "shape")?;
+    let mut chunk_shape = u64_list(get("chunks")?, "chunks")?;
     if chunk_shape.len() != shape.len() {
         return Err(invalid(
             "chunks",
@@ -227,7 +214,8 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
 
     let fill_value_json = zarray.get("fill_value").cloned().unwrap_or(Value::Null);
     let fill_value = match (&fill_value_json, data_type) {
-        (Value::Null, dt) if dt.element_size().is_none() => dt_fill_empty(dt),
+        // A variable-length type's fill of null is the empty string.
+        (Value::Null, dt) if dt.element_size().is_none() => dt.fill_value(&Value::Null)?,
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
         (Value::Str(b64), DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)) => {
             base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
@@ -294,11 +282,6 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     };
     a.add_time_attributes();
     Ok(a)
-}
-
-/// The empty string as the fill of a variable-length type.
-fn dt_fill_empty(dt: DataType) -> FillValue {
-    dt.fill_value(&Value::Null).unwrap_or(FillValue(b"\n".to_vec()))
 }
 
 /// A v2 base64 fill value of a fixed-size byte or string type.

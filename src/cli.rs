@@ -127,6 +127,12 @@ pub struct StoreArgs {
     /// server gives EIO after this, never a hang).
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     pub request_timeout: u64,
+    /// Remote stores: retries of a failed request (5xx, 429 and 503
+    /// throttling, connection resets, timeouts), with exponential backoff.
+    /// No retry starts later than two request timeouts after the first
+    /// attempt, so a read fails within about three.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=20))]
+    pub retries: u8,
 }
 
 impl StoreArgs {

@@ -62,23 +62,22 @@ pub fn dataset_name(store: &Path) -> String {
 /// The environment variables object_store reads, as its configuration keys.
 #[cfg(feature = "remote")]
 fn remote_options(args: &crate::cli::StoreArgs) -> Result<crate::store::object::RemoteOptions, CliError> {
-    let mut options: Vec<(String, String)> = std::env::vars()
+    let environment: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
         .map(|(k, v)| (k.to_ascii_lowercase(), v))
         .collect();
+    let mut options = Vec::new();
     for kv in &args.store_options {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| CliError(format!("--store-option {kv:?}: expected KEY=VALUE")))?;
         options.push((k.trim().to_ascii_lowercase(), v.to_string()));
     }
-    if args.anonymous {
-        options.push(("aws_skip_signature".into(), "true".into()));
-        options.push(("google_skip_signature".into(), "true".into()));
-        options.push(("azure_skip_signature".into(), "true".into()));
-    }
     Ok(crate::store::object::RemoteOptions {
+        environment,
         options,
+        anonymous: args.anonymous,
+        retries: usize::from(args.retries),
         connect_timeout: std::time::Duration::from_secs(args.connect_timeout.max(1)),
         request_timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
     })
@@ -97,14 +96,22 @@ pub fn open_store(
         let shown = remote.display().to_string();
         let hierarchy = Hierarchy::open(&remote).map_err(|e| {
             let http = url.starts_with("http://") || url.starts_with("https://");
+            let text = e.to_string();
             let hint = match e {
+                // object_store looks for credentials last on the cloud's
+                // instance-metadata endpoint: failing there means none were found.
+                _ if text.contains("169.254.169.254") || text.contains("metadata.google.internal") => {
+                    " (no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, \
+                     GOOGLE_APPLICATION_CREDENTIALS or AZURE_STORAGE_ACCOUNT_KEY, \
+                     or use --anonymous for a public bucket)"
+                }
                 crate::zarr::hierarchy::OpenError::Io(_) if http => {
                     " (an HTTP server cannot be listed: consolidate the store's metadata, e.g. \
                      zarr.consolidate_metadata() or xarray's consolidated=True, or mount the URL of one array)"
                 }
                 _ => "",
             };
-            CliError(format!("store {shown}: {e}{hint}"))
+            CliError(format!("store {shown}: {text}{hint}"))
         })?;
         return Ok((Box::new(remote), hierarchy));
     }

@@ -241,10 +241,11 @@ impl Failure {
     pub fn errno(self) -> i32 {
         match self {
             // A key that vanished under a read is a broken read, not an
-            // absent file: the file was listed.
-            Failure::NotFound | Failure::Corrupt => libc::EIO,
+            // absent file: the file was listed. A store that did not answer
+            // in time (after retries) is EIO too, the error every reader
+            // handles (issue #15); the log line says it timed out.
+            Failure::NotFound | Failure::Corrupt | Failure::TimedOut => libc::EIO,
             Failure::PermissionDenied => libc::EACCES,
-            Failure::TimedOut => libc::ETIMEDOUT,
         }
     }
 }
@@ -356,7 +357,7 @@ mod tests {
     fn failures_map_to_one_errno_each() {
         let e = |k| io::Error::new(k, "x");
         assert_eq!(errno(&e(io::ErrorKind::PermissionDenied)), libc::EACCES);
-        assert_eq!(errno(&e(io::ErrorKind::TimedOut)), libc::ETIMEDOUT);
+        assert_eq!(errno(&e(io::ErrorKind::TimedOut)), libc::EIO);
         assert_eq!(errno(&e(io::ErrorKind::InvalidData)), libc::EIO);
         assert_eq!(errno(&e(io::ErrorKind::NotFound)), libc::EIO);
     }

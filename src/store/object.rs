@@ -20,17 +20,115 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use object_store::path::Path;
-use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
+use object_store::{BackoffConfig, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 
 use super::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp, inflight, short_value};
 
 /// How a remote store is reached.
 #[derive(Debug, Clone)]
 pub struct RemoteOptions {
-    /// `object_store` configuration keys (`aws_endpoint`, `skip_signature`, …).
+    /// `object_store` configuration from the environment (`aws_region`,
+    /// `google_application_credentials`, …): keys the scheme does not know
+    /// are ignored, since `AWS_*` holds settings of other tools too.
+    pub environment: Vec<(String, String)>,
+    /// `object_store` configuration the user gave (`--store-option`): a key
+    /// the scheme does not know is an error, so a typo is not ignored.
     pub options: Vec<(String, String)>,
+    /// Send unsigned requests (public buckets).
+    pub anonymous: bool,
     pub connect_timeout: Duration,
     pub request_timeout: Duration,
+    /// Retries of a failed request (5xx, 429, resets, timeouts).
+    pub retries: usize,
+}
+
+impl RemoteOptions {
+    /// The retry policy: exponential backoff from 100 ms, and no retry
+    /// starts later than two request timeouts after the first attempt, so
+    /// a read fails within about three request timeouts.
+    fn retry(&self) -> RetryConfig {
+        RetryConfig {
+            backoff: BackoffConfig {
+                init_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(5),
+                base: 2.0,
+            },
+            max_retries: self.retries,
+            retry_timeout: self.request_timeout * 2,
+        }
+    }
+
+    /// Every setting for a store of `scheme`, in the order they apply.
+    fn settings(&self, scheme: &str) -> Vec<(String, String, bool)> {
+        let mut out: Vec<(String, String, bool)> = Vec::new();
+        out.extend(self.environment.iter().map(|(k, v)| (k.clone(), v.clone(), false)));
+        out.extend(self.options.iter().map(|(k, v)| (k.clone(), v.clone(), true)));
+        let ms = |d: Duration| format!("{}ms", d.as_millis());
+        out.push(("connect_timeout".into(), ms(self.connect_timeout), true));
+        out.push(("timeout".into(), ms(self.request_timeout), true));
+        // Plain HTTP is allowed where the user asked for it: an http://
+        // URL, or an http:// endpoint (MinIO, moto, a proxy).
+        let http_endpoint = out
+            .iter()
+            .any(|(k, v, _)| k.contains("endpoint") && v.starts_with("http://"));
+        if scheme == "http" || http_endpoint {
+            out.push(("allow_http".into(), "true".into(), true));
+        }
+        if self.anonymous && scheme != "http" && scheme != "https" {
+            out.push(("skip_signature".into(), "true".into(), true));
+        }
+        out
+    }
+}
+
+/// Apply `settings` to a builder whose keys parse as `K`; an unknown key
+/// that must be known is an error naming it.
+fn configure<B, K: std::str::FromStr>(
+    builder: B,
+    settings: &[(String, String, bool)],
+    set: impl Fn(B, K, &str) -> B,
+) -> Result<B, String> {
+    settings
+        .iter()
+        .try_fold(builder, |b, (key, value, strict)| match key.parse::<K>() {
+            Ok(k) => Ok(set(b, k, value)),
+            Err(_) if *strict => Err(format!("unknown option {key:?} for this kind of store")),
+            Err(_) => Ok(b),
+        })
+}
+
+/// The `object_store` client for `url`, and the path of the store in it.
+fn build(url: &url::Url, opts: &RemoteOptions) -> Result<(Box<dyn ObjectStore>, Path), String> {
+    use object_store::ObjectStoreScheme as S;
+    let (scheme, path) = S::parse(url).map_err(|e| e.to_string())?;
+    let settings = opts.settings(url.scheme());
+    let retry = opts.retry();
+    let e = |e: object_store::Error| e.to_string();
+    let store: Box<dyn ObjectStore> = match scheme {
+        S::AmazonS3 => {
+            let b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
+            let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
+            Box::new(b.with_retry(retry).build().map_err(e)?)
+        }
+        S::GoogleCloudStorage => {
+            let b = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str());
+            let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
+            Box::new(b.with_retry(retry).build().map_err(e)?)
+        }
+        S::MicrosoftAzure => {
+            let b = object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str());
+            let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
+            Box::new(b.with_retry(retry).build().map_err(e)?)
+        }
+        S::Http => {
+            let base = &url[..url::Position::BeforePath];
+            let b = object_store::http::HttpBuilder::new().with_url(base);
+            let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
+            Box::new(b.with_retry(retry).build().map_err(e)?)
+        }
+        other => return Err(format!("{other:?} URLs are not stores nzfs reads")),
+    };
+    Ok((store, path))
 }
 
 /// A store in object storage, read through `object_store`.
@@ -53,27 +151,38 @@ pub fn is_remote(s: &str) -> bool {
 
 fn io_error(what: &str, e: object_store::Error) -> io::Error {
     use object_store::Error as E;
+    // object_store's message leaves out the HTTP client's causes ("error
+    // sending request"); the chain says what happened ("operation timed out").
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text = format!("{text}: {line}");
+        }
+        source = cause.source();
+    }
     let kind = match &e {
         E::NotFound { .. } => io::ErrorKind::NotFound,
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
-        _ => {
-            let text = e.to_string();
-            if text.contains("timed out") || text.contains("Timeout") || text.contains("timeout") {
-                io::ErrorKind::TimedOut
-            } else {
-                io::ErrorKind::Other
-            }
-        }
+        _ if text.to_ascii_lowercase().contains("timed out") || text.contains("Timeout") => io::ErrorKind::TimedOut,
+        _ => io::ErrorKind::Other,
     };
-    io::Error::new(kind, format!("{what}: {}", concise(&e.to_string())))
+    io::Error::new(kind, format!("{what}: {}", concise(&text)))
 }
 
 /// One line of an object_store error: the server's XML body (which can be
 /// long, and holds request ids) is replaced by its `<Code>`.
 fn concise(text: &str) -> String {
     let (head, body) = text.split_once("<?xml").unwrap_or((text, ""));
-    // An HTML error page (nginx, Apache) adds nothing to its status line.
-    let head = head.split_once("<html").map_or(head, |(h, _)| h);
+    // An HTML error page (nginx, Apache, a crashing server) adds nothing
+    // to its status line.
+    let lower = head.to_ascii_lowercase();
+    let head = ["<html", "<!doctype"]
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()
+        .map_or(head, |at| &head[..at]);
     let code = body
         .split_once("<Code>")
         .and_then(|(_, rest)| rest.split_once("</Code>"))
@@ -99,17 +208,8 @@ impl RemoteStore {
         let parsed = url::Url::parse(url)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {e}", super::redact_url(url))))?;
         let display = super::redact_url(url).trim_end_matches('/').to_string();
-        let mut options = opts.options.clone();
-        options.push((
-            "connect_timeout".into(),
-            format!("{}ms", opts.connect_timeout.as_millis()),
-        ));
-        options.push(("timeout".into(), format!("{}ms", opts.request_timeout.as_millis())));
-        if parsed.scheme() == "http" {
-            options.push(("allow_http".into(), "true".into()));
-        }
-        let (store, root) = object_store::parse_url_opts(&parsed, options)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
+        let (store, root) =
+            build(&parsed, opts).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("nzfs-remote")
@@ -304,6 +404,10 @@ mod tests {
         assert_eq!(
             concise("Error: GET http://h/b failed:\n404 Not Found: <?xml v?><Error><Code>NoSuchBucket</Code></Error>"),
             "Error: GET http://h/b failed: 404 Not Found (NoSuchBucket)"
+        );
+        assert_eq!(
+            concise("GET http://h/x failed - 500 Internal Server Error: <!doctype html>\n<title>x</title>"),
+            "GET http://h/x failed - 500 Internal Server Error"
         );
     }
 }

@@ -133,6 +133,15 @@ pub struct StoreArgs {
     /// attempt, so a read fails within about three.
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=20))]
     pub retries: u8,
+    /// Remote stores: keep raw chunk objects in DIR, so that the next read,
+    /// and the next mount of the same URL, need no network. Safe to share
+    /// between mounts. Metadata is always read afresh. Assumes objects are
+    /// not rewritten in place; delete DIR/nzfs-cache-v1 after they are.
+    #[arg(long, value_name = "DIR")]
+    pub disk_cache: Option<PathBuf>,
+    /// The disk cache's budget, e.g. 20GiB (least recently used entries go first)
+    #[arg(long, value_name = "SIZE", default_value = "10GiB", value_parser = parse_size, requires = "disk_cache")]
+    pub disk_cache_size: u64,
 }
 
 impl StoreArgs {

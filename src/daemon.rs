@@ -94,7 +94,14 @@ pub fn open_store(
         let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
             .map_err(|e| CliError(format!("store {e}")))?;
         let shown = remote.display().to_string();
-        let hierarchy = Hierarchy::open(&remote).map_err(|e| {
+        let remote: Box<dyn crate::store::ReadableStore> = match &args.disk_cache {
+            Some(dir) => Box::new(
+                crate::store::disk_cache::DiskCached::new(Box::new(remote), &shown, dir, args.disk_cache_size)
+                    .map_err(|e| CliError(e.to_string()))?,
+            ),
+            None => Box::new(remote),
+        };
+        let hierarchy = Hierarchy::open(remote.as_ref()).map_err(|e| {
             let http = url.starts_with("http://") || url.starts_with("https://");
             let text = e.to_string();
             let hint = match e {
@@ -113,7 +120,10 @@ pub fn open_store(
             };
             CliError(format!("store {shown}: {text}{hint}"))
         })?;
-        return Ok((Box::new(remote), hierarchy));
+        return Ok((remote, hierarchy));
+    }
+    if args.disk_cache.is_some() {
+        tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
     }
     let (s, h) = open_local_store(store, args.policy())?;
     Ok((Box::new(s), h))

@@ -114,3 +114,45 @@ fn an_array_opens_on_its_own_from_a_store_and_a_path() {
         Err(ArrayError::Unreadable { .. })
     ));
 }
+
+/// `chunks_touched` (the prefetcher's map from `data.bin` bytes to chunks)
+/// against a model that computes each element's chunk on its own.
+#[test]
+fn the_chunks_a_flat_byte_range_touches() {
+    let manifest = common::manifest();
+    let mut checked = 0;
+    for store in ["sample.zarr", "hier.zarr", "codecs.zarr"] {
+        let ds = dataset(store);
+        for e in manifest.iter().filter(|e| e.store == store && e.elements() > 0) {
+            let id = ds.hierarchy().nodes.iter().position(|n| n.path == e.path).unwrap();
+            let a = ds.array(id).unwrap();
+            let item = e.item_size() as u64;
+            let grid: Vec<u64> = a.grid_shape().to_vec();
+            let chunk_of = |flat: u64| {
+                let mut rest = flat;
+                let mut pos = vec![0u64; e.shape.len()];
+                for d in (0..e.shape.len()).rev() {
+                    pos[d] = rest % e.shape[d];
+                    rest /= e.shape[d];
+                }
+                (0..pos.len()).fold(0, |acc, d| acc * grid[d] + pos[d] / e.chunk_shape[d])
+            };
+            let total = e.elements();
+            for (from, to) in [(0, total), (total / 3, total / 2 + 1), (total - 1, total)] {
+                let mut model: Vec<u64> = Vec::new();
+                for flat in from..to {
+                    let c = chunk_of(flat);
+                    if !model.contains(&c) {
+                        model.push(c);
+                    }
+                }
+                let got = a.chunks_touched(from * item, to * item, usize::MAX);
+                assert_eq!(got, model, "{store}/{} elements {from}..{to}", e.path);
+                let first = a.chunks_touched(from * item, to * item, 1);
+                assert_eq!(first, model[..1], "{store}/{}", e.path);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10, "{checked}");
+}

@@ -99,3 +99,135 @@ fn a_missing_bucket_or_prefix_is_a_one_line_error() {
     assert!(err.contains("s3://no-such-bucket/x.zarr"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// A Zarr v3 store of one 1-D uint8 array of `chunks` chunks of `chunk`
+/// bytes (codec `bytes` only), with values that differ in every chunk.
+fn many_chunks_store(dir: &Path, chunks: u64, chunk: u64) {
+    let array = dir.join("a");
+    std::fs::create_dir_all(array.join("c")).unwrap();
+    std::fs::write(
+        dir.join("zarr.json"),
+        r#"{"zarr_format":3,"node_type":"group","attributes":{}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        array.join("zarr.json"),
+        format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
+            "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[{chunk}]}}}},
+            "chunk_key_encoding":{{"name":"default"}},"fill_value":0,
+            "codecs":[{{"name":"bytes"}}],"dimension_names":["x"],"attributes":{{}}}}"#,
+            chunks * chunk
+        ),
+    )
+    .unwrap();
+    for i in 0..chunks {
+        let bytes: Vec<u8> = (0..chunk).map(|j| (i * 7 + j) as u8).collect();
+        std::fs::write(array.join("c").join(i.to_string()), bytes).unwrap();
+    }
+}
+
+/// Latency is hidden: behind a proxy that adds 20 ms to every request, a
+/// sequential reader of chunk files, of `data.bin` and of the `.nc` keeps
+/// at least 16 requests in flight; a shard's inner chunks come in one
+/// merged range request; a warm re-read makes no request.
+#[test]
+fn sequential_reads_keep_many_requests_in_flight() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/nzfs", b""), 200);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("many.zarr");
+    many_chunks_store(&store, 256, 4096);
+    moto.upload("nzfs", &store, "many.zarr");
+    moto.upload("nzfs", &common::data_dir().join("sharding.zarr"), "sharding.zarr");
+    let proxy = common::servers::Proxy::start(moto.port);
+    let options = common::servers::s3_options(proxy.port, Some(("test", "test")));
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let local = Mount::at(&store, &[]);
+    proxy.set_latency(std::time::Duration::from_millis(20));
+
+    for (what, file) in [("chunk files", ""), ("data.bin", "a/data.bin"), (".nc", "many.nc")] {
+        let remote = Mount::at(Path::new("s3://nzfs/many.zarr"), &opts);
+        proxy.reset_counts();
+        if file.is_empty() {
+            for i in 0..256 {
+                let f = format!("a/{i:03}.bin");
+                assert_eq!(
+                    std::fs::read(remote.mp.join(&f)).unwrap(),
+                    std::fs::read(local.mp.join(&f)).unwrap()
+                );
+            }
+        } else {
+            assert_eq!(
+                std::fs::read(remote.mp.join(file)).unwrap(),
+                std::fs::read(local.mp.join(file)).unwrap()
+            );
+        }
+        let (requests, in_flight) = (proxy.requests(), proxy.max_in_flight());
+        eprintln!("{what}: {requests} requests, at most {in_flight} in flight");
+        assert!(in_flight >= 16, "{what}: at most {in_flight} requests in flight");
+        assert!(requests <= 256 + 8, "{what}: {requests} requests for 256 chunks");
+        // Warm: from the decoded cache, no request at all.
+        proxy.reset_counts();
+        assert_eq!(std::fs::read(remote.mp.join("a/data.bin")).unwrap().len(), 256 * 4096);
+        assert_eq!(proxy.requests(), 0, "{what}: a warm re-read made requests");
+    }
+
+    // A whole shard of 4 inner chunks: its length, its index, and one
+    // merged request for the inner chunks.
+    let remote = Mount::at(Path::new("s3://nzfs/sharding.zarr"), &opts);
+    let local = Mount::new("sharding.zarr", &[]);
+    proxy.reset_counts();
+    let f = "index_end/0.0.bin";
+    assert_eq!(
+        std::fs::read(remote.mp.join(f)).unwrap(),
+        std::fs::read(local.mp.join(f)).unwrap()
+    );
+    assert!(proxy.requests() <= 3, "{} requests for one shard", proxy.requests());
+}
+
+/// `--disk-cache`: a second mount of the same URL reads every chunk from
+/// local disk (only metadata goes to the server), within the budget.
+#[test]
+fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/nzfs", b""), 200);
+    for store in ["sample.zarr", "sharding.zarr"] {
+        moto.upload("nzfs", &common::data_dir().join(store), store);
+    }
+    let proxy = common::servers::Proxy::start(moto.port);
+    let cache = tempfile::tempdir().unwrap();
+    let mut options = common::servers::s3_options(proxy.port, Some(("test", "test")));
+    options.extend(["--disk-cache".into(), cache.path().display().to_string()]);
+    options.extend(["--disk-cache-size".into(), "64MiB".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    for store in ["sample.zarr", "sharding.zarr"] {
+        let url = format!("s3://nzfs/{store}");
+        {
+            let first = Mount::at(Path::new(&url), &opts);
+            same_as_local(&first, store);
+        }
+        proxy.reset_counts();
+        let second = Mount::at(Path::new(&url), &opts);
+        let compared = same_as_local(&second, store);
+        let log = proxy.request_log();
+        let data: Vec<&String> = log
+            .iter()
+            .filter(|l| {
+                !["zarr.json", ".zmetadata", "list-type", "delimiter"]
+                    .iter()
+                    .any(|m| l.contains(m))
+            })
+            .collect();
+        assert!(
+            data.is_empty(),
+            "{store}: {} files, requests for data: {data:?}",
+            compared
+        );
+    }
+    let on_disk: u64 = files(cache.path())
+        .iter()
+        .map(|f| std::fs::metadata(f).unwrap().len())
+        .sum();
+    assert!(on_disk > 0 && on_disk <= 64 << 20, "{on_disk} bytes in the disk cache");
+}

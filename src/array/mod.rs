@@ -258,6 +258,50 @@ impl Array {
     pub fn reads_partially(&self) -> bool {
         self.partial_sharding().is_some()
     }
+
+    /// The chunks that flat bytes `[start, end)` of `data.bin` lie in, in
+    /// the order a reader meets them, at most `limit` of them. The walk
+    /// steps one chunk-row piece at a time and gives up after a bounded
+    /// number of steps (a prefetch hint needs no more).
+    pub fn chunks_touched(&self, start: u64, end: u64, limit: usize) -> Vec<u64> {
+        let m = self.metadata();
+        let item = m.data_type.size() as u64;
+        let nd = m.shape.len();
+        let mut out: Vec<u64> = Vec::new();
+        if nd == 0 && start < end.min(self.size()) && limit > 0 {
+            out.push(0); // the one chunk of a scalar
+        }
+        if nd == 0 || item == 0 || m.shape.contains(&0) {
+            return out;
+        }
+        let end_elem = end.min(self.size()).div_ceil(item);
+        let mut elem = start / item;
+        let mut pos = vec![0u64; nd];
+        let mut rest = elem;
+        for d in (0..nd).rev() {
+            pos[d] = rest % m.shape[d];
+            rest /= m.shape[d];
+        }
+        let mut steps = 0usize;
+        while elem < end_elem && out.len() < limit && steps < 1 << 16 {
+            steps += 1;
+            let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + pos[d] / m.chunk_shape[d]);
+            if !out.contains(&index) {
+                out.push(index);
+            }
+            let last = m.chunk_shape[nd - 1];
+            let run = (m.shape[nd - 1] - pos[nd - 1]).min(last - pos[nd - 1] % last);
+            elem += run;
+            pos[nd - 1] += run;
+            let mut d = nd - 1;
+            while d > 0 && pos[d] >= m.shape[d] {
+                pos[d] = 0;
+                pos[d - 1] += 1;
+                d -= 1;
+            }
+        }
+        out
+    }
 }
 
 /// A discovered hierarchy with its arrays opened, sharing one store and one

@@ -179,8 +179,8 @@ struct NodeInfo {
     /// The group's virtual netCDF file name (`None` for arrays).
     nc_name: Option<String>,
     nc_layout: OnceLock<crate::netcdf::Layout>,
-    /// The chunk file whose start was read last (sequential detection).
-    last_started: std::sync::atomic::AtomicU64,
+    /// The sequential reader's prefetch state.
+    run: prefetch::Run,
     /// Who may read the node's store directory, and its metadata object.
     dir_access: OnceLock<Result<Option<Access>, ()>>,
     meta_access: OnceLock<Result<Option<Access>, ()>>,
@@ -250,7 +250,7 @@ impl NzFs {
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
-                last_started: std::sync::atomic::AtomicU64::new(u64::MAX),
+                run: prefetch::Run::default(),
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
             })
@@ -528,6 +528,7 @@ impl NzFs {
             }
             let item = var.item_out as u64;
             let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
+            self.note_flat_read(var.node, e0 * var.item_in as u64, (e1 - e0) * var.item_in as u64);
             let host = self.array(var.node)?.0.read_bytes(
                 e0 * var.item_in as u64,
                 u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),

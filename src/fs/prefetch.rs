@@ -1,37 +1,76 @@
-//! Prefetch along a sequential reader.
+//! Prefetch along a sequential reader, with a window that grows.
 //!
-//! When a reader starts chunk file `k` of an array right after starting
-//! `k - 1`, the next [`WINDOW`] chunks (grid C order) are decoded by
-//! [`WORKERS`] background threads, so that one sequential reader keeps every
-//! core decoding while it copies chunk `k` out of the cache. A chunk is
+//! Two readers are recognised: one that starts chunk file `k` of an array
+//! right after starting `k - 1`, and one that reads the flat bytes of an
+//! array (`data.bin`, or a variable of a group's `.nc`) where its last read
+//! ended. Each run gets a window of chunks ahead of it, decoded by
+//! background workers through the cache. The window starts at about
+//! [`START_BYTES`] and doubles with every step the run continues (as
+//! mountpoint-s3 does), up to [`MAX_WINDOW`] chunks and a third of the
+//! cache budget, so prefetching never evicts what is being read. Any other
+//! access resets the run.
+//!
+//! There are as many workers as the store serves requests well at once
+//! ([`ReadableStore::concurrency`](crate::store::ReadableStore::concurrency):
+//! 2 for a local disk, 16 for object storage), each blocked on one chunk,
+//! so a remote reader keeps that many requests in flight. A chunk is
 //! decoded at most once whoever asks first (the cache's decode-once rule),
-//! so prefetching never duplicates work. The window only opens when it and
-//! the chunk being read fit a third of the cache budget, so prefetching never
-//! evicts what is being read. Any other access pattern resets the detection.
+//! and a chunk is queued at most once per run, so prefetching never
+//! duplicates a request. Arrays whose shards are read partially are not
+//! prefetched: one read there already fetches its inner chunks together.
 
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, Weak};
 
-/// Chunks decoded ahead of a sequential reader.
-const WINDOW: u64 = 4;
-/// Prefetch threads (one per core of the 2-core machines nzfs targets).
-const WORKERS: usize = 2;
-
 use super::NzFs;
+
+/// The window's first size, in bytes of decoded chunks.
+const START_BYTES: u64 = 1 << 20;
+/// The most chunks ahead of a reader.
+const MAX_WINDOW: u64 = 64;
+/// A flat read that starts this close to where the last one ended still
+/// continues the run (the kernel's readahead may reorder a little).
+const SLACK: u64 = 1 << 20;
+/// Chunks waiting for a worker, at most.
+const QUEUE: usize = 4 * MAX_WINDOW as usize;
 
 pub(super) struct Prefetcher {
     requests: SyncSender<(usize, u64)>,
 }
 
+/// One array's sequential-run state.
+pub(super) struct Run {
+    /// The chunk file whose start was read last.
+    last_started: AtomicU64,
+    /// Where the last flat read ended (`u64::MAX`: none yet).
+    flat_end: AtomicU64,
+    /// The window, in chunks (0: no run).
+    window: AtomicU64,
+    /// Chunks below this were queued during this run.
+    queued_until: AtomicU64,
+}
+
+impl Default for Run {
+    fn default() -> Self {
+        Run {
+            last_started: AtomicU64::new(u64::MAX),
+            flat_end: AtomicU64::new(u64::MAX),
+            window: AtomicU64::new(0),
+            queued_until: AtomicU64::new(0),
+        }
+    }
+}
+
 impl NzFs {
-    /// Start the prefetch thread. It holds a weak reference and ends when
+    /// Start the prefetch workers. They hold a weak reference and end when
     /// the filesystem is dropped.
     pub fn start_prefetcher(self: &Arc<Self>) {
-        let (tx, rx) = sync_channel::<(usize, u64)>(2 * WINDOW as usize);
+        let workers = self.store().concurrency().clamp(1, 64);
+        let (tx, rx) = sync_channel::<(usize, u64)>(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
         let mut started = 0;
-        for i in 0..WORKERS {
+        for i in 0..workers {
             let (weak, rx): (Weak<NzFs>, _) = (Arc::downgrade(self), rx.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("nzfs-prefetch-{i}"))
@@ -40,7 +79,6 @@ impl NzFs {
                         let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                         let Ok((node, index)) = next else { return };
                         let Some(fs) = weak.upgrade() else { return };
-                        // Never wait on a decode someone else runs: skip it.
                         if fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index)) {
                             // Errors surface when (if) a reader asks for the chunk.
                             let _ = fs.chunk(node, index);
@@ -54,22 +92,95 @@ impl NzFs {
         }
     }
 
-    /// Note that a reader started chunk `index` of `node`; prefetch the next
-    /// one when that makes a sequential run.
-    pub(super) fn note_chunk_start(&self, node: usize, index: u64, chunk_bytes: u64, count: u64) {
-        let Some(p) = self.prefetch.get() else { return };
-        let previous = self.info[node].last_started.swap(index, Ordering::Relaxed);
-        let sequential = previous.checked_add(1) == Some(index);
-        let fits = chunk_bytes.saturating_mul(3 * (WINDOW + 1)) <= self.options.cache_bytes;
-        if sequential && fits {
-            for next in (index + 1..count).take(WINDOW as usize) {
-                if self.array(node).is_ok_and(|(a, _)| a.is_cached(next)) {
-                    continue;
-                }
-                match p.requests.try_send((node, next)) {
-                    Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
-                }
+    /// Note that a reader started chunk file `index` of `node`.
+    pub(super) fn note_chunk_start(&self, node: usize, index: u64) {
+        let run = &self.info[node].run;
+        let previous = run.last_started.swap(index, Ordering::Relaxed);
+        if previous.checked_add(1) != Some(index) {
+            self.reset_run(node);
+            return;
+        }
+        let Some(window) = self.grow(node) else { return };
+        let Ok((array, _)) = self.array(node) else { return };
+        let end = index.saturating_add(1).saturating_add(window).min(array.chunk_count());
+        self.queue(node, index + 1..end);
+    }
+
+    /// Note a read of `len` flat bytes of array `node` from `offset` on
+    /// (`data.bin`, or the array's variable in a `.nc`). The chunks the read
+    /// itself spans are fetched together (the reader then finds them being
+    /// decoded); a run also gets its window beyond the read.
+    pub(super) fn note_flat_read(&self, node: usize, offset: u64, len: u64) {
+        let Ok((array, _)) = self.array(node) else { return };
+        if self.prefetch.get().is_none() || array.reads_partially() {
+            return;
+        }
+        let run = &self.info[node].run;
+        let end = offset.saturating_add(len);
+        let last = run.flat_end.swap(end, Ordering::Relaxed);
+        let continues = last != u64::MAX && offset.abs_diff(last) <= SLACK && offset > 0;
+        if !continues {
+            self.reset_run(node);
+        }
+        // The reader decodes the first chunk itself.
+        let spanned = array.chunks_touched(offset, end, QUEUE);
+        for &index in spanned.iter().skip(1) {
+            self.queue(node, index..index + 1);
+        }
+        if !continues {
+            return;
+        }
+        let Some(window) = self.grow(node) else { return };
+        let bytes = window.saturating_mul(array.metadata().chunk_bytes());
+        for index in array.chunks_touched(end, end.saturating_add(bytes), window as usize) {
+            self.queue(node, index..index + 1);
+        }
+    }
+
+    fn reset_run(&self, node: usize) {
+        let run = &self.info[node].run;
+        run.window.store(0, Ordering::Relaxed);
+        run.queued_until.store(0, Ordering::Relaxed);
+    }
+
+    /// Grow the window of `node`'s run (or start it); `None` when nothing
+    /// may be prefetched.
+    fn grow(&self, node: usize) -> Option<u64> {
+        self.prefetch.get()?;
+        let (array, _) = self.array(node).ok()?;
+        if array.reads_partially() {
+            return None;
+        }
+        // Variable-length chunks have no fixed size: assume 64 KiB.
+        let chunk = match array.metadata().chunk_bytes() {
+            0 => 64 << 10,
+            n => n,
+        };
+        let max = (self.options.cache_bytes / 3 / chunk).saturating_sub(1).min(MAX_WINDOW);
+        if max == 0 {
+            return None;
+        }
+        let run = &self.info[node].run;
+        let window = match run.window.load(Ordering::Relaxed) {
+            0 => (START_BYTES / chunk).clamp(1, max),
+            w => w.saturating_mul(2).min(max),
+        };
+        run.window.store(window, Ordering::Relaxed);
+        Some(window)
+    }
+
+    /// Queue the chunks of `range` not cached and not queued in this run.
+    fn queue(&self, node: usize, range: std::ops::Range<u64>) {
+        let (Some(p), Ok((array, _))) = (self.prefetch.get(), self.array(node)) else {
+            return;
+        };
+        let run = &self.info[node].run;
+        let from = range.start.max(run.queued_until.load(Ordering::Relaxed));
+        for next in from..range.end {
+            if !array.is_cached(next) && p.requests.try_send((node, next)).is_err() {
+                return; // the workers are busy enough; the run goes on later
             }
+            run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
         }
     }
 }

@@ -14,6 +14,7 @@ impl NzFs {
 
     /// Read bytes `[offset, offset + size)` of `data.bin` of array `node`.
     pub(super) fn read_data(&self, node: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        self.note_flat_read(node, offset, u64::from(size));
         Ok(self.array(node)?.0.read_bytes(offset, size)?)
     }
 
@@ -24,7 +25,7 @@ impl NzFs {
             return Err(FsError::NotFound);
         }
         if offset == 0 && !array.reads_partially() {
-            self.note_chunk_start(node, index, array.metadata().chunk_bytes(), names.count());
+            self.note_chunk_start(node, index);
         }
         Ok(array.read_chunk_bytes(index, offset, size)?)
     }
@@ -47,12 +48,12 @@ impl NzFs {
         let Some(Inode::Chunk { node, index }) = Inode::from_ino(ino) else {
             return then(self.read(ino, offset, size));
         };
-        let (array, names) = match self.array(node) {
+        let (array, _) = match self.array(node) {
             Ok((array, names)) if index < names.count() => (array, names),
             _ => return then(self.read(ino, offset, size)),
         };
         if offset == 0 && !array.reads_partially() {
-            self.note_chunk_start(node, index, array.metadata().chunk_bytes(), names.count());
+            self.note_chunk_start(node, index);
         }
         array.read_chunk_bytes_then(index, offset, size, move |r| then(r.map_err(FsError::from)));
     }

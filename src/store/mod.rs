@@ -10,6 +10,7 @@
 //! [`inflight`] so that a daemon can say which ones it abandoned when a
 //! store stops answering.
 
+pub mod disk_cache;
 mod filesystem;
 pub mod inflight;
 mod memory;
@@ -167,6 +168,12 @@ pub trait ReadableStore: Send + Sync {
         }
         page.next = next;
         Ok(page)
+    }
+    /// How many requests this store serves well at once: prefetching keeps
+    /// that many in flight. A local disk wants few; object storage hides
+    /// its latency behind many.
+    fn concurrency(&self) -> usize {
+        2
     }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.

@@ -314,15 +314,79 @@ impl ReadableStore for RemoteStore {
         Ok(out)
     }
 
+    fn concurrency(&self) -> usize {
+        16
+    }
+
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
         let _reading: Vec<_> = requests.iter().map(|r| inflight::begin(r.key.as_str())).collect();
-        // All ranges are polled together: their requests are in flight at once.
-        self.runtime
-            .block_on(join_all(requests.iter().map(|r| self.get_range_async(r)).collect()))
+        // Ranges of one object (one version) are merged where they lie
+        // close together, into few requests; all requests are in flight at once.
+        let mut groups: Vec<(&StoreKey, Option<Stamp>, Vec<usize>)> = Vec::new();
+        for (i, r) in requests.iter().enumerate() {
+            match groups.iter_mut().find(|(k, e, _)| *k == &r.key && *e == r.expect) {
+                Some((_, _, members)) => members.push(i),
+                None => groups.push((&r.key, r.expect, vec![i])),
+            }
+        }
+        let fetches = groups.iter().map(|(key, expect, members)| {
+            let ranges: Vec<std::ops::Range<u64>> = members
+                .iter()
+                .map(|&i| requests[i].offset..requests[i].offset.saturating_add(requests[i].len))
+                .collect();
+            async move {
+                let fetched = object_store::coalesce_ranges(
+                    &ranges,
+                    |range| self.fetch_range(key, range, *expect),
+                    object_store::OBJECT_STORE_COALESCE_DEFAULT,
+                )
+                .await;
+                (ranges, fetched)
+            }
+        });
+        let results = self.runtime.block_on(join_all(fetches.collect()));
+        let mut out: Vec<Option<io::Result<Option<Vec<u8>>>>> = (0..requests.len()).map(|_| None).collect();
+        for ((_, _, members), (ranges, fetched)) in groups.iter().zip(results) {
+            for (slot, (&i, range)) in members.iter().zip(&ranges).enumerate() {
+                let r = &requests[i];
+                out[i] = Some(match &fetched {
+                    Ok(parts) if parts[slot].len() as u64 == range.end - range.start => Ok(Some(parts[slot].to_vec())),
+                    Ok(parts) => Err(short_value(
+                        &r.key,
+                        r.offset,
+                        r.len,
+                        r.offset + parts[slot].len() as u64,
+                    )),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                });
+            }
+        }
+        out.into_iter().map(|o| o.expect("every request answered")).collect()
     }
 }
 
 impl RemoteStore {
+    /// One range of `key` for [`ReadableStore::get_ranges`]: an absent
+    /// object is a `NotFound` error here (the whole group is absent).
+    async fn fetch_range(
+        &self,
+        key: &StoreKey,
+        range: std::ops::Range<u64>,
+        expect: Option<Stamp>,
+    ) -> io::Result<bytes::Bytes> {
+        let request = RangeRequest {
+            key: key.clone(),
+            offset: range.start,
+            len: range.end - range.start,
+            expect,
+        };
+        match self.get_range_async(&request).await? {
+            Some(v) => Ok(bytes::Bytes::from(v)),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, format!("{key} is absent"))),
+        }
+    }
+
     async fn get_range_async(&self, r: &RangeRequest) -> io::Result<Option<Vec<u8>>> {
         let path = self.path(r.key.as_str());
         let name = self.name(r.key.as_str());

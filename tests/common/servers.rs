@@ -267,6 +267,8 @@ struct ProxyState {
     fault: Mutex<Fault>,
     latency: Mutex<Duration>,
     requests: AtomicUsize,
+    /// "METHOD target" of every request since the last reset.
+    log: Mutex<Vec<String>>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     stop: AtomicBool,
@@ -287,6 +289,7 @@ impl Proxy {
             fault: Mutex::new(Fault::None),
             latency: Mutex::new(Duration::ZERO),
             requests: AtomicUsize::new(0),
+            log: Mutex::new(Vec::new()),
             in_flight: AtomicUsize::new(0),
             max_in_flight: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
@@ -328,7 +331,13 @@ impl Proxy {
         self.state.max_in_flight.load(Ordering::SeqCst)
     }
 
+    /// "METHOD target" of every request since the last reset.
+    pub fn request_log(&self) -> Vec<String> {
+        self.state.log.lock().unwrap().clone()
+    }
+
     pub fn reset_counts(&self) {
+        self.state.log.lock().unwrap().clear();
         self.state.requests.store(0, Ordering::SeqCst);
         self.state.max_in_flight.store(0, Ordering::SeqCst);
     }
@@ -394,6 +403,13 @@ fn serve(mut client: TcpStream, upstream: u16, state: &ProxyState) {
     let _ = client.set_read_timeout(Some(Duration::from_secs(60)));
     while let Some(request) = read_request(&mut client) {
         state.requests.fetch_add(1, Ordering::SeqCst);
+        let line = String::from_utf8_lossy(&request[..request.len().min(512)]).to_string();
+        let target = line.split("\r\n").next().unwrap_or_default();
+        state
+            .log
+            .lock()
+            .unwrap()
+            .push(target.trim_end_matches(" HTTP/1.1").to_string());
         let now = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         state.max_in_flight.fetch_max(now, Ordering::SeqCst);
         let keep = answer(&mut client, &request, upstream, state);

@@ -1,0 +1,415 @@
+//! A bounded local disk cache of a remote store's raw objects
+//! (`--disk-cache DIR --disk-cache-size SIZE`), as a [`ReadableStore`]
+//! wrapped around the remote one.
+//!
+//! What is kept: whole chunk objects, byte ranges of shards (keyed by the
+//! shard's version), objects' stamps (length and version), and which
+//! chunks are absent. Metadata
+//! (`zarr.json`, `.zarray`, `.zmetadata`, …) and listings always go to
+//! the store, so every mount sees the hierarchy as it is now. A second
+//! mount of the same URL reads cached chunks without the network.
+//!
+//! Invariants:
+//! - an entry is one file, written whole to a temporary name and renamed
+//!   into place, so mounts that share `DIR` never see half an entry;
+//! - an entry holds its full identity (store URL and key) and a CRC-32C of
+//!   its bytes: a hash collision or a damaged file is a miss (and the file
+//!   is removed), never wrong data;
+//! - the files under `DIR/nzfs-cache-v1` stay within the budget, give or
+//!   take the entries written since the last sweep: a mount that adds an
+//!   entry past the budget removes the least recently used entries (by
+//!   modification time, which a hit refreshes) until 90% of it is used;
+//! - the cache is an optimisation only: any error in it is logged once
+//!   and the request goes to the store.
+//!
+//! The cache assumes a stored object does not change, appear or vanish
+//! while it is cached (Zarr archives, versioned snapshots). After a store is rewritten in
+//! place, delete `DIR/nzfs-cache-v1` (shard ranges are safe: they are
+//! keyed by the shard's version).
+
+use std::fs;
+use std::hash::Hasher;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+
+const MAGIC: &[u8; 8] = b"NZFSDC1\n";
+const VERSION_DIR: &str = "nzfs-cache-v1";
+
+/// A remote store with a disk cache in front of it.
+pub struct DiskCached {
+    inner: Box<dyn ReadableStore>,
+    /// `DIR/nzfs-cache-v1`.
+    root: PathBuf,
+    /// Identifies the store in every entry (its URL without secrets).
+    store: String,
+    budget: u64,
+    /// Bytes written since the last sweep (a sweep measures the rest).
+    written: AtomicU64,
+    sweeping: Mutex<()>,
+    warned: AtomicBool,
+}
+
+/// Whether `key` is metadata (never cached).
+fn is_metadata(key: &StoreKey) -> bool {
+    let name = key.as_str().rsplit('/').next().unwrap_or_default();
+    matches!(name, "zarr.json" | ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata")
+}
+
+/// A 128-bit name for an identity (two FNV-1a passes with different seeds).
+fn file_name(identity: &str) -> String {
+    let pass = |seed: u64| {
+        let mut f = Fnv(seed);
+        f.write(identity.as_bytes());
+        f.finish()
+    };
+    format!(
+        "{:016x}{:016x}",
+        pass(0xcbf2_9ce4_8422_2325),
+        pass(0x8422_2325_cbf2_9ce4)
+    )
+}
+
+/// FNV-1a, stable across processes and Rust releases (unlike `DefaultHasher`).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+impl DiskCached {
+    /// Wrap `inner` (named `store` in messages) with a cache in `dir` of at
+    /// most `budget` bytes. `dir` is created when missing.
+    pub fn new(inner: Box<dyn ReadableStore>, store: &str, dir: &Path, budget: u64) -> io::Result<DiskCached> {
+        let root = dir.join(VERSION_DIR);
+        fs::create_dir_all(&root)
+            .map_err(|e| io::Error::new(e.kind(), format!("disk cache {}: {e}", root.display())))?;
+        Ok(DiskCached {
+            inner,
+            root,
+            store: store.to_string(),
+            budget,
+            written: AtomicU64::new(0),
+            sweeping: Mutex::new(()),
+            warned: AtomicBool::new(false),
+        })
+    }
+
+    fn path(&self, identity: &str) -> PathBuf {
+        let name = file_name(identity);
+        self.root.join(&name[..2]).join(name)
+    }
+
+    fn warn(&self, what: &str, e: &io::Error) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(cache = %self.root.display(), error = %e, "disk cache {what} failed; reading from the store (logged once)");
+        }
+    }
+
+    /// The cached bytes of `identity`, at most `max_len` of them.
+    fn load(&self, identity: &str, max_len: u64) -> Option<Vec<u8>> {
+        let path = self.path(identity);
+        let mut file = fs::File::open(&path).ok()?;
+        let mut head = [0u8; 8 + 4];
+        file.read_exact(&mut head).ok()?;
+        let id_len = u32::from_le_bytes(head[8..12].try_into().ok()?) as usize;
+        let valid = &head[..8] == MAGIC && id_len == identity.len();
+        let mut id = vec![0u8; if valid { id_len } else { 0 }];
+        let mut len = [0u8; 8];
+        let read = valid && file.read_exact(&mut id).is_ok() && file.read_exact(&mut len).is_ok();
+        if !read || id != identity.as_bytes() {
+            return None; // another identity with the same name, or damaged
+        }
+        let len = u64::from_le_bytes(len);
+        if len > max_len.min(super::MAX_RANGE) {
+            return None;
+        }
+        let mut body = vec![0u8; len as usize + 4];
+        if file.read_exact(&mut body).is_err() {
+            let _ = fs::remove_file(&path);
+            return None;
+        }
+        let crc = u32::from_le_bytes(body[len as usize..].try_into().ok()?);
+        body.truncate(len as usize);
+        if crc32c::crc32c(&body) != crc {
+            tracing::warn!(file = %path.display(), "damaged disk-cache entry removed");
+            let _ = fs::remove_file(&path);
+            return None;
+        }
+        // A hit makes the entry recently used.
+        let _ = file.set_modified(std::time::SystemTime::now());
+        Some(body)
+    }
+
+    /// Keep `bytes` as `identity`; errors are logged once and ignored.
+    fn keep(&self, identity: &str, bytes: &[u8]) {
+        let path = self.path(identity);
+        let result = (|| -> io::Result<u64> {
+            let dir = path.parent().expect("entries live in a subdirectory");
+            fs::create_dir_all(dir)?;
+            // A name no other writer (thread or mount) uses at the same time.
+            static SEQUENCE: AtomicU64 = AtomicU64::new(0);
+            let n = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+            let tmp_path = dir.join(format!(".{}.{n}.tmp", std::process::id()));
+            let mut tmp = fs::OpenOptions::new().write(true).create_new(true).open(&tmp_path)?;
+            let mut entry = Vec::with_capacity(bytes.len() + identity.len() + 24);
+            entry.extend_from_slice(MAGIC);
+            entry.extend_from_slice(&(identity.len() as u32).to_le_bytes());
+            entry.extend_from_slice(identity.as_bytes());
+            entry.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            entry.extend_from_slice(bytes);
+            entry.extend_from_slice(&crc32c::crc32c(bytes).to_le_bytes());
+            let written = tmp.write_all(&entry).and_then(|()| fs::rename(&tmp_path, &path));
+            if written.is_err() {
+                let _ = fs::remove_file(&tmp_path);
+            }
+            written.map(|()| entry.len() as u64)
+        })();
+        match result {
+            Ok(n) => {
+                let written = self.written.fetch_add(n, Ordering::Relaxed) + n;
+                if written > self.budget / 10 {
+                    self.sweep();
+                }
+            }
+            Err(e) => self.warn("write", &e),
+        }
+    }
+
+    /// Remove least recently used entries while the cache is over budget.
+    fn sweep(&self) {
+        let Ok(_one) = self.sweeping.try_lock() else { return };
+        self.written.store(0, Ordering::Relaxed);
+        let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
+        for sub in fs::read_dir(&self.root).into_iter().flatten().flatten() {
+            for e in fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+                let Ok(m) = e.metadata() else { continue };
+                let stale_tmp = e.file_name().to_string_lossy().ends_with(".tmp")
+                    && m.modified()
+                        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600));
+                if stale_tmp {
+                    // Left by a writer that died mid-entry.
+                    let _ = fs::remove_file(e.path());
+                } else if m.is_file() {
+                    entries.push((m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len(), e.path()));
+                }
+            }
+        }
+        let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        if total <= self.budget {
+            return;
+        }
+        entries.sort();
+        let target = self.budget / 10 * 9;
+        for (_, len, path) in entries {
+            if total <= target {
+                break;
+            }
+            if fs::remove_file(&path).is_ok() {
+                total -= len;
+            }
+        }
+    }
+
+    fn identity(&self, kind: &str, key: &StoreKey) -> String {
+        format!("{}\n{kind}\n{key}", self.store)
+    }
+}
+
+impl ReadableStore for DiskCached {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        if is_metadata(key) {
+            return self.inner.get(key, max_len);
+        }
+        let identity = self.identity("object", key);
+        if let Some(hit) = self.load(&identity, max_len) {
+            return Ok(Some(hit));
+        }
+        let absent = self.identity("absent", key);
+        if self.load(&absent, 0).is_some() {
+            return Ok(None);
+        }
+        let got = self.inner.get(key, max_len)?;
+        match &got {
+            Some(v) => self.keep(&identity, v),
+            None => self.keep(&absent, &[]),
+        }
+        Ok(got)
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        // Only ranges of a known version are kept.
+        let Some(stamp) = expect else {
+            return self.inner.get_range(key, offset, len, expect);
+        };
+        let identity = self.identity(&format!("range {offset} {len} {} {}", stamp.len, stamp.version), key);
+        if let Some(hit) = self.load(&identity, len).filter(|h| h.len() as u64 == len) {
+            return Ok(Some(hit));
+        }
+        let got = self.inner.get_range(key, offset, len, expect)?;
+        if let Some(v) = &got {
+            self.keep(&identity, v);
+        }
+        Ok(got)
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        if is_metadata(key) {
+            return self.inner.stat(key);
+        }
+        // 16 bytes of stamp, or none for an absent object.
+        let identity = self.identity("stamp", key);
+        if let Some(hit) = self.load(&identity, 16) {
+            let word = |at: usize| u64::from_le_bytes(hit[at..at + 8].try_into().expect("8 bytes"));
+            return Ok((hit.len() == 16).then(|| Stamp {
+                len: word(0),
+                version: word(8),
+            }));
+        }
+        let got = self.inner.stat(key)?;
+        let mut v = Vec::new();
+        if let Some(s) = got {
+            v.extend(s.len.to_le_bytes());
+            v.extend(s.version.to_le_bytes());
+        }
+        self.keep(&identity, &v);
+        Ok(got)
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+        // Hits from disk; the misses go to the store together.
+        let mut out: Vec<Option<io::Result<Option<Vec<u8>>>>> = Vec::with_capacity(requests.len());
+        let mut missing = Vec::new();
+        for r in requests {
+            let hit = r.expect.and_then(|s| {
+                let identity = self.identity(&format!("range {} {} {} {}", r.offset, r.len, s.len, s.version), &r.key);
+                self.load(&identity, r.len).filter(|h| h.len() as u64 == r.len)
+            });
+            match hit {
+                Some(h) => out.push(Some(Ok(Some(h)))),
+                None => {
+                    missing.push(r.clone());
+                    out.push(None);
+                }
+            }
+        }
+        let mut fetched = self.inner.get_ranges(&missing).into_iter().zip(missing);
+        out.into_iter()
+            .map(|slot| {
+                slot.unwrap_or_else(|| {
+                    let (got, r) = fetched.next().expect("one answer per miss");
+                    if let (Ok(Some(v)), Some(s)) = (&got, r.expect) {
+                        let identity =
+                            self.identity(&format!("range {} {} {} {}", r.offset, r.len, s.len, s.version), &r.key);
+                        self.keep(&identity, v);
+                    }
+                    got
+                })
+            })
+            .collect()
+    }
+
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+        self.inner.list_page(prefix, start_after, limit)
+    }
+
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
+    }
+
+    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+        self.inner.access(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn key(k: &str) -> StoreKey {
+        StoreKey::new(k).unwrap()
+    }
+
+    #[test]
+    fn entries_survive_a_new_cache_and_damage_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = MemoryStore::default();
+        m.insert("a/c/0", "chunk zero");
+        m.insert("a/zarr.json", "{}");
+        let cache = DiskCached::new(Box::new(m), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(cache.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
+        // A second cache over an empty store: the chunk comes from disk,
+        // the metadata does not.
+        let again = DiskCached::new(Box::new(MemoryStore::default()), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(again.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
+        assert_eq!(again.get(&key("a/zarr.json"), 100).unwrap(), None);
+        assert!(
+            again.get(&key("a/c/0"), 5).unwrap().is_none(),
+            "a hit larger than allowed is a miss"
+        );
+        // Another store's identity never matches.
+        let other = DiskCached::new(Box::new(MemoryStore::default()), "s3://b/y.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(other.get(&key("a/c/0"), 100).unwrap(), None);
+        // A damaged entry is removed and read from the store.
+        let path = again.path(&again.identity("object", &key("a/c/0")));
+        let mut bytes = fs::read(&path).unwrap();
+        let last = bytes.len() - 6;
+        bytes[last] ^= 0xff;
+        fs::write(&path, bytes).unwrap();
+        assert_eq!(again.get(&key("a/c/0"), 100).unwrap(), None);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn the_budget_is_kept_by_evicting_the_least_recently_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = MemoryStore::default();
+        for i in 0..40 {
+            m.insert(&format!("c/{i}"), vec![i as u8; 1000]);
+        }
+        let cache = DiskCached::new(Box::new(m), "s3://b/x.zarr", dir.path(), 10_000).unwrap();
+        for i in 0..40 {
+            assert_eq!(
+                cache.get(&key(&format!("c/{i}")), 2000).unwrap().unwrap(),
+                vec![i as u8; 1000]
+            );
+        }
+        cache.sweep();
+        let total: u64 = walk(&dir.path().join(VERSION_DIR))
+            .iter()
+            .map(|p| fs::metadata(p).unwrap().len())
+            .sum();
+        assert!(total <= 10_000, "{total} bytes on disk for a 10000-byte budget");
+        // The newest entry survived.
+        let newest = cache.path(&cache.identity("object", &key("c/39")));
+        assert!(newest.exists());
+    }
+
+    fn walk(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                out.extend(walk(&e.path()));
+            } else {
+                out.push(e.path());
+            }
+        }
+        out
+    }
+}

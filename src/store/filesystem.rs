@@ -188,21 +188,31 @@ fn openat2(dir: &OwnedFd, rel: &Path, flags: libc::c_int, resolve: u64) -> io::R
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = flags as u64;
     how.resolve = resolve;
-    // SAFETY: a valid descriptor, path and open_how of the size passed.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
+    // With RESOLVE_BENEATH the kernel answers EAGAIN when a rename or
+    // mount anywhere on the system raced the lookup: try again (bounded;
+    // it succeeds at once unless renames run in a tight loop).
+    for attempt in 0.. {
+        // SAFETY: a valid descriptor, path and open_how of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: a fresh descriptor that nothing else owns.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EAGAIN) || attempt >= 64 {
+            return Err(e);
+        }
+        std::thread::yield_now();
     }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+    unreachable!("the loop returns")
 }
 
 fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {

@@ -63,10 +63,13 @@ pub enum Command {
     nzfs mount --cache-size 2GiB data.zarr /mnt/nz  # bigger decoded-chunk cache\n  \
     nzfs mount -o allow_other data.zarr /mnt/nz     # let other users read it, as the store's modes allow\n  \
     nzfs mount -o allow_other,umask=027,gid=100 data.zarr /mnt/nz  # set group and modes instead\n  \
-    nzfs mount --missing-chunks error data.zarr /mnt/nz\n\n\
+    nzfs mount --missing-chunks error data.zarr /mnt/nz\n  \
+    nzfs mount --anonymous s3://noaa-nwm-retro-v2-zarr-pds/ /mnt/nwm   # a public bucket\n  \
+    AWS_PROFILE=lab nzfs mount --disk-cache ~/.cache/nzfs s3://bucket/data.zarr /mnt/nz\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 pub struct MountArgs {
-    /// The store: a directory holding zarr.json (e.g. data.zarr)
+    /// The store: a directory (e.g. data.zarr), or a URL: s3://, gs://,
+    /// az://, http(s)://
     pub store: PathBuf,
     /// An empty directory to mount on
     pub mountpoint: PathBuf,
@@ -181,6 +184,7 @@ pub struct UnmountArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
+    /// The store: a directory or a URL (s3://, gs://, az://, http(s)://)
     pub store: PathBuf,
     /// Print the findings as one JSON document (shape in README.md)
     #[arg(long)]
@@ -194,6 +198,7 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct CdlArgs {
+    /// The store: a directory or a URL (s3://, gs://, az://, http(s)://)
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,

@@ -62,10 +62,31 @@ pub fn dataset_name(store: &Path) -> String {
 /// The environment variables object_store reads, as its configuration keys.
 #[cfg(feature = "remote")]
 fn remote_options(args: &crate::cli::StoreArgs) -> Result<crate::store::object::RemoteOptions, CliError> {
-    let environment: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
-        .map(|(k, v)| (k.to_ascii_lowercase(), v))
-        .collect();
+    let mut environment: Vec<(String, String)> = Vec::new();
+    if let Ok(name) = std::env::var("AWS_PROFILE") {
+        // object_store reads no profiles: the shared files' settings come
+        // first, so the environment's own AWS_* variables still win.
+        let home = std::env::var("HOME").unwrap_or_default();
+        let file = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| format!("{home}/.aws/{default}"));
+        let credentials =
+            std::fs::read_to_string(file("AWS_SHARED_CREDENTIALS_FILE", "credentials")).unwrap_or_default();
+        let config = std::fs::read_to_string(file("AWS_CONFIG_FILE", "config")).unwrap_or_default();
+        match crate::store::object::aws_profile(&name, &credentials, &config) {
+            Some(settings) => environment.extend(settings),
+            None => {
+                return fail(format!(
+                    "AWS_PROFILE={name}: no such profile in {} or {}",
+                    file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+                    file("AWS_CONFIG_FILE", "config")
+                ));
+            }
+        }
+    }
+    environment.extend(
+        std::env::vars()
+            .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v)),
+    );
     let mut options = Vec::new();
     for kv in &args.store_options {
         let (k, v) = kv

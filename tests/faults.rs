@@ -189,6 +189,39 @@ fn wrong_credentials_fail_clearly_and_denied_objects_give_eacces() {
     );
     assert!(!log.contains(&secret), "the secret key is in the log");
 
+    // The same keys from a named profile of the shared credentials file.
+    let home = tempfile::tempdir().unwrap();
+    let credentials = home.path().join("credentials");
+    std::fs::write(
+        &credentials,
+        format!(
+            "[other]\naws_access_key_id = x\n\n[reader]\naws_access_key_id = {key}\naws_secret_access_key = {secret}\n"
+        ),
+    )
+    .unwrap();
+    let endpoint = format!("aws_endpoint=http://127.0.0.1:{}", moto.port);
+    let profile = |name: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_nzfs"))
+            .args([
+                "cdl",
+                "--store-option",
+                &endpoint,
+                "--store-option",
+                "aws_region=us-east-1",
+            ])
+            .arg("s3://nzfs/sample.zarr")
+            .env("AWS_PROFILE", name)
+            .env("AWS_SHARED_CREDENTIALS_FILE", &credentials)
+            .env("AWS_CONFIG_FILE", home.path().join("config"))
+            .output()
+            .unwrap()
+    };
+    let out = profile("reader");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("t2m("));
+    let out = profile("missing");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("AWS_PROFILE=missing: no such profile"));
+
     // Wrong credentials: one clear line, exit 2. (Anonymous requests to a
     // moto that checks signatures crash moto; anonymous_reads_… covers them.)
     for (label, opts) in [

@@ -54,6 +54,16 @@ fn http_mounts_of_consolidated_stores_show_the_same_bytes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("consolidate") && err.contains(&url), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // What the message suggests works: the URL of one array needs no listing.
+    let url = format!("http://127.0.0.1:{}/hier.zarr/sub/deep/edge", nginx.port);
+    let remote = Mount::at(Path::new(&url), &[]);
+    let local = Mount::at(&common::data_dir().join("hier.zarr/sub/deep/edge"), &[]);
+    let (r, l) = (files(&remote.mp), files(&local.mp));
+    assert_eq!(r.len(), l.len());
+    assert!(r.len() > 2);
+    for (a, b) in r.iter().zip(&l) {
+        assert_eq!(std::fs::read(a).unwrap(), std::fs::read(b).unwrap(), "{}", a.display());
+    }
 }
 
 #[test]

@@ -81,6 +81,51 @@ impl RemoteOptions {
     }
 }
 
+/// The settings of AWS profile `name` from the shared credentials and
+/// config files' text (`~/.aws/credentials`, `~/.aws/config`): keys,
+/// session token and region. `None` when neither file has the profile.
+/// (object_store reads no profiles itself; `AWS_PROFILE` is this.)
+pub fn aws_profile(name: &str, credentials: &str, config: &str) -> Option<Vec<(String, String)>> {
+    let section = |text: &str, header: &str| -> Option<Vec<(String, String)>> {
+        let mut inside = false;
+        let mut found = None::<Vec<(String, String)>>;
+        for line in text.lines().map(str::trim) {
+            if let Some(h) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                inside = h.trim() == header;
+                if inside {
+                    found.get_or_insert_with(Vec::new);
+                }
+            } else if inside && let Some((k, v)) = line.split_once('=') {
+                let key = match k.trim() {
+                    "region" => "aws_region".to_string(),
+                    k @ ("aws_access_key_id" | "aws_secret_access_key" | "aws_session_token") => k.to_string(),
+                    _ => continue,
+                };
+                found.get_or_insert_with(Vec::new).push((key, v.trim().to_string()));
+            }
+        }
+        found
+    };
+    let profile_header = if name == "default" {
+        "default".to_string()
+    } else {
+        format!("profile {name}")
+    };
+    let from_config = section(config, &profile_header);
+    let from_credentials = section(credentials, name);
+    if from_config.is_none() && from_credentials.is_none() {
+        return None;
+    }
+    // The credentials file wins over the config file.
+    Some(
+        from_config
+            .into_iter()
+            .flatten()
+            .chain(from_credentials.into_iter().flatten())
+            .collect(),
+    )
+}
+
 /// Apply `settings` to a builder whose keys parse as `K`; an unknown key
 /// that must be known is an error naming it.
 fn configure<B, K: std::str::FromStr>(
@@ -442,6 +487,26 @@ async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aws_profiles_are_read_from_the_shared_files() {
+        let credentials =
+            "[default]\naws_access_key_id = D\n\n[lab]\naws_access_key_id=LK\naws_secret_access_key = LS\n";
+        let config = "[default]\nregion = us-east-1\n[profile lab]\nregion=eu-west-1\noutput = json\n";
+        let lab = aws_profile("lab", credentials, config).unwrap();
+        assert_eq!(
+            lab,
+            [
+                ("aws_region".to_string(), "eu-west-1".to_string()),
+                ("aws_access_key_id".into(), "LK".into()),
+                ("aws_secret_access_key".into(), "LS".into())
+            ]
+        );
+        let default = aws_profile("default", credentials, config).unwrap();
+        assert!(default.contains(&("aws_region".into(), "us-east-1".into())));
+        assert!(default.contains(&("aws_access_key_id".into(), "D".into())));
+        assert_eq!(aws_profile("nope", credentials, config), None);
+    }
 
     #[test]
     fn urls_are_recognised_and_errors_are_one_line() {

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""nzfs remote benchmark: a Zarr store in moto's S3 server on 127.0.0.1,
+behind a proxy that adds --latency-ms (default 20) to every request, read by
+nzfs through a real mount and by zarr-python 3 (obstore-backed ObjectStore)
+and tensorstore (s3 kvstore) in the same run.
+
+Usage:  python scripts/bench_remote.py [--repeat 3] [--latency-ms 20]
+(scripts/bench.sh --remote sets up the venv and builds nzfs first.)
+
+Reported, each the median of --repeat runs:
+- cold reads (fresh mount, empty caches): `cat` of every chunk file, and of
+  data.bin; zarr-python and tensorstore reading the whole array;
+- requests and the most requests in flight at once (counted by the proxy);
+- a warm re-read of data.bin from nzfs's decoded cache (requests: 0);
+- the time to mount a consolidated store of 1,000 arrays, and its requests,
+  next to zarr-python opening it.
+"""
+
+import argparse
+import http.client
+import http.server
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import zarr
+from zarr.codecs import ZstdCodec
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+NZFS = os.path.join(ROOT, "target", "release", "nzfs")
+VENV_BIN = os.path.dirname(sys.executable)
+MIB = 1 << 20
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, what):
+    for _ in range(300):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"{what} did not start")
+
+
+class Proxy:
+    """A threaded HTTP/1.1 proxy in front of 127.0.0.1:upstream that sleeps
+    `latency` before forwarding each request, and counts requests and the
+    most in flight at once."""
+
+    def __init__(self, upstream, latency):
+        self.lock = threading.Lock()
+        self.requests = self.in_flight = self.max_in_flight = 0
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                with proxy.lock:
+                    proxy.requests += 1
+                    proxy.in_flight += 1
+                    proxy.max_in_flight = max(proxy.max_in_flight, proxy.in_flight)
+                try:
+                    time.sleep(latency)
+                    body = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+                    conn = http.client.HTTPConnection("127.0.0.1", upstream, timeout=60)
+                    headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    r = conn.getresponse()
+                    data = r.read()
+                    self.send_response_only(r.status, r.reason)
+                    for k, v in r.getheaders():
+                        if k.lower() not in ("connection", "transfer-encoding", "content-length"):
+                            self.send_header(k, v)
+                    self.send_header("Content-Length", str(len(data)) if self.command != "HEAD"
+                                     else r.getheader("Content-Length", "0"))
+                    self.end_headers()
+                    if self.command != "HEAD":
+                        self.wfile.write(data)
+                    conn.close()
+                finally:
+                    with proxy.lock:
+                        proxy.in_flight -= 1
+
+            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = forward
+
+        self.port = free_port()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def reset(self):
+        with self.lock:
+            self.requests = self.max_in_flight = 0
+
+    def counts(self):
+        with self.lock:
+            return self.requests, self.max_in_flight
+
+    def stop(self):
+        self.server.shutdown()
+
+
+def upload(s3, local, bucket, prefix):
+    for dirpath, _, files in os.walk(local):
+        for f in files:
+            path = os.path.join(dirpath, f)
+            key = prefix + "/" + os.path.relpath(path, local)
+            s3.upload_file(path, bucket, key)
+
+
+def build(workdir):
+    """A 64 MiB float32 array in 256 chunks of 256 KiB (zstd), and a
+    consolidated group of 1,000 small arrays."""
+    data = os.path.join(workdir, "data.zarr")
+    g = zarr.open_group(data, mode="w", zarr_format=3)
+    a = g.create_array("field", shape=(256, 256, 256), chunks=(1, 256, 256), dtype="float32",
+                       compressors=[ZstdCodec(level=3)], dimension_names=["time", "y", "x"], fill_value=0)
+    rng = np.random.default_rng(1)
+    y, x = np.meshgrid(np.arange(256, dtype="float32"), np.arange(256, dtype="float32"), indexing="ij")
+    base = 280 + 10 * np.sin(x / 37) * np.cos(y / 53)
+    for t0 in range(0, 256, 32):
+        a[t0:t0 + 32] = np.stack([base + rng.normal(0, 0.5, base.shape) for _ in range(32)]).astype("float32")
+    zarr.consolidate_metadata(data)
+    many = os.path.join(workdir, "many.zarr")
+    g = zarr.open_group(many, mode="w", zarr_format=3)
+    for i in range(1000):
+        g.create_array(f"v{i:04d}", shape=(10,), chunks=(10,), dtype="float32", fill_value=0,
+                       dimension_names=["x"])
+    zarr.consolidate_metadata(many)
+    return data, many
+
+
+def s3_options(port):
+    opts = [f"aws_endpoint=http://127.0.0.1:{port}", "aws_region=us-east-1",
+            "aws_access_key_id=test", "aws_secret_access_key=test"]
+    return [x for o in opts for x in ("--store-option", o)]
+
+
+def mount(url, mp, port):
+    os.makedirs(mp, exist_ok=True)
+    t = time.perf_counter()
+    subprocess.run([NZFS, "mount", url, mp, "--log-file", mp + ".log", *s3_options(port)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def unmount(mp):
+    subprocess.run([NZFS, "unmount", mp], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def cat(paths):
+    n = 0
+    for p in paths:
+        with open(p, "rb") as f:
+            while chunk := f.read(MIB):
+                n += len(chunk)
+    return n
+
+
+def timed(proxy, fn):
+    proxy.reset()
+    t = time.perf_counter()
+    fn()
+    dt = time.perf_counter() - t
+    return dt, *proxy.counts()
+
+
+def median_row(runs):
+    return tuple(statistics.median(r[i] for r in runs) for i in range(len(runs[0])))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--latency-ms", type=float, default=20)
+    ap.add_argument("--workdir", default="/tmp/nzfs-bench-remote")
+    args = ap.parse_args()
+    import boto3
+
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    moto_port = free_port()
+    moto = subprocess.Popen([os.path.join(VENV_BIN, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proxy = None
+    mp = os.path.join(args.workdir, "mnt")
+    try:
+        wait_port(moto_port, "moto_server")
+        log("building the datasets…")
+        data, many = build(args.workdir)
+        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
+                          aws_access_key_id="test", aws_secret_access_key="test")
+        s3.create_bucket(Bucket="bench")
+        upload(s3, data, "bench", "data.zarr")
+        upload(s3, many, "bench", "many.zarr")
+        proxy = Proxy(moto_port, args.latency_ms / 1000)
+        url = "s3://bench/data.zarr"
+        expected = zarr.open_array(data, path="field")[:]
+        size = expected.nbytes
+        rows = {}
+
+        def nzfs_chunks():
+            mount(url, mp, proxy.port)
+            try:
+                files = sorted(os.path.join(mp, "field", f) for f in os.listdir(os.path.join(mp, "field"))
+                               if f.endswith(".bin") and f != "data.bin")
+                return timed(proxy, lambda: cat(files))
+            finally:
+                unmount(mp)
+
+        def nzfs_data():
+            mount(url, mp, proxy.port)
+            try:
+                cold = timed(proxy, lambda: cat([os.path.join(mp, "field", "data.bin")]))
+                got = np.fromfile(os.path.join(mp, "field", "data.bin"), dtype="<f4").reshape(expected.shape)
+                assert np.array_equal(got, expected), "nzfs data.bin differs from zarr-python"
+                warm = timed(proxy, lambda: cat([os.path.join(mp, "field", "data.bin")]))
+                rows.setdefault("warm", []).append(warm)
+                return cold
+            finally:
+                unmount(mp)
+
+        def zarr_python():
+            from obstore.store import S3Store
+            store = S3Store("bench", prefix="data.zarr", endpoint=f"http://127.0.0.1:{proxy.port}",
+                            region="us-east-1", access_key_id="test", secret_access_key="test",
+                            client_options={"allow_http": True})
+            zs = zarr.storage.ObjectStore(store, read_only=True)
+
+            def read():
+                got = zarr.open_array(zs, path="field", mode="r")[:]
+                assert np.array_equal(got, expected)
+            return timed(proxy, read)
+
+        def tensorstore():
+            import tensorstore as ts
+            os.environ.update(AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test")
+            spec = {"driver": "zarr3", "kvstore": {"driver": "s3", "bucket": "bench", "path": "data.zarr/field/",
+                                                  "endpoint": f"http://127.0.0.1:{proxy.port}",
+                                                  "aws_region": "us-east-1"},
+                    "context": {"cache_pool": {"total_bytes_limit": 0}}}
+
+            def read():
+                got = ts.open(spec, read=True).result().read().result()
+                assert np.array_equal(got, expected)
+            return timed(proxy, read)
+
+        contenders = [("nzfs: cat every chunk file", nzfs_chunks), ("nzfs: cat data.bin", nzfs_data),
+                      ("zarr-python 3 + obstore: a[:]", zarr_python), ("tensorstore (s3): read()", tensorstore)]
+        for name, fn in contenders:
+            runs = []
+            for _ in range(args.repeat):
+                try:
+                    runs.append(fn())
+                except Exception as e:  # a contender that cannot run is reported, not fatal
+                    log(f"{name}: {type(e).__name__}: {e}")
+                    break
+            if runs:
+                rows[name] = runs
+
+        def nzfs_mount_many():
+            proxy.reset()
+            dt = mount("s3://bench/many.zarr", mp, proxy.port)
+            n = proxy.counts()[0]
+            listed = len(os.listdir(mp))
+            unmount(mp)
+            assert listed >= 1000, listed
+            return dt, n, 0
+
+        def zarr_open_many():
+            from obstore.store import S3Store
+            store = S3Store("bench", prefix="many.zarr", endpoint=f"http://127.0.0.1:{proxy.port}",
+                            region="us-east-1", access_key_id="test", secret_access_key="test",
+                            client_options={"allow_http": True})
+            zs = zarr.storage.ObjectStore(store, read_only=True)
+            proxy.reset()
+            t = time.perf_counter()
+            g = zarr.open_group(zs, mode="r", use_consolidated=True)
+            n_arrays = len(list(g.array_keys()))
+            dt = time.perf_counter() - t
+            assert n_arrays == 1000, n_arrays
+            return dt, proxy.counts()[0], 0
+
+        mounts = {"nzfs mount (1,000 arrays, consolidated)": [nzfs_mount_many() for _ in range(args.repeat)],
+                  "zarr-python open_group (same store)": [zarr_open_many() for _ in range(args.repeat)]}
+
+        print(f"\nRemote read of a {size // MIB} MiB float32 array (256 chunks of 256 KiB, zstd) from moto "
+              f"on 127.0.0.1 behind a proxy adding {args.latency_ms:g} ms per request; medians of "
+              f"{args.repeat} runs.\n")
+        print(f"| {'contender':40} | {'seconds':>8} | {'MiB/s':>7} | {'requests':>8} | {'max in flight':>13} |")
+        print(f"|{'-' * 42}|{'-' * 10}|{'-' * 9}|{'-' * 10}|{'-' * 15}|")
+        base = None
+        for name, runs in rows.items():
+            if name == "warm":
+                continue
+            dt, req, inflight = median_row(runs)
+            base = base or dt
+            print(f"| {name:40} | {dt:8.2f} | {size / MIB / dt:7.1f} | {req:8.0f} | {inflight:13.0f} |")
+        if "warm" in rows:
+            dt, req, inflight = median_row(rows["warm"])
+            print(f"| {'nzfs: warm re-read of data.bin':40} | {dt:8.2f} | {size / MIB / dt:7.1f} | {req:8.0f} "
+                  f"| {inflight:13.0f} |")
+        zp = rows.get("zarr-python 3 + obstore: a[:]")
+        nz = rows.get("nzfs: cat data.bin")
+        if zp and nz:
+            print(f"\nnzfs data.bin vs zarr-python: {median_row(zp)[0] / median_row(nz)[0]:.2f}x "
+                  f"(above 1: nzfs is faster)")
+        print(f"\n| {'opening':40} | {'seconds':>8} | {'requests':>8} |")
+        print(f"|{'-' * 42}|{'-' * 10}|{'-' * 10}|")
+        for name, runs in mounts.items():
+            dt, req, _ = median_row(runs)
+            print(f"| {name:40} | {dt:8.2f} | {req:8.0f} |")
+    finally:
+        unmount(mp)
+        if proxy:
+            proxy.stop()
+        moto.kill()
+        moto.wait()
+
+
+if __name__ == "__main__":
+    main()

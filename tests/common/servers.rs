@@ -230,12 +230,17 @@ impl Nginx {
     }
 }
 
-/// Every file under `dir`, sorted.
+/// Every file under `dir`, sorted; a directory that cannot be listed (a
+/// broken node of a mount) counts as a file.
 pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
+        let Ok(listing) = std::fs::read_dir(&d) else {
+            out.push(d);
+            continue;
+        };
+        for e in listing {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);

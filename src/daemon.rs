@@ -68,16 +68,16 @@ fn remote_options(args: &crate::cli::StoreArgs) -> Result<crate::store::object::
         // first, so the environment's own AWS_* variables still win.
         let home = std::env::var("HOME").unwrap_or_default();
         let file = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| format!("{home}/.aws/{default}"));
-        let credentials =
-            std::fs::read_to_string(file("AWS_SHARED_CREDENTIALS_FILE", "credentials")).unwrap_or_default();
-        let config = std::fs::read_to_string(file("AWS_CONFIG_FILE", "config")).unwrap_or_default();
-        match crate::store::object::aws_profile(&name, &credentials, &config) {
+        let (credentials, config) = (
+            file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+            file("AWS_CONFIG_FILE", "config"),
+        );
+        let text = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        match crate::store::object::aws_profile(&name, &text(&credentials), &text(&config)) {
             Some(settings) => environment.extend(settings),
             None => {
                 return fail(format!(
-                    "AWS_PROFILE={name}: no such profile in {} or {}",
-                    file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
-                    file("AWS_CONFIG_FILE", "config")
+                    "AWS_PROFILE={name}: no such profile in {credentials} or {config}"
                 ));
             }
         }

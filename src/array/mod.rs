@@ -276,12 +276,7 @@ impl Array {
         }
         let end_elem = end.min(self.size()).div_ceil(item);
         let mut elem = start / item;
-        let mut pos = vec![0u64; nd];
-        let mut rest = elem;
-        for d in (0..nd).rev() {
-            pos[d] = rest % m.shape[d];
-            rest /= m.shape[d];
-        }
+        let mut pos = crate::zarr::chunk_key::unravel(&m.shape, elem);
         let mut steps = 0usize;
         while elem < end_elem && out.len() < limit && steps < 1 << 16 {
             steps += 1;
@@ -292,15 +287,22 @@ impl Array {
             let last = m.chunk_shape[nd - 1];
             let run = (m.shape[nd - 1] - pos[nd - 1]).min(last - pos[nd - 1] % last);
             elem += run;
-            pos[nd - 1] += run;
-            let mut d = nd - 1;
-            while d > 0 && pos[d] >= m.shape[d] {
-                pos[d] = 0;
-                pos[d - 1] += 1;
-                d -= 1;
-            }
+            advance(&mut pos, &m.shape, run);
         }
         out
+    }
+}
+
+/// Move C-order position `pos` in an array of `shape` on by `run` elements
+/// that all lie in its last row: along the last dimension, carrying into
+/// the outer ones at the row's end.
+fn advance(pos: &mut [u64], shape: &[u64], run: u64) {
+    let mut d = pos.len() - 1;
+    pos[d] += run;
+    while d > 0 && pos[d] >= shape[d] {
+        pos[d] = 0;
+        pos[d - 1] += 1;
+        d -= 1;
     }
 }
 

@@ -172,12 +172,7 @@ impl Array {
         let row = m.shape[nd - 1];
         // Position of the first element, in C order.
         let mut elem = start / item;
-        let mut pos = vec![0u64; nd];
-        let mut rest = elem;
-        for d in (0..nd).rev() {
-            pos[d] = rest % m.shape[d];
-            rest /= m.shape[d];
-        }
+        let mut pos = crate::zarr::chunk_key::unravel(&m.shape, elem);
         let mut current: Option<((u64, u64), Chunk)> = None;
         let mut b = start;
         while b < end {
@@ -213,13 +208,7 @@ impl Array {
             b = run_end;
             // Advance to the element after the run (carrying into outer dimensions).
             elem += run_elems;
-            pos[nd - 1] += run_elems;
-            let mut d = nd - 1;
-            while d > 0 && pos[d] >= m.shape[d] {
-                pos[d] = 0;
-                pos[d - 1] += 1;
-                d -= 1;
-            }
+            super::advance(&mut pos, &m.shape, run_elems);
         }
         Ok(())
     }

@@ -24,6 +24,7 @@ use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::NzFs;
+use crate::array::Array;
 
 /// The window's first size, in bytes of decoded chunks.
 const START_BYTES: u64 = 1 << 20;
@@ -100,10 +101,10 @@ impl NzFs {
             self.reset_run(node);
             return;
         }
-        let Some(window) = self.grow(node) else { return };
         let Ok((array, _)) = self.array(node) else { return };
+        let Some(window) = self.grow(node, array) else { return };
         let end = index.saturating_add(1).saturating_add(window).min(array.chunk_count());
-        self.queue(node, index + 1..end);
+        self.queue(node, array, index + 1..end);
     }
 
     /// Note a read of `len` flat bytes of array `node` from `offset` on
@@ -123,18 +124,21 @@ impl NzFs {
             self.reset_run(node);
         }
         // The reader decodes the first chunk itself.
-        let spanned = array.chunks_touched(offset, end, QUEUE);
-        for &index in spanned.iter().skip(1) {
-            self.queue(node, index..index + 1);
-        }
+        self.queue(
+            node,
+            array,
+            array.chunks_touched(offset, end, QUEUE).into_iter().skip(1),
+        );
         if !continues {
             return;
         }
-        let Some(window) = self.grow(node) else { return };
+        let Some(window) = self.grow(node, array) else { return };
         let bytes = window.saturating_mul(array.metadata().chunk_bytes());
-        for index in array.chunks_touched(end, end.saturating_add(bytes), window as usize) {
-            self.queue(node, index..index + 1);
-        }
+        self.queue(
+            node,
+            array,
+            array.chunks_touched(end, end.saturating_add(bytes), window as usize),
+        );
     }
 
     fn reset_run(&self, node: usize) {
@@ -145,10 +149,8 @@ impl NzFs {
 
     /// Grow the window of `node`'s run (or start it); `None` when nothing
     /// may be prefetched.
-    fn grow(&self, node: usize) -> Option<u64> {
-        self.prefetch.get()?;
-        let (array, _) = self.array(node).ok()?;
-        if array.reads_partially() {
+    fn grow(&self, node: usize, array: &Array) -> Option<u64> {
+        if self.prefetch.get().is_none() || array.reads_partially() {
             return None;
         }
         // Variable-length chunks have no fixed size: assume 64 KiB.
@@ -169,14 +171,15 @@ impl NzFs {
         Some(window)
     }
 
-    /// Queue the chunks of `range` not cached and not queued in this run.
-    fn queue(&self, node: usize, range: std::ops::Range<u64>) {
-        let (Some(p), Ok((array, _))) = (self.prefetch.get(), self.array(node)) else {
-            return;
-        };
+    /// Queue those of `chunks` (in the order a reader meets them) that are
+    /// neither cached nor queued earlier in this run.
+    fn queue(&self, node: usize, array: &Array, chunks: impl IntoIterator<Item = u64>) {
+        let Some(p) = self.prefetch.get() else { return };
         let run = &self.info[node].run;
-        let from = range.start.max(run.queued_until.load(Ordering::Relaxed));
-        for next in from..range.end {
+        for next in chunks {
+            if next < run.queued_until.load(Ordering::Relaxed) {
+                continue;
+            }
             if !array.is_cached(next) && p.requests.try_send((node, next)).is_err() {
                 return; // the workers are busy enough; the run goes on later
             }

@@ -225,6 +225,13 @@ impl DiskCached {
     fn identity(&self, kind: &str, key: &StoreKey) -> String {
         format!("{}\n{kind}\n{key}", self.store)
     }
+
+    /// The identity of a range of a known version; `None` (never cached)
+    /// for a range read without a stamp.
+    fn range_identity(&self, r: &RangeRequest) -> Option<String> {
+        let s = r.expect?;
+        Some(self.identity(&format!("range {} {} {} {}", r.offset, r.len, s.len, s.version), &r.key))
+    }
 }
 
 impl ReadableStore for DiskCached {
@@ -249,19 +256,15 @@ impl ReadableStore for DiskCached {
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
-        // Only ranges of a known version are kept.
-        let Some(stamp) = expect else {
-            return self.inner.get_range(key, offset, len, expect);
+        let request = RangeRequest {
+            key: key.clone(),
+            offset,
+            len,
+            expect,
         };
-        let identity = self.identity(&format!("range {offset} {len} {} {}", stamp.len, stamp.version), key);
-        if let Some(hit) = self.load(&identity, len).filter(|h| h.len() as u64 == len) {
-            return Ok(Some(hit));
-        }
-        let got = self.inner.get_range(key, offset, len, expect)?;
-        if let Some(v) = &got {
-            self.keep(&identity, v);
-        }
-        Ok(got)
+        self.get_ranges(std::slice::from_ref(&request))
+            .pop()
+            .expect("one answer per request")
     }
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
@@ -293,33 +296,33 @@ impl ReadableStore for DiskCached {
 
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
         // Hits from disk; the misses go to the store together.
-        let mut out: Vec<Option<io::Result<Option<Vec<u8>>>>> = Vec::with_capacity(requests.len());
-        let mut missing = Vec::new();
-        for r in requests {
-            let hit = r.expect.and_then(|s| {
-                let identity = self.identity(&format!("range {} {} {} {}", r.offset, r.len, s.len, s.version), &r.key);
-                self.load(&identity, r.len).filter(|h| h.len() as u64 == r.len)
-            });
-            match hit {
-                Some(h) => out.push(Some(Ok(Some(h)))),
+        let identities: Vec<Option<String>> = requests.iter().map(|r| self.range_identity(r)).collect();
+        let hits: Vec<Option<Vec<u8>>> = requests
+            .iter()
+            .zip(&identities)
+            .map(|(r, id)| {
+                let id = id.as_ref()?;
+                self.load(id, r.len).filter(|h| h.len() as u64 == r.len)
+            })
+            .collect();
+        let missing: Vec<RangeRequest> = requests
+            .iter()
+            .zip(&hits)
+            .filter(|(_, hit)| hit.is_none())
+            .map(|(r, _)| r.clone())
+            .collect();
+        let mut fetched = self.inner.get_ranges(&missing).into_iter();
+        hits.into_iter()
+            .zip(identities)
+            .map(|(hit, id)| match hit {
+                Some(h) => Ok(Some(h)),
                 None => {
-                    missing.push(r.clone());
-                    out.push(None);
-                }
-            }
-        }
-        let mut fetched = self.inner.get_ranges(&missing).into_iter().zip(missing);
-        out.into_iter()
-            .map(|slot| {
-                slot.unwrap_or_else(|| {
-                    let (got, r) = fetched.next().expect("one answer per miss");
-                    if let (Ok(Some(v)), Some(s)) = (&got, r.expect) {
-                        let identity =
-                            self.identity(&format!("range {} {} {} {}", r.offset, r.len, s.len, s.version), &r.key);
-                        self.keep(&identity, v);
+                    let got = fetched.next().expect("one answer per miss");
+                    if let (Ok(Some(v)), Some(id)) = (&got, id) {
+                        self.keep(&id, v);
                     }
                     got
-                })
+                }
             })
             .collect()
     }

@@ -314,7 +314,8 @@ impl ReadableStore for RemoteStore {
                 )));
             }
             let bytes = result.bytes().await.map_err(|e| io_error(&name, e))?;
-            Ok(Some(bytes.to_vec()))
+            // The buffer is the response's own: no copy.
+            Ok(Some(Vec::from(bytes)))
         })
     }
 
@@ -326,7 +327,7 @@ impl ReadableStore for RemoteStore {
             len,
             expect,
         };
-        self.runtime.block_on(self.get_range_async(&request))
+        Ok(self.runtime.block_on(self.get_range_async(&request))?.map(Vec::from))
     }
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
@@ -380,31 +381,35 @@ impl ReadableStore for RemoteStore {
                 .map(|&i| requests[i].offset..requests[i].offset.saturating_add(requests[i].len))
                 .collect();
             async move {
-                let fetched = object_store::coalesce_ranges(
+                object_store::coalesce_ranges(
                     &ranges,
                     |range| self.fetch_range(key, range, *expect),
                     object_store::OBJECT_STORE_COALESCE_DEFAULT,
                 )
-                .await;
-                (ranges, fetched)
+                .await
             }
         });
         let results = self.runtime.block_on(join_all(fetches.collect()));
         let mut out: Vec<Option<io::Result<Option<Vec<u8>>>>> = (0..requests.len()).map(|_| None).collect();
-        for ((_, _, members), (ranges, fetched)) in groups.iter().zip(results) {
-            for (slot, (&i, range)) in members.iter().zip(&ranges).enumerate() {
-                let r = &requests[i];
-                out[i] = Some(match &fetched {
-                    Ok(parts) if parts[slot].len() as u64 == range.end - range.start => Ok(Some(parts[slot].to_vec())),
-                    Ok(parts) => Err(short_value(
-                        &r.key,
-                        r.offset,
-                        r.len,
-                        r.offset + parts[slot].len() as u64,
-                    )),
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
-                });
+        for ((_, _, members), fetched) in groups.iter().zip(results) {
+            match fetched {
+                Ok(parts) => {
+                    for (&i, part) in members.iter().zip(parts) {
+                        let r = &requests[i];
+                        out[i] = Some(match part.len() as u64 {
+                            n if n == r.len => Ok(Some(Vec::from(part))),
+                            n => Err(short_value(&r.key, r.offset, r.len, r.offset + n)),
+                        });
+                    }
+                }
+                Err(e) => {
+                    for &i in members {
+                        out[i] = Some(match e.kind() {
+                            io::ErrorKind::NotFound => Ok(None),
+                            kind => Err(io::Error::new(kind, e.to_string())),
+                        });
+                    }
+                }
             }
         }
         out.into_iter().map(|o| o.expect("every request answered")).collect()
@@ -427,12 +432,14 @@ impl RemoteStore {
             expect,
         };
         match self.get_range_async(&request).await? {
-            Some(v) => Ok(bytes::Bytes::from(v)),
+            Some(v) => Ok(v),
             None => Err(io::Error::new(io::ErrorKind::NotFound, format!("{key} is absent"))),
         }
     }
 
-    async fn get_range_async(&self, r: &RangeRequest) -> io::Result<Option<Vec<u8>>> {
+    /// One range, checked against its stamp and length; the response's
+    /// buffer as it came (callers copy only what they keep).
+    async fn get_range_async(&self, r: &RangeRequest) -> io::Result<Option<bytes::Bytes>> {
         let path = self.path(r.key.as_str());
         let name = self.name(r.key.as_str());
         let options = GetOptions {
@@ -456,7 +463,7 @@ impl RemoteStore {
         if bytes.len() as u64 != r.len {
             return Err(short_value(&r.key, r.offset, r.len, bytes.len() as u64));
         }
-        Ok(Some(bytes.to_vec()))
+        Ok(Some(bytes))
     }
 }
 

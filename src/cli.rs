@@ -82,6 +82,16 @@ pub struct MountArgs {
     /// What a chunk with no object in the store reads as
     #[arg(long, value_enum, default_value_t = MissingChunksArg::Fill)]
     pub missing_chunks: MissingChunksArg,
+    /// Serve open chunk files from kernel-held memory (FUSE passthrough:
+    /// each chunk of an unsharded array decoded once into a sealed memfd
+    /// that the kernel reads, no round trip per read). Needs CAP_SYS_ADMIN
+    /// (root or a system mount) and Linux 6.9+. auto: use it when possible,
+    /// else read through the daemon; the log says which. The default is
+    /// never: measured here, the daemon path with the kernel page cache is as
+    /// fast cold and faster warm (see the README's Performance section).
+    /// The memfds count against --cache-size.
+    #[arg(long, value_enum, default_value_t = PassthroughArg::Never)]
+    pub passthrough: PassthroughArg,
     /// FUSE worker threads
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub threads: u16,
@@ -170,6 +180,26 @@ impl From<MissingChunksArg> for MissingChunks {
         match m {
             MissingChunksArg::Fill => MissingChunks::Fill,
             MissingChunksArg::Error => MissingChunks::Error,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PassthroughArg {
+    /// When available; the log says which path is in use
+    Auto,
+    /// Or the mount fails
+    Always,
+    /// Every read through the daemon
+    Never,
+}
+
+impl From<PassthroughArg> for crate::fuse::Passthrough {
+    fn from(m: PassthroughArg) -> Self {
+        match m {
+            PassthroughArg::Auto => crate::fuse::Passthrough::Auto,
+            PassthroughArg::Always => crate::fuse::Passthrough::Always,
+            PassthroughArg::Never => crate::fuse::Passthrough::Never,
         }
     }
 }

@@ -463,7 +463,13 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
 
     let mountpoint = args.mountpoint.canonicalize()?;
     block_termination_signals();
-    let mut session = fuser::Session::new(FuseAdapter::new(fs), &mountpoint, &config)
+    let passthrough = crate::fuse::Passthrough::from(args.passthrough);
+    if passthrough == crate::fuse::Passthrough::Always && !crate::fuse::has_cap_sys_admin() {
+        return Err(CliError(
+            "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon".into(),
+        ));
+    }
+    let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &config)
         .map_err(|e| CliError(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
     // stat() of the mount point is served by this very process: do it on a

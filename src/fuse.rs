@@ -5,33 +5,90 @@
 //! The store is treated as immutable while mounted: long TTLs, and
 //! `FOPEN_KEEP_CACHE` so the kernel page cache serves re-reads. Every
 //! write-type operation answers `EROFS`.
+//!
+//! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
+//! daemon has `CAP_SYS_ADMIN`, an open chunk file that is decoded whole is
+//! answered with a backing file (a sealed memfd from
+//! [`crate::fs::backing`]), and the kernel serves its reads without asking
+//! the daemon. Every open of one inode shares its backing (a kernel rule);
+//! a backing stays registered while any handle is open.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, KernelConfig, LockOwner,
-    OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
-    ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    AccessFlags, BackingId, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, InitFlags,
+    KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
+use crate::fs::backing::{BackingPool, sealed_memfd};
 use crate::fs::{Attr, FsError, Kind, NzFs};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// Kernel readahead and the largest read request, in bytes.
 const MAX_READAHEAD: u32 = 1 << 20;
+/// The handle of an open served by passthrough (others are 0), so that
+/// `release` knows to unpin its backing.
+const PASSTHROUGH_FH: FileHandle = FileHandle(1);
+
+/// Whether open chunk files are served by the kernel from backing files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passthrough {
+    /// When the kernel offers it and the daemon may use it.
+    Auto,
+    /// Or the mount fails.
+    Always,
+    /// Every read goes through the daemon.
+    Never,
+}
 
 pub struct FuseAdapter {
     fs: Arc<NzFs>,
+    mode: Passthrough,
+    /// Passthrough is in use (set at INIT; cleared if the kernel refuses).
+    passthrough: AtomicBool,
+    backings: BackingPool<BackingId>,
+}
+
+/// Why an open could not be answered with a backing file.
+enum BackingError {
+    Fs(FsError),
+    /// Creating or registering the backing failed (the OS error).
+    Os(std::io::Error),
 }
 
 impl FuseAdapter {
-    pub fn new(fs: NzFs) -> Self {
+    pub fn new(fs: NzFs, mode: Passthrough) -> Self {
+        let budget = fs.options().cache_bytes;
         let fs = Arc::new(fs);
         fs.start_prefetcher();
-        FuseAdapter { fs }
+        FuseAdapter {
+            fs,
+            mode,
+            passthrough: AtomicBool::new(false),
+            backings: BackingPool::new(budget),
+        }
+    }
+
+    /// Answer an open of file `ino`, which shows chunk `index` of `node`,
+    /// with its backing file.
+    fn open_passthrough(
+        &self,
+        ino: u64,
+        (node, index): (usize, u64),
+        reply: &ReplyOpen,
+    ) -> Result<Arc<BackingId>, BackingError> {
+        self.backings.open(ino, self.fs.cache().bytes(), || {
+            let content = self.fs.chunk(node, index).map_err(BackingError::Fs)?;
+            let file = sealed_memfd(&content).map_err(BackingError::Os)?;
+            // The kernel holds the file from here on; our descriptor closes.
+            let id = reply.open_backing(&file).map_err(BackingError::Os)?;
+            Ok((id, content.len() as u64))
+        })
     }
 
     fn attr(&self, a: Attr) -> FileAttr {
@@ -63,6 +120,20 @@ fn file_type(k: Kind) -> FileType {
     }
 }
 
+/// Whether this process has `CAP_SYS_ADMIN` in its effective set (which
+/// registering a passthrough backing file needs).
+pub fn has_cap_sys_admin() -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+}
+
 /// Log an error once, at the level its kind deserves, and turn it into an errno.
 fn errno(op: &str, ino: u64, e: &FsError) -> Errno {
     if e.is_expected() {
@@ -76,6 +147,29 @@ fn errno(op: &str, ino: u64, e: &FsError) -> Errno {
 impl fuser::Filesystem for FuseAdapter {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_readahead(MAX_READAHEAD);
+        let unavailable = if self.mode == Passthrough::Never {
+            Some("--passthrough never")
+        } else if !has_cap_sys_admin() {
+            Some("it needs CAP_SYS_ADMIN (a root or system mount)")
+        } else if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_err() {
+            Some("the kernel does not offer FUSE passthrough (Linux 6.9 or later)")
+        } else if config.set_max_stack_depth(1).is_err() {
+            Some("the kernel refused a stacking depth of 1")
+        } else {
+            None
+        };
+        match unavailable {
+            None => {
+                self.passthrough.store(true, Ordering::Relaxed);
+                tracing::info!(
+                    "passthrough on: open chunk files of unsharded arrays are read by the kernel from sealed memfds; data.bin, .nc and shard files through the daemon"
+                );
+            }
+            Some(reason) if self.mode == Passthrough::Always => {
+                return Err(std::io::Error::other(format!("--passthrough always: {reason}")));
+            }
+            Some(reason) => tracing::info!(reason, "passthrough off: every read goes through the daemon"),
+        }
         tracing::info!(nodes = self.fs.hierarchy().nodes.len(), "mounted");
         Ok(())
     }
@@ -96,10 +190,51 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        match self.fs.open(ino.0, write) {
-            Ok(()) => reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE),
-            Err(e) => reply.error(errno("open", ino.0, &e)),
+        if let Err(e) = self.fs.open(ino.0, write) {
+            return reply.error(errno("open", ino.0, &e));
         }
+        // A backing made before a runtime fallback still serves its inode:
+        // the kernel requires one backing for every open of it.
+        let wanted = self.mode != Passthrough::Never
+            && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino.0));
+        if let Some(chunk) = wanted.then(|| self.fs.passthrough_chunk(ino.0)).flatten() {
+            match self.open_passthrough(ino.0, chunk, &reply) {
+                Ok(id) => {
+                    self.fs.note_open(chunk.0, chunk.1);
+                    return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
+                }
+                Err(BackingError::Fs(e)) => return reply.error(errno("open", ino.0, &e)),
+                Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
+                    tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
+                    return reply.error(Errno::EIO);
+                }
+                Err(BackingError::Os(e)) => {
+                    // The kernel or the memory said no: serve this and every
+                    // later open through the daemon. No backing of this
+                    // inode exists (the pool would have returned it), so the
+                    // kernel accepts a cached open of it.
+                    self.passthrough.store(false, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "passthrough off from now on: cannot register a backing file");
+                }
+            }
+        }
+        reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE)
+    }
+
+    fn release(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        fh: FileHandle,
+        _flags: OpenFlags,
+        _lock_owner: Option<LockOwner>,
+        _flush: bool,
+        reply: ReplyEmpty,
+    ) {
+        if fh == PASSTHROUGH_FH {
+            self.backings.release(ino.0, self.fs.cache().bytes());
+        }
+        reply.ok();
     }
 
     fn read(

@@ -156,3 +156,55 @@ fn the_chunks_a_flat_byte_range_touches() {
     }
     assert!(checked > 10, "{checked}");
 }
+
+/// `data.bin` reads that lie inside one chunk which is a contiguous stretch
+/// of the flat array (chunk extent 1 on the leading dimensions, the whole
+/// array after one dimension) are answered from the cached chunk, no copy:
+/// their bytes lie inside the chunk's own buffer, and equal numpy's. Edge
+/// chunks that overhang the array are covered by the 1-d fixtures.
+#[test]
+fn flat_reads_inside_one_contiguous_chunk_are_not_copied() {
+    let manifest = common::manifest();
+    let mut checked = 0;
+    for store in common::stores(&manifest) {
+        let ds = dataset(&store);
+        for e in manifest.iter().filter(|e| e.store == store && e.elements() > 0) {
+            let nd = e.shape.len();
+            let j = (0..nd).find(|&d| e.chunk_shape[d] != 1).unwrap_or(nd.saturating_sub(1));
+            if nd == 0 || (j + 1..nd).any(|d| e.chunk_shape[d] != e.shape[d]) {
+                continue;
+            }
+            let id = ds.hierarchy().nodes.iter().position(|n| n.path == e.path).unwrap();
+            let a = ds.array(id).unwrap();
+            if a.reads_partially() {
+                continue;
+            }
+            // Chunk k covers rows [k*c, min((k+1)*c, n)) along j, for every
+            // combination of the leading indices.
+            let item = e.item_size() as u64;
+            let inner: u64 = e.shape[j + 1..].iter().product();
+            let leading: u64 = e.shape[..j].iter().product();
+            let (c, n) = (e.chunk_shape[j], e.shape[j]);
+            for lead in 0..leading {
+                for k in 0..n.div_ceil(c) {
+                    let first = (lead * n + k * c) * inner * item;
+                    let len = (c.min(n - k * c) * inner * item) as u32;
+                    let index = lead * n.div_ceil(c) + k;
+                    let chunk = a.read_chunk(index).unwrap();
+                    let got = a.read_bytes(first, len).unwrap();
+                    let f = first as usize;
+                    assert_eq!(
+                        got.bytes(),
+                        &e.bytes[f..f + len as usize],
+                        "{store}/{} chunk {index}",
+                        e.path
+                    );
+                    let inside = chunk.as_ptr_range().contains(&got.bytes().as_ptr());
+                    assert!(inside, "{store}/{} chunk {index}: the read was copied", e.path);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "checked {checked} chunks");
+}

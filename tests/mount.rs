@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use nzfs::daemon::is_mount_point;
 
-use common::mount::{Mount, nzfs};
+use common::mount::{Mount, mmap_bytes, nzfs};
 
 #[test]
 fn every_fixture_reads_back_exactly_through_a_real_mount() {
@@ -378,31 +378,6 @@ fn non_conformant_stores_mount_with_one_summary_warning() {
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("shared-dimension"), "{log}");
-}
-
-/// The bytes of `path` through mmap(2), as numpy.memmap maps them.
-fn mmap_bytes(path: &std::path::Path) -> Vec<u8> {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).unwrap();
-    let len = f.metadata().unwrap().len() as usize;
-    if len == 0 {
-        return Vec::new();
-    }
-    // SAFETY: a read-only private mapping of an open file, copied out and unmapped.
-    unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            f.as_raw_fd(),
-            0,
-        );
-        assert_ne!(p, libc::MAP_FAILED, "mmap {}", path.display());
-        let v = std::slice::from_raw_parts(p as *const u8, len).to_vec();
-        libc::munmap(p, len);
-        v
-    }
 }
 
 #[test]

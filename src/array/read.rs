@@ -89,13 +89,49 @@ impl Array {
         let total = self.size();
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
-        if self.metadata().shape.is_empty() && start < end {
-            // The one chunk is the one element: no copy.
-            return Ok(ReadData::slice(self.read_chunk(0)?, offset, size));
+        if let Some((index, at)) = self.within_one_chunk(start, end) {
+            // A contiguous piece of one decoded chunk: replied from the
+            // cached buffer, no copy.
+            return Ok(ReadData::slice(self.read_chunk(index)?, at, (end - start) as u32));
         }
         let mut out = vec![0u8; (end - start) as usize];
         self.copy_flat(start, &mut out)?;
         Ok(ReadData::owned(out))
+    }
+
+    /// When flat bytes `[start, end)` (non-empty) are one contiguous piece
+    /// of one whole-decoded chunk, the chunk and the offset there. That is
+    /// so when the chunk spans 1 along the leading dimensions, anything
+    /// along one dimension `j`, and the whole array after `j`: then a chunk
+    /// is a contiguous stretch of `data.bin` (its padding, if it overhangs
+    /// the array's edge along `j`, comes after the stretch). A 0-d array's
+    /// one chunk is its one element.
+    fn within_one_chunk(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+        let m = self.metadata();
+        let nd = m.shape.len();
+        if start >= end {
+            return None;
+        }
+        if nd == 0 {
+            return Some((0, start));
+        }
+        if self.partial_sharding().is_some() {
+            return None;
+        }
+        let j = (0..nd).find(|&d| m.chunk_shape[d] != 1).unwrap_or(nd - 1);
+        if (j + 1..nd).any(|d| m.chunk_shape[d] != m.shape[d]) {
+            return None;
+        }
+        let item = m.data_type.size() as u64;
+        let inner: u64 = m.shape[j + 1..].iter().product();
+        let pos = crate::zarr::chunk_key::unravel(&m.shape, start / item);
+        let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + pos[d] / m.chunk_shape[d]);
+        // The chunk's first element along `j` and its flat element offset.
+        let first_j = pos[j] - pos[j] % m.chunk_shape[j];
+        let origin = (start / item) - (pos[j] - first_j) * inner - (start / item) % inner;
+        let rows = m.chunk_shape[j].min(m.shape[j] - first_j);
+        let stretch_end = (origin + rows * inner) * item;
+        (end <= stretch_end).then_some((index, start - origin * item))
     }
 
     /// The decoded values of the hyperslab at `start` of `shape`, in C order

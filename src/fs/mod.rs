@@ -35,6 +35,7 @@
 //! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
 //! A store object whose owner cannot be read shows mode `000`.
 
+pub mod backing;
 mod dir;
 pub mod error;
 pub mod names;

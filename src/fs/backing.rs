@@ -1,0 +1,237 @@
+//! Backing files for FUSE passthrough: what the kernel reads instead of
+//! asking the daemon.
+//!
+//! A chunk file of an array whose chunks are decoded whole (not a shard read
+//! piece by piece) is decoded once into a sealed memfd. The adapter
+//! registers that memfd with the kernel, and every read of the open file is
+//! then served from the memfd's pages, like a file on tmpfs, with no round
+//! trip to the daemon.
+//!
+//! Invariants:
+//! - a backing file holds exactly the bytes a read through the daemon gives,
+//!   and is sealed (no write, grow or shrink) before the kernel sees it;
+//! - the pool keeps one backing per inode, which every open of that inode
+//!   shares (the kernel requires it while any of them is open);
+//! - a backing with an open handle is never dropped; the others are dropped
+//!   least recently used first while the pool and the decoded-chunk cache
+//!   together hold more than the cache budget, or more than [`MAX_ENTRIES`];
+//! - creating a backing (the decode) runs outside the pool's lock.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::FromRawFd;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use lru::LruCache;
+
+use super::{Inode, NzFs};
+
+/// Backing files kept at most (each is a kernel file and inode).
+pub const MAX_ENTRIES: usize = 16384;
+
+struct Entry<T> {
+    backing: Arc<T>,
+    bytes: u64,
+    /// Open handles (a pinned entry is never dropped).
+    open: u32,
+}
+
+struct PoolState<T> {
+    lru: LruCache<u64, Entry<T>>,
+    bytes: u64,
+}
+
+/// One backing per inode, within a byte budget shared with the decoded-chunk
+/// cache. `T` is the adapter's handle on a registered backing file.
+pub struct BackingPool<T> {
+    state: Mutex<PoolState<T>>,
+    budget: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<T> PoolState<T> {
+    /// The pooled backing of `ino`, with one more open handle.
+    fn pin(&mut self, ino: u64) -> Option<Arc<T>> {
+        let e = self.lru.get_mut(&ino)?;
+        e.open += 1;
+        Some(e.backing.clone())
+    }
+}
+
+impl<T> BackingPool<T> {
+    pub fn new(budget: u64) -> Self {
+        BackingPool {
+            state: Mutex::new(PoolState {
+                lru: LruCache::unbounded(),
+                bytes: 0,
+            }),
+            budget,
+        }
+    }
+
+    /// The backing of `ino` for a new open handle: the pooled one, or one
+    /// made by `create` (which returns it and its size). `others` is what the
+    /// decoded-chunk cache holds now; it counts against the same budget.
+    pub fn open<E>(&self, ino: u64, others: u64, create: impl FnOnce() -> Result<(T, u64), E>) -> Result<Arc<T>, E> {
+        if let Some(found) = lock(&self.state).pin(ino) {
+            return Ok(found);
+        }
+        let (backing, bytes) = create()?;
+        let mut st = lock(&self.state);
+        // Another open may have made one meanwhile: every handle must share it.
+        if let Some(found) = st.pin(ino) {
+            return Ok(found);
+        }
+        let backing = Arc::new(backing);
+        let entry = Entry {
+            backing: backing.clone(),
+            bytes,
+            open: 1,
+        };
+        st.lru.put(ino, entry);
+        st.bytes += bytes;
+        self.evict(&mut st, others);
+        Ok(backing)
+    }
+
+    /// A handle of `ino` was closed.
+    pub fn release(&self, ino: u64, others: u64) {
+        let mut st = lock(&self.state);
+        if let Some(e) = st.lru.peek_mut(&ino) {
+            e.open = e.open.saturating_sub(1);
+        }
+        self.evict(&mut st, others);
+    }
+
+    /// Whether `ino` has a pooled backing (open or not).
+    pub fn contains(&self, ino: u64) -> bool {
+        lock(&self.state).lru.contains(&ino)
+    }
+
+    /// Bytes of backing files held, and how many.
+    pub fn usage(&self) -> (u64, usize) {
+        let st = lock(&self.state);
+        (st.bytes, st.lru.len())
+    }
+
+    /// Drop unopened backings, least recently used first, until the budget
+    /// and the entry cap are kept (or only open ones are left).
+    fn evict(&self, st: &mut PoolState<T>, others: u64) {
+        let (mut bytes, mut len) = (st.bytes, st.lru.len());
+        let mut victims = Vec::new();
+        for (&ino, e) in st.lru.iter().rev() {
+            if bytes + others <= self.budget && len <= MAX_ENTRIES {
+                break;
+            }
+            if e.open == 0 {
+                victims.push(ino);
+                bytes -= e.bytes;
+                len -= 1;
+            }
+        }
+        for ino in victims {
+            if let Some(e) = st.lru.pop(&ino) {
+                st.bytes -= e.bytes;
+            }
+        }
+    }
+}
+
+/// A sealed memfd holding `bytes`: readable, never writable, growable or
+/// shrinkable again.
+pub fn sealed_memfd(bytes: &[u8]) -> std::io::Result<File> {
+    let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
+    // SAFETY: a valid NUL-terminated name and flags; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"nzfs-chunk".as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just created and is owned by nobody else.
+    let mut file = unsafe { File::from_raw_fd(fd) };
+    file.write_all(bytes)?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+    // SAFETY: fcntl on an fd we own.
+    if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}
+
+impl NzFs {
+    /// The chunk (node, index) that file `ino` shows, when it can be served
+    /// from a backing file: a chunk file of an array with fixed-size
+    /// elements whose chunks are decoded whole. Its content is
+    /// [`NzFs::chunk`], which stays in the decoded cache, so that `data.bin`,
+    /// the `.nc` and a re-opened backing need neither the store nor a decode;
+    /// the pool gives way to the cache when both do not fit.
+    pub fn passthrough_chunk(&self, ino: u64) -> Option<(usize, u64)> {
+        let Some(Inode::Chunk { node, index }) = Inode::from_ino(ino) else {
+            return None;
+        };
+        let (array, names) = self.array(node).ok()?;
+        let eligible =
+            index < names.count() && !array.reads_partially() && array.metadata().data_type.element_size().is_some();
+        eligible.then_some((node, index))
+    }
+
+    /// Note an open of chunk file `index` of `node` served by passthrough
+    /// (its reads never reach the daemon, so the sequential-reader detection
+    /// starts here).
+    pub fn note_open(&self, node: usize, index: u64) {
+        self.note_chunk_start(node, index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Seek};
+
+    #[test]
+    fn memfd_holds_the_bytes_and_is_sealed() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut f = sealed_memfd(&data).unwrap();
+        let mut back = Vec::new();
+        f.rewind().unwrap();
+        f.read_to_end(&mut back).unwrap();
+        assert!(back == data, "the memfd holds other bytes");
+        assert!(f.write_all(b"x").is_err(), "a sealed memfd must refuse writes");
+        assert!(f.set_len(10).is_err(), "a sealed memfd must refuse truncation");
+    }
+
+    #[test]
+    fn pool_shares_pins_and_evicts_only_closed_entries() {
+        let pool: BackingPool<u32> = BackingPool::new(100);
+        let made = std::cell::Cell::new(0);
+        let mk = |v: u32| {
+            made.set(made.get() + 1);
+            Ok::<_, ()>((v, 40))
+        };
+        let a = pool.open(1, 0, || mk(1)).unwrap();
+        let a2 = pool.open(1, 0, || mk(99)).unwrap();
+        assert!(Arc::ptr_eq(&a, &a2), "a second open shares the first backing");
+        assert_eq!(made.get(), 1);
+        pool.open(2, 0, || mk(2)).unwrap();
+        // 1 and 2 are open: a third goes over budget but nothing can go.
+        pool.open(3, 0, || mk(3)).unwrap();
+        assert_eq!(pool.usage(), (120, 3));
+        // Closing 2 lets it go (the least recently used closed one).
+        pool.release(2, 0);
+        assert!(!pool.contains(2));
+        assert!(pool.contains(1) && pool.contains(3));
+        // 1 has two handles: one release keeps it pinned.
+        pool.release(1, 0);
+        pool.release(3, 0);
+        assert_eq!(pool.usage(), (80, 2));
+        // The decoded cache's bytes count against the same budget.
+        pool.release(1, 50);
+        assert!(!pool.contains(1), "1 was least recently used and closed");
+        assert!(pool.contains(3));
+        // An error from create leaves nothing behind.
+        assert!(pool.open(4, 0, || Err::<(u32, u64), ()>(())).is_err());
+        assert!(!pool.contains(4));
+    }
+}

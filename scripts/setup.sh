@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
 # ncgen/ncdump/nccopy, gdal-bin and cdo for the reader checks, bindfs for the
-# dead-store tests).
+# dead-store tests, systemd and man-db for the system tests, gfortran,
+# libnetcdf-dev and nco for the legacy-tool programs).
 # Debian/Ubuntu; uses sudo when not root. Idempotent.
 set -euo pipefail
 need=()
@@ -16,6 +17,14 @@ if [ "${1:-}" = "--test" ]; then
   [ -x /usr/sbin/nginx ] || need+=(nginx-light)
   # A store that stops answering, for the dead-store tests (tests/security.rs).
   command -v bindfs >/dev/null || need+=(bindfs)
+  # mount(8), fstab and the README's systemd unit (tests/system.rs): the
+  # unit is checked with systemd-analyze; man pages are read with man.
+  command -v systemd-analyze >/dev/null || need+=(systemd)
+  command -v man >/dev/null || need+=(man-db)
+  # The legacy programs (tests/legacy/run.py): Fortran, C with netCDF-C, NCO.
+  command -v gfortran >/dev/null || need+=(gfortran)
+  command -v nc-config >/dev/null || need+=(libnetcdf-dev)
+  command -v ncks >/dev/null || need+=(nco)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -1,6 +1,9 @@
-//! The command line: clap definitions, and their one-step conversion into a
-//! validated [`MountConfig`]. Help texts teach by example.
+//! The command line: clap definitions, and [`normalize_args`], which turns
+//! the form mount(8) and fstab use (`nzfs SOURCE MOUNTPOINT -o OPTIONS`,
+//! through fuse3's `mount.fuse3`) into `nzfs mount` with flags, so that one
+//! clap definition validates both. Help texts teach by example.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -54,6 +57,49 @@ pub enum Command {
         after_help = "Examples:\n  nzfs cdl data.zarr            # the whole hierarchy\n  nzfs cdl data.zarr group/t2m  # one array"
     )]
     Cdl(CdlArgs),
+    /// Show what a live mount is doing: store, uptime, cache, decodes, store reads, errors
+    #[command(
+        after_help = "Examples:\n  nzfs status /mnt/nz\n  nzfs status --json /mnt/nz | jq .cache\n  \
+        watch -n1 nzfs status /mnt/nz\n\n\
+        The mount answers through an extended attribute of its root directory,\n\
+        user.nzfs.status (JSON), so anyone who can list the mount can ask:\n  \
+        getfattr --only-values -n user.nzfs.status /mnt/nz"
+    )]
+    Status(StatusArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = "Examples:\n  \
+        nzfs completions bash > /usr/share/bash-completion/completions/nzfs\n  \
+        nzfs completions zsh > /usr/share/zsh/vendor-completions/_nzfs\n  \
+        nzfs completions fish > /usr/share/fish/vendor_completions.d/nzfs.fish\n  \
+        source <(nzfs completions bash)   # this shell only")]
+    Completions(CompletionsArgs),
+    /// Write the man pages (nzfs.1 and one per subcommand) into a directory
+    #[command(after_help = "Examples:\n  \
+        nzfs man /usr/local/share/man/man1 && mandb -q\n  \
+        nzfs man /tmp/man && man -l /tmp/man/nzfs-mount.1")]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The mount point of a running nzfs mount
+    pub mountpoint: PathBuf,
+    /// Print the status as one JSON document (shape in README.md)
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory for nzfs.1, nzfs-mount.1, ... (created if missing)
+    pub dir: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -65,7 +111,14 @@ pub enum Command {
     nzfs mount -o allow_other,umask=027,gid=100 data.zarr /mnt/nz  # set group and modes instead\n  \
     nzfs mount --missing-chunks error data.zarr /mnt/nz\n  \
     nzfs mount --anonymous s3://noaa-nwm-retro-v2-zarr-pds/ /mnt/nwm   # a public bucket\n  \
-    AWS_PROFILE=lab nzfs mount --disk-cache ~/.cache/nzfs s3://bucket/data.zarr /mnt/nz\n\n\
+    AWS_PROFILE=lab nzfs mount --disk-cache ~/.cache/nzfs s3://bucket/data.zarr /mnt/nz\n  \
+    mount -t fuse.nzfs /data/era5.zarr /mnt/era5 -o ro,allow_other,cache_size=2GiB\n\n\
+    mount(8) and /etc/fstab (type fuse.nzfs) run `nzfs SOURCE MOUNTPOINT -o OPTIONS`; every\n\
+    setting above can then be an -o option with '_' for '-': cache_size=2GiB, missing_chunks=error,\n\
+    threads=4, log_file=/var/log/nzfs.log, passthrough=auto, disk_cache=DIR, disk_cache_size=SIZE,\n\
+    store_option=KEY=VALUE, connect_timeout=S, request_timeout=S, retries=N, anonymous, verbose.\n\
+    Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
+    are accepted; rw is refused, because nzfs is read-only.\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 pub struct MountArgs {
     /// The store: a directory (e.g. data.zarr), or a URL: s3://, gs://,
@@ -236,6 +289,100 @@ pub struct CdlArgs {
     pub symlinks: StoreArgs,
 }
 
+/// nzfs's own settings as `-o NAME=VALUE` (mount(8), fstab), and the flag
+/// each stands for.
+const O_SETTINGS: &[(&str, &str)] = &[
+    ("cache_size", "--cache-size"),
+    ("missing_chunks", "--missing-chunks"),
+    ("threads", "--threads"),
+    ("log_file", "--log-file"),
+    ("passthrough", "--passthrough"),
+    ("disk_cache", "--disk-cache"),
+    ("disk_cache_size", "--disk-cache-size"),
+    ("store_option", "--store-option"),
+    ("connect_timeout", "--connect-timeout"),
+    ("request_timeout", "--request-timeout"),
+    ("retries", "--retries"),
+];
+
+/// nzfs's own switches as bare `-o NAME`.
+const O_SWITCHES: &[(&str, &str)] = &[("anonymous", "--anonymous"), ("verbose", "--verbose")];
+
+const SUBCOMMANDS: &[&str] = &[
+    "mount",
+    "unmount",
+    "check",
+    "cdl",
+    "status",
+    "completions",
+    "man",
+    "help",
+];
+
+/// Rewrite the command line before clap sees it:
+/// - `nzfs SOURCE MOUNTPOINT ...` (how mount(8) runs a FUSE helper) becomes
+///   `nzfs mount SOURCE MOUNTPOINT ...`;
+/// - in `nzfs mount`, nzfs's own settings inside `-o` lists
+///   (`cache_size=2GiB`, `anonymous`) become their flags, and the rest stays
+///   in `-o` for the mount options.
+pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = args.into_iter().collect();
+    let positional = |a: Option<&OsString>| a.is_some_and(|a| !a.to_string_lossy().starts_with('-'));
+    let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
+    if let Some(first) = first
+        && !SUBCOMMANDS.contains(&first.as_str())
+        && positional(args.get(1))
+        && positional(args.get(2))
+    {
+        args.insert(1, "mount".into());
+    }
+    if args.get(1).is_none_or(|a| a != "mount") {
+        return args;
+    }
+    let mut out: Vec<OsString> = args.drain(..2).collect();
+    let mut rest = args.into_iter();
+    while let Some(a) = rest.next() {
+        let list = if a == "-o" {
+            match rest.next() {
+                Some(v) => v,
+                None => {
+                    out.push(a);
+                    break;
+                }
+            }
+        } else if let Some(v) = a.to_str().and_then(|s| s.strip_prefix("-o")).filter(|v| !v.is_empty()) {
+            v.into()
+        } else {
+            out.push(a);
+            continue;
+        };
+        let Some(list) = list.to_str().map(str::to_string) else {
+            out.extend(["-o".into(), list]);
+            continue;
+        };
+        let mut kept = Vec::new();
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, value) = match item.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (item, None),
+            };
+            if let (Some(flag), Some(v)) = (O_SETTINGS.iter().find(|o| o.0 == name).map(|o| o.1), value) {
+                out.push(flag.into());
+                out.push(v.into());
+            } else if let (Some(flag), None) = (O_SWITCHES.iter().find(|o| o.0 == name).map(|o| o.1), value) {
+                out.push(flag.into());
+            } else {
+                kept.push(item);
+            }
+        }
+        if !kept.is_empty() {
+            out.push("-o".into());
+            out.push(kept.join(",").into());
+        }
+    }
+    out
+}
+
 /// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`: binary units, bytes by default.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -272,6 +419,85 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("5 parsecs").is_err());
         assert!(parse_size("0").is_err());
+    }
+
+    fn norm(args: &[&str]) -> Vec<String> {
+        normalize_args(args.iter().map(OsString::from))
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn mount_helper_form_becomes_nzfs_mount_with_flags() {
+        assert_eq!(
+            norm(&[
+                "nzfs",
+                "/d.zarr",
+                "/mnt/x",
+                "-o",
+                "ro,allow_other,cache_size=2GiB,anonymous,threads=4"
+            ]),
+            [
+                "nzfs",
+                "mount",
+                "/d.zarr",
+                "/mnt/x",
+                "--cache-size",
+                "2GiB",
+                "--anonymous",
+                "--threads",
+                "4",
+                "-o",
+                "ro,allow_other"
+            ]
+        );
+        assert_eq!(
+            norm(&[
+                "nzfs",
+                "mount",
+                "s3://b/d",
+                "/m",
+                "-ostore_option=aws_region=eu-west-1,ro"
+            ]),
+            [
+                "nzfs",
+                "mount",
+                "s3://b/d",
+                "/m",
+                "--store-option",
+                "aws_region=eu-west-1",
+                "-o",
+                "ro"
+            ]
+        );
+        // Only nzfs settings: no -o left.
+        assert_eq!(
+            norm(&["nzfs", "a", "b", "-o", "log_file=/l"]),
+            ["nzfs", "mount", "a", "b", "--log-file", "/l"]
+        );
+        // Subcommands, flags and lone words are left alone.
+        for args in [
+            &["nzfs", "check", "a"][..],
+            &["nzfs", "cdl", "a", "t2m"],
+            &["nzfs", "--help"],
+            &["nzfs", "typo"],
+            &["nzfs", "status", "/m"],
+            &["nzfs", "unmount", "-o", "x"],
+        ] {
+            assert_eq!(norm(args), args);
+        }
+        // The result parses as the same command.
+        let cli = Cli::try_parse_from(normalize_args(
+            ["nzfs", "s", "m", "-o", "ro,cache_size=1GiB,missing_chunks=error"].map(OsString::from),
+        ))
+        .unwrap();
+        let Command::Mount(m) = cli.command else {
+            panic!("not a mount")
+        };
+        assert_eq!(m.cache_size, 1 << 30);
+        assert_eq!(m.missing_chunks, MissingChunksArg::Error);
+        assert_eq!(m.options, ["ro"]);
     }
 
     #[test]

@@ -238,9 +238,14 @@ fn check_dev_fuse() -> Result<(), CliError> {
         .open("/dev/fuse")
         .map(|_| ())
         .map_err(|e| {
-            CliError(format!(
-                "/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module"
-            ))
+            CliError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+                format!(
+                    "/dev/fuse is unavailable ({e}): a normal user needs it mode 0666 \
+                     (udev's default on Debian; `chmod 0666 /dev/fuse` in a container)"
+                )
+            } else {
+                format!("/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module")
+            })
         })
 }
 
@@ -270,7 +275,9 @@ fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
         fuse: vec![
             MountOption::RO,
             MountOption::FSName(format!("nzfs:{}", shown_store(store))),
-            MountOption::Subtype("nzfs".into()),
+            // Passed to the kernel (fuser keeps Subtype for fusermount only),
+            // so that mountinfo says fuse.nzfs for root mounts too.
+            MountOption::CUSTOM("subtype=nzfs".into()),
             MountOption::NoDev,
             MountOption::NoSuid,
         ],
@@ -294,10 +301,17 @@ fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
             "follow_symlinks" => plan.follow_symlinks = true,
             "nonempty" => plan.nonempty = true,
             "ro" => {}
-            "rw" => tracing::warn!("ignoring -o rw: nzfs is read-only"),
+            "rw" => {
+                return fail(
+                    "-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)",
+                );
+            }
+            "noexec" => plan.fuse.push(MountOption::NoExec),
+            "noatime" => plan.fuse.push(MountOption::NoAtime),
+            _ if ignored_mount_option(o) => tracing::debug!(option = o, "ignoring a mount(8) option"),
             other => match other.split_once('=') {
                 Some(("fsname", v)) => plan.fuse[1] = MountOption::FSName(v.into()),
-                Some(("subtype", v)) => plan.fuse[2] = MountOption::Subtype(v.into()),
+                Some(("subtype", v)) => plan.fuse[2] = MountOption::CUSTOM(format!("subtype={v}")),
                 Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
                 Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
                 Some(("umask", v)) => {
@@ -317,6 +331,49 @@ fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
         plan.fuse.push(MountOption::DefaultPermissions);
     }
     Ok(plan)
+}
+
+/// Options that mount(8), fstab and systemd add and that mean nothing to a
+/// read-only FUSE mount, accepted and ignored as other FUSE helpers do.
+/// nzfs always mounts nodev,nosuid, so dev and suid are ignored too.
+fn ignored_mount_option(o: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "defaults",
+        "auto",
+        "noauto",
+        "_netdev",
+        "nofail",
+        "user",
+        "users",
+        "nouser",
+        "owner",
+        "group",
+        "dev",
+        "nodev",
+        "suid",
+        "nosuid",
+        "exec",
+        "atime",
+        "relatime",
+        "strictatime",
+        "nostrictatime",
+        "lazytime",
+        "nolazytime",
+        "diratime",
+        "nodiratime",
+        "sync",
+        "async",
+        "dirsync",
+        "silent",
+        "loud",
+        "iversion",
+        "noiversion",
+        "mand",
+        "nomand",
+    ];
+    WORDS.contains(&o)
+        || ["x-", "X-", "comment="].iter().any(|p| o.starts_with(p))
+        || o.split_once('=').is_some_and(|(k, _)| k == "_netdev" || k == "helper")
 }
 
 /// The default log file for a mount point.
@@ -438,7 +495,8 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     };
     let fs = NzFs::new(store, hierarchy, options)
         .map_err(CliError)?
-        .with_ownership(plan.ownership);
+        .with_ownership(plan.ownership)
+        .with_store_name(shown_store(&args.store));
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.findings.is_empty() {

@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use fuser::{
     AccessFlags, BackingId, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::fs::backing::{BackingPool, sealed_memfd};
@@ -91,6 +91,22 @@ impl FuseAdapter {
         })
     }
 
+    fn errno(&self, op: &str, ino: u64, e: &FsError) -> Errno {
+        errno(&self.fs, op, ino, e)
+    }
+
+    /// The status document ([`crate::fs::status`]) with the adapter's part.
+    fn status(&self) -> String {
+        use crate::zarr::json::Value;
+        let (bytes, entries) = self.backings.usage();
+        let passthrough = Value::Object(vec![
+            ("on".into(), Value::Bool(self.passthrough.load(Ordering::Relaxed))),
+            ("backings".into(), Value::UInt(entries as u64)),
+            ("backing_bytes".into(), Value::UInt(bytes)),
+        ]);
+        self.fs.status(vec![("passthrough", passthrough)]).to_string()
+    }
+
     fn attr(&self, a: Attr) -> FileAttr {
         let o = self.fs.options();
         FileAttr {
@@ -113,6 +129,18 @@ impl FuseAdapter {
     }
 }
 
+/// Log an error once, at the level its kind deserves, count it for
+/// `nzfs status`, and turn it into an errno.
+fn errno(fs: &NzFs, op: &str, ino: u64, e: &FsError) -> Errno {
+    if e.is_expected() {
+        tracing::debug!(op, ino, error = %e);
+    } else {
+        tracing::warn!(op, ino, error = %e, "returning EIO");
+    }
+    fs.note_error(e);
+    Errno::from_i32(e.errno())
+}
+
 fn file_type(k: Kind) -> FileType {
     match k {
         Kind::Directory => FileType::Directory,
@@ -132,16 +160,6 @@ pub fn has_cap_sys_admin() -> bool {
                 .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
         })
         .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
-}
-
-/// Log an error once, at the level its kind deserves, and turn it into an errno.
-fn errno(op: &str, ino: u64, e: &FsError) -> Errno {
-    if e.is_expected() {
-        tracing::debug!(op, ino, error = %e);
-    } else {
-        tracing::warn!(op, ino, error = %e, "returning EIO");
-    }
-    Errno::from_i32(e.errno())
 }
 
 impl fuser::Filesystem for FuseAdapter {
@@ -177,21 +195,21 @@ impl fuser::Filesystem for FuseAdapter {
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.fs.lookup(parent.0, name) {
             Ok(a) => reply.entry(&TTL, &self.attr(a), Generation(0)),
-            Err(e) => reply.error(errno("lookup", parent.0, &e)),
+            Err(e) => reply.error(self.errno("lookup", parent.0, &e)),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.fs.getattr(ino.0) {
             Ok(a) => reply.attr(&TTL, &self.attr(a)),
-            Err(e) => reply.error(errno("getattr", ino.0, &e)),
+            Err(e) => reply.error(self.errno("getattr", ino.0, &e)),
         }
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if let Err(e) = self.fs.open(ino.0, write) {
-            return reply.error(errno("open", ino.0, &e));
+            return reply.error(self.errno("open", ino.0, &e));
         }
         // A backing made before a runtime fallback still serves its inode:
         // the kernel requires one backing for every open of it.
@@ -203,7 +221,7 @@ impl fuser::Filesystem for FuseAdapter {
                     self.fs.note_open(chunk.0, chunk.1);
                     return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
                 }
-                Err(BackingError::Fs(e)) => return reply.error(errno("open", ino.0, &e)),
+                Err(BackingError::Fs(e)) => return reply.error(self.errno("open", ino.0, &e)),
                 Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
                     tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
                     return reply.error(Errno::EIO);
@@ -251,9 +269,10 @@ impl fuser::Filesystem for FuseAdapter {
         let ino = ino.0;
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
+        let fs = self.fs.clone();
         self.fs.read_then(ino, offset, size, move |result| match result {
             Ok(data) => reply.data(data.bytes()),
-            Err(e) => reply.error(errno("read", ino, &e)),
+            Err(e) => reply.error(errno(&fs, "read", ino, &e)),
         });
     }
 
@@ -263,7 +282,7 @@ impl fuser::Filesystem for FuseAdapter {
                 FileHandle(0),
                 FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
             ),
-            Err(e) => reply.error(errno("opendir", ino.0, &e)),
+            Err(e) => reply.error(self.errno("opendir", ino.0, &e)),
         }
     }
 
@@ -273,7 +292,7 @@ impl fuser::Filesystem for FuseAdapter {
         loop {
             let batch = match self.fs.readdir(ino.0, offset, 256) {
                 Ok(b) => b,
-                Err(e) => return reply.error(errno("readdir", ino.0, &e)),
+                Err(e) => return reply.error(self.errno("readdir", ino.0, &e)),
             };
             if batch.is_empty() {
                 return reply.ok();
@@ -303,7 +322,7 @@ impl fuser::Filesystem for FuseAdapter {
         }
         match self.fs.kind(ino.0) {
             Ok(_) => reply.ok(),
-            Err(e) => reply.error(errno("access", ino.0, &e)),
+            Err(e) => reply.error(self.errno("access", ino.0, &e)),
         }
     }
 
@@ -392,6 +411,22 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn removexattr(&self, _req: &Request, _i: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
         reply.error(Errno::EROFS);
+    }
+
+    /// Only the root has an attribute, [`crate::fs::status::XATTR`]. It is
+    /// not listed (`listxattr` stays unimplemented), as CephFS keeps its
+    /// virtual attributes out of listings, so `cp -a` and `rsync -X` do not
+    /// copy a status snapshot.
+    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
+        if ino != INodeNo::ROOT || name != crate::fs::status::XATTR {
+            return reply.error(Errno::from_i32(libc::ENODATA));
+        }
+        let doc = self.status();
+        match size {
+            0 => reply.size(doc.len() as u32),
+            n if (n as usize) < doc.len() => reply.error(Errno::from_i32(libc::ERANGE)),
+            _ => reply.data(doc.as_bytes()),
+        }
     }
 
     fn fallocate(&self, _req: &Request, _i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {

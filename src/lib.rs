@@ -18,6 +18,7 @@
 //! `fuse`, `cdl`, `netcdf`, `nz`, `daemon`, `cli`). The views read values
 //! only through [`array::Array`].
 
+pub mod admin;
 pub mod array;
 pub mod cache;
 pub mod cdl;

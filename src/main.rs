@@ -103,6 +103,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Check(_) => unreachable!("handled in main"),
         Command::Mount(args) => mount(&args),
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
+        Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
+        Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
+        Command::Completions(args) => {
+            nzfs::admin::print_completions(args.shell);
+            Ok(())
+        }
         Command::Cdl(args) => {
             let dataset = daemon::open_dataset(&args.store, &args.symlinks, 0)?;
             let h = dataset.hierarchy();
@@ -125,7 +131,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // mount(8) runs `nzfs SOURCE MOUNTPOINT -o OPTIONS`: see normalize_args.
+    let cli = Cli::parse_from(nzfs::cli::normalize_args(std::env::args_os()));
     if let Command::Check(args) = &cli.command {
         return check(args);
     }

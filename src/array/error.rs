@@ -44,6 +44,18 @@ impl ArrayError {
         }
     }
 
+    /// A short name of the kind of failure, for counts (`nzfs status`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ArrayError::Store { .. } => "store",
+            ArrayError::Decode { .. } => "decode",
+            ArrayError::MissingChunk { .. } => "missing_chunk",
+            ArrayError::Panicked => "decode_panic",
+            ArrayError::Unreadable { .. } => "unreadable_array",
+            ArrayError::OutOfBounds { .. } => "out_of_bounds",
+        }
+    }
+
     pub fn errno(&self) -> i32 {
         match self {
             ArrayError::Store { source, .. } => crate::store::errno(source),

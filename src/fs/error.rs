@@ -35,6 +35,18 @@ impl FsError {
         }
     }
 
+    /// A short name of the kind of failure, for counts (`nzfs status`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FsError::NotFound => "not_found",
+            FsError::NotADirectory => "not_a_directory",
+            FsError::IsADirectory => "is_a_directory",
+            FsError::ReadOnly => "read_only",
+            FsError::BrokenNode { .. } => "unreadable_node",
+            FsError::Array(e) => e.kind(),
+        }
+    }
+
     /// Errors that are part of normal operation and not worth a warning.
     pub fn is_expected(&self) -> bool {
         match self {

@@ -41,6 +41,7 @@ pub mod error;
 pub mod names;
 mod prefetch;
 mod read;
+pub mod status;
 mod text;
 
 use std::sync::{Arc, OnceLock};
@@ -196,18 +197,23 @@ pub struct NzFs {
     options: FsOptions,
     ownership: Ownership,
     prefetch: OnceLock<prefetch::Prefetcher>,
+    status: status::Status,
 }
 
 impl NzFs {
     pub fn new(store: Box<dyn ReadableStore>, mut hierarchy: Hierarchy, options: FsOptions) -> Result<Self, String> {
         Self::check_limits(&mut hierarchy)?;
+        let counted = crate::store::counted::Counted::new(store);
+        let counters = counted.counters();
         let dataset = Dataset::new(
-            std::sync::Arc::from(store),
+            std::sync::Arc::new(counted),
             hierarchy,
             options.cache_bytes,
             options.missing_chunks,
         );
-        Ok(Self::serve(dataset, options))
+        let mut fs = Self::serve(dataset, options);
+        fs.status.store_counters = Some(counters);
+        Ok(fs)
     }
 
     /// The inode numbering's limits: at most [`MAX_NODES`] nodes, and fewer
@@ -286,7 +292,14 @@ impl NzFs {
             options,
             ownership: Ownership::default(),
             prefetch: OnceLock::new(),
+            status: status::Status::default(),
         }
+    }
+
+    /// Name the store in the status document (as /proc/mounts shows it).
+    pub fn with_store_name(mut self, name: impl Into<String>) -> Self {
+        self.status.store = name.into();
+        self
     }
 
     /// Override the owner, group or mode the store gives its nodes.

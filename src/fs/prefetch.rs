@@ -38,6 +38,16 @@ const QUEUE: usize = 4 * MAX_WINDOW as usize;
 
 pub(super) struct Prefetcher {
     requests: SyncSender<(usize, u64)>,
+    pub(super) workers: usize,
+    pub(super) counters: Arc<PrefetchCounters>,
+}
+
+/// Chunks queued for the workers, and chunks they finished (decoded, or
+/// found cached by then).
+#[derive(Debug, Default)]
+pub(super) struct PrefetchCounters {
+    pub(super) queued: AtomicU64,
+    pub(super) done: AtomicU64,
 }
 
 /// One array's sequential-run state.
@@ -70,9 +80,11 @@ impl NzFs {
         let workers = self.store().concurrency().clamp(1, 64);
         let (tx, rx) = sync_channel::<(usize, u64)>(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
+        let counters = Arc::new(PrefetchCounters::default());
         let mut started = 0;
         for i in 0..workers {
             let (weak, rx): (Weak<NzFs>, _) = (Arc::downgrade(self), rx.clone());
+            let counters = counters.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("nzfs-prefetch-{i}"))
                 .spawn(move || {
@@ -84,12 +96,17 @@ impl NzFs {
                             // Errors surface when (if) a reader asks for the chunk.
                             let _ = fs.chunk(node, index);
                         }
+                        counters.done.fetch_add(1, Ordering::Relaxed);
                     }
                 });
             started += usize::from(spawned.is_ok());
         }
         if started > 0 {
-            let _ = self.prefetch.set(Prefetcher { requests: tx });
+            let _ = self.prefetch.set(Prefetcher {
+                requests: tx,
+                workers: started,
+                counters,
+            });
         }
     }
 
@@ -180,8 +197,11 @@ impl NzFs {
             if next < run.queued_until.load(Ordering::Relaxed) {
                 continue;
             }
-            if !array.is_cached(next) && p.requests.try_send((node, next)).is_err() {
-                return; // the workers are busy enough; the run goes on later
+            if !array.is_cached(next) {
+                if p.requests.try_send((node, next)).is_err() {
+                    return; // the workers are busy enough; the run goes on later
+                }
+                p.counters.queued.fetch_add(1, Ordering::Relaxed);
             }
             run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
         }

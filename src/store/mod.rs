@@ -10,6 +10,7 @@
 //! [`inflight`] so that a daemon can say which ones it abandoned when a
 //! store stops answering.
 
+pub mod counted;
 pub mod disk_cache;
 mod filesystem;
 pub mod inflight;

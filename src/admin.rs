@@ -1,0 +1,251 @@
+//! Commands about nzfs itself rather than a store: `nzfs status` (asks a
+//! live mount through its root's extended attribute, see
+//! [`crate::fs::status`]), `nzfs man` (man pages from the clap definitions)
+//! and `nzfs completions` (shell completion scripts).
+//!
+//! Invariant: `status` never hangs on a stuck daemon: the question runs on
+//! a thread of its own and is abandoned after [`STATUS_TIMEOUT`].
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+use crate::daemon::CliError;
+use crate::fs::status::XATTR;
+use crate::zarr::json::{self, Value};
+
+/// How long `nzfs status` waits for the mount to answer.
+pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest status document accepted.
+const MAX_STATUS: usize = 1 << 20;
+
+/// The status document of the nzfs mount at `mp`, as JSON text.
+pub fn query_status(mp: &Path) -> Result<String, CliError> {
+    let path = CString::new(mp.as_os_str().as_bytes()).map_err(|_| CliError("the path holds a NUL byte".into()))?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; MAX_STATUS];
+        let name = CString::new(XATTR).expect("no NUL");
+        // SAFETY: both strings are NUL-terminated; buf is writable for its length.
+        let n = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        let result = if n < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            buf.truncate(n as usize);
+            Ok(buf)
+        };
+        let _ = tx.send(result);
+    });
+    let shown = mp.display();
+    match rx.recv_timeout(STATUS_TIMEOUT) {
+        Err(_) => Err(CliError(format!(
+            "{shown}: the mount did not answer within {} s (its daemon is busy or stuck; see its log)",
+            STATUS_TIMEOUT.as_secs()
+        ))),
+        Ok(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| CliError(format!("{shown}: the status is not UTF-8"))),
+        Ok(Err(e)) => Err(CliError(match e.raw_os_error() {
+            Some(libc::ENOTCONN) => {
+                format!("{shown}: the mount's daemon is gone (stale mount; `nzfs unmount {shown}` clears it)")
+            }
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) if !crate::daemon::is_mount_point(mp) => {
+                format!("{shown} is not a mount point")
+            }
+            Some(libc::ENODATA) | Some(libc::ENOTSUP) => format!("{shown} is not an nzfs mount"),
+            _ => format!("{shown}: {e}"),
+        })),
+    }
+}
+
+/// `nzfs status`: print the document, or a summary of it.
+pub fn status(mp: &Path, as_json: bool) -> Result<(), CliError> {
+    let text = query_status(mp)?;
+    if as_json {
+        println!("{text}");
+        return Ok(());
+    }
+    let doc = json::parse(text.as_bytes()).map_err(|e| CliError(format!("{}: bad status: {e}", mp.display())))?;
+    print!("{}", render_status(&mp.display().to_string(), &doc, SystemTime::now()));
+    Ok(())
+}
+
+fn size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+fn duration(secs: f64) -> String {
+    let s = secs.max(0.0) as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {}s", s / 60, s % 60),
+        3600..86400 => format!("{}h {}m", s / 3600, s / 60 % 60),
+        _ => format!("{}d {}h", s / 86400, s / 3600 % 24),
+    }
+}
+
+/// The human-readable form of a status document.
+pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
+    let u = |path: &[&str]| {
+        let mut v = doc;
+        for k in path {
+            v = v.get(k).unwrap_or(&Value::Null);
+        }
+        v.as_u64().unwrap_or(0)
+    };
+    let s = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+    let mut out = format!("nzfs mount {mp}\n");
+    out += &format!("  store        {}\n", s("store"));
+    out += &format!(
+        "  daemon       pid {}, up {}, nzfs {}\n",
+        u(&["pid"]),
+        duration(doc.get("uptime_s").and_then(Value::as_f64).unwrap_or(0.0)),
+        s("version")
+    );
+    let rate = doc
+        .get("cache")
+        .and_then(|c| c.get("hit_rate"))
+        .and_then(Value::as_f64)
+        .map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
+    out += &format!(
+        "  cache        {} of {} used, hit rate {rate} ({} hits, {} decodes)\n",
+        size(u(&["cache", "used_bytes"])),
+        size(u(&["cache", "budget_bytes"])),
+        u(&["cache", "hits"]) + u(&["cache", "waits"]),
+        u(&["cache", "decodes"]),
+    );
+    out += &format!("  chunks       {} decoded\n", u(&["chunks_decoded"]));
+    out += &format!(
+        "  store reads  {} requests, {} read, {} failed, {} in flight (of {} at once)\n",
+        u(&["store_reads", "requests"]),
+        size(u(&["store_reads", "bytes"])),
+        u(&["store_reads", "failures"]),
+        u(&["store_reads", "in_flight"]),
+        u(&["store_reads", "concurrency"]),
+    );
+    out += &format!(
+        "  prefetch     {} queued, {} done ({} workers)\n",
+        u(&["prefetch", "queued"]),
+        u(&["prefetch", "done"]),
+        u(&["prefetch", "workers"]),
+    );
+    let on = doc
+        .get("passthrough")
+        .and_then(|p| p.get("on"))
+        .is_some_and(|v| *v == Value::Bool(true));
+    out += &format!(
+        "  passthrough  {}\n",
+        if on {
+            format!(
+                "on, {} backing files, {}",
+                u(&["passthrough", "backings"]),
+                size(u(&["passthrough", "backing_bytes"]))
+            )
+        } else {
+            "off".to_string()
+        }
+    );
+    let kinds: Vec<String> = doc
+        .get("errors")
+        .and_then(|e| e.get("by_kind"))
+        .and_then(Value::as_object)
+        .unwrap_or(&[])
+        .iter()
+        .map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0)))
+        .collect();
+    out += &format!("  errors       {}", u(&["errors", "total"]));
+    if !kinds.is_empty() {
+        out += &format!(" ({})", kinds.join(", "));
+    }
+    out += "\n";
+    let now = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    for e in doc
+        .get("errors")
+        .and_then(|e| e.get("recent"))
+        .and_then(Value::as_array)
+        .unwrap_or(&[])
+    {
+        let at = e.get("time").and_then(Value::as_u64).unwrap_or(now);
+        let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("?");
+        out += &format!(
+            "    {} ago  {}: {}\n",
+            duration(now.saturating_sub(at) as f64),
+            field("kind"),
+            field("message")
+        );
+    }
+    out
+}
+
+/// `nzfs man DIR`: nzfs.1 and nzfs-<subcommand>.1.
+pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    let top = Cli::command();
+    let mut pages = vec![("nzfs".to_string(), top.clone())];
+    for sub in top.get_subcommands() {
+        let name = format!("nzfs-{}", sub.get_name());
+        let synopsis = format!("nzfs {}", sub.get_name());
+        pages.push((name.clone(), sub.clone().name(name).bin_name(synopsis)));
+    }
+    for (name, cmd) in pages {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut out)?;
+        let path = dir.join(format!("{name}.1"));
+        std::fs::write(&path, out).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// `nzfs completions SHELL`.
+pub fn print_completions(shell: clap_complete::Shell) {
+    clap_complete::generate(shell, &mut Cli::command(), "nzfs", &mut std::io::stdout());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_text_shows_every_part() {
+        let doc = json::parse(
+            br#"{"version":"0.1.0","pid":42,"store":"/d.zarr","uptime_s":3725.0,
+            "cache":{"budget_bytes":536870912,"used_bytes":1048576,"hits":9,"waits":1,"decodes":10,"hit_rate":0.5},
+            "chunks_decoded":10,
+            "store_reads":{"requests":12,"bytes":2048,"lookups":3,"failures":1,"in_flight":2,"concurrency":16},
+            "prefetch":{"workers":16,"queued":5,"done":4},
+            "errors":{"total":3,"by_kind":{"decode":2,"store":1},
+              "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
+            "passthrough":{"on":false,"backings":0,"backing_bytes":0}}"#,
+        )
+        .unwrap();
+        let text = render_status("/mnt/nz", &doc, SystemTime::UNIX_EPOCH + Duration::from_secs(1090));
+        for want in [
+            "nzfs mount /mnt/nz",
+            "store        /d.zarr",
+            "pid 42, up 1h 2m, nzfs 0.1.0",
+            "1.0 MiB of 512.0 MiB used, hit rate 50.0% (10 hits, 10 decodes)",
+            "10 decoded",
+            "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
+            "5 queued, 4 done (16 workers)",
+            "passthrough  off",
+            "errors       3 (decode 2, store 1)",
+            "1m 30s ago  decode: store key t2m/c/0: bad crc",
+        ] {
+            assert!(text.contains(want), "{want:?} missing from\n{text}");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! What a live mount is doing, for `nzfs status`: the store, uptime, the
+//! decoded-chunk cache, store reads, prefetch, and errors by kind with the
+//! last few messages (each names its store key).
+//!
+//! The document is JSON ([`NzFs::status`]), served as the extended attribute
+//! [`XATTR`] of the mount root by the FUSE adapter. Invariants: recording
+//! an error is one short critical section, and the recent list is bounded
+//! ([`RECENT`]), so a storm of failures costs no memory.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime};
+
+use super::{FsError, NzFs};
+use crate::store::counted::StoreCounters;
+use crate::zarr::json::Value;
+
+/// The extended attribute of the mount root that holds the status.
+pub const XATTR: &str = "user.nzfs.status";
+/// How many recent errors are kept.
+pub const RECENT: usize = 8;
+
+pub(super) struct Status {
+    started: Instant,
+    pub(super) store: String,
+    pub(super) store_counters: Option<Arc<StoreCounters>>,
+    errors: Mutex<Errors>,
+}
+
+#[derive(Default)]
+struct Errors {
+    by_kind: BTreeMap<&'static str, u64>,
+    recent: VecDeque<(SystemTime, &'static str, String)>,
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Status {
+            started: Instant::now(),
+            store: String::new(),
+            store_counters: None,
+            errors: Mutex::default(),
+        }
+    }
+}
+
+fn int(n: u64) -> Value {
+    Value::UInt(n)
+}
+
+fn obj(members: Vec<(&str, Value)>) -> Value {
+    Value::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+}
+
+impl NzFs {
+    /// Count an error that a reader was given (expected misses aside).
+    pub fn note_error(&self, e: &FsError) {
+        if e.is_expected() {
+            return;
+        }
+        let mut errors = self.status.errors.lock().unwrap_or_else(|p| p.into_inner());
+        *errors.by_kind.entry(e.kind()).or_default() += 1;
+        if errors.recent.len() == RECENT {
+            errors.recent.pop_front();
+        }
+        errors.recent.push_back((SystemTime::now(), e.kind(), e.to_string()));
+    }
+
+    /// The status document. `extra` members (the adapter's: passthrough)
+    /// are appended.
+    pub fn status(&self, extra: Vec<(&str, Value)>) -> Value {
+        let cache = self.cache();
+        let stats = &cache.stats;
+        let hits = stats.hits.load(Ordering::Relaxed);
+        let decodes = stats.decodes.load(Ordering::Relaxed);
+        let waits = stats.waits.load(Ordering::Relaxed);
+        let lookups = hits + waits + decodes;
+        let hit_rate = if lookups == 0 {
+            Value::Null
+        } else {
+            Value::Float((hits + waits) as f64 / lookups as f64)
+        };
+        let load = |c: &std::sync::atomic::AtomicU64| int(c.load(Ordering::Relaxed));
+        let store = match &self.status.store_counters {
+            Some(c) => obj(vec![
+                ("requests", load(&c.requests)),
+                ("bytes", load(&c.bytes)),
+                ("lookups", load(&c.lookups)),
+                ("failures", load(&c.failures)),
+                ("in_flight", load(&c.in_flight)),
+                ("concurrency", int(self.store().concurrency() as u64)),
+            ]),
+            None => Value::Null,
+        };
+        let prefetch = match self.prefetch.get() {
+            Some(p) => obj(vec![
+                ("workers", int(p.workers as u64)),
+                ("queued", load(&p.counters.queued)),
+                ("done", load(&p.counters.done)),
+            ]),
+            None => Value::Null,
+        };
+        let errors = self.status.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let since_epoch = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let recent = errors
+            .recent
+            .iter()
+            .rev()
+            .map(|(t, kind, message)| {
+                obj(vec![
+                    ("time", int(since_epoch(*t))),
+                    ("kind", Value::Str(kind.to_string())),
+                    ("message", Value::Str(message.clone())),
+                ])
+            })
+            .collect();
+        let mut members = vec![
+            ("version", Value::Str(env!("CARGO_PKG_VERSION").into())),
+            ("pid", int(u64::from(std::process::id()))),
+            ("store", Value::Str(self.status.store.clone())),
+            ("uptime_s", Value::Float(self.status.started.elapsed().as_secs_f64())),
+            (
+                "cache",
+                obj(vec![
+                    ("budget_bytes", int(self.options.cache_bytes)),
+                    ("used_bytes", int(cache.bytes())),
+                    ("hits", int(hits)),
+                    ("waits", int(waits)),
+                    ("decodes", int(decodes)),
+                    ("hit_rate", hit_rate),
+                ]),
+            ),
+            ("chunks_decoded", int(decodes)),
+            ("store_reads", store),
+            ("prefetch", prefetch),
+            (
+                "errors",
+                obj(vec![
+                    ("total", int(errors.by_kind.values().sum())),
+                    (
+                        "by_kind",
+                        obj(errors.by_kind.iter().map(|(k, n)| (*k, int(*n))).collect()),
+                    ),
+                    ("recent", Value::Array(recent)),
+                ]),
+            ),
+        ];
+        members.extend(extra);
+        obj(members)
+    }
+}

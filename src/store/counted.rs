@@ -1,0 +1,151 @@
+//! A store wrapper that counts what the store is asked for: requests,
+//! bytes returned, failures and requests in progress, for `nzfs status`.
+//!
+//! Invariant: it forwards every method of [`ReadableStore`], the provided
+//! ones too, so a store's own batching (`get_ranges`), paging (`list_page`),
+//! concurrency and access answers are kept; counting never changes a result.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+
+/// What a [`Counted`] store has been asked (relaxed counters: a snapshot
+/// may be a few requests apart between fields).
+#[derive(Debug, Default)]
+pub struct StoreCounters {
+    /// Reads of values and ranges (each range of a batch counts once).
+    pub requests: AtomicU64,
+    /// Bytes those reads returned.
+    pub bytes: AtomicU64,
+    /// Reads, stats and listings that failed.
+    pub failures: AtomicU64,
+    /// Stats and listings.
+    pub lookups: AtomicU64,
+    /// Requests under way now.
+    pub in_flight: AtomicU64,
+}
+
+pub struct Counted {
+    inner: Box<dyn ReadableStore>,
+    counters: Arc<StoreCounters>,
+}
+
+impl Counted {
+    pub fn new(inner: Box<dyn ReadableStore>) -> Self {
+        Counted {
+            inner,
+            counters: Arc::default(),
+        }
+    }
+
+    pub fn counters(&self) -> Arc<StoreCounters> {
+        self.counters.clone()
+    }
+
+    /// Count `n` requests around `f`.
+    fn reads<T>(&self, n: u64, f: impl FnOnce() -> T) -> T {
+        let c = &self.counters;
+        c.requests.fetch_add(n, Ordering::Relaxed);
+        c.in_flight.fetch_add(n, Ordering::Relaxed);
+        let out = f();
+        c.in_flight.fetch_sub(n, Ordering::Relaxed);
+        out
+    }
+
+    fn value(&self, got: &io::Result<Option<Vec<u8>>>) {
+        match got {
+            Ok(v) => {
+                let n = v.as_ref().map_or(0, |v| v.len() as u64);
+                self.counters.bytes.fetch_add(n, Ordering::Relaxed);
+            }
+            Err(_) => {
+                self.counters.failures.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn lookup<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+        self.counters.lookups.fetch_add(1, Ordering::Relaxed);
+        let out = f();
+        if out.is_err() {
+            self.counters.failures.fetch_add(1, Ordering::Relaxed);
+        }
+        out
+    }
+}
+
+impl ReadableStore for Counted {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let got = self.reads(1, || self.inner.get(key, max_len));
+        self.value(&got);
+        got
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let got = self.reads(1, || self.inner.get_range(key, offset, len, expect));
+        self.value(&got);
+        got
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        self.lookup(|| self.inner.stat(key))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        self.lookup(|| self.inner.list_dir(prefix))
+    }
+
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+        let got = self.reads(requests.len() as u64, || self.inner.get_ranges(requests));
+        got.iter().for_each(|g| self.value(g));
+        got
+    }
+
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+        self.lookup(|| self.inner.list_page(prefix, start_after, limit))
+    }
+
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
+    }
+
+    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+        self.inner.access(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn counts_requests_bytes_and_failures_without_changing_results() {
+        let mut m = MemoryStore::default();
+        m.insert("a/b", vec![7; 100]);
+        let s = Counted::new(Box::new(m));
+        let c = s.counters();
+        let key = StoreKey::new("a/b").unwrap();
+        assert_eq!(s.get(&key, 1000).unwrap().unwrap(), vec![7; 100]);
+        assert!(s.get(&key, 10).is_err(), "too long for max_len");
+        assert_eq!(s.get_range(&key, 10, 5, None).unwrap().unwrap(), vec![7; 5]);
+        assert!(s.get(&StoreKey::new("none").unwrap(), 10).unwrap().is_none());
+        let r = |offset| RangeRequest {
+            key: key.clone(),
+            offset,
+            len: 20,
+            expect: None,
+        };
+        let got = s.get_ranges(&[r(0), r(90)]);
+        assert_eq!(got[0].as_ref().unwrap().as_ref().unwrap().len(), 20);
+        assert!(got[1].is_err(), "past the end");
+        assert_eq!(s.list_dir("a").unwrap().keys, ["b"]);
+        assert_eq!(c.requests.load(Ordering::Relaxed), 6);
+        assert_eq!(c.bytes.load(Ordering::Relaxed), 100 + 5 + 20);
+        assert_eq!(c.failures.load(Ordering::Relaxed), 2);
+        assert_eq!(c.lookups.load(Ordering::Relaxed), 1);
+        assert_eq!(c.in_flight.load(Ordering::Relaxed), 0);
+    }
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The legacy-tool story, proven on the bundled sample store through a real
+mount: Fortran direct access and dd/od on data.bin, a netCDF-C program, CDO,
+NCO and GDAL on the virtual sample.nc, and numpy.memmap. Every expected value
+comes from zarr-python or xarray reading the store itself, never from nzfs.
+
+Usage: python tests/legacy/run.py [path/to/nzfs]
+Needs gfortran, gcc with libnetcdf-dev, cdo, nco and gdal-bin (scripts/setup.sh
+--test installs them) and the fixture venv (zarr, xarray, numpy). Prints one
+line per check and 'legacy: N passed, 0 failed'; exits 1 on the first failure."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import xarray as xr
+import zarr
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+NZFS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "nzfs")
+STORE = os.path.join(ROOT, "tests", "data", "sample.zarr")
+passed = 0
+
+
+def check(cond, what, detail=""):
+    global passed
+    if not cond:
+        print(f"FAILED: {what} {detail}")
+        print(f"legacy: {passed} passed, 1 failed")
+        sys.exit(1)
+    print(f"ok: {what}")
+    passed += 1
+
+
+def run(*cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        print(f"FAILED: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+        sys.exit(1)
+    return p.stdout
+
+
+def bits(x):
+    return int(np.array([x], "<f4").view("<i4")[0])
+
+
+def main():
+    for tool in ["gfortran", "gcc", "nc-config", "cdo", "ncks", "gdalinfo", "gdallocationinfo", "dd", "od"]:
+        check(shutil.which(tool) is not None, f"{tool} is installed")
+    t2m = zarr.open_array(STORE, path="t2m", mode="r")[...]
+    ds = xr.open_zarr(STORE, consolidated=False)
+    nt, ny, nx = t2m.shape
+    # A finite value away from the array's corners.
+    t, y, x = next(i for i in np.ndindex(t2m.shape) if i >= (3, 6, 4) and np.isfinite(t2m[i]))
+    want = t2m[t, y, x]
+    build = tempfile.mkdtemp(prefix="nzfs-legacy-build.")
+    mp = tempfile.mkdtemp(prefix="nzfs-legacy.")
+    run(NZFS, "mount", STORE, mp)
+    try:
+        data = os.path.join(mp, "t2m", "data.bin")
+        nc = os.path.join(mp, "sample.nc")
+
+        # Fortran: direct-access record = one time step of data.bin.
+        exe = os.path.join(build, "read_record")
+        run("gfortran", "-O0", "-o", exe, os.path.join(HERE, "read_record.f90"))
+        out = run(exe, data, str(nx), str(ny), str(t + 1), str(x + 1), str(y + 1)).split()
+        check(int(out[0]) == bits(want), "Fortran direct access reads data.bin record", f"{out} vs {want}")
+
+        # C with netCDF-C on the virtual .nc.
+        exe = os.path.join(build, "nc_read")
+        flags = run("nc-config", "--cflags").split() + run("nc-config", "--libs").split()
+        run("gcc", "-O0", "-o", exe, os.path.join(HERE, "nc_read.c"), *flags)
+        out = run(exe, nc, "t2m", str(t), str(y), str(x)).split()
+        check(int(out[0]) == bits(want), "netCDF-C nc_get_vara_float on sample.nc", f"{out} vs {want}")
+
+        # Shell: dd one float out of data.bin, od a chunk file.
+        flat = (t * ny + y) * nx + x
+        out = run("sh", "-c", f"dd if='{data}' bs=4 skip={flat} count=1 status=none | od -A n -t d4")
+        check(int(out.split()[0]) == bits(want), "dd bs=4 skip=N count=1 on data.bin")
+        out = run("od", "-A", "n", "-t", "d4", "-N", "28", os.path.join(mp, "t2m", "0.0.0.bin")).split()
+        chunk0 = zarr.open_array(STORE, path="t2m", mode="r")[0, 0, 0:7]
+        check([int(v) for v in out] == [bits(v) for v in chunk0], "od on a chunk file")
+
+        # numpy.memmap of data.bin.
+        mm = np.memmap(data, "<f4", mode="r", shape=t2m.shape)
+        check(np.array_equal(mm, t2m, equal_nan=True), "numpy.memmap of data.bin equals zarr-python")
+        del mm
+
+        # CDO: dates and unweighted field means equal xarray's.
+        out = run("cdo", "-s", "showdate", nc).split()
+        want_dates = [str(d)[:10] for d in ds.time.values]
+        check(out == want_dates, "cdo showdate equals xarray's decoded times", f"{out} vs {want_dates}")
+        out = run("cdo", "-s", "sinfon", nc)
+        check(re.search(r"F32\s*:\s*t2m\s*$", out, re.M) is not None, "cdo sinfon lists t2m as float32", out)
+        check(f"points={nx * ny} ({nx}x{ny})" in out, "cdo sinfon shows the lon-lat grid", out)
+        check(re.search(rf"time : {nt} steps", out) is not None, "cdo sinfon shows every time step", out)
+        out = run("cdo", "-s", "outputf,%.9g", "-fldmean,weights=false", "-selname,t2m", nc).split()
+        means = np.nanmean(ds.t2m.values.astype("f8"), axis=(1, 2))
+        got = np.array([float(v) for v in out])
+        check(np.allclose(got, means, rtol=1e-6), "cdo fldmean equals xarray's means", f"{got} vs {means}")
+
+        # NCO: ncks -H with hyperslabs.
+        out = run("ncks", "--trd", "-H", "-C", "-v", "t2m", "-d", f"time,{t}", "-d", f"lat,{y}", "-d", f"lon,{x}", nc)
+        found = re.search(r"t2m\[\d+\]=(\S+)", out)
+        value = float(found.group(1)) if found else float("nan")
+        check(np.isclose(value, want, rtol=1e-5), "ncks -H -d reads one value", f"{out!r} vs {want}")
+
+    finally:
+        subprocess.run([NZFS, "unmount", mp])
+        os.rmdir(mp)
+
+    # GDAL 3.6 (Debian 12) does not open CDF-5 files, and the sample's .nc is
+    # CDF-5 because its time is int64. A copy whose time zarr-python stores as
+    # float64 gets a CDF-2 .nc (nzfs picks CDF-2 whenever the types fit).
+    store2 = os.path.join(build, "sample_f8time.zarr")
+    shutil.copytree(STORE, store2)
+    root = zarr.open_group(store2, mode="r+")
+    tv = root["time"][...].astype("f8")
+    attrs = dict(root["time"].attrs)
+    del root["time"]
+    root.create_array("time", shape=tv.shape, dtype="f8", chunks=tv.shape, dimension_names=["time"], attributes=attrs)[...] = tv
+    mp = tempfile.mkdtemp(prefix="nzfs-legacy.")
+    run(NZFS, "mount", store2, mp)
+    try:
+        nc = os.path.join(mp, "sample_f8time.nc")
+        with open(nc, "rb") as f:
+            check(f.read(4) == b"CDF\x02", "a float64 time gives a CDF-2 .nc")
+        sub = f'NETCDF:"{nc}":t2m'
+        out = run("gdalinfo", sub)
+        check(f"Size is {nx}, {ny}" in out, "gdalinfo shows the raster size", out)
+        check(len(re.findall(r"^Band \d+ ", out, re.M)) == nt, "gdalinfo shows one band per time step", out)
+        # GDAL shows north up: rows run from the last latitude when they ascend.
+        lat = ds.lat.values
+        row = ny - 1 - y if lat[-1] > lat[0] else y
+        out = run("gdallocationinfo", "-valonly", "-b", str(t + 1), sub, str(x), str(row))
+        check(np.isclose(float(out), want, rtol=1e-6), "gdallocationinfo reads a band value", f"{out!r} vs {want}")
+    finally:
+        subprocess.run([NZFS, "unmount", mp])
+        os.rmdir(mp)
+        shutil.rmtree(build)
+    print(f"legacy: {passed} passed, 0 failed")
+
+
+main()

@@ -1,0 +1,469 @@
+//! nzfs on a real system, as an administrator meets it: mount(8) and fstab
+//! through fuse3's `mount.fuse3`, the README's systemd mount unit, `nzfs
+//! status` on a live mount, the README's install steps (man pages,
+//! completions), and mounts by unprivileged users with and without
+//! `allow_other`.
+//!
+//! Needs root, as CI runs it. The tests change system state and put it back
+//! (the `nzfs` helper link in /usr/local/bin, /etc/fuse.conf, test users),
+//! one at a time under [`SYSTEM`].
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+use common::mount::{Mount, nzfs};
+use nzfs::daemon::is_mount_point;
+use nzfs::zarr::json::{self, Value};
+
+static SYSTEM: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SYSTEM.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+}
+
+fn ok(cmd: &mut Command) -> Output {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn sample() -> PathBuf {
+    common::data_dir().join("sample.zarr")
+}
+
+/// mount(8) runs helpers with a fixed PATH: link the test binary into
+/// /usr/local/bin for the test's duration.
+struct Helper(PathBuf);
+
+impl Helper {
+    fn install() -> Helper {
+        let link = PathBuf::from("/usr/local/bin/nzfs");
+        if let Ok(target) = std::fs::read_link(&link) {
+            assert_eq!(
+                target,
+                Path::new(env!("CARGO_BIN_EXE_nzfs")),
+                "/usr/local/bin/nzfs is someone else's"
+            );
+        } else {
+            assert!(
+                !link.exists(),
+                "/usr/local/bin/nzfs exists: remove it to run these tests"
+            );
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_nzfs"), &link).unwrap();
+        }
+        Helper(link)
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn status(mp: &Path) -> Value {
+    let out = nzfs(&["status", "--json", mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json::parse(&out.stdout).unwrap()
+}
+
+fn at(v: &Value, path: &[&str]) -> u64 {
+    path.iter()
+        .fold(v, |v, k| v.get(k).unwrap_or_else(|| panic!("no {k} in {v}")))
+        .as_u64()
+        .unwrap()
+}
+
+/// The line of /proc/self/mountinfo for `mp`.
+fn mountinfo(mp: &Path) -> String {
+    let mp = mp.canonicalize().unwrap();
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .find(|l| l.split(' ').nth(4) == Some(mp.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{} is not in mountinfo", mp.display()))
+        .to_string()
+}
+
+/// Check a live mount of the sample: its type, that it reads what numpy
+/// reads, and that the cache budget is 2 GiB (the `cache_size=2GiB` option).
+fn check_sample_mount(mp: &Path) {
+    let info = mountinfo(mp);
+    assert!(info.contains(" - fuse.nzfs ") && info.contains(" ro,"), "{info}");
+    let expected = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap();
+    for i in 0..expected.chunk_count() {
+        let bytes = std::fs::read(mp.join("t2m").join(expected.chunk_name(i))).unwrap();
+        expected.check_chunk(i, &bytes).unwrap();
+    }
+    assert_eq!(at(&status(mp), &["cache", "budget_bytes"]), 2 << 30);
+}
+
+fn umount(mp: &Path) {
+    ok(Command::new("umount").arg(mp));
+    assert!(!is_mount_point(mp));
+}
+
+#[test]
+fn mount_t_fuse_nzfs_takes_nzfs_options_ignores_mount_options_and_refuses_rw() {
+    let _s = serial();
+    let _h = Helper::install();
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let log = tmp.path().join("nzfs.log");
+    let options = format!(
+        "ro,allow_other,cache_size=2GiB,threads=3,missing_chunks=fill,log_file={},\
+         noauto,nofail,_netdev,users,x-systemd.automount,noatime,defaults",
+        log.display()
+    );
+    ok(Command::new("mount")
+        .args(["-t", "fuse.nzfs"])
+        .arg(sample())
+        .arg(&mp)
+        .args(["-o", &options]));
+    check_sample_mount(&mp);
+    assert!(mountinfo(&mp).contains("noatime"), "{}", mountinfo(&mp));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("mount is live"), "{logged}");
+    umount(&mp);
+
+    // rw, which mount(8) passes unless told ro, is refused with the reason.
+    let out = run(Command::new("mount").args(["-t", "fuse.nzfs"]).arg(sample()).arg(&mp));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("read-only") && err.contains("-o ro"),
+        "{err}"
+    );
+    assert!(!is_mount_point(&mp));
+    // So is an unknown nzfs value, with clap's message.
+    let out = run(Command::new("mount")
+        .args(["-t", "fuse.nzfs", "-o", "ro,cache_size=lots"])
+        .arg(sample())
+        .arg(&mp));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("lots"), "{err}");
+    assert!(!is_mount_point(&mp));
+}
+
+/// The fenced block after `marker` in README.md, with the README's example
+/// paths replaced.
+fn readme_block(marker: &str, store: &Path, mp: &Path) -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let after = &readme[readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("no {marker} in README.md"))..];
+    let start = after.find("```\n").unwrap() + 4;
+    let block = &after[start..start + after[start..].find("```").unwrap()];
+    block
+        .replace("/data/era5.zarr", store.to_str().unwrap())
+        .replace("/mnt/era5", mp.to_str().unwrap())
+}
+
+#[test]
+fn readme_fstab_line_and_mount_unit_work() {
+    let _s = serial();
+    let _h = Helper::install();
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+
+    let fstab = tmp.path().join("fstab");
+    std::fs::write(&fstab, readme_block("<!-- fstab:", &sample(), &mp)).unwrap();
+    ok(Command::new("mount").arg("-T").arg(&fstab).arg(&mp));
+    check_sample_mount(&mp);
+    umount(&mp);
+    ok(Command::new("mount").args(["-a", "-T"]).arg(&fstab));
+    check_sample_mount(&mp);
+    umount(&mp);
+
+    let unit = readme_block("<!-- mount-unit:", &sample(), &mp);
+    let name = ok(Command::new("systemd-escape").args(["-p", "--suffix=mount"]).arg(&mp)).stdout;
+    let path = tmp.path().join(String::from_utf8(name).unwrap().trim());
+    std::fs::write(&path, &unit).unwrap();
+    ok(Command::new("systemd-analyze").arg("verify").arg(&path));
+    // What systemd runs for a .mount unit: mount What Where -t Type -o Options.
+    let key = |k: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k}= in the unit"))
+            .to_string()
+    };
+    assert_eq!(key("Where"), mp.to_str().unwrap());
+    ok(Command::new("mount").args([
+        key("What"),
+        key("Where"),
+        "-t".into(),
+        key("Type"),
+        "-o".into(),
+        key("Options"),
+    ]));
+    check_sample_mount(&mp);
+    umount(&mp);
+}
+
+#[test]
+fn status_shows_the_cache_filling_and_errors_with_their_keys() {
+    let _s = serial();
+    let m = Mount::new("sample.zarr", &[]);
+    let first = status(&m.mp);
+    assert!(first.get("store").unwrap().as_str().unwrap().ends_with("sample.zarr"));
+    let expected = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap();
+    let mut used = at(&first, &["cache", "used_bytes"]);
+    let mut decoded = at(&first, &["chunks_decoded"]);
+    // Last chunk first: a sequential reader would have the prefetcher decode
+    // the next chunk before cat asks for it.
+    for i in (0..expected.chunk_count()).rev() {
+        let file = m.mp.join("t2m").join(expected.chunk_name(i));
+        ok(Command::new("cat").arg(&file).stdout(std::process::Stdio::null()));
+        let now = status(&m.mp);
+        let (u, d) = (at(&now, &["cache", "used_bytes"]), at(&now, &["chunks_decoded"]));
+        assert!(
+            u > used && d > decoded,
+            "chunk {i}: cache {used} -> {u}, decoded {decoded} -> {d}"
+        );
+        (used, decoded) = (u, d);
+    }
+    let last = status(&m.mp);
+    assert!(at(&last, &["store_reads", "requests"]) >= expected.chunk_count());
+    assert!(at(&last, &["store_reads", "bytes"]) > 0);
+    assert_eq!(at(&last, &["errors", "total"]), 0);
+    let text = String::from_utf8(nzfs(&["status", m.mp.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.contains("store        ") && text.contains("sample.zarr") && text.contains("errors       0"),
+        "{text}"
+    );
+
+    let bad = Mount::new("bad.zarr", &[]);
+    assert!(std::fs::read(bad.mp.join("bad_crc/1.bin")).is_err());
+    let doc = status(&bad.mp);
+    assert!(at(&doc, &["errors", "by_kind", "decode"]) >= 1, "{doc}");
+    let recent = doc.get("errors").unwrap().get("recent").unwrap().as_array().unwrap();
+    assert!(
+        recent[0]
+            .get("message")
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .contains("bad_crc/c/1"),
+        "{doc}"
+    );
+
+    let out = nzfs(&["status", m.dir.path().to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("is not a mount point"), "{err}");
+}
+
+#[test]
+fn readme_install_steps_give_man_pages_and_completions() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let man1 = tmp.path().join("man/man1");
+    ok(Command::new(env!("CARGO_BIN_EXE_nzfs")).arg("man").arg(&man1));
+    for page in ["nzfs", "nzfs-mount", "nzfs-status", "nzfs-completions"] {
+        assert!(man1.join(format!("{page}.1")).is_file(), "{page}.1");
+    }
+    let man = |page: &str| {
+        let out = ok(Command::new("man")
+            .args(["-P", "cat"])
+            .arg(page)
+            .env("MANPATH", tmp.path().join("man"))
+            .env("MANWIDTH", "100"));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let top = man("nzfs");
+    assert!(top.contains("nzfs-mount(1)") && top.contains("nzfs-status(1)"), "{top}");
+    let mount = man("nzfs-mount");
+    assert!(
+        mount.contains("nzfs mount") && mount.contains("cache_size=2GiB"),
+        "{mount}"
+    );
+
+    let script = tmp.path().join("nzfs.bash");
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_nzfs")).args(["completions", "bash"]));
+    std::fs::write(&script, &out.stdout).unwrap();
+    let shown = ok(Command::new("bash").arg("-c").arg(format!(
+        "source {}; complete -p nzfs; COMP_WORDS=(nzfs st); COMP_CWORD=1; _nzfs nzfs st nzfs; echo \"${{COMPREPLY[@]}}\"",
+        script.display()
+    )));
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.contains("-F _nzfs nzfs") && shown.contains("status"), "{shown}");
+    for (shell, mark) in [("zsh", "#compdef nzfs"), ("fish", "complete -c nzfs")] {
+        let out = ok(Command::new(env!("CARGO_BIN_EXE_nzfs")).args(["completions", shell]));
+        assert!(String::from_utf8_lossy(&out.stdout).contains(mark), "{shell}");
+    }
+}
+
+/// Two unprivileged users for a test, removed on drop.
+struct Users([&'static str; 2]);
+
+impl Users {
+    fn create() -> Users {
+        let u = Users(["nzfs-s-owner", "nzfs-s-other"]);
+        u.remove(); // left over from an interrupted run
+        for name in u.0 {
+            ok(Command::new("useradd").args(["-M", "-N", "-s", "/usr/sbin/nologin", name]));
+        }
+        u
+    }
+
+    fn remove(&self) {
+        for name in self.0 {
+            let _ = Command::new("userdel")
+                .arg(name)
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+
+    fn uid(&self, i: usize) -> u32 {
+        let out = ok(Command::new("id").args(["-u", self.0[i]]));
+        String::from_utf8(out.stdout).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// /etc/fuse.conf, put back as it was on drop.
+struct FuseConf(Option<Vec<u8>>);
+
+impl FuseConf {
+    fn save() -> FuseConf {
+        FuseConf(std::fs::read("/etc/fuse.conf").ok())
+    }
+
+    fn set(&self, user_allow_other: bool) {
+        let kept: String = String::from_utf8_lossy(self.0.as_deref().unwrap_or_default())
+            .lines()
+            .filter(|l| l.trim() != "user_allow_other")
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let extra = if user_allow_other { "user_allow_other\n" } else { "" };
+        std::fs::write("/etc/fuse.conf", format!("{kept}{extra}")).unwrap();
+    }
+}
+
+impl Drop for FuseConf {
+    fn drop(&mut self) {
+        match &self.0 {
+            Some(b) => std::fs::write("/etc/fuse.conf", b).unwrap(),
+            None => {
+                let _ = std::fs::remove_file("/etc/fuse.conf");
+            }
+        }
+    }
+}
+
+/// /dev/fuse opened to every user, as udev sets it on Debian (containers
+/// often leave it 0600); its mode is put back on drop.
+struct DevFuseMode(u32);
+
+impl DevFuseMode {
+    fn open_to_all() -> DevFuseMode {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata("/dev/fuse").unwrap().permissions().mode() & 0o7777;
+        std::fs::set_permissions("/dev/fuse", std::fs::Permissions::from_mode(0o666)).unwrap();
+        DevFuseMode(mode)
+    }
+}
+
+impl Drop for DevFuseMode {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions("/dev/fuse", std::fs::Permissions::from_mode(self.0));
+    }
+}
+
+/// Run `args` as `user`, with HOME in `home`.
+fn as_user(user: &str, home: &Path, args: &[&str]) -> Output {
+    run(Command::new("runuser")
+        .args(["-u", user, "--", "env"])
+        .arg(format!("HOME={}", home.display()))
+        .args(args))
+}
+
+#[test]
+fn unprivileged_users_mount_unmount_and_share_with_allow_other() {
+    let _s = serial();
+    let users = Users::create();
+    let conf = FuseConf::save();
+    let _dev = DevFuseMode::open_to_all();
+    let (owner, other) = (users.0[0], users.0[1]);
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path();
+    std::fs::set_permissions(base, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Everything the owner needs, readable by it: the binary, the store, a
+    // home for the log, and a mount point of its own.
+    let bin = base.join("nzfs");
+    std::fs::copy(env!("CARGO_BIN_EXE_nzfs"), &bin).unwrap();
+    let store = base.join("sample.zarr");
+    common::copy_dir(&sample(), &store);
+    ok(Command::new("chmod").args(["-R", "a+rX"]).arg(&store));
+    let (home, mp) = (base.join("home"), base.join("mnt"));
+    for d in [&home, &mp] {
+        std::fs::create_dir(d).unwrap();
+        std::os::unix::fs::chown(d, Some(users.uid(0)), None).unwrap();
+    }
+    let (b, s, m) = (bin.to_str().unwrap(), store.to_str().unwrap(), mp.to_str().unwrap());
+    let expected = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap();
+    let chunk = mp.join("t2m").join(expected.chunk_name(0));
+    let read_as = |user: &str| as_user(user, &home, &["cat", chunk.to_str().unwrap()]);
+
+    // A private mount: the owner reads, another user cannot enter.
+    let out = as_user(owner, &home, &[b, "mount", s, m]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(mountinfo(&mp).contains("user_id=") && mountinfo(&mp).contains(" - fuse.nzfs "));
+    let out = read_as(owner);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    expected.check_chunk(0, &out.stdout).unwrap();
+    let out = read_as(other);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    let out = as_user(owner, &home, &[b, "status", m]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("chunks       "),
+        "{out:?}"
+    );
+    let out = as_user(owner, &home, &[b, "unmount", m]);
+    assert!(out.status.success() && !is_mount_point(&mp), "{out:?}");
+
+    // allow_other without user_allow_other: refused, saying why.
+    conf.set(false);
+    let out = as_user(owner, &home, &[b, "mount", "-o", "allow_other", s, m]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("user_allow_other"), "{err}");
+    assert!(!is_mount_point(&mp));
+
+    // Allowed: the other user reads the same bytes.
+    conf.set(true);
+    let out = as_user(owner, &home, &[b, "mount", "-o", "allow_other", s, m]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = read_as(other);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    expected.check_chunk(0, &out.stdout).unwrap();
+    let out = as_user(owner, &home, &[b, "unmount", m]);
+    assert!(out.status.success() && !is_mount_point(&mp), "{out:?}");
+}

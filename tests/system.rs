@@ -43,6 +43,14 @@ fn sample() -> PathBuf {
     common::data_dir().join("sample.zarr")
 }
 
+/// What numpy reads of the sample's t2m (tests/data/expected).
+fn sample_t2m() -> common::Expected {
+    common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
+        .unwrap()
+}
+
 /// mount(8) runs helpers with a fixed PATH: link the test binary into
 /// /usr/local/bin for the test's duration.
 struct Helper(PathBuf);
@@ -102,10 +110,7 @@ fn mountinfo(mp: &Path) -> String {
 fn check_sample_mount(mp: &Path) {
     let info = mountinfo(mp);
     assert!(info.contains(" - fuse.nzfs ") && info.contains(" ro,"), "{info}");
-    let expected = common::manifest()
-        .into_iter()
-        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
-        .unwrap();
+    let expected = sample_t2m();
     for i in 0..expected.chunk_count() {
         let bytes = std::fs::read(mp.join("t2m").join(expected.chunk_name(i))).unwrap();
         expected.check_chunk(i, &bytes).unwrap();
@@ -222,10 +227,7 @@ fn status_shows_the_cache_filling_and_errors_with_their_keys() {
     let m = Mount::new("sample.zarr", &[]);
     let first = status(&m.mp);
     assert!(first.get("store").unwrap().as_str().unwrap().ends_with("sample.zarr"));
-    let expected = common::manifest()
-        .into_iter()
-        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
-        .unwrap();
+    let expected = sample_t2m();
     let mut used = at(&first, &["cache", "used_bytes"]);
     let mut decoded = at(&first, &["chunks_decoded"]);
     // Last chunk first: a sequential reader would have the prefetcher decode
@@ -426,10 +428,7 @@ fn unprivileged_users_mount_unmount_and_share_with_allow_other() {
         std::os::unix::fs::chown(d, Some(users.uid(0)), None).unwrap();
     }
     let (b, s, m) = (bin.to_str().unwrap(), store.to_str().unwrap(), mp.to_str().unwrap());
-    let expected = common::manifest()
-        .into_iter()
-        .find(|e| e.store == "sample.zarr" && e.path == "t2m")
-        .unwrap();
+    let expected = sample_t2m();
     let chunk = mp.join("t2m").join(expected.chunk_name(0));
     let read_as = |user: &str| as_user(user, &home, &["cat", chunk.to_str().unwrap()]);
 

@@ -88,7 +88,7 @@ impl NzFs {
                 ("bytes", load(&c.bytes)),
                 ("lookups", load(&c.lookups)),
                 ("failures", load(&c.failures)),
-                ("in_flight", load(&c.in_flight)),
+                ("in_flight", int(crate::store::inflight::count() as u64)),
                 ("concurrency", int(self.store().concurrency() as u64)),
             ]),
             None => Value::Null,

@@ -1,5 +1,6 @@
 //! A store wrapper that counts what the store is asked for: requests,
-//! bytes returned, failures and requests in progress, for `nzfs status`.
+//! bytes returned and failures, for `nzfs status`. (Requests in progress
+//! are already registered by every store in [`super::inflight`].)
 //!
 //! Invariant: it forwards every method of [`ReadableStore`], the provided
 //! ones too, so a store's own batching (`get_ranges`), paging (`list_page`),
@@ -23,8 +24,6 @@ pub struct StoreCounters {
     pub failures: AtomicU64,
     /// Stats and listings.
     pub lookups: AtomicU64,
-    /// Requests under way now.
-    pub in_flight: AtomicU64,
 }
 
 pub struct Counted {
@@ -44,14 +43,8 @@ impl Counted {
         self.counters.clone()
     }
 
-    /// Count `n` requests around `f`.
-    fn reads<T>(&self, n: u64, f: impl FnOnce() -> T) -> T {
-        let c = &self.counters;
-        c.requests.fetch_add(n, Ordering::Relaxed);
-        c.in_flight.fetch_add(n, Ordering::Relaxed);
-        let out = f();
-        c.in_flight.fetch_sub(n, Ordering::Relaxed);
-        out
+    fn reads(&self, n: u64) {
+        self.counters.requests.fetch_add(n, Ordering::Relaxed);
     }
 
     fn value(&self, got: &io::Result<Option<Vec<u8>>>) {
@@ -78,13 +71,15 @@ impl Counted {
 
 impl ReadableStore for Counted {
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
-        let got = self.reads(1, || self.inner.get(key, max_len));
+        self.reads(1);
+        let got = self.inner.get(key, max_len);
         self.value(&got);
         got
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
-        let got = self.reads(1, || self.inner.get_range(key, offset, len, expect));
+        self.reads(1);
+        let got = self.inner.get_range(key, offset, len, expect);
         self.value(&got);
         got
     }
@@ -98,7 +93,8 @@ impl ReadableStore for Counted {
     }
 
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
-        let got = self.reads(requests.len() as u64, || self.inner.get_ranges(requests));
+        self.reads(requests.len() as u64);
+        let got = self.inner.get_ranges(requests);
         got.iter().for_each(|g| self.value(g));
         got
     }
@@ -146,6 +142,5 @@ mod tests {
         assert_eq!(c.bytes.load(Ordering::Relaxed), 100 + 5 + 20);
         assert_eq!(c.failures.load(Ordering::Relaxed), 2);
         assert_eq!(c.lookups.load(Ordering::Relaxed), 1);
-        assert_eq!(c.in_flight.load(Ordering::Relaxed), 0);
     }
 }

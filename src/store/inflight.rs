@@ -36,6 +36,11 @@ impl Drop for Guard {
     }
 }
 
+/// How many reads are in progress now.
+pub fn count() -> usize {
+    lock().len()
+}
+
 /// The reads in progress for longer than `min_age`, oldest first: each key
 /// and how long it has waited.
 pub fn older_than(min_age: Duration) -> Vec<(String, Duration)> {

@@ -12,3 +12,5 @@ if [ "$(id -u)" = 0 ]; then
 else
     cargo test --locked
 fi
+# Icechunk repositories (issue #18) are a cargo feature, off by default.
+cargo test --locked --features icechunk --test icechunk

@@ -25,7 +25,7 @@ const MAX_STATUS: usize = 1 << 20;
 
 /// The status document of the nzfs mount at `mp`, as JSON text.
 pub fn query_status(mp: &Path) -> Result<String, CliError> {
-    let path = CString::new(mp.as_os_str().as_bytes()).map_err(|_| CliError("the path holds a NUL byte".into()))?;
+    let path = CString::new(mp.as_os_str().as_bytes()).map_err(|_| CliError::new("the path holds a NUL byte"))?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = vec![0u8; MAX_STATUS];
@@ -42,12 +42,14 @@ pub fn query_status(mp: &Path) -> Result<String, CliError> {
     });
     let shown = mp.display();
     match rx.recv_timeout(STATUS_TIMEOUT) {
-        Err(_) => Err(CliError(format!(
+        Err(_) => Err(CliError::new(format!(
             "{shown}: the mount did not answer within {} s (its daemon is busy or stuck; see its log)",
             STATUS_TIMEOUT.as_secs()
         ))),
-        Ok(Ok(bytes)) => String::from_utf8(bytes).map_err(|_| CliError(format!("{shown}: the status is not UTF-8"))),
-        Ok(Err(e)) => Err(CliError(match e.raw_os_error() {
+        Ok(Ok(bytes)) => {
+            String::from_utf8(bytes).map_err(|_| CliError::new(format!("{shown}: the status is not UTF-8")))
+        }
+        Ok(Err(e)) => Err(CliError::new(match e.raw_os_error() {
             Some(libc::ENOTCONN) => {
                 format!("{shown}: the mount's daemon is gone (stale mount; `nzfs unmount {shown}` clears it)")
             }
@@ -67,7 +69,7 @@ pub fn status(mp: &Path, as_json: bool) -> Result<(), CliError> {
         println!("{text}");
         return Ok(());
     }
-    let doc = json::parse(text.as_bytes()).map_err(|e| CliError(format!("{}: bad status: {e}", mp.display())))?;
+    let doc = json::parse(text.as_bytes()).map_err(|e| CliError::new(format!("{}: bad status: {e}", mp.display())))?;
     print!("{}", render_status(&mp.display().to_string(), &doc, SystemTime::now()));
     Ok(())
 }
@@ -192,7 +194,7 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
 
 /// `nzfs man DIR`: nzfs.1 and nzfs-<subcommand>.1.
 pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
     let top = Cli::command();
     let mut pages = vec![("nzfs".to_string(), top.clone())];
     for sub in top.get_subcommands() {
@@ -204,7 +206,7 @@ pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
         let path = dir.join(format!("{name}.1"));
-        std::fs::write(&path, out).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+        std::fs::write(&path, out).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
         println!("{}", path.display());
     }
     Ok(())

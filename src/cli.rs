@@ -208,9 +208,35 @@ pub struct StoreArgs {
     /// The disk cache's budget, e.g. 20GiB (least recently used entries go first)
     #[arg(long, value_name = "SIZE", default_value = "10GiB", value_parser = parse_size, requires = "disk_cache")]
     pub disk_cache_size: u64,
+    /// Icechunk repositories: show the tip of branch NAME (default: main).
+    /// The version is resolved once, at mount: the mount does not follow
+    /// later commits.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["tag", "snapshot", "all_versions"])]
+    pub branch: Option<String>,
+    /// Icechunk repositories: show the snapshot tag NAME points at.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["snapshot", "all_versions"])]
+    pub tag: Option<String>,
+    /// Icechunk repositories: show snapshot ID (20 characters, as `nzfs
+    /// mount --all-versions` lists them under snapshots/).
+    #[arg(long, value_name = "ID", conflicts_with = "all_versions")]
+    pub snapshot: Option<String>,
+    /// Icechunk repositories: show every version, as branches/NAME/,
+    /// tags/NAME/ and snapshots/ID/ (each header.cdl names its snapshot,
+    /// commit time and message).
+    #[arg(long)]
+    pub all_versions: bool,
 }
 
 impl StoreArgs {
+    /// The Icechunk version asked for, if any (`--all-versions` is not one).
+    pub fn version(&self) -> Option<crate::store::Version> {
+        use crate::store::Version;
+        let named = self.branch.clone().map(Version::Branch);
+        named
+            .or_else(|| self.tag.clone().map(Version::Tag))
+            .or_else(|| self.snapshot.clone().map(Version::Snapshot))
+    }
+
     pub fn policy(&self) -> crate::store::Symlinks {
         if self.follow_symlinks {
             crate::store::Symlinks::Follow
@@ -300,13 +326,20 @@ const O_SETTINGS: &[(&str, &str)] = &[
     ("disk_cache", "--disk-cache"),
     ("disk_cache_size", "--disk-cache-size"),
     ("store_option", "--store-option"),
+    ("branch", "--branch"),
+    ("tag", "--tag"),
+    ("snapshot", "--snapshot"),
     ("connect_timeout", "--connect-timeout"),
     ("request_timeout", "--request-timeout"),
     ("retries", "--retries"),
 ];
 
 /// nzfs's own switches as bare `-o NAME`.
-const O_SWITCHES: &[(&str, &str)] = &[("anonymous", "--anonymous"), ("verbose", "--verbose")];
+const O_SWITCHES: &[(&str, &str)] = &[
+    ("anonymous", "--anonymous"),
+    ("verbose", "--verbose"),
+    ("all_versions", "--all-versions"),
+];
 
 const SUBCOMMANDS: &[&str] = &[
     "mount",
@@ -504,5 +537,34 @@ mod tests {
     fn clap_definition_is_valid() {
         use clap::CommandFactory;
         Cli::command().debug_assert();
+    }
+}
+
+/// A failure to report on one line, with a non-zero exit: 1, or 2 for a
+/// request that names what is not there (an Icechunk branch, tag or
+/// snapshot), as `nzfs check` uses 2 for a store it cannot open.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: u8,
+}
+
+impl CliError {
+    pub fn new(message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code: 1,
+        }
+    }
+
+    /// The same failure, exiting with `code`.
+    pub fn with_code(self, code: u8) -> CliError {
+        CliError { code, ..self }
+    }
+}
+
+impl<E: std::fmt::Display> From<E> for CliError {
+    fn from(e: E) -> Self {
+        CliError::new(e.to_string())
     }
 }

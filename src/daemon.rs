@@ -15,28 +15,18 @@ use std::time::{Duration, SystemTime};
 
 use fuser::{Config, MountOption, SessionACL};
 
-use crate::array::Dataset;
 use crate::cli::MountArgs;
 use crate::fs::{FsOptions, NzFs, Ownership};
 use crate::fuse::FuseAdapter;
-use crate::store::{FilesystemStore, Symlinks};
-use crate::zarr::hierarchy::Hierarchy;
 
 /// The line a daemon child prints once its mount is live.
 pub const READY: &str = "nzfs: mount is live";
 
-/// A failure to report on one line, with a non-zero exit.
-#[derive(Debug)]
-pub struct CliError(pub String);
-
-impl<E: std::fmt::Display> From<E> for CliError {
-    fn from(e: E) -> Self {
-        CliError(e.to_string())
-    }
-}
+pub use crate::cli::CliError;
+pub use crate::open::{Opened, open_dataset, open_store, shown_store};
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
-    Err(CliError(msg.into()))
+    Err(CliError::new(msg.into()))
 }
 
 /// The dataset's name: the store directory's name without `.zarr`.
@@ -57,129 +47,6 @@ pub fn dataset_name(store: &Path) -> String {
     };
     let base = base.unwrap_or_else(|| "dataset".into());
     base.strip_suffix(".zarr").unwrap_or(&base).to_string()
-}
-
-/// The environment variables object_store reads, as its configuration keys.
-#[cfg(feature = "remote")]
-fn remote_options(args: &crate::cli::StoreArgs) -> Result<crate::store::object::RemoteOptions, CliError> {
-    let mut environment: Vec<(String, String)> = Vec::new();
-    if let Ok(name) = std::env::var("AWS_PROFILE") {
-        // object_store reads no profiles: the shared files' settings come
-        // first, so the environment's own AWS_* variables still win.
-        let home = std::env::var("HOME").unwrap_or_default();
-        let file = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| format!("{home}/.aws/{default}"));
-        let (credentials, config) = (
-            file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
-            file("AWS_CONFIG_FILE", "config"),
-        );
-        let text = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-        match crate::store::object::aws_profile(&name, &text(&credentials), &text(&config)) {
-            Some(settings) => environment.extend(settings),
-            None => {
-                return fail(format!(
-                    "AWS_PROFILE={name}: no such profile in {credentials} or {config}"
-                ));
-            }
-        }
-    }
-    environment.extend(
-        std::env::vars()
-            .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
-            .map(|(k, v)| (k.to_ascii_lowercase(), v)),
-    );
-    let mut options = Vec::new();
-    for kv in &args.store_options {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| CliError(format!("--store-option {kv:?}: expected KEY=VALUE")))?;
-        options.push((k.trim().to_ascii_lowercase(), v.to_string()));
-    }
-    Ok(crate::store::object::RemoteOptions {
-        environment,
-        options,
-        anonymous: args.anonymous,
-        retries: usize::from(args.retries),
-        connect_timeout: std::time::Duration::from_secs(args.connect_timeout.max(1)),
-        request_timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
-    })
-}
-
-/// Open a store (a directory, or with the `remote` feature a URL) and
-/// discover its hierarchy.
-pub fn open_store(
-    store: &Path,
-    args: &crate::cli::StoreArgs,
-) -> Result<(Box<dyn crate::store::ReadableStore>, Hierarchy), CliError> {
-    #[cfg(feature = "remote")]
-    if let Some(url) = store.to_str().filter(|s| crate::store::object::is_remote(s)) {
-        let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
-            .map_err(|e| CliError(format!("store {e}")))?;
-        let shown = remote.display().to_string();
-        let remote: Box<dyn crate::store::ReadableStore> = match &args.disk_cache {
-            Some(dir) => Box::new(
-                crate::store::disk_cache::DiskCached::new(Box::new(remote), &shown, dir, args.disk_cache_size)
-                    .map_err(|e| CliError(e.to_string()))?,
-            ),
-            None => Box::new(remote),
-        };
-        let hierarchy = Hierarchy::open(remote.as_ref()).map_err(|e| {
-            let http = url.starts_with("http://") || url.starts_with("https://");
-            let text = e.to_string();
-            let hint = match e {
-                // object_store looks for credentials last on the cloud's
-                // instance-metadata endpoint: failing there means none were found.
-                _ if text.contains("169.254.169.254") || text.contains("metadata.google.internal") => {
-                    " (no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, \
-                     GOOGLE_APPLICATION_CREDENTIALS or AZURE_STORAGE_ACCOUNT_KEY, \
-                     or use --anonymous for a public bucket)"
-                }
-                crate::zarr::hierarchy::OpenError::Io(_) if http => {
-                    " (an HTTP server cannot be listed: consolidate the store's metadata, e.g. \
-                     zarr.consolidate_metadata() or xarray's consolidated=True, or mount the URL of one array)"
-                }
-                _ => "",
-            };
-            CliError(format!("store {shown}: {text}{hint}"))
-        })?;
-        return Ok((remote, hierarchy));
-    }
-    if args.disk_cache.is_some() {
-        tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
-    }
-    let (s, h) = open_local_store(store, args.policy())?;
-    Ok((Box::new(s), h))
-}
-
-/// Open a store directory and discover its hierarchy.
-fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
-    match std::fs::metadata(store) {
-        Err(e) => return fail(format!("store {}: {e}", store.display())),
-        Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
-        Ok(_) => {}
-    }
-    // Absolute, so that the daemon can leave its working directory.
-    if symlinks == Symlinks::Follow {
-        tracing::warn!(
-            store = %store.display(),
-            "--follow-symlinks: symlinks that leave the store are followed; with allow_other, \
-             every user can read what they point at"
-        );
-    }
-    let fs_store = FilesystemStore::with_symlinks(store.canonicalize()?, symlinks);
-    let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError(format!("store {}: {e}", store.display())))?;
-    Ok((fs_store, hierarchy))
-}
-
-/// Open a store directory as a dataset, for reading it without a mount
-/// (`check`, `cdl`): the same hierarchy and arrays a mount shows.
-pub fn open_dataset(store: &Path, args: &crate::cli::StoreArgs, cache_bytes: u64) -> Result<Dataset, CliError> {
-    let (s, h) = open_store(store, args)?;
-    Ok(Dataset::new(
-        std::sync::Arc::from(s),
-        h,
-        cache_bytes,
-        crate::array::MissingChunks::Fill,
-    ))
 }
 
 /// Whether `mp` is a FUSE mount whose daemon is gone ("Transport endpoint
@@ -238,7 +105,7 @@ fn check_dev_fuse() -> Result<(), CliError> {
         .open("/dev/fuse")
         .map(|_| ())
         .map_err(|e| {
-            CliError(if e.kind() == std::io::ErrorKind::PermissionDenied {
+            CliError::new(if e.kind() == std::io::ErrorKind::PermissionDenied {
                 format!(
                     "/dev/fuse is unavailable ({e}): a normal user needs it mode 0666 \
                      (udev's default on Debian; `chmod 0666 /dev/fuse` in a container)"
@@ -260,13 +127,7 @@ struct MountPlan {
 }
 
 fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
-    u32::from_str_radix(v, radix).map_err(|_| CliError(format!("-o {name}={v}: not a number")))
-}
-
-/// The store as shown in /proc/mounts and messages (see
-/// [`crate::store::redact_url`]).
-pub fn shown_store(store: &Path) -> String {
-    crate::store::redact_url(&store.to_string_lossy())
+    u32::from_str_radix(v, radix).map_err(|_| CliError::new(format!("-o {name}={v}: not a number")))
 }
 
 /// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
@@ -398,8 +259,9 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
     let plan = mount_options(&args.options, &args.store)?;
     check_mountpoint(&args.mountpoint, plan.nonempty)?;
     check_dev_fuse()?;
+    crate::open::check_version(&args.store, &args.symlinks)?;
     if let Some(dir) = log_file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CliError(format!("log directory {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
     }
     let mut child_args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     child_args.push("--daemon-child".into());
@@ -478,7 +340,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     tune_allocator();
     let mut store_args = args.symlinks.clone();
     store_args.follow_symlinks |= plan.follow_symlinks;
-    let (store, hierarchy) = open_store(&args.store, &store_args)?;
+    let opened = open_store(&args.store, &store_args)?;
     let mtime = std::fs::metadata(args.store.join("zarr.json"))
         .or_else(|_| std::fs::metadata(&args.store))
         .and_then(|m| m.modified())
@@ -492,11 +354,12 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         uid,
         gid,
         mtime,
+        version_roots: opened.notes,
     };
-    let fs = NzFs::new(store, hierarchy, options)
-        .map_err(CliError)?
+    let fs = NzFs::new(opened.store, opened.hierarchy, options)
+        .map_err(CliError::new)?
         .with_ownership(plan.ownership)
-        .with_store_name(shown_store(&args.store));
+        .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.findings.is_empty() {
@@ -523,12 +386,12 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     block_termination_signals();
     let passthrough = crate::fuse::Passthrough::from(args.passthrough);
     if passthrough == crate::fuse::Passthrough::Always && !crate::fuse::has_cap_sys_admin() {
-        return Err(CliError(
-            "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon".into(),
+        return Err(CliError::new(
+            "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon",
         ));
     }
     let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &config)
-        .map_err(|e| CliError(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
+        .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
     // stat() of the mount point is served by this very process: do it on a
     // thread of its own, once the session loop below answers.

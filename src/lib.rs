@@ -29,5 +29,6 @@ pub mod fs;
 pub mod fuse;
 pub mod netcdf;
 pub mod nz;
+pub mod open;
 pub mod store;
 pub mod zarr;

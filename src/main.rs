@@ -23,7 +23,7 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
                 .append(true)
                 .create(true)
                 .open(path)
-                .map_err(|e| CliError(format!("log file {}: {e}", path.display())))?;
+                .map_err(|e| CliError::new(format!("log file {}: {e}", path.display())))?;
             builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
         }
         None => builder.with_writer(std::io::stderr).init(),
@@ -51,8 +51,8 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
 fn check(args: &CheckArgs) -> ExitCode {
     let dataset = match daemon::open_dataset(&args.store, &args.symlinks, 256 << 20) {
         Ok(d) => d,
-        Err(CliError(msg)) => {
-            eprintln!("nzfs: {msg}");
+        Err(e) => {
+            eprintln!("nzfs: {}", e.message);
             return ExitCode::from(2);
         }
     };
@@ -110,21 +110,25 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Cdl(args) => {
-            let dataset = daemon::open_dataset(&args.store, &args.symlinks, 0)?;
-            let h = dataset.hierarchy();
+            let opened = daemon::open_store(&args.store, &args.symlinks)?;
+            let h = &opened.hierarchy;
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
-            let id = h.nodes.iter().position(|n| n.path == path).ok_or_else(|| {
-                CliError(format!(
-                    "no group or array {path:?} in {}",
-                    daemon::shown_store(&args.store)
-                ))
-            })?;
-            let title = if id == 0 {
+            let id = h
+                .nodes
+                .iter()
+                .position(|n| n.path == path)
+                .ok_or_else(|| CliError::new(format!("no group or array {path:?} in {}", opened.shown)))?;
+            // A version's root is named like the dataset, as a mount shows it.
+            let title = if id == 0 || opened.notes.iter().any(|(p, _)| p == path) {
                 daemon::dataset_name(&args.store)
             } else {
                 h.nodes[id].name.clone()
             };
-            print!("{}", nzfs::cdl::render(h, id, &title));
+            let text = nzfs::cdl::render(h, id, &title);
+            print!(
+                "{}",
+                nzfs::cdl::with_notes(text, nzfs::cdl::notes_for(path, &opened.notes))
+            );
             Ok(())
         }
     }
@@ -138,9 +142,9 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(CliError(msg)) => {
-            eprintln!("nzfs: {msg}");
-            ExitCode::FAILURE
+        Err(e) => {
+            eprintln!("nzfs: {}", e.message);
+            ExitCode::from(e.code)
         }
     }
 }

@@ -69,6 +69,30 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     out
 }
 
+/// The notes of `versions` (`(version root path, note)`) that apply to the
+/// node at `path`: its own version's, at or above it.
+pub fn notes_for<'a>(path: &'a str, versions: &'a [(String, String)]) -> impl Iterator<Item = &'a str> + 'a {
+    versions
+        .iter()
+        .filter(move |(p, _)| {
+            p.is_empty() || path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/'))
+        })
+        .map(|(_, note)| note.as_str())
+}
+
+/// `text` with a `// note` line per note after its `netcdf NAME {` line
+/// (ncgen and ncdump read `//` comments as such).
+pub fn with_notes<'a>(text: String, notes: impl Iterator<Item = &'a str>) -> String {
+    let lines: String = notes.map(|n| format!("// {}\n", n.replace('\n', " "))).collect();
+    if lines.is_empty() {
+        return text;
+    }
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{lines}{rest}"),
+        None => text,
+    }
+}
+
 /// The header of an array nzfs cannot show (its data type): a dataset with
 /// no variables and a comment naming the reason.
 pub fn render_unreadable(title: &str, reason: &str) -> String {

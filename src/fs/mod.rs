@@ -82,6 +82,12 @@ pub struct FsOptions {
     pub uid: u32,
     pub gid: u32,
     pub mtime: SystemTime,
+    /// `(path, note)` of each version of a versioned store (Icechunk; `""`
+    /// is the root): that node is named like the dataset (its `.nc` file,
+    /// its header's `netcdf NAME` line), so that two versions' files
+    /// compare line by line, and its `header.cdl` and those of the nodes
+    /// below it carry `// note` (the snapshot, commit time and message).
+    pub version_roots: Vec<(String, String)>,
 }
 
 /// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
@@ -268,7 +274,7 @@ impl NzFs {
             if !matches!(node.kind, NodeKind::Group { .. }) {
                 continue;
             }
-            let base = if id == 0 {
+            let base = if id == 0 || options.version_roots.iter().any(|(p, _)| *p == node.path) {
                 options.dataset_name.clone()
             } else {
                 node.name.clone()
@@ -561,15 +567,17 @@ impl NzFs {
         Ok(self.info[n]
             .header
             .get_or_init(|| {
-                let title = if n == 0 {
+                let path = &self.hierarchy().nodes[n].path;
+                let title = if n == 0 || self.options.version_roots.iter().any(|(p, _)| p == path) {
                     self.options.dataset_name.clone()
                 } else {
                     self.hierarchy().nodes[n].name.clone()
                 };
-                if let Some(reason) = self.unknown_type(n) {
-                    return Arc::new(cdl::render_unreadable(&title, reason).into_bytes());
-                }
-                Arc::new(cdl::render(self.hierarchy(), n, &title).into_bytes())
+                let text = match self.unknown_type(n) {
+                    Some(reason) => cdl::render_unreadable(&title, reason),
+                    None => cdl::render(self.hierarchy(), n, &title),
+                };
+                Arc::new(cdl::with_notes(text, cdl::notes_for(path, &self.options.version_roots)).into_bytes())
             })
             .clone())
     }

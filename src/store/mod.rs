@@ -13,6 +13,8 @@
 pub mod counted;
 pub mod disk_cache;
 mod filesystem;
+#[cfg(feature = "icechunk")]
+pub mod icechunk;
 pub mod inflight;
 mod memory;
 #[cfg(feature = "remote")]
@@ -69,6 +71,34 @@ pub fn redact_url(store: &str) -> String {
         format!("{scheme}://{host}")
     } else {
         format!("{scheme}://{host}/{path}")
+    }
+}
+
+/// Whether `source` names an Icechunk repository: an `icechunk+` URL, or a
+/// directory laid out as one (`refs/` and `snapshots/` of format 1, or the
+/// `repo` object beside `snapshots/` of format 2). Known without the
+/// `icechunk` feature, so that such a source gets a clear refusal.
+pub fn icechunk_source(source: &str) -> bool {
+    let p = std::path::Path::new(source);
+    source.starts_with("icechunk+")
+        || (p.join("snapshots").is_dir() && (p.join("refs").is_dir() || p.join("repo").is_file()))
+}
+
+/// Which version of an Icechunk repository to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Version {
+    Branch(String),
+    Tag(String),
+    Snapshot(String),
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Version::Branch(b) => write!(f, "branch {b}"),
+            Version::Tag(t) => write!(f, "tag {t}"),
+            Version::Snapshot(s) => write!(f, "snapshot {s}"),
+        }
     }
 }
 

@@ -1,0 +1,250 @@
+//! Opening what `nzfs mount`, `check` and `cdl` are given: a store
+//! directory, an object-store URL (feature `remote`) or an Icechunk
+//! repository (feature `icechunk`), with its hierarchy discovered.
+//!
+//! Invariant: every source kind comes back as one [`Opened`], so that the
+//! commands above it never ask which kind it was; a version flag given for
+//! a source that has no versions is an error, not ignored.
+
+use std::path::Path;
+
+use crate::array::Dataset;
+use crate::cli::{CliError, StoreArgs};
+use crate::store::{FilesystemStore, ReadableStore, Symlinks};
+use crate::zarr::hierarchy::Hierarchy;
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
+    Err(CliError::new(msg))
+}
+
+/// The store as shown in /proc/mounts and messages (see
+/// [`crate::store::redact_url`]).
+pub fn shown_store(store: &Path) -> String {
+    crate::store::redact_url(&store.to_string_lossy())
+}
+
+/// An opened source.
+pub struct Opened {
+    pub store: Box<dyn ReadableStore>,
+    pub hierarchy: Hierarchy,
+    /// What messages and `nzfs status` call it (an Icechunk version adds
+    /// `@snapshot`).
+    pub shown: String,
+    /// Comment lines for the `header.cdl` of the nodes at and below a path
+    /// (an Icechunk version's snapshot, commit time and message).
+    pub notes: Vec<(String, String)>,
+}
+
+impl Opened {
+    fn plain(store: Box<dyn ReadableStore>, hierarchy: Hierarchy, shown: String) -> Opened {
+        Opened {
+            store,
+            hierarchy,
+            shown,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The environment variables object_store reads, as its configuration keys.
+#[cfg(feature = "remote")]
+fn remote_options(args: &StoreArgs) -> Result<crate::store::object::RemoteOptions, CliError> {
+    let mut environment: Vec<(String, String)> = Vec::new();
+    if let Ok(name) = std::env::var("AWS_PROFILE") {
+        // object_store reads no profiles: the shared files' settings come
+        // first, so the environment's own AWS_* variables still win.
+        let home = std::env::var("HOME").unwrap_or_default();
+        let file = |var: &str, default: &str| std::env::var(var).unwrap_or_else(|_| format!("{home}/.aws/{default}"));
+        let (credentials, config) = (
+            file("AWS_SHARED_CREDENTIALS_FILE", "credentials"),
+            file("AWS_CONFIG_FILE", "config"),
+        );
+        let text = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        match crate::store::object::aws_profile(&name, &text(&credentials), &text(&config)) {
+            Some(settings) => environment.extend(settings),
+            None => {
+                return fail(format!(
+                    "AWS_PROFILE={name}: no such profile in {credentials} or {config}"
+                ));
+            }
+        }
+    }
+    environment.extend(
+        std::env::vars()
+            .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
+            .map(|(k, v)| (k.to_ascii_lowercase(), v)),
+    );
+    let mut options = Vec::new();
+    for kv in &args.store_options {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| CliError::new(format!("--store-option {kv:?}: expected KEY=VALUE")))?;
+        options.push((k.trim().to_ascii_lowercase(), v.to_string()));
+    }
+    Ok(crate::store::object::RemoteOptions {
+        environment,
+        options,
+        anonymous: args.anonymous,
+        retries: usize::from(args.retries),
+        connect_timeout: std::time::Duration::from_secs(args.connect_timeout.max(1)),
+        request_timeout: std::time::Duration::from_secs(args.request_timeout.max(1)),
+    })
+}
+
+/// Open a store (a directory, or with the `remote` feature a URL, or with
+/// the `icechunk` feature a repository) and discover its hierarchy.
+pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
+    if let Some(source) = store.to_str().filter(|s| crate::store::icechunk_source(s)) {
+        return open_icechunk(source, args);
+    }
+    if args.version().is_some() {
+        return fail(format!(
+            "--branch, --tag, --snapshot and --all-versions apply to Icechunk repositories; {} is not one",
+            shown_store(store)
+        ));
+    }
+    #[cfg(feature = "remote")]
+    if let Some(url) = store.to_str().filter(|s| crate::store::object::is_remote(s)) {
+        let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
+            .map_err(|e| CliError::new(format!("store {e}")))?;
+        let shown = remote.display().to_string();
+        let remote: Box<dyn crate::store::ReadableStore> = match &args.disk_cache {
+            Some(dir) => Box::new(
+                crate::store::disk_cache::DiskCached::new(Box::new(remote), &shown, dir, args.disk_cache_size)
+                    .map_err(|e| CliError::new(e.to_string()))?,
+            ),
+            None => Box::new(remote),
+        };
+        let hierarchy = Hierarchy::open(remote.as_ref()).map_err(|e| {
+            let http = url.starts_with("http://") || url.starts_with("https://");
+            let text = e.to_string();
+            let hint = match e {
+                // object_store looks for credentials last on the cloud's
+                // instance-metadata endpoint: failing there means none were found.
+                _ if text.contains("169.254.169.254") || text.contains("metadata.google.internal") => {
+                    " (no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, \
+                     GOOGLE_APPLICATION_CREDENTIALS or AZURE_STORAGE_ACCOUNT_KEY, \
+                     or use --anonymous for a public bucket)"
+                }
+                crate::zarr::hierarchy::OpenError::Io(_) if http => {
+                    " (an HTTP server cannot be listed: consolidate the store's metadata, e.g. \
+                     zarr.consolidate_metadata() or xarray's consolidated=True, or mount the URL of one array)"
+                }
+                _ => "",
+            };
+            CliError::new(format!("store {shown}: {text}{hint}"))
+        })?;
+        return Ok(Opened::plain(remote, hierarchy, shown_store(store)));
+    }
+    if args.disk_cache.is_some() {
+        tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
+    }
+    let (s, h) = open_local_store(store, args.policy())?;
+    Ok(Opened::plain(Box::new(s), h, shown_store(store)))
+}
+
+/// Open a store directory and discover its hierarchy.
+fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
+    match std::fs::metadata(store) {
+        Err(e) => return fail(format!("store {}: {e}", store.display())),
+        Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
+        Ok(_) => {}
+    }
+    // Absolute, so that the daemon can leave its working directory.
+    if symlinks == Symlinks::Follow {
+        tracing::warn!(
+            store = %store.display(),
+            "--follow-symlinks: symlinks that leave the store are followed; with allow_other, \
+             every user can read what they point at"
+        );
+    }
+    let fs_store = FilesystemStore::with_symlinks(store.canonicalize()?, symlinks);
+    let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError::new(format!("store {}: {e}", store.display())))?;
+    Ok((fs_store, hierarchy))
+}
+
+/// Open a store directory as a dataset, for reading it without a mount
+/// (`check`, `cdl`): the same hierarchy and arrays a mount shows.
+pub fn open_dataset(store: &Path, args: &StoreArgs, cache_bytes: u64) -> Result<Dataset, CliError> {
+    let opened = open_store(store, args)?;
+    Ok(Dataset::new(
+        std::sync::Arc::from(opened.store),
+        opened.hierarchy,
+        cache_bytes,
+        crate::array::MissingChunks::Fill,
+    ))
+}
+
+/// A version that is not there exits 2; a repository that cannot be asked, 1.
+#[cfg(feature = "icechunk")]
+fn version_error(e: crate::store::icechunk::VersionError) -> CliError {
+    match e {
+        crate::store::icechunk::VersionError::NoSuch(m) => CliError::new(m).with_code(2),
+        crate::store::icechunk::VersionError::Io(e) => CliError::new(format!("repository {e}")),
+    }
+}
+
+/// Before `nzfs mount` starts its daemon: the Icechunk version asked for
+/// exists, so that a wrong name fails in the foreground with exit 2.
+pub fn check_version(store: &Path, args: &StoreArgs) -> Result<(), CliError> {
+    #[cfg(feature = "icechunk")]
+    if let Some(source) = store.to_str().filter(|s| crate::store::icechunk_source(s))
+        && let Some(version) = args.version()
+    {
+        let repo = crate::store::icechunk::Repo::open(source, &remote_options(args)?)
+            .map_err(|e| CliError::new(format!("repository {e}")))?;
+        repo.resolve(&version).map_err(version_error)?;
+    }
+    let _ = (store, args);
+    Ok(())
+}
+
+#[cfg(not(feature = "icechunk"))]
+fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
+    fail(format!(
+        "{} is an Icechunk repository: this nzfs was built without Icechunk support \
+         (cargo build --release --features icechunk)",
+        crate::store::redact_url(source)
+    ))
+}
+
+/// Open an Icechunk repository at the version `args` names (the tip of
+/// `main` by default), or every version with `--all-versions`. A version
+/// that does not exist exits 2.
+#[cfg(feature = "icechunk")]
+fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
+    use crate::store::icechunk::{AllVersions, Repo, Version};
+    use std::sync::Arc;
+    let shown = crate::store::redact_url(source);
+    let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
+    tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
+    let repo = Arc::new(repo);
+    let (store, notes, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
+        let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
+        let notes = all.versions().into_iter().map(|(dir, s)| (dir, s.note())).collect();
+        (Box::new(all), notes, format!("{shown} (all versions)"))
+    } else {
+        let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
+        let snapshot = repo.resolve(&version).map_err(version_error)?;
+        tracing::info!(repository = %shown, %version, snapshot = %snapshot.id, "showing {version}: {}", snapshot.note());
+        let store = repo
+            .version_store(&snapshot)
+            .map_err(|e| CliError::new(format!("repository {e}")))?;
+        let notes = vec![(String::new(), snapshot.note())];
+        (Box::new(store), notes, format!("{shown}@{}", snapshot.id))
+    };
+    let hierarchy = match Hierarchy::open(store.as_ref()) {
+        Ok(h) => h,
+        // The initial commit of a repository has no root group yet.
+        Err(crate::zarr::hierarchy::OpenError::NotZarr) if !args.all_versions => {
+            return fail(format!("{shown} is empty at this version (no root group)"));
+        }
+        Err(e) => return fail(format!("repository {shown}: {e}")),
+    };
+    Ok(Opened {
+        store,
+        hierarchy,
+        shown,
+        notes,
+    })
+}

@@ -1,0 +1,262 @@
+//! Icechunk repositories (issue #18) through real mounts. The fixture
+//! `tests/data/icechunk/history` was written by icechunk-python (format 1)
+//! with xarray and zarr-python; every expected array was read back by
+//! zarr-python through icechunk's store at its version
+//! (`scripts/fixtures_icechunk.py`, `tests/data/expected/icechunk.json`).
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::mount::{Mount, nzfs};
+use nzfs::zarr::json::{self, Value};
+
+const REPO: &str = "icechunk/history";
+
+/// One version's arrays: hierarchy path and expected bytes.
+struct Expected {
+    /// `branches/main`, `tags/v1`, or for a snapshot its commit message.
+    name: String,
+    arrays: Vec<(String, Vec<u8>)>,
+}
+
+fn arrays(v: &Value) -> Vec<(String, Vec<u8>)> {
+    let Some(Value::Array(items)) = v.get("arrays") else {
+        panic!("no arrays")
+    };
+    items
+        .iter()
+        .map(|a| {
+            let path = a.get("path").unwrap().as_str().unwrap().to_string();
+            let bytes = std::fs::read(common::data_dir().join(a.get("expected").unwrap().as_str().unwrap())).unwrap();
+            (path, bytes)
+        })
+        .collect()
+}
+
+/// The refs' versions and the snapshots, as the fixture script recorded them.
+fn expected() -> (Vec<Expected>, Vec<Expected>) {
+    let text = std::fs::read(common::data_dir().join("expected/icechunk.json")).unwrap();
+    let doc = json::parse(&text).unwrap();
+    let Some(Value::Array(repos)) = doc.get("repos") else {
+        panic!()
+    };
+    let repo = &repos[0];
+    let list = |key: &str, name: &str| -> Vec<Expected> {
+        let Some(Value::Array(vs)) = repo.get(key) else {
+            panic!()
+        };
+        vs.iter()
+            .map(|v| Expected {
+                name: v.get(name).unwrap().as_str().unwrap().to_string(),
+                arrays: arrays(v),
+            })
+            .collect()
+    };
+    (list("versions", "dir"), list("snapshots", "message"))
+}
+
+/// Every expected array's `data.bin` under `root` equals zarr-python's read,
+/// and `root` holds no other array. Returns how many were compared.
+fn same_arrays(root: &Path, want: &Expected) -> usize {
+    let mut dirs: Vec<String> = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().into_string().unwrap())
+        .collect();
+    dirs.sort();
+    let names: Vec<String> = want.arrays.iter().map(|(p, _)| p.clone()).collect();
+    assert_eq!(dirs, names, "{}: the arrays at {}", want.name, root.display());
+    for (path, bytes) in &want.arrays {
+        let got = std::fs::read(root.join(path).join("data.bin")).unwrap();
+        assert!(got == *bytes, "{}: {path}/data.bin differs from zarr-python", want.name);
+    }
+    want.arrays.len()
+}
+
+/// Each `snapshots/<id>` directory by the commit message its header names.
+fn snapshots_by_message(mp: &Path) -> BTreeMap<String, PathBuf> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(mp.join("snapshots")).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let header = std::fs::read_to_string(dir.join("header.cdl")).unwrap();
+        let id = dir.file_name().unwrap().to_str().unwrap().to_string();
+        let note = header.lines().nth(1).unwrap_or_default();
+        let prefix = format!("// icechunk snapshot {id}, committed ");
+        assert!(note.starts_with(&prefix), "{header}");
+        let message = note.split_once(": ").map(|(_, m)| m.to_string()).unwrap();
+        out.insert(message, dir);
+    }
+    out
+}
+
+#[test]
+fn every_version_of_a_repository_equals_zarr_python() {
+    let (refs, snapshots) = expected();
+    let m = Mount::new(REPO, &["--all-versions"]);
+    let mut top: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".nc") && n != "header.cdl")
+        .collect();
+    top.sort();
+    assert_eq!(top, ["branches", "snapshots", "tags"]);
+    let mut compared = 0;
+    for v in &refs {
+        compared += same_arrays(&m.mp.join(&v.name), v);
+        // A version's root is named like the dataset, so the same file
+        // name compares across versions.
+        assert!(m.mp.join(&v.name).join("history.nc").is_file(), "{}", v.name);
+    }
+    let found = snapshots_by_message(&m.mp);
+    assert_eq!(found.len(), snapshots.len(), "{found:?}");
+    for s in &snapshots {
+        let dir = found
+            .get(&s.name)
+            .unwrap_or_else(|| panic!("no snapshot {:?}: {found:?}", s.name));
+        compared += same_arrays(dir, s);
+    }
+    assert!(compared >= 25, "{compared}");
+    // The versions differ where the commits say: ncdump reads both .nc files.
+    let dump = |v: &str| {
+        let out = std::process::Command::new("ncdump")
+            .arg(m.mp.join(v).join("history.nc"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (v1, main) = (dump("tags/v1"), dump("branches/main"));
+    assert!(main.contains("humidity") && !v1.contains("humidity"));
+    assert_eq!(v1.lines().next(), main.lines().next(), "both are `netcdf history {{`");
+}
+
+#[test]
+fn each_version_flag_mounts_that_version() {
+    let (refs, snapshots) = expected();
+    let by_dir = |d: &str| refs.iter().find(|v| v.name == d).unwrap();
+    // The default is the tip of main.
+    let m = Mount::new(REPO, &[]);
+    same_arrays(&m.mp, by_dir("branches/main"));
+    let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    let id = header
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .nth(3)
+        .unwrap()
+        .trim_end_matches(',');
+    assert!(
+        status.contains(&format!("@{id}")),
+        "status names the snapshot: {status}"
+    );
+    drop(m);
+    for (flag, value, dir) in [("--branch", "dev", "branches/dev"), ("--tag", "v1", "tags/v1")] {
+        let m = Mount::new(REPO, &[flag, value]);
+        same_arrays(&m.mp, by_dir(dir));
+    }
+    // A snapshot by id: the one the "first" commit made.
+    let all = Mount::new(REPO, &["--all-versions"]);
+    let found = snapshots_by_message(&all.mp);
+    let first = snapshots.iter().find(|s| s.name.starts_with("first")).unwrap();
+    let id = found[&first.name].file_name().unwrap().to_str().unwrap().to_string();
+    let m = Mount::new(REPO, &["--snapshot", &id]);
+    same_arrays(&m.mp, first);
+    // nzfs cdl takes the same flags, and names the snapshot too.
+    let store = common::data_dir().join(REPO);
+    let out = nzfs(&["cdl", "--snapshot", &id, store.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("// icechunk snapshot {id}, ")) && text.contains("first: temperature"));
+    assert!(!text.contains("pressure"), "{text}");
+}
+
+#[test]
+fn unknown_versions_are_refused_with_exit_2() {
+    let store = common::data_dir().join(REPO);
+    let store = store.to_str().unwrap();
+    let mp = tempfile::tempdir().unwrap();
+    let mp = mp.path().to_str().unwrap();
+    for (flag, value, says) in [
+        ("--branch", "nope", "no branch \"nope\""),
+        ("--tag", "nope", "no tag \"nope\""),
+        ("--snapshot", "ABC", "is not a snapshot id"),
+        ("--snapshot", "ZZZZZZZZZZZZZZZZZZZG", "no snapshot ZZZZZZZZZZZZZZZZZZZG"),
+    ] {
+        for args in [
+            vec!["mount", flag, value, store, mp],
+            vec!["cdl", flag, value, store],
+            vec!["check", flag, value, store],
+        ] {
+            let out = nzfs(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(says) && err.lines().count() == 1, "{args:?}: {err}");
+        }
+    }
+    assert!(!nzfs::daemon::is_mount_point(Path::new(mp)));
+    // A version flag on a store without versions is an error, not ignored.
+    let sample = common::data_dir().join("sample.zarr");
+    let out = nzfs(&["cdl", "--tag", "v1", sample.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("apply to Icechunk repositories"));
+}
+
+#[test]
+fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
+    let (refs, _) = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("history");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    // Every manifest garbled: metadata (in the snapshot) still reads, chunks
+    // do not.
+    for e in std::fs::read_dir(repo.join("manifests")).unwrap() {
+        std::fs::write(e.unwrap().path(), b"not a manifest at all").unwrap();
+    }
+    let m = Mount::at(&repo, &["--tag", "v1"]);
+    let header = std::fs::read_to_string(m.mp.join("temp/header.cdl")).unwrap();
+    assert!(header.contains("float temp(time, x)"), "{header}");
+    let err = std::fs::read(m.mp.join("temp/data.bin")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    let log = m.log();
+    assert!(log.contains("temp/c/"), "the log names the chunk key: {log}");
+    drop(m);
+
+    // The dev branch's own snapshot garbled: its directories fail, every
+    // other version still reads.
+    let fresh = dir.path().join("fresh");
+    common::copy_dir(&common::data_dir().join(REPO), &fresh);
+    let all = Mount::at(&fresh, &["--all-versions"]);
+    let dev_id = std::fs::read_to_string(all.mp.join("branches/dev/header.cdl")).unwrap();
+    let dev_id = dev_id
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .nth(3)
+        .unwrap()
+        .trim_end_matches(',')
+        .to_string();
+    drop(all);
+    std::fs::write(fresh.join("snapshots").join(&dev_id), b"garbage").unwrap();
+    let all = Mount::at(&fresh, &["--all-versions"]);
+    let err = std::fs::read_dir(all.mp.join("branches/dev")).map(|_| ()).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "branches/dev");
+    let err = std::fs::read_dir(all.mp.join("snapshots").join(&dev_id))
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "snapshots/{dev_id}");
+    for v in refs.iter().filter(|v| v.name != "branches/dev") {
+        same_arrays(&all.mp.join(&v.name), v);
+    }
+    assert!(all.log().contains(&dev_id), "the log names the snapshot: {}", all.log());
+}

@@ -260,3 +260,34 @@ fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     }
     assert!(all.log().contains(&dev_id), "the log names the snapshot: {}", all.log());
 }
+
+#[test]
+fn a_repository_on_s3_reads_like_the_local_one() {
+    use common::servers::Moto;
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/nzfs", b""), 200, "create the bucket");
+    assert!(moto.upload("nzfs", &common::data_dir().join(REPO), "repos/history") >= 10);
+    let (refs, _) = expected();
+    let options = moto.options();
+    let mut args: Vec<&str> = options.iter().map(String::as_str).collect();
+    args.push("--all-versions");
+    let m = Mount::at(Path::new("icechunk+s3://nzfs/repos/history"), &args);
+    for v in &refs {
+        same_arrays(&m.mp.join(&v.name), v);
+    }
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(mounts.contains("nzfs:icechunk+s3://nzfs/repos/history "), "{mounts}");
+    drop(m);
+    // A version that is not there: exit 2 from the remote repository too.
+    let mp = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = vec![
+        "mount",
+        "--tag",
+        "nope",
+        "icechunk+s3://nzfs/repos/history",
+        mp.path().to_str().unwrap(),
+    ];
+    args.extend(options.iter().map(String::as_str));
+    let out = nzfs(&args);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

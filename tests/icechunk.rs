@@ -96,6 +96,18 @@ fn snapshots_by_message(mp: &Path) -> BTreeMap<String, PathBuf> {
     out
 }
 
+/// The snapshot id a `header.cdl` names in its note (`// icechunk snapshot
+/// ID, committed …`).
+fn snapshot_named_in(header: &Path) -> String {
+    let text = std::fs::read_to_string(header).unwrap();
+    let note = text.lines().nth(1).unwrap_or_default();
+    let id = note
+        .strip_prefix("// icechunk snapshot ")
+        .and_then(|r| r.split(',').next());
+    id.unwrap_or_else(|| panic!("{}: no snapshot note: {text}", header.display()))
+        .to_string()
+}
+
 #[test]
 fn every_version_of_a_repository_equals_zarr_python() {
     let (refs, snapshots) = expected();
@@ -146,15 +158,7 @@ fn each_version_flag_mounts_that_version() {
     same_arrays(&m.mp, by_dir("branches/main"));
     let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
     let status = String::from_utf8_lossy(&status.stdout).to_string();
-    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
-    let id = header
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .nth(3)
-        .unwrap()
-        .trim_end_matches(',');
+    let id = snapshot_named_in(&m.mp.join("header.cdl"));
     assert!(
         status.contains(&format!("@{id}")),
         "status names the snapshot: {status}"
@@ -236,16 +240,7 @@ fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     let fresh = dir.path().join("fresh");
     common::copy_dir(&common::data_dir().join(REPO), &fresh);
     let all = Mount::at(&fresh, &["--all-versions"]);
-    let dev_id = std::fs::read_to_string(all.mp.join("branches/dev/header.cdl")).unwrap();
-    let dev_id = dev_id
-        .lines()
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .nth(3)
-        .unwrap()
-        .trim_end_matches(',')
-        .to_string();
+    let dev_id = snapshot_named_in(&all.mp.join("branches/dev/header.cdl"));
     drop(all);
     std::fs::write(fresh.join("snapshots").join(&dev_id), b"garbage").unwrap();
     let all = Mount::at(&fresh, &["--all-versions"]);

@@ -118,13 +118,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .iter()
                 .position(|n| n.path == path)
                 .ok_or_else(|| CliError::new(format!("no group or array {path:?} in {}", opened.shown)))?;
-            // A version's root is named like the dataset, as a mount shows it.
-            let title = if id == 0 || opened.notes.iter().any(|(p, _)| p == path) {
-                daemon::dataset_name(&args.store)
-            } else {
-                h.nodes[id].name.clone()
-            };
-            let text = nzfs::cdl::render(h, id, &title);
+            let dataset = daemon::dataset_name(&args.store);
+            let text = nzfs::cdl::render(h, id, nzfs::cdl::title(h, id, &dataset, &opened.notes));
             print!(
                 "{}",
                 nzfs::cdl::with_notes(text, nzfs::cdl::notes_for(path, &opened.notes))

@@ -221,7 +221,7 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
     let repo = Arc::new(repo);
     let (store, notes, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
         let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
-        let notes = all.versions().into_iter().map(|(dir, s)| (dir, s.note())).collect();
+        let notes = all.versions().map(|(dir, s)| (dir, s.note())).collect();
         (Box::new(all), notes, format!("{shown} (all versions)"))
     } else {
         let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));

@@ -69,6 +69,19 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     out
 }
 
+/// The name node `id` goes by in its header and `.nc` file: the dataset's
+/// for the root and for the root of a version in `versions` (`(version root
+/// path, note)`, so that two versions' files compare line by line), else
+/// the node's own.
+pub fn title<'a>(h: &'a Hierarchy, id: usize, dataset: &'a str, versions: &[(String, String)]) -> &'a str {
+    let node = &h.nodes[id];
+    if id == 0 || versions.iter().any(|(p, _)| *p == node.path) {
+        dataset
+    } else {
+        &node.name
+    }
+}
+
 /// The notes of `versions` (`(version root path, note)`) that apply to the
 /// node at `path`: its own version's, at or above it.
 pub fn notes_for<'a>(path: &'a str, versions: &'a [(String, String)]) -> impl Iterator<Item = &'a str> + 'a {

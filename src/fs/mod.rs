@@ -274,12 +274,8 @@ impl NzFs {
             if !matches!(node.kind, NodeKind::Group { .. }) {
                 continue;
             }
-            let base = if id == 0 || options.version_roots.iter().any(|(p, _)| *p == node.path) {
-                options.dataset_name.clone()
-            } else {
-                node.name.clone()
-            };
-            let nc = format!("{}.nc", crate::netcdf::nc_name(&base).replace('/', "_"));
+            let base = cdl::title(hierarchy, id, &options.dataset_name, &options.version_roots);
+            let nc = format!("{}.nc", crate::netcdf::nc_name(base).replace('/', "_"));
             info[id].nc_name = Some(nc.clone());
             for &c in &node.children {
                 if info[c].dir_name == HEADER_NAME || info[c].dir_name == nc {
@@ -567,17 +563,14 @@ impl NzFs {
         Ok(self.info[n]
             .header
             .get_or_init(|| {
-                let path = &self.hierarchy().nodes[n].path;
-                let title = if n == 0 || self.options.version_roots.iter().any(|(p, _)| p == path) {
-                    self.options.dataset_name.clone()
-                } else {
-                    self.hierarchy().nodes[n].name.clone()
-                };
+                let (h, versions) = (self.hierarchy(), &self.options.version_roots);
+                let title = cdl::title(h, n, &self.options.dataset_name, versions);
                 let text = match self.unknown_type(n) {
-                    Some(reason) => cdl::render_unreadable(&title, reason),
-                    None => cdl::render(self.hierarchy(), n, &title),
+                    Some(reason) => cdl::render_unreadable(title, reason),
+                    None => cdl::render(h, n, title),
                 };
-                Arc::new(cdl::with_notes(text, cdl::notes_for(path, &self.options.version_roots)).into_bytes())
+                let path = &h.nodes[n].path;
+                Arc::new(cdl::with_notes(text, cdl::notes_for(path, versions)).into_bytes())
             })
             .clone())
     }

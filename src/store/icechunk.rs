@@ -19,7 +19,7 @@
 //! any other failure (a corrupt manifest, an unreachable bucket) is an
 //! error naming the repository, the version and the key.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::path::Path;
 use std::sync::Arc;
@@ -53,10 +53,39 @@ impl Snapshot {
     pub fn note(&self) -> String {
         format!(
             "icechunk snapshot {}, committed {}: {}",
-            self.id,
-            self.time,
-            self.message.replace('\n', " ")
+            self.id, self.time, self.message
         )
+    }
+}
+
+/// Branches or tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    Branch,
+    Tag,
+}
+
+impl RefKind {
+    fn of(version: &Version) -> RefKind {
+        match version {
+            Version::Tag(_) => RefKind::Tag,
+            _ => RefKind::Branch,
+        }
+    }
+
+    fn singular(self) -> &'static str {
+        match self {
+            RefKind::Branch => "branch",
+            RefKind::Tag => "tag",
+        }
+    }
+
+    /// Also the name of the `--all-versions` directory.
+    pub fn plural(self) -> &'static str {
+        match self {
+            RefKind::Branch => "branches",
+            RefKind::Tag => "tags",
+        }
     }
 }
 
@@ -197,20 +226,19 @@ impl Repo {
                     VersionError::NoSuch(format!("{s:?} is not a snapshot id (20 characters of base32)"))
                 })?),
             };
-        let listed = match version {
-            Version::Branch(b) => Some(("branch", "branches", b, self.branches().map_err(VersionError::Io)?)),
-            Version::Tag(t) => Some(("tag", "tags", t, self.tags().map_err(VersionError::Io)?)),
-            Version::Snapshot(_) => None,
-        };
-        if let Some((kind, kinds, name, all)) = listed
-            && !all.contains_key(name)
-        {
-            let known: Vec<&str> = all.keys().map(String::as_str).collect();
-            return Err(VersionError::NoSuch(format!(
-                "no {kind} {name:?} in {} (its {kinds}: {})",
-                self.display,
-                known.join(", ")
-            )));
+        if let Version::Branch(name) | Version::Tag(name) = version {
+            let kind = RefKind::of(version);
+            let names = self.ref_names(kind).map_err(VersionError::Io)?;
+            if !names.contains(name) {
+                let known: Vec<&str> = names.iter().map(String::as_str).collect();
+                return Err(VersionError::NoSuch(format!(
+                    "no {} {name:?} in {} (its {}: {})",
+                    kind.singular(),
+                    self.display,
+                    kind.plural(),
+                    known.join(", ")
+                )));
+            }
         }
         let id = self
             .run("resolve", async {
@@ -234,25 +262,27 @@ impl Repo {
         }
     }
 
-    /// Branch names and their tips.
-    pub fn branches(&self) -> io::Result<BTreeMap<String, String>> {
-        self.run("list branches", async {
-            let mut out = BTreeMap::new();
-            for b in self.repo.list_branches().await.map_err(line)? {
-                let id = self.repo.lookup_branch(&b).await.map_err(line)?;
-                out.insert(b, id.to_string());
+    /// The names of the repository's branches or tags.
+    fn ref_names(&self, kind: RefKind) -> io::Result<BTreeSet<String>> {
+        self.run(kind.plural(), async {
+            match kind {
+                RefKind::Branch => self.repo.list_branches().await.map_err(line),
+                RefKind::Tag => self.repo.list_tags().await.map_err(line),
             }
-            Ok(out)
         })
     }
 
-    /// Tag names and their snapshots.
-    pub fn tags(&self) -> io::Result<BTreeMap<String, String>> {
-        self.run("list tags", async {
+    /// The repository's branches or tags, each with the snapshot it names.
+    pub fn refs(&self, kind: RefKind) -> io::Result<BTreeMap<String, String>> {
+        let names = self.ref_names(kind)?;
+        self.run(kind.plural(), async {
             let mut out = BTreeMap::new();
-            for t in self.repo.list_tags().await.map_err(line)? {
-                let id = self.repo.lookup_tag(&t).await.map_err(line)?;
-                out.insert(t, id.to_string());
+            for name in names {
+                let id = match kind {
+                    RefKind::Branch => self.repo.lookup_branch(&name).await,
+                    RefKind::Tag => self.repo.lookup_tag(&name).await,
+                };
+                out.insert(name, id.map_err(line)?.to_string());
             }
             Ok(out)
         })
@@ -293,12 +323,12 @@ impl Repo {
         }
     }
 
-    /// Every snapshot reachable from a branch or tag, newest first. A
-    /// snapshot that cannot be read ends its walk with a warning naming it:
-    /// what was read before it is still listed.
-    pub fn history(&self) -> io::Result<Vec<Snapshot>> {
+    /// Every snapshot reachable from the snapshots `tips` (the refs'), by
+    /// id. A snapshot that cannot be read ends its walk with a warning
+    /// naming it: what was read before it is still there.
+    pub fn history<'a>(&self, tips: impl Iterator<Item = &'a String>) -> io::Result<BTreeMap<String, Snapshot>> {
         let mut seen: BTreeMap<String, Snapshot> = BTreeMap::new();
-        for id in self.branches()?.into_values().chain(self.tags()?.into_values()) {
+        for id in tips {
             let sid = SnapshotId::try_from(id.as_str()).map_err(|e| io::Error::other(line(e)))?;
             let (walked, failed) = self.walk_history(&VersionInfo::SnapshotId(sid), usize::MAX)?;
             if let Some(e) = failed {
@@ -308,9 +338,7 @@ impl Repo {
                 seen.entry(s.id.clone()).or_insert(s);
             }
         }
-        let mut all: Vec<Snapshot> = seen.into_values().collect();
-        all.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| b.id.cmp(&a.id)));
-        Ok(all)
+        Ok(seen)
     }
 
     /// The store of one resolved snapshot.
@@ -377,16 +405,27 @@ impl VersionStore {
         self.repo.runtime.block_on(self.ask_async(key, f))
     }
 
-    /// `len` bytes from `offset` of `key`, checked against its length.
-    async fn range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    /// The bytes `span` asks for of `key`, after one look at its length
+    /// in the manifest: `None` when the snapshot has no such key.
+    async fn range(&self, key: &StoreKey, span: Span, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
         let k = key.as_str();
-        if len > super::MAX_RANGE {
+        if let Span::Part { len, .. } = span
+            && len > super::MAX_RANGE
+        {
             return Err(super::too_large(len, super::MAX_RANGE));
         }
         let Some(size) = self.ask_async(k, self.store.getsize(k)).await? else {
             return Ok(None);
         };
         super::check_stamp(key, Stamp { len: size, version: 0 }, expect)?;
+        let (offset, len) = match span {
+            Span::Whole { max_len } if size > max_len => {
+                let e = super::too_large(size, max_len);
+                return Err(io::Error::new(e.kind(), format!("{}/{k}: {e}", self.name)));
+            }
+            Span::Whole { .. } => (0, size),
+            Span::Part { offset, len } => (offset, len),
+        };
         let Some(end) = offset.checked_add(len).filter(|&e| e <= size) else {
             return Err(super::short_value(key, offset, len, size));
         };
@@ -400,24 +439,27 @@ impl VersionStore {
     }
 }
 
+/// What [`VersionStore::range`] reads: the whole value (refused above
+/// `max_len`), or `len` bytes from `offset`.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    Whole { max_len: u64 },
+    Part { offset: u64, len: u64 },
+}
+
 impl ReadableStore for VersionStore {
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
-        let k = key.as_str();
-        let Some(len) = self.ask(k, self.store.getsize(k))? else {
-            return Ok(None);
-        };
-        if len > max_len {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}/{k}: {}", self.name, super::too_large(len, max_len)),
-            ));
-        }
-        self.get_range(key, 0, len, None)
+        let _reading = inflight::begin(&format!("{}/{key}", self.name));
+        self.repo
+            .runtime
+            .block_on(self.range(key, Span::Whole { max_len }, None))
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
         let _reading = inflight::begin(&format!("{}/{key}", self.name));
-        self.repo.runtime.block_on(self.range(key, offset, len, expect))
+        self.repo
+            .runtime
+            .block_on(self.range(key, Span::Part { offset, len }, expect))
     }
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
@@ -450,7 +492,13 @@ impl ReadableStore for VersionStore {
             .iter()
             .map(|r| inflight::begin(&format!("{}/{}", self.name, r.key)))
             .collect();
-        let reads = requests.iter().map(|r| self.range(&r.key, r.offset, r.len, r.expect));
+        let reads = requests.iter().map(|r| {
+            let span = Span::Part {
+                offset: r.offset,
+                len: r.len,
+            };
+            self.range(&r.key, span, r.expect)
+        });
         self.repo.runtime.block_on(futures::future::join_all(reads))
     }
 

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
 
-use super::{EMPTY_GROUP, Repo, Snapshot, VersionStore};
+use super::{EMPTY_GROUP, RefKind, Repo, Snapshot, VersionStore};
 use crate::store::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
 
 /// The three directories at the top of the view.
@@ -53,15 +53,16 @@ fn route(path: &str) -> Route<'_> {
 impl AllVersions {
     /// Read the refs and the history of `repo`.
     pub fn new(repo: Arc<Repo>) -> io::Result<AllVersions> {
-        let history = repo.history()?;
-        let by_id: HashMap<&str, &Snapshot> = history.iter().map(|s| (s.id.as_str(), s)).collect();
+        let refs = [RefKind::Branch, RefKind::Tag].map(|k| repo.refs(k).map(|r| (k.plural(), r)));
+        let refs = refs.into_iter().collect::<io::Result<Vec<_>>>()?;
+        let history = repo.history(refs.iter().flat_map(|(_, r)| r.values()))?;
         let mut dirs = BTreeMap::new();
-        for (kind, refs) in [("branches", repo.branches()?), ("tags", repo.tags()?)] {
-            for (name, id) in refs {
+        for (kind, named) in refs {
+            for (name, id) in named {
                 // A ref whose snapshot cannot be read still gets its
                 // directory (and the snapshot its own under snapshots/),
                 // which then fails with EIO naming the snapshot.
-                let snapshot = by_id.get(id.as_str()).map(|s| (*s).clone()).unwrap_or(Snapshot {
+                let snapshot = history.get(&id).cloned().unwrap_or(Snapshot {
                     id,
                     message: "(this snapshot cannot be read)".into(),
                     time: String::new(),
@@ -70,8 +71,8 @@ impl AllVersions {
                 dirs.insert((kind, name), snapshot);
             }
         }
-        for s in &history {
-            dirs.insert(("snapshots", s.id.clone()), s.clone());
+        for (id, s) in history {
+            dirs.insert(("snapshots", id), s);
         }
         Ok(AllVersions {
             repo,
@@ -80,28 +81,9 @@ impl AllVersions {
         })
     }
 
-    /// Each version directory's path and the snapshot it shows, branches
-    /// and tags first, then snapshots newest first.
-    pub fn versions(&self) -> Vec<(String, Snapshot)> {
-        let mut out: Vec<(String, Snapshot)> = self
-            .dirs
-            .iter()
-            .filter(|((kind, _), _)| *kind != "snapshots")
-            .map(|((kind, name), s)| (format!("{kind}/{name}"), s.clone()))
-            .collect();
-        let mut snapshots: Vec<&Snapshot> = self
-            .dirs
-            .iter()
-            .filter(|((kind, _), _)| *kind == "snapshots")
-            .map(|(_, s)| s)
-            .collect();
-        snapshots.sort_by(|a, b| b.time.cmp(&a.time).then_with(|| b.id.cmp(&a.id)));
-        out.extend(
-            snapshots
-                .into_iter()
-                .map(|s| (format!("snapshots/{}", s.id), s.clone())),
-        );
-        out
+    /// Each version directory's path (`tags/v1`) and the snapshot it shows.
+    pub fn versions(&self) -> impl Iterator<Item = (String, &Snapshot)> {
+        self.dirs.iter().map(|((kind, name), s)| (format!("{kind}/{name}"), s))
     }
 
     /// The store of the version `kind/name`, opened on first use.

@@ -17,4 +17,5 @@ diff <(meta tests/data) <(meta "$out")
 for nc in differential.nc nczarr_src.nc; do
   diff <(ncdump -h "tests/data/$nc" | tail -n +2) <(ncdump -h "$out/$nc" | tail -n +2)
 done
+cmp tests/data/icechunk/virtual-src/temp.nc "$out/icechunk/virtual-src/temp.nc"
 echo "fixtures: regenerated arrays and metadata match tests/data"

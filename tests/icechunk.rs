@@ -163,6 +163,11 @@ fn each_version_flag_mounts_that_version() {
         status.contains(&format!("@{id}")),
         "status names the snapshot: {status}"
     );
+    assert!(
+        m.log().contains(&format!("snapshot={id}")),
+        "the log names it: {}",
+        m.log()
+    );
     drop(m);
     for (flag, value, dir) in [("--branch", "dev", "branches/dev"), ("--tag", "v1", "tags/v1")] {
         let m = Mount::new(REPO, &[flag, value]);
@@ -213,6 +218,31 @@ fn unknown_versions_are_refused_with_exit_2() {
     let out = nzfs(&["cdl", "--tag", "v1", sample.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("apply to Icechunk repositories"));
+    // Repositories on GCS, Azure or HTTP, and virtual chunks there, are
+    // refused with a message rather than tried; so is an option Icechunk
+    // does not take.
+    for (args, says) in [
+        (
+            vec!["cdl", "icechunk+gs://bucket/repo"],
+            "gs repositories are not supported yet",
+        ),
+        (
+            vec!["cdl", "icechunk+az://container/repo"],
+            "az repositories are not supported yet",
+        ),
+        (
+            vec!["cdl", "--store-option", "virtual_chunks=gs://b/", store],
+            "only s3:// and file:// virtual chunks",
+        ),
+        (
+            vec!["cdl", "--store-option", "aws_regoin=x", store],
+            "aws_regoin: not an option",
+        ),
+    ] {
+        let out = nzfs(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{args:?}: {err}");
+    }
 }
 
 #[test]
@@ -285,4 +315,133 @@ fn a_repository_on_s3_reads_like_the_local_one() {
     args.extend(options.iter().map(String::as_str));
     let out = nzfs(&args);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The virtual-chunk fixture's arrays, as the fixture script recorded them
+/// (`temp` as netCDF4-python reads the source file, `native` as zarr-python
+/// reads it through icechunk), and the source file's S3 URL.
+fn virtual_expected() -> (Expected, String) {
+    let text = std::fs::read(common::data_dir().join("expected/icechunk.json")).unwrap();
+    let doc = json::parse(&text).unwrap();
+    let v = doc.get("virtual").unwrap();
+    let file = v.get("virtual_file").unwrap().as_str().unwrap().to_string();
+    (
+        Expected {
+            name: "virtual".into(),
+            arrays: arrays(v),
+        },
+        file,
+    )
+}
+
+#[test]
+fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
+    use common::servers::Moto;
+    let Some(moto) = Moto::start() else { return };
+    let (want, file) = virtual_expected();
+    // The referenced netCDF file, where the references say it is.
+    let (bucket, key) = file.strip_prefix("s3://").unwrap().split_once('/').unwrap();
+    assert_eq!(moto.request("PUT", &format!("/{bucket}"), b""), 200);
+    let nc = std::fs::read(common::data_dir().join("icechunk/virtual-src/temp.nc")).unwrap();
+    assert_eq!(moto.request("PUT", &format!("/{bucket}/{key}"), &nc), 200);
+    let mut options = moto.options();
+    let allow = format!("virtual_chunks=s3://{bucket}/");
+    options.extend(["--store-option".to_string(), allow.clone()]);
+    let args: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::new("icechunk/virtual", &args);
+    for (path, bytes) in &want.arrays {
+        let got = std::fs::read(m.mp.join(path).join("data.bin")).unwrap();
+        assert!(got == *bytes, "{path}/data.bin differs from the fixture's read");
+    }
+    // One chunk file is one reference: the first two rows.
+    let temp = &want.arrays.iter().find(|(p, _)| p == "temp").unwrap().1;
+    assert_eq!(std::fs::read(m.mp.join("temp/0.0.bin")).unwrap(), temp[..48]);
+    // `stale` refers to the same bytes, but recorded the object as it was
+    // in 2001: the object has changed since, so its chunks are refused.
+    let err = std::fs::read(m.mp.join("stale/data.bin")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    let log = m.log();
+    assert!(
+        log.contains("stale/c/0/0") && log.contains(&format!("has changed ({file})")),
+        "the log names the chunk and the reference: {log}"
+    );
+    drop(m);
+
+    // Not allowed: the virtual chunks give EIO with the option to use, the
+    // repository's own chunks read.
+    let options = moto.options();
+    let args: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::new("icechunk/virtual", &args);
+    let native = &want.arrays.iter().find(|(p, _)| p == "native").unwrap().1;
+    assert_eq!(std::fs::read(m.mp.join("native/data.bin")).unwrap(), *native);
+    let err = std::fs::read(m.mp.join("temp/data.bin")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    let log = m.log();
+    assert!(
+        log.contains("temp/c/") && log.contains(&format!("--store-option {allow}")),
+        "{log}"
+    );
+    assert!(log.contains("declares virtual chunks in s3://nzfs-virtual/"), "{log}");
+}
+
+#[test]
+fn a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refused() {
+    let (refs, snapshots) = expected();
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("history");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    // The crate itself rewrites the repository in its newest format.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
+        let opened = icechunk::Repository::open(storage).execute().await.unwrap();
+        assert_eq!(opened.spec_version() as u8, 1);
+        icechunk::migrations::migrate_1_to_2(opened, false, true, None)
+            .await
+            .unwrap();
+        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
+        let migrated = icechunk::Repository::open(storage).execute().await.unwrap();
+        assert_eq!(migrated.spec_version() as u8, 2);
+    });
+    let m = Mount::at(&repo, &["--all-versions"]);
+    for v in &refs {
+        same_arrays(&m.mp.join(&v.name), v);
+    }
+    let found = snapshots_by_message(&m.mp);
+    for s in &snapshots {
+        same_arrays(&found[&s.name], s);
+    }
+    assert!(m.log().contains("format=2"), "{}", m.log());
+    drop(m);
+    // The same through an icechunk+file:// URL.
+    let url = format!("icechunk+file://{}", repo.display());
+    let m = Mount::at(Path::new(&url), &["--tag", "v1"]);
+    same_arrays(&m.mp, refs.iter().find(|v| v.name == "tags/v1").unwrap());
+    drop(m);
+
+    // A format this build does not know: the repository file's header says
+    // 3. Refused at mount, naming the version, and nothing is mounted.
+    let info = repo.join("repo");
+    let mut bytes = std::fs::read(&info).unwrap();
+    // magic (12 bytes) | implementation name (24) | spec version | ...
+    assert!(bytes.starts_with("ICE🧊CHUNK".as_bytes()) && bytes[36] == 2);
+    bytes[36] = 3;
+    std::fs::write(&info, bytes).unwrap();
+    let mp = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["mount", repo.to_str().unwrap(), mp.path().to_str().unwrap()],
+        vec!["cdl", repo.to_str().unwrap()],
+    ] {
+        let out = nzfs(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            err.contains("format version 3") && err.contains("A newer nzfs is needed"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!nzfs::daemon::is_mount_point(mp.path()));
 }

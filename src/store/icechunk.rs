@@ -19,17 +19,16 @@
 //! any other failure (a corrupt manifest, an unreachable bucket) is an
 //! error naming the repository, the version and the key.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
+use icechunk::Repository;
 use icechunk::format::{ByteRange, SnapshotId};
 use icechunk::repository::VersionInfo;
 use icechunk::store::StoreErrorKind;
-use icechunk::{Repository, Storage};
 
 use super::object::RemoteOptions;
 use super::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey, inflight};
@@ -114,58 +113,6 @@ fn line(e: impl std::fmt::Display) -> String {
     first.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn options_map(opts: &RemoteOptions) -> HashMap<String, String> {
-    // The user's --store-option wins over the environment.
-    opts.environment.iter().chain(opts.options.iter()).cloned().collect()
-}
-
-async fn storage_for(url: &str, opts: &RemoteOptions) -> Result<Arc<dyn Storage + Send + Sync>, String> {
-    let rest = url.strip_prefix("icechunk+").unwrap_or(url);
-    if let Some(path) = rest.strip_prefix("file://") {
-        return icechunk::new_local_filesystem_storage(Path::new(path))
-            .await
-            .map_err(line);
-    }
-    if !rest.contains("://") {
-        return icechunk::new_local_filesystem_storage(Path::new(rest))
-            .await
-            .map_err(line);
-    }
-    let Some(s3) = rest.strip_prefix("s3://") else {
-        return Err(format!(
-            "{} repositories are not supported yet: use icechunk+s3:// or a local path",
-            rest.split("://").next().unwrap_or_default()
-        ));
-    };
-    let (bucket, prefix) = s3.split_once('/').unwrap_or((s3, ""));
-    let o = options_map(opts);
-    let get = |keys: &[&str]| keys.iter().find_map(|k| o.get(*k).cloned());
-    let endpoint = get(&["aws_endpoint", "aws_endpoint_url", "endpoint"]);
-    let mut config = icechunk::config::S3Options::default();
-    config.region = get(&["aws_region", "aws_default_region", "region"]);
-    config.allow_http = endpoint.as_deref().is_some_and(|e| e.starts_with("http://"))
-        || get(&["aws_allow_http", "allow_http"]).as_deref() == Some("true");
-    // A custom endpoint (MinIO, moto, an IP address) is path-style.
-    config.force_path_style = endpoint.is_some();
-    config.endpoint_url = endpoint;
-    config.anonymous = opts.anonymous;
-    config.network_stream_timeout_seconds = Some(opts.request_timeout.as_secs().clamp(1, u64::from(u32::MAX)) as u32);
-    let credentials = match (get(&["aws_access_key_id"]), get(&["aws_secret_access_key"])) {
-        _ if opts.anonymous => icechunk::config::S3Credentials::Anonymous,
-        (Some(key), Some(secret)) => icechunk::config::S3Credentials::Static(icechunk::config::S3StaticCredentials {
-            access_key_id: key,
-            secret_access_key: secret,
-            session_token: get(&["aws_session_token", "aws_token"]),
-            expires_after: None,
-        }),
-        _ => icechunk::config::S3Credentials::FromEnv,
-    };
-    let prefix = (!prefix.trim_matches('/').is_empty()).then(|| prefix.trim_matches('/').to_string());
-    icechunk::new_s3_object_store_storage(config, bucket.to_string(), prefix, Some(credentials), vec![], vec![])
-        .await
-        .map_err(line)
-}
-
 impl Repo {
     /// Open the repository at `source` (`icechunk+s3://bucket/prefix`,
     /// `icechunk+file:///path` or a local path).
@@ -179,11 +126,25 @@ impl Repo {
         let deadline = opts.request_timeout.saturating_mul(3);
         let bad = |e: String| io::Error::other(format!("{display}: {e}"));
         let repo = runtime.block_on(async {
-            let storage = storage_for(source, opts).await.map_err(bad)?;
+            let storage = config::storage_for(source, opts).await.map_err(bad)?;
             let open = Repository::open(storage).execute();
-            match tokio::time::timeout(deadline, open).await {
-                Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, format!("{display}: no answer"))),
-                Ok(r) => r.map_err(|e| bad(line(e))),
+            let repo = match tokio::time::timeout(deadline, open).await {
+                Err(_) => return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{display}: no answer"))),
+                Ok(r) => r.map_err(|e| bad(explain(line(e))))?,
+            };
+            let unread = config::unread_containers(repo.config(), opts);
+            if !unread.is_empty() {
+                let (repository, prefixes) = (&display, unread.join(", "));
+                tracing::info!(
+                    "{repository} declares virtual chunks in {prefixes}: they give EIO unless allowed with --store-option virtual_chunks=PREFIX"
+                );
+            }
+            match config::virtual_access(repo.config(), opts).map_err(bad)? {
+                None => Ok(repo),
+                Some(access) => repo
+                    .reopen(Some(access.config), Some(access.credentials))
+                    .await
+                    .map_err(|e| bad(line(e))),
             }
         })?;
         Ok(Repo {
@@ -371,6 +332,26 @@ pub struct VersionStore {
     name: String,
 }
 
+/// The crate's advice, in nzfs's terms: a virtual chunk nobody allowed,
+/// a format newer than this build reads.
+fn explain(message: String) -> String {
+    const UNAUTHORIZED: &str = ", to be able to fetch the chunk you need to authorize";
+    const UPGRADE: &str = "Please upgrade the icechunk library";
+    if let Some((head, _)) = message.split_once(UPGRADE) {
+        return format!(
+            "{head}A newer nzfs is needed (this one reads it with icechunk {})",
+            icechunk::format::format_constants::ICECHUNK_LIB_VERSION
+        );
+    }
+    match message.split_once(UNAUTHORIZED) {
+        Some((head, _)) => {
+            let prefix = head.rsplit(' ').next().unwrap_or_default();
+            format!("{head}, which this mount does not read: allow it with --store-option virtual_chunks={prefix}")
+        }
+        None => message,
+    }
+}
+
 /// A failure of the crate's store: `None` when the key is not there.
 fn not_found(e: &icechunk::store::StoreError) -> bool {
     matches!(e.kind(), StoreErrorKind::NotFound(_))
@@ -392,7 +373,7 @@ impl VersionStore {
             )),
             Ok(Ok(v)) => Ok(Some(v)),
             Ok(Err(e)) if not_found(&e) => Ok(None),
-            Ok(Err(e)) => Err(io::Error::other(format!("{}/{key}: {}", self.name, line(e)))),
+            Ok(Err(e)) => Err(io::Error::other(format!("{}/{key}: {}", self.name, explain(line(e))))),
         }
     }
 
@@ -507,5 +488,6 @@ impl ReadableStore for VersionStore {
     }
 }
 
+mod config;
 mod versions;
 pub use versions::AllVersions;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Debian package (issue #17): target/debian/nzfs_<version>-1_<arch>.deb
 # with the binary, man pages and shell completions, depending on fuse3.
-# Extra cargo flags (e.g. --features icechunk) pass through to the build.
+# Extra cargo flags (e.g. --no-default-features --features remote, without
+# Icechunk) pass through to the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo-deb >/dev/null; then

@@ -8,9 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 if [ "$(id -u)" = 0 ]; then
     NZFS_TEST_PASSTHROUGH=always cargo test --locked
-    NZFS_TEST_PASSTHROUGH=never cargo test --locked --test mount --test netcdf --test robustness --test security --test remote --test faults
+    NZFS_TEST_PASSTHROUGH=never cargo test --locked --test mount --test netcdf --test robustness --test security --test remote --test faults --test icechunk
 else
     cargo test --locked
 fi
-# Icechunk repositories (issue #18) are a cargo feature, off by default.
-cargo test --locked --features icechunk --test icechunk

@@ -123,7 +123,7 @@ impl FuseAdapter {
             uid: a.uid,
             gid: a.gid,
             rdev: 0,
-            blksize: MAX_READAHEAD,
+            blksize: a.blksize,
             flags: 0,
         }
     }

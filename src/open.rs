@@ -203,7 +203,7 @@ pub fn check_version(store: &Path, args: &StoreArgs) -> Result<(), CliError> {
 fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
     fail(format!(
         "{} is an Icechunk repository: this nzfs was built without Icechunk support \
-         (cargo build --release --features icechunk)",
+         (it is in the default features: cargo build --release)",
         crate::store::redact_url(source)
     ))
 }

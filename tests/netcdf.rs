@@ -89,6 +89,9 @@ fn virtual_netcdf_matches_xarrays_netcdf4_export_with_data() {
     assert!(meta.len() > 4096);
     use std::os::unix::fs::MetadataExt;
     assert!(meta.blksize() >= 1 << 20);
+    // Every other file asks for tmpfs-sized reads (cat, stdio: 128 KiB).
+    let header = std::fs::metadata(m.mp.join("header.cdl")).unwrap();
+    assert_eq!(header.blksize(), 128 << 10);
 }
 
 #[test]

@@ -108,6 +108,12 @@ fn snapshot_named_in(header: &Path) -> String {
         .to_string()
 }
 
+/// Reading `path` fails with EIO.
+fn assert_eio(path: &Path) {
+    let err = std::fs::read(path).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{}", path.display());
+}
+
 #[test]
 fn every_version_of_a_repository_equals_zarr_python() {
     let (refs, snapshots) = expected();
@@ -259,8 +265,7 @@ fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     let m = Mount::at(&repo, &["--tag", "v1"]);
     let header = std::fs::read_to_string(m.mp.join("temp/header.cdl")).unwrap();
     assert!(header.contains("float temp(time, x)"), "{header}");
-    let err = std::fs::read(m.mp.join("temp/data.bin")).unwrap_err();
-    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert_eio(&m.mp.join("temp/data.bin"));
     let log = m.log();
     assert!(log.contains("temp/c/"), "the log names the chunk key: {log}");
     drop(m);
@@ -358,8 +363,7 @@ fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
     assert_eq!(std::fs::read(m.mp.join("temp/0.0.bin")).unwrap(), temp[..48]);
     // `stale` refers to the same bytes, but recorded the object as it was
     // in 2001: the object has changed since, so its chunks are refused.
-    let err = std::fs::read(m.mp.join("stale/data.bin")).unwrap_err();
-    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert_eio(&m.mp.join("stale/data.bin"));
     let log = m.log();
     assert!(
         log.contains("stale/c/0/0") && log.contains(&format!("has changed ({file})")),
@@ -374,8 +378,7 @@ fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
     let m = Mount::new("icechunk/virtual", &args);
     let native = &want.arrays.iter().find(|(p, _)| p == "native").unwrap().1;
     assert_eq!(std::fs::read(m.mp.join("native/data.bin")).unwrap(), *native);
-    let err = std::fs::read(m.mp.join("temp/data.bin")).unwrap_err();
-    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert_eio(&m.mp.join("temp/data.bin"));
     let log = m.log();
     assert!(
         log.contains("temp/c/") && log.contains(&format!("--store-option {allow}")),

@@ -224,17 +224,29 @@ fn unknown_versions_are_refused_with_exit_2() {
     let out = nzfs(&["cdl", "--tag", "v1", sample.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("apply to Icechunk repositories"));
-    // Repositories on GCS, Azure or HTTP, and virtual chunks there, are
-    // refused with a message rather than tried; so is an option Icechunk
-    // does not take.
+    // A repository on HTTP, and virtual chunks on GCS, are refused with a
+    // message rather than tried; so is an option Icechunk does not take.
+    // GCS and Azure repositories are tried: an unreachable one is one line
+    // naming the request, an az:// one without an account says so.
+    let unreachable = "google_base_url=http://127.0.0.1:1";
     for (args, says) in [
         (
-            vec!["cdl", "icechunk+gs://bucket/repo"],
-            "gs repositories are not supported yet",
+            vec!["cdl", "icechunk+http://127.0.0.1:1/repo"],
+            "http repositories are not supported yet",
+        ),
+        (
+            vec![
+                "cdl",
+                "--anonymous",
+                "--store-option",
+                unreachable,
+                "icechunk+gs://b/repo",
+            ],
+            "http://127.0.0.1:1/b/repo",
         ),
         (
             vec!["cdl", "icechunk+az://container/repo"],
-            "az repositories are not supported yet",
+            "needs its account: --store-option azure_storage_account_name=NAME",
         ),
         (
             vec!["cdl", "--store-option", "virtual_chunks=gs://b/", store],

@@ -46,11 +46,24 @@ struct Options<'a> {
     opts: &'a RemoteOptions,
 }
 
+/// Whether `key` configures a repository on GCS (`google_*`, as for gs://
+/// stores) or Azure (`azure_*`).
+fn cloud_key(key: &str) -> bool {
+    use std::str::FromStr;
+    object_store::gcp::GoogleConfigKey::from_str(key).is_ok()
+        || object_store::azure::AzureConfigKey::from_str(key).is_ok()
+}
+
 impl<'a> Options<'a> {
     fn new(opts: &'a RemoteOptions) -> Result<Options<'a>, String> {
-        if let Some((key, _)) = opts.options.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        if let Some((key, _)) = opts
+            .options
+            .iter()
+            .find(|(k, _)| !KNOWN.contains(&k.as_str()) && !cloud_key(k))
+        {
             return Err(format!(
-                "--store-option {key}: not an option of Icechunk repositories (they take {})",
+                "--store-option {key}: not an option of Icechunk repositories (they take {}, \
+                 and the google_* and azure_* options of gs:// and az:// stores)",
                 KNOWN.join(", ")
             ));
         }
@@ -122,24 +135,42 @@ pub(super) async fn storage_for(url: &str, opts: &RemoteOptions) -> Result<Arc<d
             .await
             .map_err(line);
     }
-    let Some(s3) = rest.strip_prefix("s3://") else {
-        return Err(format!(
-            "{} repositories are not supported yet: use icechunk+s3:// or a local path",
-            rest.split("://").next().unwrap_or_default()
-        ));
-    };
-    let (bucket, prefix) = s3.split_once('/').unwrap_or((s3, ""));
+    let (scheme, path) = rest.split_once("://").unwrap_or_default();
+    let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
     let prefix = (!prefix.trim_matches('/').is_empty()).then(|| prefix.trim_matches('/').to_string());
-    icechunk::new_s3_object_store_storage(
-        o.s3(),
-        bucket.to_string(),
-        prefix,
-        Some(o.s3_credentials()),
-        vec![],
-        vec![],
-    )
-    .await
-    .map_err(line)
+    let bucket = bucket.to_string();
+    match scheme {
+        "s3" => icechunk::new_s3_object_store_storage(o.s3(), bucket, prefix, Some(o.s3_credentials()), vec![], vec![])
+            .await
+            .map_err(line),
+        "gs" | "gcs" => {
+            use icechunk::storage::GcsCredentials;
+            let credentials = if opts.anonymous {
+                GcsCredentials::Anonymous
+            } else {
+                GcsCredentials::FromEnv
+            };
+            icechunk::storage::new_gcs_storage(bucket, prefix, Some(credentials), Some(o.map.clone()), vec![], vec![])
+                .map_err(line)
+        }
+        "az" | "azure" => {
+            use icechunk::storage::AzureCredentials;
+            let account = o
+                .get(&["azure_storage_account_name", "account_name"])
+                .ok_or("an az:// repository needs its account: --store-option azure_storage_account_name=NAME")?;
+            let credentials = if opts.anonymous {
+                AzureCredentials::Anonymous
+            } else {
+                AzureCredentials::FromEnv
+            };
+            icechunk::storage::new_azure_blob_storage(account, bucket, prefix, Some(credentials), Some(o.map.clone()))
+                .await
+                .map_err(line)
+        }
+        other => Err(format!(
+            "{other} repositories are not supported yet: use icechunk+s3://, icechunk+gs://, icechunk+az:// or a local path"
+        )),
+    }
 }
 
 /// What reading virtual chunks needs: the containers (the repository's own

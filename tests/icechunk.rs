@@ -460,3 +460,95 @@ fn a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refuse
     }
     assert!(!nzfs::daemon::is_mount_point(mp.path()));
 }
+
+/// One array's `zarr.json`: int32, `shape` elements in chunks of 2, stored
+/// raw little-endian (so the test knows every chunk's bytes).
+fn int32_array(shape: usize) -> String {
+    format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{shape}], "data_type": "int32",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2]}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+        "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+        "dimension_names": ["n"], "attributes": {{}}}}"#
+    )
+}
+
+/// Write, with the crate, a repository in its newest format: three commits
+/// on main (each sets `a` and adds an array), the tag v1 at the second, the
+/// branch dev from it with a commit of its own. Returns each ref's
+/// directory under `--all-versions` with its arrays' expected `data.bin`.
+fn write_with_the_crate(dir: &Path) -> Vec<(String, BTreeMap<String, Vec<u8>>)> {
+    use std::sync::Arc;
+    let le = |values: &[i32]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(dir).await.unwrap();
+        let repo = icechunk::Repository::create(storage).execute().await.unwrap();
+        assert_eq!(repo.spec_version() as u8, 2, "the crate's newest format");
+        // Commit `arrays` (name, values) on `branch`; the root group too.
+        let commit = |branch: &'static str, arrays: Vec<(&'static str, Vec<i32>)>, message: &'static str| {
+            let repo = &repo;
+            async move {
+                let session = repo.writable_session(branch).await.unwrap();
+                let store = icechunk::Store::from_session(Arc::new(tokio::sync::RwLock::new(session))).await;
+                let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"title": "written by the icechunk crate"}}"#;
+                store.set("zarr.json", bytes::Bytes::from_static(group)).await.unwrap();
+                for (name, values) in &arrays {
+                    let meta = int32_array(values.len());
+                    store.set(&format!("{name}/zarr.json"), meta.into_bytes().into()).await.unwrap();
+                    for (i, pair) in values.chunks(2).enumerate() {
+                        store.set(&format!("{name}/c/{i}"), le(pair).into()).await.unwrap();
+                    }
+                }
+                let session = store.session();
+                let mut session = session.write().await;
+                session.commit(message).execute().await.unwrap()
+            }
+        };
+        commit("main", vec![("a", vec![1, 2, 3, 4])], "first").await;
+        let second = commit("main", vec![("a", vec![10, 20, 30, 40]), ("b", vec![5, 6])], "second").await;
+        repo.create_tag("v1", &second).await.unwrap();
+        repo.create_branch("dev", &second).await.unwrap();
+        commit("main", vec![("a", vec![-1, -2, -3, -4]), ("c", vec![7, 8, 9, 10])], "third").await;
+        commit("dev", vec![("b", vec![50, 60])], "dev").await;
+    });
+    let arrays = |list: &[(&str, &[i32])]| -> BTreeMap<String, Vec<u8>> {
+        list.iter().map(|(n, v)| (n.to_string(), le(v))).collect()
+    };
+    vec![
+        (
+            "branches/main".into(),
+            arrays(&[("a", &[-1, -2, -3, -4]), ("b", &[5, 6]), ("c", &[7, 8, 9, 10])]),
+        ),
+        ("tags/v1".into(), arrays(&[("a", &[10, 20, 30, 40]), ("b", &[5, 6])])),
+        (
+            "branches/dev".into(),
+            arrays(&[("a", &[10, 20, 30, 40]), ("b", &[50, 60])]),
+        ),
+    ]
+}
+
+#[test]
+fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("fresh");
+    let want = write_with_the_crate(&repo);
+    let m = Mount::at(&repo, &["--all-versions"]);
+    for (version, arrays) in &want {
+        let want = Expected {
+            name: version.clone(),
+            arrays: arrays.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        };
+        same_arrays(&m.mp.join(version), &want);
+    }
+    assert!(m.log().contains("format=2"), "{}", m.log());
+    // Four commits and the initial one.
+    let snapshots = std::fs::read_dir(m.mp.join("snapshots"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_type().unwrap().is_dir())
+        .count();
+    assert_eq!(snapshots, 5);
+}

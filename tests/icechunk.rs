@@ -552,3 +552,66 @@ fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
         .count();
     assert_eq!(snapshots, 5);
 }
+
+#[test]
+fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
+    use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocation, VirtualChunkRef};
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let raw = src.join("raw.bin");
+    let values: Vec<u8> = [100i32, 200, 300, 400].iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&raw, &values).unwrap();
+    // The reference records the file's modification time in whole seconds
+    // (HTTP's precision); a local file's is finer, so round it up.
+    let mtime = std::fs::metadata(&raw).unwrap().modified().unwrap();
+    let written = mtime.duration_since(UNIX_EPOCH).unwrap().as_secs_f64().ceil() as u32;
+    let repo = dir.path().join("repo");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
+        let created = icechunk::Repository::create(storage).execute().await.unwrap();
+        let session = created.writable_session("main").await.unwrap();
+        let store = icechunk::Store::from_session(Arc::new(tokio::sync::RwLock::new(session))).await;
+        let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
+        store.set("zarr.json", bytes::Bytes::from_static(group)).await.unwrap();
+        store
+            .set("v/zarr.json", int32_array(4).into_bytes().into())
+            .await
+            .unwrap();
+        for i in 0..2u64 {
+            let reference = VirtualChunkRef {
+                location: VirtualChunkLocation::from_url(&format!("file://{}", raw.display())).unwrap(),
+                offset: i * 8,
+                length: 8,
+                checksum: Some(Checksum::LastModified(SecondsSinceEpoch(written))),
+            };
+            store
+                .set_virtual_ref(&format!("v/c/{i}"), reference, false)
+                .await
+                .unwrap();
+        }
+        let session = store.session();
+        let mut session = session.write().await;
+        session.commit("virtual into raw.bin").execute().await.unwrap();
+    });
+    let allow = format!("virtual_chunks=file://{}/", src.display());
+    let m = Mount::at(&repo, &["--store-option", &allow]);
+    let read = std::fs::read(m.mp.join("v/data.bin"));
+    assert_eq!(read.unwrap_or_else(|e| panic!("{e}: {}", m.log())), values);
+    drop(m);
+    // The file is rewritten after the references were recorded: a fresh
+    // mount refuses its chunks rather than show the new bytes.
+    std::fs::write(&raw, [0u8; 16]).unwrap();
+    let file = std::fs::File::options().write(true).open(&raw).unwrap();
+    file.set_modified(SystemTime::now() + Duration::from_secs(120)).unwrap();
+    let m = Mount::at(&repo, &["--store-option", &allow]);
+    assert_eio(&m.mp.join("v/data.bin"));
+    let log = m.log();
+    assert!(log.contains("v/c/") && log.contains("has changed (file://"), "{log}");
+}

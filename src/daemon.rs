@@ -355,6 +355,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         gid,
         mtime,
         version_roots: opened.notes,
+        version_times: opened.times,
     };
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
         .map_err(CliError::new)?

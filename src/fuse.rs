@@ -108,15 +108,14 @@ impl FuseAdapter {
     }
 
     fn attr(&self, a: Attr) -> FileAttr {
-        let o = self.fs.options();
         FileAttr {
             ino: INodeNo(a.ino),
             size: a.size,
             blocks: a.size.div_ceil(512),
-            atime: o.mtime,
-            mtime: o.mtime,
-            ctime: o.mtime,
-            crtime: o.mtime,
+            atime: a.mtime,
+            mtime: a.mtime,
+            ctime: a.mtime,
+            crtime: a.mtime,
             kind: file_type(a.kind),
             perm: a.perm,
             nlink: a.nlink,

@@ -33,6 +33,9 @@ pub struct Opened {
     /// Comment lines for the `header.cdl` of the nodes at and below a path
     /// (an Icechunk version's snapshot, commit time and message).
     pub notes: Vec<(String, String)>,
+    /// The modification time of the nodes at and below a path (an Icechunk
+    /// version's commit time).
+    pub times: Vec<(String, std::time::SystemTime)>,
 }
 
 impl Opened {
@@ -42,6 +45,7 @@ impl Opened {
             hierarchy,
             shown,
             notes: Vec::new(),
+            times: Vec::new(),
         }
     }
 }
@@ -219,10 +223,11 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
     let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
     tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
     let repo = Arc::new(repo);
-    let (store, notes, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
+    let (store, notes, times, shown): (Box<dyn ReadableStore>, _, _, _) = if args.all_versions {
         let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
         let notes = all.versions().map(|(dir, s)| (dir, s.note())).collect();
-        (Box::new(all), notes, format!("{shown} (all versions)"))
+        let times = all.versions().map(|(dir, s)| (dir, s.at)).collect();
+        (Box::new(all), notes, times, format!("{shown} (all versions)"))
     } else {
         let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
         let snapshot = repo.resolve(&version).map_err(version_error)?;
@@ -231,7 +236,8 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
             .version_store(&snapshot)
             .map_err(|e| CliError::new(format!("repository {e}")))?;
         let notes = vec![(String::new(), snapshot.note())];
-        (Box::new(store), notes, format!("{shown}@{}", snapshot.id))
+        let times = vec![(String::new(), snapshot.at)];
+        (Box::new(store), notes, times, format!("{shown}@{}", snapshot.id))
     };
     let hierarchy = match Hierarchy::open(store.as_ref()) {
         Ok(h) => h,
@@ -246,5 +252,6 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
         hierarchy,
         shown,
         notes,
+        times,
     })
 }

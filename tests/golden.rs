@@ -22,6 +22,7 @@ fn open(store: &str, missing: MissingChunks) -> NzFs {
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
         version_roots: Vec::new(),
+        version_times: Vec::new(),
     };
     NzFs::new(Box::new(s), h, options).unwrap()
 }

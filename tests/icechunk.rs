@@ -134,6 +134,18 @@ fn every_version_of_a_repository_equals_zarr_python() {
     }
     let found = snapshots_by_message(&m.mp);
     assert_eq!(found.len(), snapshots.len(), "{found:?}");
+    // Each version's files carry its commit time: `ls -t snapshots/` lists
+    // the newest first, in the order the fixture script recorded them
+    // (newest first by commit time).
+    let mtime = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    let mut by_time: Vec<(std::time::SystemTime, &String)> =
+        found.iter().map(|(message, dir)| (mtime(dir), message)).collect();
+    by_time.sort_by_key(|t| std::cmp::Reverse(t.0));
+    let newest_first: Vec<&String> = by_time.into_iter().map(|(_, m)| m).collect();
+    let recorded: Vec<&String> = snapshots.iter().map(|s| &s.name).collect();
+    assert_eq!(newest_first, recorded);
+    let main = m.mp.join("branches/main");
+    assert_eq!(mtime(&main.join("temp/0.0.bin")), mtime(&main));
     for s in &snapshots {
         let dir = found
             .get(&s.name)

@@ -70,6 +70,7 @@ fn open(store: &str) -> (NzFs, Arc<Counters>) {
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
         version_roots: Vec::new(),
+        version_times: Vec::new(),
     };
     (NzFs::new(Box::new(store), h, options).unwrap(), counters)
 }

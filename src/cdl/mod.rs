@@ -85,12 +85,18 @@ pub fn title<'a>(h: &'a Hierarchy, id: usize, dataset: &'a str, versions: &[(Str
 /// The notes of `versions` (`(version root path, note)`) that apply to the
 /// node at `path`: its own version's, at or above it.
 pub fn notes_for<'a>(path: &'a str, versions: &'a [(String, String)]) -> impl Iterator<Item = &'a str> + 'a {
-    versions
+    under(path, versions).map(String::as_str)
+}
+
+/// The values of the `(root, value)` pairs whose root is `path` or above
+/// it (`""` is above every path).
+pub fn under<'a, T>(path: &'a str, roots: &'a [(String, T)]) -> impl Iterator<Item = &'a T> + 'a {
+    roots
         .iter()
         .filter(move |(p, _)| {
             p.is_empty() || path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/'))
         })
-        .map(|(_, note)| note.as_str())
+        .map(|(_, value)| value)
 }
 
 /// `text` with a `// note` line per note after its `netcdf NAME {` line

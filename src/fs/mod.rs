@@ -88,6 +88,11 @@ pub struct FsOptions {
     /// compare line by line, and its `header.cdl` and those of the nodes
     /// below it carry `// note` (the snapshot, commit time and message).
     pub version_roots: Vec<(String, String)>,
+    /// `(path, time)`: the nodes at and below `path` (and their files)
+    /// show `time` as their mtime instead of [`FsOptions::mtime`] (an
+    /// Icechunk version's commit time, so `ls -t snapshots/` lists the
+    /// newest first).
+    pub version_times: Vec<(String, SystemTime)>,
 }
 
 /// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
@@ -166,6 +171,7 @@ pub struct Attr {
     pub nlink: u32,
     pub uid: u32,
     pub gid: u32,
+    pub mtime: SystemTime,
     /// The `st_blksize` to report: the read size programs choose from it
     /// (`cat`, stdio, netCDF-C).
     pub blksize: u32,
@@ -205,6 +211,8 @@ struct NodeInfo {
     meta_access: OnceLock<Result<Option<Access>, ()>>,
     /// The text views of a string-valued array.
     text: Option<text::TextView>,
+    /// Its mtime, when not the mount's ([`FsOptions::version_times`]).
+    mtime: Option<SystemTime>,
 }
 
 /// The read-only filesystem over one store.
@@ -277,6 +285,7 @@ impl NzFs {
                 run: prefetch::Run::default(),
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
+                mtime: cdl::under(&n.path, &options.version_times).next().copied(),
             })
             .collect();
         // Generated names win; a node that collides is listed with `.node`
@@ -458,6 +467,11 @@ impl NzFs {
             Inode::NetCdf(_) => NC_BLKSIZE,
             _ => FILE_BLKSIZE,
         };
+        let node = match inode {
+            Inode::Node(n) | Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => n,
+            Inode::Chunk { node, .. } => node,
+        };
+        let mtime = self.info.get(node).and_then(|i| i.mtime).unwrap_or(self.options.mtime);
         Ok(Attr {
             ino,
             kind,
@@ -466,6 +480,7 @@ impl NzFs {
             nlink,
             uid,
             gid,
+            mtime,
             blksize,
         })
     }

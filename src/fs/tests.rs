@@ -26,6 +26,7 @@ fn ownerless() -> NzFs {
         gid: 4343,
         mtime: SystemTime::UNIX_EPOCH,
         version_roots: Vec::new(),
+        version_times: Vec::new(),
     };
     NzFs::new(Box::new(m), h, options).unwrap()
 }

@@ -45,6 +45,8 @@ pub struct Snapshot {
     pub message: String,
     /// RFC 3339, UTC.
     pub time: String,
+    /// The same instant: the mtime of the version's files.
+    pub at: std::time::SystemTime,
 }
 
 impl Snapshot {
@@ -269,6 +271,7 @@ impl Repo {
                         id: i.id.to_string(),
                         message: i.message,
                         time: i.flushed_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+                        at: i.flushed_at.into(),
                     }),
                     Some(Err(e)) => return Ok((out, Some(failed(e)))),
                 }

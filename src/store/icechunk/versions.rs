@@ -66,6 +66,7 @@ impl AllVersions {
                     id,
                     message: "(this snapshot cannot be read)".into(),
                     time: String::new(),
+                    at: std::time::UNIX_EPOCH,
                 });
                 dirs.insert(("snapshots", snapshot.id.clone()), snapshot.clone());
                 dirs.insert((kind, name), snapshot);

@@ -354,8 +354,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         uid,
         gid,
         mtime,
-        version_roots: opened.notes,
-        version_times: opened.times,
+        versions: opened.versions,
     };
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
         .map_err(CliError::new)?

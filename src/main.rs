@@ -119,11 +119,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 .position(|n| n.path == path)
                 .ok_or_else(|| CliError::new(format!("no group or array {path:?} in {}", opened.shown)))?;
             let dataset = daemon::dataset_name(&args.store);
-            let text = nzfs::cdl::render(h, id, nzfs::cdl::title(h, id, &dataset, &opened.notes));
-            print!(
-                "{}",
-                nzfs::cdl::with_notes(text, nzfs::cdl::notes_for(path, &opened.notes))
-            );
+            let version = nzfs::cdl::VersionRoot::of(&opened.versions, path);
+            let text = nzfs::cdl::render(h, id, nzfs::cdl::title(h, id, &dataset, version));
+            print!("{}", nzfs::cdl::with_note(text, version));
             Ok(())
         }
     }

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use crate::array::Dataset;
+use crate::cdl::VersionRoot;
 use crate::cli::{CliError, StoreArgs};
 use crate::store::{FilesystemStore, ReadableStore, Symlinks};
 use crate::zarr::hierarchy::Hierarchy;
@@ -30,12 +31,8 @@ pub struct Opened {
     /// What messages and `nzfs status` call it (an Icechunk version adds
     /// `@snapshot`).
     pub shown: String,
-    /// Comment lines for the `header.cdl` of the nodes at and below a path
-    /// (an Icechunk version's snapshot, commit time and message).
-    pub notes: Vec<(String, String)>,
-    /// The modification time of the nodes at and below a path (an Icechunk
-    /// version's commit time).
-    pub times: Vec<(String, std::time::SystemTime)>,
+    /// The versions it shows, where (an Icechunk repository's).
+    pub versions: Vec<VersionRoot>,
 }
 
 impl Opened {
@@ -44,8 +41,7 @@ impl Opened {
             store,
             hierarchy,
             shown,
-            notes: Vec::new(),
-            times: Vec::new(),
+            versions: Vec::new(),
         }
     }
 }
@@ -212,6 +208,16 @@ fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
     ))
 }
 
+/// Snapshot `s` shown at `path` of the mount (`""`: the whole mount).
+#[cfg(feature = "icechunk")]
+fn shown_at(s: &crate::store::icechunk::Snapshot, path: String) -> VersionRoot {
+    VersionRoot {
+        path,
+        note: s.note(),
+        time: s.at.map(std::time::SystemTime::from),
+    }
+}
+
 /// Open an Icechunk repository at the version `args` names (the tip of
 /// `main` by default), or every version with `--all-versions`. A version
 /// that does not exist exits 2.
@@ -223,11 +229,10 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
     let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
     tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
     let repo = Arc::new(repo);
-    let (store, notes, times, shown): (Box<dyn ReadableStore>, _, _, _) = if args.all_versions {
+    let (store, versions, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
         let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
-        let notes = all.versions().map(|(dir, s)| (dir, s.note())).collect();
-        let times = all.versions().map(|(dir, s)| (dir, s.at)).collect();
-        (Box::new(all), notes, times, format!("{shown} (all versions)"))
+        let versions = all.versions().map(|(dir, s)| shown_at(s, dir)).collect();
+        (Box::new(all), versions, format!("{shown} (all versions)"))
     } else {
         let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
         let snapshot = repo.resolve(&version).map_err(version_error)?;
@@ -235,9 +240,8 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
         let store = repo
             .version_store(&snapshot)
             .map_err(|e| CliError::new(format!("repository {e}")))?;
-        let notes = vec![(String::new(), snapshot.note())];
-        let times = vec![(String::new(), snapshot.at)];
-        (Box::new(store), notes, times, format!("{shown}@{}", snapshot.id))
+        let versions = vec![shown_at(&snapshot, String::new())];
+        (Box::new(store), versions, format!("{shown}@{}", snapshot.id))
     };
     let hierarchy = match Hierarchy::open(store.as_ref()) {
         Ok(h) => h,
@@ -251,7 +255,6 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
         store,
         hierarchy,
         shown,
-        notes,
-        times,
+        versions,
     })
 }

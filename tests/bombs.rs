@@ -114,8 +114,7 @@ fn bombs_fail_without_allocating_what_they_claim() {
             uid: 0,
             gid: 0,
             mtime: SystemTime::UNIX_EPOCH,
-            version_roots: Vec::new(),
-            version_times: Vec::new(),
+            versions: Vec::new(),
         };
         let fs = NzFs::new(Box::new(s), h, options).unwrap();
         let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;

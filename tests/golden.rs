@@ -21,8 +21,7 @@ fn open(store: &str, missing: MissingChunks) -> NzFs {
         uid: 0,
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
-        version_roots: Vec::new(),
-        version_times: Vec::new(),
+        versions: Vec::new(),
     };
     NzFs::new(Box::new(s), h, options).unwrap()
 }

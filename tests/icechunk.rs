@@ -418,20 +418,13 @@ fn a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refuse
     let repo = dir.path().join("history");
     common::copy_dir(&common::data_dir().join(REPO), &repo);
     // The crate itself rewrites the repository in its newest format.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
-        let opened = icechunk::Repository::open(storage).execute().await.unwrap();
+    block_on(async {
+        let opened = open(&repo).await;
         assert_eq!(opened.spec_version() as u8, 1);
         icechunk::migrations::migrate_1_to_2(opened, false, true, None)
             .await
             .unwrap();
-        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
-        let migrated = icechunk::Repository::open(storage).execute().await.unwrap();
-        assert_eq!(migrated.spec_version() as u8, 2);
+        assert_eq!(open(&repo).await.spec_version() as u8, 2);
     });
     let m = Mount::at(&repo, &["--all-versions"]);
     for v in &refs {
@@ -485,61 +478,90 @@ fn int32_array(shape: usize) -> String {
     )
 }
 
-/// Write, with the crate, a repository in its newest format: three commits
-/// on main (each sets `a` and adds an array), the tag v1 at the second, the
-/// branch dev from it with a commit of its own. Returns each ref's
-/// directory under `--all-versions` with its arrays' expected `data.bin`.
-fn write_with_the_crate(dir: &Path) -> Vec<(String, BTreeMap<String, Vec<u8>>)> {
-    use std::sync::Arc;
-    let le = |values: &[i32]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+/// Run `f` on a runtime of its own (the icechunk crate is async).
+fn block_on<T>(f: impl Future<Output = T>) -> T {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let storage = icechunk::new_local_filesystem_storage(dir).await.unwrap();
-        let repo = icechunk::Repository::create(storage).execute().await.unwrap();
+    runtime.block_on(f)
+}
+
+/// The repository at `dir`, opened by the crate.
+async fn open(dir: &Path) -> icechunk::Repository {
+    let storage = icechunk::new_local_filesystem_storage(dir).await.unwrap();
+    icechunk::Repository::open(storage).execute().await.unwrap()
+}
+
+/// A repository created at `dir` by the crate, in its newest format.
+async fn create(dir: &Path) -> icechunk::Repository {
+    let storage = icechunk::new_local_filesystem_storage(dir).await.unwrap();
+    icechunk::Repository::create(storage).execute().await.unwrap()
+}
+
+/// A writable session on `branch`, as a store whose root group is set.
+async fn writable(repo: &icechunk::Repository, branch: &str) -> icechunk::Store {
+    let session = repo.writable_session(branch).await.unwrap();
+    let session = std::sync::Arc::new(tokio::sync::RwLock::new(session));
+    let store = icechunk::Store::from_session(session).await;
+    let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
+    store.set("zarr.json", bytes::Bytes::from_static(group)).await.unwrap();
+    store
+}
+
+/// Commit what `store` was given.
+async fn commit(store: icechunk::Store, message: &str) -> icechunk::format::SnapshotId {
+    let session = store.session();
+    let mut session = session.write().await;
+    session.commit(message).execute().await.unwrap()
+}
+
+/// int32 values as the little-endian bytes `data.bin` shows.
+fn le(values: &[i32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Write, with the crate, a repository in its newest format: three commits
+/// on main (each sets `a` and adds an array), the tag v1 at the second, the
+/// branch dev from it with a commit of its own. Returns each ref's
+/// directory under `--all-versions` with its arrays' expected `data.bin`.
+fn write_with_the_crate(dir: &Path) -> Vec<Expected> {
+    block_on(async {
+        let repo = create(dir).await;
         assert_eq!(repo.spec_version() as u8, 2, "the crate's newest format");
-        // Commit `arrays` (name, values) on `branch`; the root group too.
-        let commit = |branch: &'static str, arrays: Vec<(&'static str, Vec<i32>)>, message: &'static str| {
-            let repo = &repo;
-            async move {
-                let session = repo.writable_session(branch).await.unwrap();
-                let store = icechunk::Store::from_session(Arc::new(tokio::sync::RwLock::new(session))).await;
-                let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {"title": "written by the icechunk crate"}}"#;
-                store.set("zarr.json", bytes::Bytes::from_static(group)).await.unwrap();
-                for (name, values) in &arrays {
-                    let meta = int32_array(values.len());
-                    store.set(&format!("{name}/zarr.json"), meta.into_bytes().into()).await.unwrap();
-                    for (i, pair) in values.chunks(2).enumerate() {
-                        store.set(&format!("{name}/c/{i}"), le(pair).into()).await.unwrap();
-                    }
+        // Commit arrays (name, values) on `branch`, stored raw in chunks of 2.
+        let put = async |branch: &str, arrays: &[(&str, &[i32])], message: &str| {
+            let store = writable(&repo, branch).await;
+            for (name, values) in arrays {
+                let meta = int32_array(values.len());
+                store
+                    .set(&format!("{name}/zarr.json"), meta.into_bytes().into())
+                    .await
+                    .unwrap();
+                for (i, pair) in values.chunks(2).enumerate() {
+                    store.set(&format!("{name}/c/{i}"), le(pair).into()).await.unwrap();
                 }
-                let session = store.session();
-                let mut session = session.write().await;
-                session.commit(message).execute().await.unwrap()
             }
+            commit(store, message).await
         };
-        commit("main", vec![("a", vec![1, 2, 3, 4])], "first").await;
-        let second = commit("main", vec![("a", vec![10, 20, 30, 40]), ("b", vec![5, 6])], "second").await;
+        put("main", &[("a", &[1, 2, 3, 4])], "first").await;
+        let second = put("main", &[("a", &[10, 20, 30, 40]), ("b", &[5, 6])], "second").await;
         repo.create_tag("v1", &second).await.unwrap();
         repo.create_branch("dev", &second).await.unwrap();
-        commit("main", vec![("a", vec![-1, -2, -3, -4]), ("c", vec![7, 8, 9, 10])], "third").await;
-        commit("dev", vec![("b", vec![50, 60])], "dev").await;
+        put("main", &[("a", &[-1, -2, -3, -4]), ("c", &[7, 8, 9, 10])], "third").await;
+        put("dev", &[("b", &[50, 60])], "dev").await;
     });
-    let arrays = |list: &[(&str, &[i32])]| -> BTreeMap<String, Vec<u8>> {
-        list.iter().map(|(n, v)| (n.to_string(), le(v))).collect()
+    let version = |name: &str, arrays: &[(&str, &[i32])]| Expected {
+        name: name.into(),
+        arrays: arrays.iter().map(|(n, v)| (n.to_string(), le(v))).collect(),
     };
     vec![
-        (
-            "branches/main".into(),
-            arrays(&[("a", &[-1, -2, -3, -4]), ("b", &[5, 6]), ("c", &[7, 8, 9, 10])]),
+        version(
+            "branches/main",
+            &[("a", &[-1, -2, -3, -4]), ("b", &[5, 6]), ("c", &[7, 8, 9, 10])],
         ),
-        ("tags/v1".into(), arrays(&[("a", &[10, 20, 30, 40]), ("b", &[5, 6])])),
-        (
-            "branches/dev".into(),
-            arrays(&[("a", &[10, 20, 30, 40]), ("b", &[50, 60])]),
-        ),
+        version("tags/v1", &[("a", &[10, 20, 30, 40]), ("b", &[5, 6])]),
+        version("branches/dev", &[("a", &[10, 20, 30, 40]), ("b", &[50, 60])]),
     ]
 }
 
@@ -549,12 +571,8 @@ fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
     let repo = dir.path().join("fresh");
     let want = write_with_the_crate(&repo);
     let m = Mount::at(&repo, &["--all-versions"]);
-    for (version, arrays) in &want {
-        let want = Expected {
-            name: version.clone(),
-            arrays: arrays.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        };
-        same_arrays(&m.mp.join(version), &want);
+    for v in &want {
+        same_arrays(&m.mp.join(&v.name), v);
     }
     assert!(m.log().contains("format=2"), "{}", m.log());
     // Four commits and the initial one.
@@ -568,30 +586,20 @@ fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
 #[test]
 fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
     use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocation, VirtualChunkRef};
-    use std::sync::Arc;
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir(&src).unwrap();
     let raw = src.join("raw.bin");
-    let values: Vec<u8> = [100i32, 200, 300, 400].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let values = le(&[100, 200, 300, 400]);
     std::fs::write(&raw, &values).unwrap();
     // The reference records the file's modification time in whole seconds
     // (HTTP's precision); a local file's is finer, so round it up.
     let mtime = std::fs::metadata(&raw).unwrap().modified().unwrap();
     let written = mtime.duration_since(UNIX_EPOCH).unwrap().as_secs_f64().ceil() as u32;
     let repo = dir.path().join("repo");
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let storage = icechunk::new_local_filesystem_storage(&repo).await.unwrap();
-        let created = icechunk::Repository::create(storage).execute().await.unwrap();
-        let session = created.writable_session("main").await.unwrap();
-        let store = icechunk::Store::from_session(Arc::new(tokio::sync::RwLock::new(session))).await;
-        let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
-        store.set("zarr.json", bytes::Bytes::from_static(group)).await.unwrap();
+    block_on(async {
+        let store = writable(&create(&repo).await, "main").await;
         store
             .set("v/zarr.json", int32_array(4).into_bytes().into())
             .await
@@ -608,9 +616,7 @@ fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
                 .await
                 .unwrap();
         }
-        let session = store.session();
-        let mut session = session.write().await;
-        session.commit("virtual into raw.bin").execute().await.unwrap();
+        commit(store, "virtual into raw.bin").await;
     });
     let allow = format!("virtual_chunks=file://{}/", src.display());
     let m = Mount::at(&repo, &["--store-option", &allow]);

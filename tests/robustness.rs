@@ -256,8 +256,7 @@ fn a_shard_replaced_under_the_core_never_mixes_old_index_and_new_bytes() {
         uid: 0,
         gid: 0,
         mtime: std::time::SystemTime::UNIX_EPOCH,
-        version_roots: Vec::new(),
-        version_times: Vec::new(),
+        versions: Vec::new(),
     };
     let fs = NzFs::new(Box::new(s), h, options).unwrap();
     let e = common::manifest()

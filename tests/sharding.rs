@@ -69,8 +69,7 @@ fn open(store: &str) -> (NzFs, Arc<Counters>) {
         uid: 0,
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
-        version_roots: Vec::new(),
-        version_times: Vec::new(),
+        versions: Vec::new(),
     };
     (NzFs::new(Box::new(store), h, options).unwrap(), counters)
 }

@@ -69,45 +69,51 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
     out
 }
 
+/// One version of a versioned store (an Icechunk snapshot), shown at
+/// `path` (`""`: the whole tree is that version).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VersionRoot {
+    pub path: String,
+    /// The comment its headers carry (snapshot, commit time, message).
+    pub note: String,
+    /// The mtime of its files (the commit time), when known.
+    pub time: Option<std::time::SystemTime>,
+}
+
+impl VersionRoot {
+    /// Whether the node at `path` belongs to this version (is at or below
+    /// its root).
+    pub fn holds(&self, path: &str) -> bool {
+        let root = self.path.as_str();
+        root.is_empty() || path == root || path.strip_prefix(root).is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// The version the node at `path` belongs to.
+    pub fn of<'a>(roots: &'a [VersionRoot], path: &str) -> Option<&'a VersionRoot> {
+        roots.iter().find(|r| r.holds(path))
+    }
+}
+
 /// The name node `id` goes by in its header and `.nc` file: the dataset's
-/// for the root and for the root of a version in `versions` (`(version root
-/// path, note)`, so that two versions' files compare line by line), else
-/// the node's own.
-pub fn title<'a>(h: &'a Hierarchy, id: usize, dataset: &'a str, versions: &[(String, String)]) -> &'a str {
+/// for the root and for the root of its `version` (so that two versions'
+/// files compare line by line), else the node's own.
+pub fn title<'a>(h: &'a Hierarchy, id: usize, dataset: &'a str, version: Option<&VersionRoot>) -> &'a str {
     let node = &h.nodes[id];
-    if id == 0 || versions.iter().any(|(p, _)| *p == node.path) {
+    if id == 0 || version.is_some_and(|v| v.path == node.path) {
         dataset
     } else {
         &node.name
     }
 }
 
-/// The notes of `versions` (`(version root path, note)`) that apply to the
-/// node at `path`: its own version's, at or above it.
-pub fn notes_for<'a>(path: &'a str, versions: &'a [(String, String)]) -> impl Iterator<Item = &'a str> + 'a {
-    under(path, versions).map(String::as_str)
-}
-
-/// The values of the `(root, value)` pairs whose root is `path` or above
-/// it (`""` is above every path).
-pub fn under<'a, T>(path: &'a str, roots: &'a [(String, T)]) -> impl Iterator<Item = &'a T> + 'a {
-    roots
-        .iter()
-        .filter(move |(p, _)| {
-            p.is_empty() || path == p || path.strip_prefix(p.as_str()).is_some_and(|r| r.starts_with('/'))
-        })
-        .map(|(_, value)| value)
-}
-
-/// `text` with a `// note` line per note after its `netcdf NAME {` line
-/// (ncgen and ncdump read `//` comments as such).
-pub fn with_notes<'a>(text: String, notes: impl Iterator<Item = &'a str>) -> String {
-    let lines: String = notes.map(|n| format!("// {}\n", n.replace('\n', " "))).collect();
-    if lines.is_empty() {
+/// `text` with its `version`'s note as a `// note` line after its
+/// `netcdf NAME {` line (ncgen and ncdump read `//` comments as such).
+pub fn with_note(text: String, version: Option<&VersionRoot>) -> String {
+    let Some(v) = version else {
         return text;
-    }
+    };
     match text.split_once('\n') {
-        Some((first, rest)) => format!("{first}\n{lines}{rest}"),
+        Some((first, rest)) => format!("{first}\n// {}\n{rest}", v.note.replace('\n', " ")),
         None => text,
     }
 }

@@ -54,6 +54,7 @@ use crate::array::{Array, ArrayCache, Dataset};
 pub use crate::array::{CacheKey, MissingChunks, ReadData};
 use crate::cache::Chunk;
 use crate::cdl;
+pub use crate::cdl::VersionRoot;
 use crate::store::{Access, ReadableStore};
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 
@@ -82,17 +83,12 @@ pub struct FsOptions {
     pub uid: u32,
     pub gid: u32,
     pub mtime: SystemTime,
-    /// `(path, note)` of each version of a versioned store (Icechunk; `""`
-    /// is the root): that node is named like the dataset (its `.nc` file,
-    /// its header's `netcdf NAME` line), so that two versions' files
-    /// compare line by line, and its `header.cdl` and those of the nodes
-    /// below it carry `// note` (the snapshot, commit time and message).
-    pub version_roots: Vec<(String, String)>,
-    /// `(path, time)`: the nodes at and below `path` (and their files)
-    /// show `time` as their mtime instead of [`FsOptions::mtime`] (an
-    /// Icechunk version's commit time, so `ls -t snapshots/` lists the
-    /// newest first).
-    pub version_times: Vec<(String, SystemTime)>,
+    /// The versions of a versioned store (Icechunk). A version's root is
+    /// named like the dataset (its `.nc` file, its header's `netcdf NAME`
+    /// line), so that two versions' files compare line by line; the
+    /// headers at and below it carry its note, and their files its time as
+    /// mtime (so `ls -t snapshots/` lists the newest first).
+    pub versions: Vec<VersionRoot>,
 }
 
 /// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
@@ -123,6 +119,14 @@ pub enum Inode {
 }
 
 impl Inode {
+    /// The node the inode shows, or one of whose files it is.
+    pub fn node(self) -> usize {
+        match self {
+            Inode::Node(n) | Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => n,
+            Inode::Chunk { node, .. } => node,
+        }
+    }
+
     pub fn to_ino(self) -> u64 {
         match self {
             Inode::Node(n) => n as u64 + 1,
@@ -211,8 +215,8 @@ struct NodeInfo {
     meta_access: OnceLock<Result<Option<Access>, ()>>,
     /// The text views of a string-valued array.
     text: Option<text::TextView>,
-    /// Its mtime, when not the mount's ([`FsOptions::version_times`]).
-    mtime: Option<SystemTime>,
+    /// The version it belongs to: an index into [`FsOptions::versions`].
+    version: Option<usize>,
 }
 
 /// The read-only filesystem over one store.
@@ -285,7 +289,7 @@ impl NzFs {
                 run: prefetch::Run::default(),
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
-                mtime: cdl::under(&n.path, &options.version_times).next().copied(),
+                version: options.versions.iter().position(|v| v.holds(&n.path)),
             })
             .collect();
         // Generated names win; a node that collides is listed with `.node`
@@ -294,7 +298,8 @@ impl NzFs {
             if !matches!(node.kind, NodeKind::Group { .. }) {
                 continue;
             }
-            let base = cdl::title(hierarchy, id, &options.dataset_name, &options.version_roots);
+            let version = info[id].version.map(|v| &options.versions[v]);
+            let base = cdl::title(hierarchy, id, &options.dataset_name, version);
             let nc = format!("{}.nc", crate::netcdf::nc_name(base).replace('/', "_"));
             info[id].nc_name = Some(nc.clone());
             for &c in &node.children {
@@ -467,11 +472,10 @@ impl NzFs {
             Inode::NetCdf(_) => NC_BLKSIZE,
             _ => FILE_BLKSIZE,
         };
-        let node = match inode {
-            Inode::Node(n) | Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => n,
-            Inode::Chunk { node, .. } => node,
-        };
-        let mtime = self.info.get(node).and_then(|i| i.mtime).unwrap_or(self.options.mtime);
+        let mtime = self
+            .version(inode.node())
+            .and_then(|v| v.time)
+            .unwrap_or(self.options.mtime);
         Ok(Attr {
             ino,
             kind,
@@ -588,20 +592,24 @@ impl NzFs {
         Ok(ReadData::owned(out))
     }
 
+    /// The version node `n` belongs to, in a versioned store.
+    fn version(&self, n: usize) -> Option<&VersionRoot> {
+        self.info.get(n)?.version.map(|v| &self.options.versions[v])
+    }
+
     /// The rendered `header.cdl` of node `n`.
     fn header(&self, n: usize) -> Result<Chunk, FsError> {
         self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         Ok(self.info[n]
             .header
             .get_or_init(|| {
-                let (h, versions) = (self.hierarchy(), &self.options.version_roots);
-                let title = cdl::title(h, n, &self.options.dataset_name, versions);
+                let (h, version) = (self.hierarchy(), self.version(n));
+                let title = cdl::title(h, n, &self.options.dataset_name, version);
                 let text = match self.unknown_type(n) {
                     Some(reason) => cdl::render_unreadable(title, reason),
                     None => cdl::render(h, n, title),
                 };
-                let path = &h.nodes[n].path;
-                Arc::new(cdl::with_notes(text, cdl::notes_for(path, versions)).into_bytes())
+                Arc::new(cdl::with_note(text, version).into_bytes())
             })
             .clone())
     }

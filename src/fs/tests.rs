@@ -25,8 +25,7 @@ fn ownerless() -> NzFs {
         uid: 4242,
         gid: 4343,
         mtime: SystemTime::UNIX_EPOCH,
-        version_roots: Vec::new(),
-        version_times: Vec::new(),
+        versions: Vec::new(),
     };
     NzFs::new(Box::new(m), h, options).unwrap()
 }

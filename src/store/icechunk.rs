@@ -43,19 +43,22 @@ pub use super::Version;
 pub struct Snapshot {
     pub id: String,
     pub message: String,
-    /// RFC 3339, UTC.
-    pub time: String,
-    /// The same instant: the mtime of the version's files.
-    pub at: std::time::SystemTime,
+    /// When it was committed (`None`: its object cannot be read).
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Snapshot {
     /// The comment lines a version's `header.cdl` carries.
     pub fn note(&self) -> String {
-        format!(
-            "icechunk snapshot {}, committed {}: {}",
-            self.id, self.time, self.message
-        )
+        match self.at {
+            Some(at) => format!(
+                "icechunk snapshot {}, committed {}: {}",
+                self.id,
+                at.format("%Y-%m-%dT%H:%M:%S%.3fZ"),
+                self.message
+            ),
+            None => format!("icechunk snapshot {}: {}", self.id, self.message),
+        }
     }
 }
 
@@ -128,20 +131,21 @@ impl Repo {
         let deadline = opts.request_timeout.saturating_mul(3);
         let bad = |e: String| io::Error::other(format!("{display}: {e}"));
         let repo = runtime.block_on(async {
-            let storage = config::storage_for(source, opts).await.map_err(bad)?;
+            let options = config::Options::new(opts).map_err(bad)?;
+            let storage = config::storage_for(source, &options).await.map_err(bad)?;
             let open = Repository::open(storage).execute();
             let repo = match tokio::time::timeout(deadline, open).await {
                 Err(_) => return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{display}: no answer"))),
                 Ok(r) => r.map_err(|e| bad(explain(line(e))))?,
             };
-            let unread = config::unread_containers(repo.config(), opts);
+            let unread = config::unread_containers(repo.config(), &options);
             if !unread.is_empty() {
                 let (repository, prefixes) = (&display, unread.join(", "));
                 tracing::info!(
                     "{repository} declares virtual chunks in {prefixes}: they give EIO unless allowed with --store-option virtual_chunks=PREFIX"
                 );
             }
-            match config::virtual_access(repo.config(), opts).map_err(bad)? {
+            match config::virtual_access(repo.config(), &options).map_err(bad)? {
                 None => Ok(repo),
                 Some(access) => repo
                     .reopen(Some(access.config), Some(access.credentials))
@@ -270,8 +274,7 @@ impl Repo {
                     Some(Ok(i)) => out.push(Snapshot {
                         id: i.id.to_string(),
                         message: i.message,
-                        time: i.flushed_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-                        at: i.flushed_at.into(),
+                        at: Some(i.flushed_at),
                     }),
                     Some(Err(e)) => return Ok((out, Some(failed(e)))),
                 }

@@ -21,28 +21,18 @@ import xarray as xr
 import zarr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from checks import Checks  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 NZFS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "nzfs")
 STORE = os.path.join(ROOT, "tests", "data", "sample.zarr")
-passed = 0
-
-
-def check(cond, what, detail=""):
-    global passed
-    if not cond:
-        print(f"FAILED: {what} {detail}")
-        print(f"legacy: {passed} passed, 1 failed")
-        sys.exit(1)
-    print(f"ok: {what}")
-    passed += 1
+CHECKS = Checks("legacy")
+check = CHECKS.check
 
 
 def run(*cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if p.returncode != 0:
-        print(f"FAILED: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-        sys.exit(1)
-    return p.stdout
+    return CHECKS.run(*cmd, **kw).stdout
 
 
 def bits(x):
@@ -143,7 +133,7 @@ def main():
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)
         shutil.rmtree(build)
-    print(f"legacy: {passed} passed, 0 failed")
+    CHECKS.done()
 
 
 main()

@@ -14,7 +14,6 @@ Needs root, dpkg, man-db and the fixture venv. Prints one line per check and
 'package: N passed, 0 failed'; exits 1 on the first failure."""
 
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -22,27 +21,13 @@ import numpy as np
 import zarr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from checks import Checks  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 STORE = os.path.join(ROOT, "tests", "data", "sample.zarr")
-passed = 0
-
-
-def check(cond, what, detail=""):
-    global passed
-    if not cond:
-        print(f"FAILED: {what} {detail}")
-        print(f"package: {passed} passed, 1 failed")
-        sys.exit(1)
-    print(f"ok: {what}")
-    passed += 1
-
-
-def run(*cmd, ok=True, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if ok and p.returncode != 0:
-        print(f"FAILED: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
-        sys.exit(1)
-    return p
+CHECKS = Checks("package")
+check, run = CHECKS.check, CHECKS.run
 
 
 def daemon_exe(mp):
@@ -112,7 +97,7 @@ def main():
     check(run("dpkg", "-s", "nzfs", ok=False).returncode != 0, "dpkg -r removed the package")
     check(not os.path.exists("/usr/bin/nzfs"), "and its binary")
     from_a_clone()
-    print(f"package: {passed} passed, 0 failed")
+    CHECKS.done()
 
 
 def readme_block(after):

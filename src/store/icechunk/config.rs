@@ -40,8 +40,9 @@ const KNOWN: &[&str] = &[
 /// `virtual_chunks=PREFIX`: read virtual chunks under PREFIX.
 const VIRTUAL: &str = "virtual_chunks";
 
-/// The options by key, the user's winning over the environment's.
-struct Options<'a> {
+/// The options by key, the user's winning over the environment's;
+/// checked once, when made.
+pub(super) struct Options<'a> {
     map: HashMap<String, String>,
     opts: &'a RemoteOptions,
 }
@@ -55,7 +56,7 @@ fn cloud_key(key: &str) -> bool {
 }
 
 impl<'a> Options<'a> {
-    fn new(opts: &'a RemoteOptions) -> Result<Options<'a>, String> {
+    pub(super) fn new(opts: &'a RemoteOptions) -> Result<Options<'a>, String> {
         if let Some((key, _)) = opts
             .options
             .iter()
@@ -127,8 +128,8 @@ impl<'a> Options<'a> {
 
 /// The storage of the repository at `url` (`icechunk+s3://bucket/prefix`,
 /// `icechunk+file:///path` or a plain local path).
-pub(super) async fn storage_for(url: &str, opts: &RemoteOptions) -> Result<Arc<dyn Storage + Send + Sync>, String> {
-    let o = Options::new(opts)?;
+pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn Storage + Send + Sync>, String> {
+    let opts = o.opts;
     let rest = url.strip_prefix("icechunk+").unwrap_or(url);
     if let Some(path) = rest.strip_prefix("file://").or((!rest.contains("://")).then_some(rest)) {
         return icechunk::new_local_filesystem_storage(Path::new(path))
@@ -189,11 +190,7 @@ pub(super) struct VirtualAccess {
 /// declared with it (the repository's declaration may name another);
 /// otherwise the repository's declaration is used, or plain AWS S3 in the
 /// given region. A `file://` prefix needs no credentials.
-pub(super) fn virtual_access(
-    declared: &RepositoryConfig,
-    opts: &RemoteOptions,
-) -> Result<Option<VirtualAccess>, String> {
-    let o = Options::new(opts)?;
+pub(super) fn virtual_access(declared: &RepositoryConfig, o: &Options<'_>) -> Result<Option<VirtualAccess>, String> {
     let prefixes = o.virtual_prefixes();
     if prefixes.is_empty() {
         return Ok(None);
@@ -225,8 +222,8 @@ pub(super) fn virtual_access(
 
 /// The repository's declared containers the options do not let nzfs read,
 /// for a log line that says how to.
-pub(super) fn unread_containers(declared: &RepositoryConfig, opts: &RemoteOptions) -> Vec<String> {
-    let allowed = Options::new(opts).map(|o| o.virtual_prefixes()).unwrap_or_default();
+pub(super) fn unread_containers(declared: &RepositoryConfig, o: &Options<'_>) -> Vec<String> {
+    let allowed = o.virtual_prefixes();
     let mut out: Vec<String> = declared
         .virtual_chunk_containers()
         .map(|c| c.url_prefix().to_string())
@@ -260,6 +257,11 @@ mod tests {
         assert!(Options::new(&env).is_ok());
     }
 
+    /// What `virtual_access` makes of these options against `declared`.
+    fn access_for(declared: &RepositoryConfig, pairs: &[(&str, &str)]) -> Result<Option<VirtualAccess>, String> {
+        virtual_access(declared, &Options::new(&options(pairs)).unwrap())
+    }
+
     #[test]
     fn virtual_prefixes_are_declared_only_where_needed() {
         let mut declared = RepositoryConfig::default();
@@ -268,14 +270,12 @@ mod tests {
             .set_virtual_chunk_container(VirtualChunkContainer::new("s3://b/".into(), aws.clone()).unwrap())
             .unwrap();
         // Named without an endpoint: the repository's declaration stays.
-        let access = virtual_access(&declared, &options(&[("virtual_chunks", "s3://b")]))
-            .unwrap()
-            .unwrap();
+        let access = access_for(&declared, &[("virtual_chunks", "s3://b")]).unwrap().unwrap();
         assert_eq!(access.config.get_virtual_chunk_container("s3://b/").unwrap().store, aws);
         assert!(access.credentials.contains_key("s3://b/"));
         // With an endpoint, ours replaces it.
-        let opts = options(&[("virtual_chunks", "s3://b/"), ("aws_endpoint", "http://127.0.0.1:9")]);
-        let access = virtual_access(&declared, &opts).unwrap().unwrap();
+        let with_endpoint = [("virtual_chunks", "s3://b/"), ("aws_endpoint", "http://127.0.0.1:9")];
+        let access = access_for(&declared, &with_endpoint).unwrap().unwrap();
         let ObjectStoreConfig::S3Compatible(s3) = &access.config.get_virtual_chunk_container("s3://b/").unwrap().store
         else {
             panic!()
@@ -283,12 +283,15 @@ mod tests {
         assert_eq!(s3.endpoint_url.as_deref(), Some("http://127.0.0.1:9"));
         assert!(s3.allow_http && s3.force_path_style);
         // An undeclared file:// prefix is declared; other schemes refused.
-        let access = virtual_access(&declared, &options(&[("virtual_chunks", "file:///data/")]))
+        let access = access_for(&declared, &[("virtual_chunks", "file:///data/")])
             .unwrap()
             .unwrap();
         assert!(access.config.get_virtual_chunk_container("file:///data/").is_some());
-        assert!(virtual_access(&declared, &options(&[("virtual_chunks", "gs://b/")])).is_err());
-        assert!(virtual_access(&declared, &options(&[])).unwrap().is_none());
-        assert_eq!(unread_containers(&declared, &options(&[])), ["s3://b/"]);
+        assert!(access_for(&declared, &[("virtual_chunks", "gs://b/")]).is_err());
+        assert!(access_for(&declared, &[]).unwrap().is_none());
+        assert_eq!(
+            unread_containers(&declared, &Options::new(&options(&[])).unwrap()),
+            ["s3://b/"]
+        );
     }
 }

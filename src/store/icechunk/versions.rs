@@ -65,8 +65,7 @@ impl AllVersions {
                 let snapshot = history.get(&id).cloned().unwrap_or(Snapshot {
                     id,
                     message: "(this snapshot cannot be read)".into(),
-                    time: String::new(),
-                    at: std::time::UNIX_EPOCH,
+                    at: None,
                 });
                 dirs.insert(("snapshots", snapshot.id.clone()), snapshot.clone());
                 dirs.insert((kind, name), snapshot);

@@ -1,0 +1,32 @@
+"""What the Python test runners (tests/legacy/run.py, tests/package/run.py)
+share: one printed line per check, and a stop at the first failure with the
+count so far ('NAME: N passed, 1 failed', exit 1)."""
+
+import subprocess
+import sys
+
+
+class Checks:
+    def __init__(self, name):
+        self.name = name
+        self.passed = 0
+
+    def check(self, cond, what, detail=""):
+        if not cond:
+            print(f"FAILED: {what} {detail}")
+            print(f"{self.name}: {self.passed} passed, 1 failed")
+            sys.exit(1)
+        print(f"ok: {what}")
+        self.passed += 1
+
+    def run(self, *cmd, ok=True, **kw):
+        """Run `cmd`, capturing its output; with `ok`, a non-zero exit is a
+        failure (printed with the output)."""
+        p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+        if ok and p.returncode != 0:
+            print(f"FAILED: {' '.join(cmd)} exited {p.returncode}\n{p.stdout}\n{p.stderr}")
+            sys.exit(1)
+        return p
+
+    def done(self):
+        print(f"{self.name}: {self.passed} passed, 0 failed")

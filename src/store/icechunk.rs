@@ -401,6 +401,10 @@ impl VersionStore {
         {
             return Err(super::too_large(len, super::MAX_RANGE));
         }
+        // The length first, for parts too: the crate slices an inline value
+        // or a metadata document without checking the range (a range past
+        // its end would panic there), and a whole value above `max_len` is
+        // refused before it is fetched.
         let Some(size) = self.ask_async(k, self.store.getsize(k)).await? else {
             return Ok(None);
         };

@@ -160,6 +160,19 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
             "off".to_string()
         }
     );
+    let by_kernel = doc
+        .get("opens")
+        .and_then(|p| p.get("by_kernel"))
+        .is_some_and(|v| *v == Value::Bool(true));
+    out += &format!(
+        "  opens        {} open requests{}\n",
+        u(&["opens", "requests"]),
+        if by_kernel {
+            " (then the kernel opens files itself)"
+        } else {
+            ""
+        }
+    );
     let kinds: Vec<String> = doc
         .get("errors")
         .and_then(|e| e.get("by_kind"))
@@ -231,7 +244,8 @@ mod tests {
             "prefetch":{"workers":16,"queued":5,"done":4},
             "errors":{"total":3,"by_kind":{"decode":2,"store":1},
               "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
-            "passthrough":{"on":false,"backings":0,"backing_bytes":0}}"#,
+            "passthrough":{"on":false,"backings":0,"backing_bytes":0},
+            "opens":{"by_kernel":true,"requests":1}}"#,
         )
         .unwrap();
         let text = render_status("/mnt/nz", &doc, SystemTime::UNIX_EPOCH + Duration::from_secs(1090));
@@ -244,6 +258,7 @@ mod tests {
             "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
             "5 queued, 4 done (16 workers)",
             "passthrough  off",
+            "opens        1 open requests (then the kernel opens files itself)",
             "errors       3 (decode 2, store 1)",
             "1m 30s ago  decode: store key t2m/c/0: bad crc",
         ] {

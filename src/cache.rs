@@ -94,6 +94,12 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         st.lru.contains(key) || st.inflight.contains_key(key)
     }
 
+    /// The cached chunk for `key`, if any, without counting a lookup or
+    /// refreshing its place in the LRU.
+    pub fn peek(&self, key: &K) -> Option<Chunk> {
+        lock(&self.state).lru.peek(key).cloned()
+    }
+
     /// Forget `key` (a later request decodes it again).
     pub fn invalidate(&self, key: &K) {
         let mut st = lock(&self.state);

@@ -12,11 +12,20 @@
 //! [`crate::fs::backing`]), and the kernel serves its reads without asking
 //! the daemon. Every open of one inode shares its backing (a kernel rule);
 //! a backing stays registered while any handle is open.
+//!
+//! Without passthrough no file open needs the daemon (an open holds no
+//! state, and the mount is read-only, so the kernel refuses writes before
+//! asking): the first `open` answers `ENOSYS`, which a kernel offering
+//! `FUSE_NO_OPEN_SUPPORT` takes as "succeed without asking, keep the page
+//! cache" for that and every later open of a file, and it sends no
+//! `release` either. A fresh `open`/`pread`/`close` is then one round trip
+//! instead of three. Directories are still opened by the daemon, so a
+//! broken group fails at `opendir` as before.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
@@ -52,6 +61,11 @@ pub struct FuseAdapter {
     /// Passthrough is in use (set at INIT; cleared if the kernel refuses).
     passthrough: AtomicBool,
     backings: BackingPool<BackingId>,
+    /// Opens are answered by the kernel alone (set at INIT, see the module
+    /// doc).
+    no_open: AtomicBool,
+    /// File `open` requests that reached the daemon (for `nzfs status`).
+    open_requests: AtomicU64,
 }
 
 /// Why an open could not be answered with a backing file.
@@ -71,6 +85,8 @@ impl FuseAdapter {
             mode,
             passthrough: AtomicBool::new(false),
             backings: BackingPool::new(budget),
+            no_open: AtomicBool::new(false),
+            open_requests: AtomicU64::new(0),
         }
     }
 
@@ -104,7 +120,16 @@ impl FuseAdapter {
             ("backings".into(), Value::UInt(entries as u64)),
             ("backing_bytes".into(), Value::UInt(bytes)),
         ]);
-        self.fs.status(vec![("passthrough", passthrough)]).to_string()
+        let opens = Value::Object(vec![
+            ("by_kernel".into(), Value::Bool(self.no_open.load(Ordering::Relaxed))),
+            (
+                "requests".into(),
+                Value::UInt(self.open_requests.load(Ordering::Relaxed)),
+            ),
+        ]);
+        self.fs
+            .status(vec![("passthrough", passthrough), ("opens", opens)])
+            .to_string()
     }
 
     fn attr(&self, a: Attr) -> FileAttr {
@@ -185,7 +210,13 @@ impl fuser::Filesystem for FuseAdapter {
             Some(reason) if self.mode == Passthrough::Always => {
                 return Err(std::io::Error::other(format!("--passthrough always: {reason}")));
             }
-            Some(reason) => tracing::info!(reason, "passthrough off: every read goes through the daemon"),
+            Some(reason) => {
+                tracing::info!(reason, "passthrough off: every read goes through the daemon");
+                if config.capabilities().contains(InitFlags::FUSE_NO_OPEN_SUPPORT) {
+                    self.no_open.store(true, Ordering::Relaxed);
+                    tracing::info!("opens are answered by the kernel (no open requests)");
+                }
+            }
         }
         tracing::info!(nodes = self.fs.hierarchy().nodes.len(), "mounted");
         Ok(())
@@ -206,9 +237,15 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if let Err(e) = self.fs.open(ino.0, write) {
             return reply.error(self.errno("open", ino.0, &e));
+        }
+        if self.no_open.load(Ordering::Relaxed) {
+            // Not an error: the kernel opens this and every later file
+            // itself (module doc).
+            return reply.error(Errno::ENOSYS);
         }
         // A backing made before a runtime fallback still serves its inode:
         // the kernel requires one backing for every open of it.

@@ -148,3 +148,56 @@ fn a_broken_index_fails_that_shard_only() {
         assert_eq!(fs.read(good, 0, 4096).unwrap().bytes(), want);
     }
 }
+
+/// With the prefetch workers running, a read that needs several inner
+/// chunks hands half of them to a worker (`NzFs::share_decodes`): the bytes
+/// still equal zarr-python's, and each inner chunk is decoded exactly once
+/// by whichever thread got to it first.
+#[test]
+fn a_shard_read_shares_its_decoding_and_decodes_each_inner_chunk_once() {
+    let (fs, _) = open("sharding.zarr");
+    let fs = Arc::new(fs);
+    fs.start_prefetcher();
+    let dir = fs.lookup(1, OsStr::new("rows")).unwrap().ino;
+    let file = fs.lookup(dir, OsStr::new("0.0.bin")).unwrap();
+    let e = common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sharding.zarr" && e.path == "rows")
+        .unwrap();
+    for round in 0..2 {
+        let mut off = 0;
+        let mut whole = Vec::new();
+        while off < file.size {
+            let part = fs.read(file.ino, off, 128 * 1024 + 7).unwrap();
+            whole.extend_from_slice(part.bytes());
+            off += part.bytes().len() as u64;
+        }
+        assert!(whole == e.bytes, "round {round}: the bytes differ from zarr-python's");
+    }
+    // One index and 16 inner chunks, however the work was shared.
+    assert_eq!(fs.cache().stats.decodes.load(Ordering::Relaxed), 1 + 16);
+    let status = fs.status(Vec::new());
+    let queued = status.get("prefetch").unwrap().get("queued").unwrap().as_u64().unwrap();
+    assert!(queued >= 1, "no decoding was shared: {status}");
+
+    // Every small sharded array, read a quarter of a shard at a time, last
+    // first (a quarter of a 4x6 shard is a row, which crosses two 2x3 inner
+    // chunks), equals zarr-python's.
+    for e in common::manifest()
+        .into_iter()
+        .filter(|e| e.store == "sharding.zarr" && e.path != "rows")
+    {
+        let dir = fs.lookup(1, OsStr::new(&e.path)).unwrap().ino;
+        for k in 0..e.chunk_count() {
+            let file = fs.lookup(dir, OsStr::new(&e.chunk_name(k))).unwrap();
+            let row = (file.size / 4).max(1);
+            let mut bytes = vec![0u8; file.size as usize];
+            for r in (0..file.size.div_ceil(row)).rev() {
+                let part = fs.read(file.ino, r * row, row as u32).unwrap();
+                bytes[(r * row) as usize..][..part.bytes().len()].copy_from_slice(part.bytes());
+            }
+            e.check_chunk(k, &bytes)
+                .unwrap_or_else(|m| panic!("{} chunk {k}: {m}", e.path));
+        }
+    }
+}

@@ -273,6 +273,46 @@ fn status_shows_the_cache_filling_and_errors_with_their_keys() {
     assert!(!out.status.success() && err.contains("is not a mount point"), "{err}");
 }
 
+/// Without passthrough the kernel opens files itself after the first open
+/// (FUSE_NO_OPEN_SUPPORT): one open request, however many opens; every read
+/// still equals numpy's, and huge pages back the daemon's heap. With
+/// passthrough every open asks the daemon (it answers with a backing file).
+#[test]
+fn opens_reach_the_daemon_once_without_passthrough() {
+    let _s = serial();
+    let expected = sample_t2m();
+    for (mode, many) in [("never", false), ("always", true)] {
+        let m = Mount::new("sample.zarr", &["--passthrough", mode]);
+        for round in 0..10 {
+            for i in 0..expected.chunk_count() {
+                let bytes = std::fs::read(m.mp.join("t2m").join(expected.chunk_name(i))).unwrap();
+                expected
+                    .check_chunk(i, &bytes)
+                    .unwrap_or_else(|e| panic!("{mode} round {round}: {e}"));
+            }
+            assert!(std::fs::read_dir(m.mp.join("t2m")).unwrap().count() > 1);
+        }
+        let doc = status(&m.mp);
+        let requests = at(&doc, &["opens", "requests"]);
+        let by_kernel = doc.get("opens").unwrap().get("by_kernel").unwrap().clone();
+        if many {
+            assert!(requests >= 10 * expected.chunk_count(), "{mode}: {doc}");
+            assert_eq!(by_kernel, Value::Bool(false), "{mode}: {doc}");
+        } else {
+            assert_eq!(requests, 1, "{mode}: {doc}");
+            assert_eq!(by_kernel, Value::Bool(true), "{mode}: {doc}");
+            assert!(m.log().contains("opens are answered by the kernel"), "{}", m.log());
+        }
+        let environ = std::fs::read(format!("/proc/{}/environ", m.daemon_pid())).unwrap();
+        assert!(
+            environ
+                .split(|&b| b == 0)
+                .any(|v| v.starts_with(b"GLIBC_TUNABLES=") && v.ends_with(b"glibc.malloc.hugetlb=1")),
+            "{mode}: the daemon runs without the huge-page tunable"
+        );
+    }
+}
+
 #[test]
 fn readme_install_steps_give_man_pages_and_completions() {
     let _s = serial();

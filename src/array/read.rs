@@ -373,6 +373,54 @@ impl Array {
         out
     }
 
+    /// The inner chunks of shard `index` that a read of bytes
+    /// `[offset, offset + size)` of it would decode: touched, stored, and
+    /// neither cached nor being decoded. Empty when the array's shards are
+    /// read whole, or when the shard's index is not cached (finding out would
+    /// read the store). The FUSE layer hands some of them to another thread
+    /// ([`Array::decode_inner_chunk`]) so that one read decodes on two cores.
+    pub fn inner_chunks_to_decode(&self, index: u64, offset: u64, size: u32) -> Vec<u64> {
+        let Some(sharding) = self.partial_sharding() else {
+            return Vec::new();
+        };
+        let cache = &self.shared.cache;
+        let Some(shard_index) = cache.peek(&CacheKey::index(self.id, index)) else {
+            return Vec::new();
+        };
+        let Some((stamp, table)) = split_index(&shard_index) else {
+            return Vec::new();
+        };
+        let total = self.metadata().chunk_bytes();
+        let start = offset.min(total);
+        let end = start.saturating_add(u64::from(size)).min(total);
+        sharding
+            .inner_chunks_in(start, end)
+            .into_iter()
+            .filter(|&i| {
+                matches!(sharding.locate(table, i, Some(stamp.len)), Ok(InnerLocation::At { .. }))
+                    && !cache.is_present(&inner_key(self.id, index, i, stamp.version))
+            })
+            .collect()
+    }
+
+    /// Decode inner chunk `inner` of shard `index` into the cache, unless it
+    /// is there or being decoded already. Errors are left for the reader to
+    /// meet (and report) when it asks for the chunk itself.
+    pub fn decode_inner_chunk(&self, index: u64, inner: u64) {
+        let Some(sharding) = self.partial_sharding() else {
+            return;
+        };
+        let Some(shard_index) = self.shared.cache.peek(&CacheKey::index(self.id, index)) else {
+            return;
+        };
+        let version = split_index(&shard_index).map_or(0, |(stamp, _)| stamp.version);
+        if !self.shared.cache.is_present(&inner_key(self.id, index, inner, version))
+            && let Ok(key) = self.chunk_key(index)
+        {
+            let _ = self.inner_chunk(index, inner, sharding, &key, &shard_index, None);
+        }
+    }
+
     /// Inner chunk `inner` of shard `index`, through the index cache.
     fn shard_unit(&self, sharding: &ShardingCodec, index: u64, inner: u64) -> Result<Chunk, ArrayError> {
         let key = self.chunk_key(index)?;

@@ -18,6 +18,13 @@
 //! and a chunk is queued at most once per run, so prefetching never
 //! duplicates a request. Arrays whose shards are read partially are not
 //! prefetched: one read there already fetches its inner chunks together.
+//!
+//! The same workers share a shard read's decoding ([`NzFs::share_decodes`]):
+//! when one read needs several inner chunks decoded (a 4 KiB row of a shard
+//! of 128x128 inner chunks crosses 8), a worker takes the second half, last
+//! first, while the reader decodes from the first; they meet in the middle,
+//! and the cache's decode-once rule keeps either from decoding what the
+//! other has.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
@@ -36,8 +43,16 @@ const SLACK: u64 = 1 << 20;
 /// Chunks waiting for a worker, at most.
 const QUEUE: usize = 4 * MAX_WINDOW as usize;
 
+/// What a worker is asked to decode.
+enum Job {
+    /// Chunk `.1` of array node `.0`.
+    Chunk(usize, u64),
+    /// These inner chunks of one shard, in this order.
+    Inner { node: usize, shard: u64, inner: Vec<u64> },
+}
+
 pub(super) struct Prefetcher {
-    requests: SyncSender<(usize, u64)>,
+    requests: SyncSender<Job>,
     pub(super) workers: usize,
     pub(super) counters: Arc<PrefetchCounters>,
 }
@@ -78,7 +93,7 @@ impl NzFs {
     /// the filesystem is dropped.
     pub fn start_prefetcher(self: &Arc<Self>) {
         let workers = self.store().concurrency().clamp(1, 64);
-        let (tx, rx) = sync_channel::<(usize, u64)>(QUEUE);
+        let (tx, rx) = sync_channel::<Job>(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
         let counters = Arc::new(PrefetchCounters::default());
         let mut started = 0;
@@ -90,11 +105,22 @@ impl NzFs {
                 .spawn(move || {
                     loop {
                         let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                        let Ok((node, index)) = next else { return };
+                        let Ok(job) = next else { return };
                         let Some(fs) = weak.upgrade() else { return };
-                        if fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index)) {
-                            // Errors surface when (if) a reader asks for the chunk.
-                            let _ = fs.chunk(node, index);
+                        match job {
+                            Job::Chunk(node, index) => {
+                                if fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index)) {
+                                    // Errors surface when (if) a reader asks for the chunk.
+                                    let _ = fs.chunk(node, index);
+                                }
+                            }
+                            Job::Inner { node, shard, inner } => {
+                                if let Ok((array, _)) = fs.array(node) {
+                                    for i in inner {
+                                        array.decode_inner_chunk(shard, i);
+                                    }
+                                }
+                            }
                         }
                         counters.done.fetch_add(1, Ordering::Relaxed);
                     }
@@ -158,6 +184,28 @@ impl NzFs {
         );
     }
 
+    /// Before a read of bytes `[offset, offset + size)` of shard `index` of
+    /// `node`: when it will decode two or more inner chunks, queue the second
+    /// half (last first) for a worker (module doc). Skipped when the queue is
+    /// full: the reader then decodes them all itself, as it would anyway.
+    pub(super) fn share_decodes(&self, node: usize, array: &Array, index: u64, offset: u64, size: u32) {
+        let Some(p) = self.prefetch.get() else { return };
+        let mut mine = array.inner_chunks_to_decode(index, offset, size);
+        if mine.len() < 2 {
+            return;
+        }
+        let mut theirs = mine.split_off(mine.len().div_ceil(2));
+        theirs.reverse();
+        let job = Job::Inner {
+            node,
+            shard: index,
+            inner: theirs,
+        };
+        if p.requests.try_send(job).is_ok() {
+            p.counters.queued.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     fn reset_run(&self, node: usize) {
         let run = &self.info[node].run;
         run.window.store(0, Ordering::Relaxed);
@@ -198,7 +246,7 @@ impl NzFs {
                 continue;
             }
             if !array.is_cached(next) {
-                if p.requests.try_send((node, next)).is_err() {
+                if p.requests.try_send(Job::Chunk(node, next)).is_err() {
                     return; // the workers are busy enough; the run goes on later
                 }
                 p.counters.queued.fetch_add(1, Ordering::Relaxed);

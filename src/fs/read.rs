@@ -1,7 +1,8 @@
 //! Reading files of the mounted layout: each one is a call into the array
 //! layer ([`crate::array::Array`]); what stays here is what only a
-//! filesystem needs (sequential-reader detection for prefetch, and the
-//! non-blocking reply path of the FUSE adapter).
+//! filesystem needs (sequential-reader detection for prefetch, sharing a
+//! shard read's decoding with a worker, and the non-blocking reply path of
+//! the FUSE adapter).
 
 use super::{FsError, Inode, NzFs, ReadData};
 use crate::cache::Chunk;
@@ -24,10 +25,19 @@ impl NzFs {
         if index >= names.count() {
             return Err(FsError::NotFound);
         }
-        if offset == 0 && !array.reads_partially() {
+        self.note_chunk_read(node, array, index, offset, size);
+        Ok(array.read_chunk_bytes(index, offset, size)?)
+    }
+
+    /// Tell prefetch of a read of chunk file `index` of `node`: a start of a
+    /// whole chunk may continue a sequential run; a read of part of a shard
+    /// may share its decoding with a worker.
+    fn note_chunk_read(&self, node: usize, array: &crate::array::Array, index: u64, offset: u64, size: u32) {
+        if array.reads_partially() {
+            self.share_decodes(node, array, index, offset, size);
+        } else if offset == 0 {
             self.note_chunk_start(node, index);
         }
-        Ok(array.read_chunk_bytes(index, offset, size)?)
     }
 
     /// The whole decoded chunk `index` of array `node`, through the cache.
@@ -52,9 +62,7 @@ impl NzFs {
             Ok((array, names)) if index < names.count() => (array, names),
             _ => return then(self.read(ino, offset, size)),
         };
-        if offset == 0 && !array.reads_partially() {
-            self.note_chunk_start(node, index);
-        }
+        self.note_chunk_read(node, array, index, offset, size);
         array.read_chunk_bytes_then(index, offset, size, move |r| then(r.map_err(FsError::from)));
     }
 }

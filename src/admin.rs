@@ -101,13 +101,9 @@ fn duration(secs: f64) -> String {
 
 /// The human-readable form of a status document.
 pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
-    let u = |path: &[&str]| {
-        let mut v = doc;
-        for k in path {
-            v = v.get(k).unwrap_or(&Value::Null);
-        }
-        v.as_u64().unwrap_or(0)
-    };
+    let at = |path: &[&str]| path.iter().fold(doc, |v, k| v.get(k).unwrap_or(&Value::Null));
+    let u = |path: &[&str]| at(path).as_u64().unwrap_or(0);
+    let yes = |path: &[&str]| *at(path) == Value::Bool(true);
     let s = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
     let mut out = format!("nzfs mount {mp}\n");
     out += &format!("  store        {}\n", s("store"));
@@ -144,13 +140,9 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         u(&["prefetch", "done"]),
         u(&["prefetch", "workers"]),
     );
-    let on = doc
-        .get("passthrough")
-        .and_then(|p| p.get("on"))
-        .is_some_and(|v| *v == Value::Bool(true));
     out += &format!(
         "  passthrough  {}\n",
-        if on {
+        if yes(&["passthrough", "on"]) {
             format!(
                 "on, {} backing files, {}",
                 u(&["passthrough", "backings"]),
@@ -160,14 +152,10 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
             "off".to_string()
         }
     );
-    let by_kernel = doc
-        .get("opens")
-        .and_then(|p| p.get("by_kernel"))
-        .is_some_and(|v| *v == Value::Bool(true));
     out += &format!(
         "  opens        {} open requests{}\n",
         u(&["opens", "requests"]),
-        if by_kernel {
+        if yes(&["opens", "by_kernel"]) {
             " (then the kernel opens files itself)"
         } else {
             ""

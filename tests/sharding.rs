@@ -89,6 +89,26 @@ fn index_entries(shard: &[u8], n: usize) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// What zarr-python reads of `sharding.zarr/rows` (tests/data/expected).
+fn rows_expected() -> common::Expected {
+    common::manifest()
+        .into_iter()
+        .find(|e| e.store == "sharding.zarr" && e.path == "rows")
+        .unwrap()
+}
+
+/// File `ino` of `size` bytes, read start to end in pieces of 128 KiB + 7
+/// (so that pieces start inside inner chunks).
+fn read_in_pieces(fs: &NzFs, ino: u64, size: u64) -> Vec<u8> {
+    let mut whole = Vec::new();
+    while (whole.len() as u64) < size {
+        let part = fs.read(ino, whole.len() as u64, 128 * 1024 + 7).unwrap();
+        assert!(!part.bytes().is_empty(), "a read at {} returned nothing", whole.len());
+        whole.extend_from_slice(part.bytes());
+    }
+    whole
+}
+
 #[test]
 fn a_4kib_read_decodes_one_inner_chunk_and_reads_only_its_bytes_and_the_index() {
     let (fs, counters) = open("sharding.zarr");
@@ -101,10 +121,7 @@ fn a_4kib_read_decodes_one_inner_chunk_and_reads_only_its_bytes_and_the_index() 
 
     // Inner chunk 1 holds shard bytes 16 KiB .. 32 KiB (16 whole rows).
     let data = fs.read(file.ino, 16384 + 1024, 4096).unwrap();
-    let e = common::manifest()
-        .into_iter()
-        .find(|e| e.store == "sharding.zarr" && e.path == "rows")
-        .unwrap();
+    let e = rows_expected();
     assert_eq!(data.bytes(), &e.bytes[16384 + 1024..16384 + 1024 + 4096]);
     let decodes = fs.cache().stats.decodes.load(Ordering::Relaxed);
     assert_eq!(decodes, 2, "one index decode and one inner chunk decode");
@@ -117,14 +134,7 @@ fn a_4kib_read_decodes_one_inner_chunk_and_reads_only_its_bytes_and_the_index() 
     assert!(read < stored.len() as u64 / 8);
 
     // Reading the whole shard decodes each inner chunk once, the index never again.
-    let mut off = 0;
-    let mut whole = Vec::new();
-    while off < file.size {
-        let part = fs.read(file.ino, off, 128 * 1024 + 7).unwrap();
-        whole.extend_from_slice(part.bytes());
-        off += part.bytes().len() as u64;
-    }
-    assert_eq!(whole, e.bytes);
+    assert_eq!(read_in_pieces(&fs, file.ino, file.size), e.bytes);
     assert_eq!(fs.cache().stats.decodes.load(Ordering::Relaxed), 1 + 16);
     let total = counters.bytes.load(Ordering::Relaxed) - before;
     assert_eq!(total, (16 * 16 + 4) + entries.iter().map(|e| e.1).sum::<u64>());
@@ -160,18 +170,9 @@ fn a_shard_read_shares_its_decoding_and_decodes_each_inner_chunk_once() {
     fs.start_prefetcher();
     let dir = fs.lookup(1, OsStr::new("rows")).unwrap().ino;
     let file = fs.lookup(dir, OsStr::new("0.0.bin")).unwrap();
-    let e = common::manifest()
-        .into_iter()
-        .find(|e| e.store == "sharding.zarr" && e.path == "rows")
-        .unwrap();
+    let e = rows_expected();
     for round in 0..2 {
-        let mut off = 0;
-        let mut whole = Vec::new();
-        while off < file.size {
-            let part = fs.read(file.ino, off, 128 * 1024 + 7).unwrap();
-            whole.extend_from_slice(part.bytes());
-            off += part.bytes().len() as u64;
-        }
+        let whole = read_in_pieces(&fs, file.ino, file.size);
         assert!(whole == e.bytes, "round {round}: the bytes differ from zarr-python's");
     }
     // One index and 16 inner chunks, however the work was shared.

@@ -332,13 +332,13 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
 
 /// Serve the mount in this process until it is unmounted or signalled.
 pub fn serve(args: &MountArgs) -> Result<(), CliError> {
-    huge_page_heap();
+    crate::memory::huge_page_heap();
     let plan = mount_options(&args.options, &args.store)?;
     if !args.daemon_child {
         check_mountpoint(&args.mountpoint, plan.nonempty)?;
         check_dev_fuse()?;
     }
-    tune_allocator();
+    crate::memory::tune_allocator();
     let mut store_args = args.symlinks.clone();
     store_args.follow_symlinks |= plan.follow_symlinks;
     let opened = open_store(&args.store, &store_args)?;
@@ -488,61 +488,6 @@ const ABANDON_AFTER: Duration = Duration::from_secs(2);
 
 /// Set once a termination signal arrived.
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Keep decoded-chunk-sized blocks on the heap instead of mapping and
-/// unmapping each one: a chunk evicted from the cache is then reused for the
-/// next decode without page faults or TLB shootdowns. Measured: it halves
-/// the system time of a cold sequential read (scripts/bench.py).
-fn tune_allocator() {
-    // SAFETY: mallopt only changes glibc's allocation policy.
-    unsafe {
-        // Up to 16 MiB from the heap, where a freed decode buffer is reused
-        // by the next decode without fresh page faults. From 16 MiB on,
-        // mmap: fuser's per-thread request buffers (16 MiB + 4 KiB,
-        // zeroed) then cost no resident memory until used, where from the
-        // heap the zeroing made one resident (16 MiB of RSS at mount).
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 16 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
-        // One arena: a block freed by one thread is reused by the next
-        // decode on any thread, so what the heap keeps stays near the cache
-        // budget instead of one budget's worth per thread.
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-/// The glibc tunable that backs the heap with transparent huge pages.
-const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
-
-/// Run the daemon with its heap on transparent huge pages: start this
-/// program again in place (same pid, arguments and descriptors) with
-/// `glibc.malloc.hugetlb=1` added to `GLIBC_TUNABLES`, which glibc reads
-/// only at start. Decoded chunks are fresh memory that the cache keeps, and
-/// faulting them in 4 KiB pages cost about a sixth of the daemon's CPU on a
-/// cold read; in 2 MiB pages it is one fault per 512. Measured
-/// (scripts/bench.py figures, README): cold reads 1.06 -> 1.2 GB/s with two
-/// readers. Best effort: a tunable the user set is kept, an older glibc
-/// ignores it, and when the exec fails the daemon runs as it is.
-fn huge_page_heap() {
-    let current = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-    // SAFETY: getauxval only reads the auxiliary vector. A set-id program's
-    // tunables may be erased by glibc: never start again there (no loop).
-    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
-    if secure || current.contains("glibc.malloc.hugetlb") {
-        return;
-    }
-    let tunables = match current.as_str() {
-        "" => HUGE_PAGE_TUNABLE.to_string(),
-        other => format!("{other}:{HUGE_PAGE_TUNABLE}"),
-    };
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let e = Command::new(exe)
-        .args(std::env::args_os().skip(1))
-        .env("GLIBC_TUNABLES", tunables)
-        .exec();
-    tracing::debug!(error = %e, "running without huge pages: cannot start again with {HUGE_PAGE_TUNABLE}");
-}
 
 /// Ask the kernel for 1 MiB readahead on this mount (its backing device
 /// info defaults to 128 KiB): large sequential reads then arrive as 1 MiB

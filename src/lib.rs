@@ -27,6 +27,7 @@ pub mod codec;
 pub mod daemon;
 pub mod fs;
 pub mod fuse;
+pub mod memory;
 pub mod netcdf;
 pub mod nz;
 pub mod open;

@@ -275,12 +275,18 @@ fn unknown_versions_are_refused_with_exit_2() {
     }
 }
 
+/// A copy of the history fixture at `dir/name`, for a test to change.
+fn fixture_copy(dir: &Path, name: &str) -> PathBuf {
+    let repo = dir.join(name);
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    repo
+}
+
 #[test]
 fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     let (refs, _) = expected();
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("history");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let repo = fixture_copy(dir.path(), "history");
     // Every manifest garbled: metadata (in the snapshot) still reads, chunks
     // do not.
     for e in std::fs::read_dir(repo.join("manifests")).unwrap() {
@@ -296,8 +302,7 @@ fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
 
     // The dev branch's own snapshot garbled: its directories fail, every
     // other version still reads.
-    let fresh = dir.path().join("fresh");
-    common::copy_dir(&common::data_dir().join(REPO), &fresh);
+    let fresh = fixture_copy(dir.path(), "fresh");
     let all = Mount::at(&fresh, &["--all-versions"]);
     let dev_id = snapshot_named_in(&all.mp.join("branches/dev/header.cdl"));
     drop(all);
@@ -415,8 +420,7 @@ fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
 fn a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refused() {
     let (refs, snapshots) = expected();
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("history");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let repo = fixture_copy(dir.path(), "history");
     // The crate itself rewrites the repository in its newest format.
     block_on(async {
         let opened = open(&repo).await;

@@ -165,7 +165,7 @@ fn a_broken_index_fails_that_shard_only() {
 /// by whichever thread got to it first.
 #[test]
 fn a_shard_read_shares_its_decoding_and_decodes_each_inner_chunk_once() {
-    let (fs, _) = open("sharding.zarr");
+    let (fs, counters) = open("sharding.zarr");
     let fs = Arc::new(fs);
     fs.start_prefetcher();
     let dir = fs.lookup(1, OsStr::new("rows")).unwrap().ino;
@@ -175,8 +175,13 @@ fn a_shard_read_shares_its_decoding_and_decodes_each_inner_chunk_once() {
         let whole = read_in_pieces(&fs, file.ino, file.size);
         assert!(whole == e.bytes, "round {round}: the bytes differ from zarr-python's");
     }
-    // One index and 16 inner chunks, however the work was shared.
+    // One index and 16 inner chunks, however the work was shared; and each
+    // read from the store once (the worker decodes the bytes the reader
+    // fetched).
     assert_eq!(fs.cache().stats.decodes.load(Ordering::Relaxed), 1 + 16);
+    let stored = std::fs::read(common::data_dir().join("sharding.zarr/rows/c/0/0")).unwrap();
+    let inner_bytes: u64 = index_entries(&stored, 16).iter().map(|e| e.1).sum();
+    assert_eq!(counters.bytes.load(Ordering::Relaxed), (16 * 16 + 4) + inner_bytes);
     let status = fs.status(Vec::new());
     let queued = status.get("prefetch").unwrap().get("queued").unwrap().as_u64().unwrap();
     assert!(queued >= 1, "no decoding was shared: {status}");

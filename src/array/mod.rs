@@ -28,6 +28,7 @@ pub use text::MAX_TEXT;
 use std::sync::Arc;
 
 pub use error::ArrayError;
+pub use read::SharedDecodes;
 
 use crate::cache::{Chunk, ChunkCache};
 use crate::codec::CodecChain;

@@ -22,6 +22,8 @@
 //! the fill value; every error names the store key.
 
 use super::{Array, ArrayError, CacheKey, MissingChunks, ReadData};
+use std::sync::{Arc, Mutex};
+
 use crate::cache::Chunk;
 use crate::codec::CodecError;
 use crate::codec::sharding::{InnerLocation, ShardingCodec};
@@ -56,26 +58,45 @@ impl Array {
     /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
     /// the cached chunk, or of the inner chunks of a shard that it touches.
     pub fn read_chunk_bytes(&self, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
+        self.read_chunk_bytes_sharing(index, offset, size, &|_| {})
+    }
+
+    /// Like [`Array::read_chunk_bytes`]; and when the read is of part of a
+    /// shard and needs two or more inner chunks decoded, `share` is handed
+    /// the second half of them (last first), with the bytes the read
+    /// fetched for them, before this thread starts on the first, for
+    /// another thread to decode with [`Array::decode_shared`]. The two meet
+    /// in the middle: the cache's decode-once rule keeps either from
+    /// decoding what the other has, and each chunk's bytes go to whichever
+    /// decodes it, so none is read twice.
+    pub fn read_chunk_bytes_sharing(
+        &self,
+        index: u64,
+        offset: u64,
+        size: u32,
+        share: &dyn Fn(SharedDecodes),
+    ) -> Result<ReadData, ArrayError> {
         self.check_chunk_index(index)?;
         match self.partial_sharding() {
-            Some(sharding) => self.read_shard(sharding, index, offset, size),
+            Some(sharding) => self.read_shard(sharding, index, offset, size, share),
             None => Ok(ReadData::slice(self.read_chunk(index)?, offset, size)),
         }
     }
 
-    /// Like [`Array::read_chunk_bytes`], but hand the result to `then`
-    /// instead of returning it, without ever blocking on a decode another
-    /// thread runs: a read of a chunk being decoded is answered by the
-    /// decoding thread.
+    /// Like [`Array::read_chunk_bytes_sharing`], but hand the result to
+    /// `then` instead of returning it, without ever blocking on a decode
+    /// another thread runs: a read of a chunk being decoded is answered by
+    /// the decoding thread.
     pub fn read_chunk_bytes_then(
         &self,
         index: u64,
         offset: u64,
         size: u32,
+        share: &dyn Fn(SharedDecodes),
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
         if self.reads_partially() || self.check_chunk_index(index).is_err() {
-            return then(self.read_chunk_bytes(index, offset, size));
+            return then(self.read_chunk_bytes_sharing(index, offset, size, share));
         }
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
@@ -305,16 +326,23 @@ impl Array {
 
     /// Bytes of decoded shard `index` (a chain that is just sharding): the
     /// inner chunks the range touches, fetched in one batch.
-    fn read_shard(&self, sharding: &ShardingCodec, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
+    fn read_shard(
+        &self,
+        sharding: &ShardingCodec,
+        index: u64,
+        offset: u64,
+        size: u32,
+        share: &dyn Fn(SharedDecodes),
+    ) -> Result<ReadData, ArrayError> {
         let total = self.metadata().chunk_bytes();
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
         let touched = sharding.inner_chunks_in(start, end);
         let key = self.chunk_key(index)?;
         let shard_index = self.shard_index(sharding, index, &key)?;
-        let fetched = self.fetch_inner(sharding, index, &key, &shard_index, &touched);
+        let fetched = self.fetch_inner(sharding, index, &key, &shard_index, &touched, share);
         let mut inner: Vec<(u64, Chunk)> = Vec::with_capacity(touched.len());
-        for (i, encoded) in touched.into_iter().zip(fetched) {
+        for (i, encoded) in touched.into_iter().zip(fetched.iter()) {
             inner.push((i, self.inner_chunk(index, i, sharding, &key, &shard_index, encoded)?));
         }
         let mut out = vec![0u8; (end - start) as usize];
@@ -331,7 +359,8 @@ impl Array {
     /// The encoded bytes of those of `inner` chunks of shard `index` that
     /// are neither cached nor empty, in one
     /// [`get_ranges`](crate::store::ReadableStore::get_ranges) call (`None`
-    /// for the others: they are read as usual).
+    /// for the others: they are read as usual); the second half of those
+    /// goes to `share` (see [`Array::read_chunk_bytes_sharing`]).
     fn fetch_inner(
         &self,
         sharding: &ShardingCodec,
@@ -339,10 +368,11 @@ impl Array {
         key: &StoreKey,
         shard_index: &[u8],
         inner: &[u64],
-    ) -> Vec<Option<Vec<u8>>> {
-        let mut out: Vec<Option<Vec<u8>>> = vec![None; inner.len()];
+        share: &dyn Fn(SharedDecodes),
+    ) -> Fetched {
+        let empty = || inner.iter().map(|_| Mutex::new(None)).collect();
         let Some((stamp, table)) = split_index(shard_index).filter(|_| inner.len() > 1) else {
-            return out;
+            return empty();
         };
         let mut wanted = Vec::new();
         let mut requests = Vec::new();
@@ -366,58 +396,47 @@ impl Array {
                 });
             }
         }
+        let mut out: Vec<Option<Vec<u8>>> = vec![None; inner.len()];
         // A failed range is read again (and reported) by its own request.
-        for (slot, got) in wanted.into_iter().zip(self.shared.store.get_ranges(&requests)) {
+        for (&slot, got) in wanted.iter().zip(self.shared.store.get_ranges(&requests)) {
             out[slot] = got.ok().flatten();
         }
-        out
+        let fetched: Fetched = out.into_iter().map(Mutex::new).collect();
+        if wanted.len() >= 2 {
+            share(SharedDecodes {
+                shard: index,
+                inner: wanted[wanted.len().div_ceil(2)..]
+                    .iter()
+                    .rev()
+                    .map(|&slot| (inner[slot], slot))
+                    .collect(),
+                fetched: fetched.clone(),
+            });
+        }
+        fetched
     }
 
-    /// The inner chunks of shard `index` that a read of bytes
-    /// `[offset, offset + size)` of it would decode: touched, stored, and
-    /// neither cached nor being decoded. Empty when the array's shards are
-    /// read whole, or when the shard's index is not cached (finding out would
-    /// read the store). The FUSE layer hands some of them to another thread
-    /// ([`Array::decode_inner_chunk`]) so that one read decodes on two cores.
-    pub fn inner_chunks_to_decode(&self, index: u64, offset: u64, size: u32) -> Vec<u64> {
-        let Some(sharding) = self.partial_sharding() else {
-            return Vec::new();
-        };
-        let cache = &self.shared.cache;
-        let Some(shard_index) = cache.peek(&CacheKey::index(self.id, index)) else {
-            return Vec::new();
-        };
-        let Some((stamp, table)) = split_index(&shard_index) else {
-            return Vec::new();
-        };
-        let total = self.metadata().chunk_bytes();
-        let start = offset.min(total);
-        let end = start.saturating_add(u64::from(size)).min(total);
-        sharding
-            .inner_chunks_in(start, end)
-            .into_iter()
-            .filter(|&i| {
-                matches!(sharding.locate(table, i, Some(stamp.len)), Ok(InnerLocation::At { .. }))
-                    && !cache.is_present(&inner_key(self.id, index, i, stamp.version))
-            })
-            .collect()
-    }
-
-    /// Decode inner chunk `inner` of shard `index` into the cache, unless it
+    /// Decode the inner chunks another thread's read handed over
+    /// ([`Array::read_chunk_bytes_sharing`]) into the cache, each unless it
     /// is there or being decoded already. Errors are left for the reader to
     /// meet (and report) when it asks for the chunk itself.
-    pub fn decode_inner_chunk(&self, index: u64, inner: u64) {
+    pub fn decode_shared(&self, work: &SharedDecodes) {
         let Some(sharding) = self.partial_sharding() else {
             return;
         };
-        let Some(shard_index) = self.shared.cache.peek(&CacheKey::index(self.id, index)) else {
+        let Some(shard_index) = self.shared.cache.peek(&CacheKey::index(self.id, work.shard)) else {
             return;
         };
+        let Ok(key) = self.chunk_key(work.shard) else { return };
         let version = split_index(&shard_index).map_or(0, |(stamp, _)| stamp.version);
-        if !self.shared.cache.is_present(&inner_key(self.id, index, inner, version))
-            && let Ok(key) = self.chunk_key(index)
-        {
-            let _ = self.inner_chunk(index, inner, sharding, &key, &shard_index, None);
+        for &(inner, slot) in &work.inner {
+            if !self
+                .shared
+                .cache
+                .is_present(&inner_key(self.id, work.shard, inner, version))
+            {
+                let _ = self.inner_chunk(work.shard, inner, sharding, &key, &shard_index, &work.fetched[slot]);
+            }
         }
     }
 
@@ -425,7 +444,7 @@ impl Array {
     fn shard_unit(&self, sharding: &ShardingCodec, index: u64, inner: u64) -> Result<Chunk, ArrayError> {
         let key = self.chunk_key(index)?;
         let shard_index = self.shard_index(sharding, index, &key)?;
-        self.inner_chunk(index, inner, sharding, &key, &shard_index, None)
+        self.inner_chunk(index, inner, sharding, &key, &shard_index, &Mutex::new(None))
     }
 
     /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,
@@ -454,7 +473,8 @@ impl Array {
     }
 
     /// Inner chunk `inner` of shard `index`, decoded from `fetched` when
-    /// that holds its bytes. On failure the cached shard index is dropped:
+    /// that still holds its bytes (taken by the decode, so a chunk shared
+    /// with another thread is read once). On failure the cached shard index is dropped:
     /// it may be stale (the shard was replaced), so the next read reads it
     /// afresh.
     fn inner_chunk(
@@ -464,7 +484,7 @@ impl Array {
         sharding: &ShardingCodec,
         key: &StoreKey,
         shard_index: &[u8],
-        fetched: Option<Vec<u8>>,
+        fetched: &Mutex<Option<Vec<u8>>>,
     ) -> Result<Chunk, ArrayError> {
         let cache = &self.shared.cache;
         let decoded = match split_index(shard_index) {
@@ -486,20 +506,40 @@ impl Array {
                             },
                         ));
                     }
-                    InnerLocation::At { .. } if fetched.is_some() => fetched,
-                    InnerLocation::At { offset, nbytes } => Some(
-                        self.shared
-                            .store
-                            .get_range(key, offset, nbytes, Some(stamp))
-                            .map_err(|e| ArrayError::store(key, e))?
-                            .ok_or_else(|| vanished(key))?,
-                    ),
+                    InnerLocation::At { offset, nbytes } => {
+                        let taken = fetched.lock().unwrap_or_else(|p| p.into_inner()).take();
+                        match taken {
+                            Some(bytes) => Some(bytes),
+                            None => Some(
+                                self.shared
+                                    .store
+                                    .get_range(key, offset, nbytes, Some(stamp))
+                                    .map_err(|e| ArrayError::store(key, e))?
+                                    .ok_or_else(|| vanished(key))?,
+                            ),
+                        }
+                    }
                 };
                 sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
             }),
         };
         decoded.inspect_err(|_| cache.invalidate(&CacheKey::index(self.id, index)))
     }
+}
+
+/// The encoded bytes a shard read fetched, one slot per touched inner
+/// chunk (empty when not fetched). A slot is taken by the decode of its
+/// chunk, and the cache runs one decode per chunk, so whichever thread
+/// decodes a shared chunk uses the bytes and the other reads nothing.
+type Fetched = Arc<[Mutex<Option<Vec<u8>>>]>;
+
+/// Inner chunks of one shard that a read hands to another thread to decode
+/// ([`Array::read_chunk_bytes_sharing`]), with the bytes it fetched.
+pub struct SharedDecodes {
+    shard: u64,
+    /// Each chunk and its slot in `fetched`, in the order to decode them.
+    inner: Vec<(u64, usize)>,
+    fetched: Fetched,
 }
 
 /// The cache key of inner chunk `inner` of shard `chunk`, decoded from the

@@ -22,16 +22,16 @@
 //! The same workers share a shard read's decoding ([`NzFs::share_decodes`]):
 //! when one read needs several inner chunks decoded (a 4 KiB row of a shard
 //! of 128x128 inner chunks crosses 8), a worker takes the second half, last
-//! first, while the reader decodes from the first; they meet in the middle,
-//! and the cache's decode-once rule keeps either from decoding what the
-//! other has.
+//! first, with the bytes the read fetched, while the reader decodes from the
+//! first; they meet in the middle, and the cache's decode-once rule keeps
+//! either from decoding (or reading) what the other has.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::NzFs;
-use crate::array::Array;
+use crate::array::{Array, SharedDecodes};
 
 /// The window's first size, in bytes of decoded chunks.
 const START_BYTES: u64 = 1 << 20;
@@ -47,8 +47,8 @@ const QUEUE: usize = 4 * MAX_WINDOW as usize;
 enum Job {
     /// Chunk `.1` of array node `.0`.
     Chunk(usize, u64),
-    /// These inner chunks of one shard, in this order.
-    Inner { node: usize, shard: u64, inner: Vec<u64> },
+    /// Inner chunks of one shard of array node `.0` that a read shared.
+    Inner(usize, SharedDecodes),
 }
 
 pub(super) struct Prefetcher {
@@ -114,11 +114,9 @@ impl NzFs {
                                     let _ = fs.chunk(node, index);
                                 }
                             }
-                            Job::Inner { node, shard, inner } => {
+                            Job::Inner(node, work) => {
                                 if let Ok((array, _)) = fs.array(node) {
-                                    for i in inner {
-                                        array.decode_inner_chunk(shard, i);
-                                    }
+                                    array.decode_shared(&work);
                                 }
                             }
                         }
@@ -184,24 +182,13 @@ impl NzFs {
         );
     }
 
-    /// Before a read of bytes `[offset, offset + size)` of shard `index` of
-    /// `node`: when it will decode two or more inner chunks, queue the second
-    /// half (last first) for a worker (module doc). Skipped when the queue is
-    /// full: the reader then decodes them all itself, as it would anyway.
-    pub(super) fn share_decodes(&self, node: usize, array: &Array, index: u64, offset: u64, size: u32) {
+    /// Queue the inner-chunk decodes a read of `node` shares
+    /// ([`Array::read_chunk_bytes_sharing`]) for a worker. Skipped when the
+    /// queue is full: the reader then decodes them itself, as it would
+    /// anyway.
+    pub(super) fn share_decodes(&self, node: usize, work: SharedDecodes) {
         let Some(p) = self.prefetch.get() else { return };
-        let mut mine = array.inner_chunks_to_decode(index, offset, size);
-        if mine.len() < 2 {
-            return;
-        }
-        let mut theirs = mine.split_off(mine.len().div_ceil(2));
-        theirs.reverse();
-        let job = Job::Inner {
-            node,
-            shard: index,
-            inner: theirs,
-        };
-        if p.requests.try_send(job).is_ok() {
+        if p.requests.try_send(Job::Inner(node, work)).is_ok() {
             p.counters.queued.fetch_add(1, Ordering::Relaxed);
         }
     }

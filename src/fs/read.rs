@@ -25,17 +25,15 @@ impl NzFs {
         if index >= names.count() {
             return Err(FsError::NotFound);
         }
-        self.note_chunk_read(node, array, index, offset, size);
-        Ok(array.read_chunk_bytes(index, offset, size)?)
+        self.note_chunk_read(node, array, index, offset);
+        let share = |work| self.share_decodes(node, work);
+        Ok(array.read_chunk_bytes_sharing(index, offset, size, &share)?)
     }
 
-    /// Tell prefetch of a read of chunk file `index` of `node`: a start of a
-    /// whole chunk may continue a sequential run; a read of part of a shard
-    /// may share its decoding with a worker.
-    fn note_chunk_read(&self, node: usize, array: &crate::array::Array, index: u64, offset: u64, size: u32) {
-        if array.reads_partially() {
-            self.share_decodes(node, array, index, offset, size);
-        } else if offset == 0 {
+    /// Tell prefetch of a read of chunk file `index` of `node` at `offset`:
+    /// the start of a whole chunk may continue a sequential run.
+    fn note_chunk_read(&self, node: usize, array: &crate::array::Array, index: u64, offset: u64) {
+        if offset == 0 && !array.reads_partially() {
             self.note_chunk_start(node, index);
         }
     }
@@ -62,7 +60,8 @@ impl NzFs {
             Ok((array, names)) if index < names.count() => (array, names),
             _ => return then(self.read(ino, offset, size)),
         };
-        self.note_chunk_read(node, array, index, offset, size);
-        array.read_chunk_bytes_then(index, offset, size, move |r| then(r.map_err(FsError::from)));
+        self.note_chunk_read(node, array, index, offset);
+        let share = |work| self.share_decodes(node, work);
+        array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
     }
 }

@@ -10,6 +10,9 @@
 # log alone reproduces it: `base64 -d > crash; cargo fuzz run --fuzz-dir
 # tests/fuzz TARGET crash`.
 #
+# A crash CI once found stays in the seeds as a regression (codecs/
+# xz-footer-overflow: lzma-rs 0.3 overflowed on it; nzfs now uses lzma-rust2).
+#
 # Longer campaigns: `scripts/fuzz.sh 3600 codecs` keeps what it learns in
 # tests/fuzz/corpus/<target>/ (ignored by git) and resumes from it next time.
 #

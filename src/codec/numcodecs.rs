@@ -17,8 +17,6 @@
 //! Invariant: every decoder stops at the caller's limit, whatever the input
 //! claims; a checksum mismatch is an error naming the codec.
 
-use std::io::Write;
-
 use super::{CodecError, read_bounded};
 use crate::zarr::json::Value;
 use crate::zarr::metadata::MetadataError;
@@ -78,46 +76,21 @@ fn lz4(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
     Ok(out)
 }
 
-/// A writer that refuses to grow past `limit` bytes.
-struct Bounded {
-    out: Vec<u8>,
-    limit: usize,
-}
-
-impl Write for Bounded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.out.len() + buf.len() > self.limit {
-            return Err(std::io::Error::other("output limit"));
-        }
-        self.out.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
+/// `.xz` (numcodecs' default container, concatenated streams allowed as
+/// Python's `lzma` module allows them) or the legacy `.lzma` "alone" format.
+///
+/// lzma-rust2 grows its dictionary window with the decoded output rather
+/// than allocating the size a header declares, so the output bound below
+/// also bounds its memory; no separate memory limit is needed.
 fn lzma(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
-    let mut w = Bounded { out: Vec::new(), limit };
-    let mut reader = std::io::BufReader::new(input);
-    let result = if input.starts_with(b"\xfd7zXZ\0") {
-        lzma_rs::xz_decompress(&mut reader, &mut w)
+    if input.starts_with(b"\xfd7zXZ\0") {
+        read_bounded(lzma_rust2::XzReader::new(input, true), limit, "lzma")
     } else {
-        // The "alone" format's 13-byte header claims a size; cap the
-        // dictionary-independent output through the bounded writer.
-        let options = lzma_rs::decompress::Options {
-            memlimit: Some(limit.saturating_add(1 << 20)),
-            ..Default::default()
-        };
-        lzma_rs::lzma_decompress_with_options(&mut reader, &mut w, &options)
-    };
-    match result {
-        Ok(()) => Ok(w.out),
-        Err(_) if w.out.len() >= limit && limit > 0 => Err(CodecError::TooLarge { codec: "lzma", limit }),
-        Err(e) => Err(CodecError::Corrupt {
+        let reader = lzma_rust2::LzmaReader::new_mem_limit(input, u32::MAX, None).map_err(|e| CodecError::Corrupt {
             codec: "lzma",
             reason: e.to_string(),
-        }),
+        })?;
+        read_bounded(reader, limit, "lzma")
     }
 }
 
@@ -345,6 +318,87 @@ mod tests {
         enc[5] ^= 1;
         assert!(matches!(c.decode(enc), Err(CodecError::ChecksumMismatch { .. })));
         assert!(matches!(c.decode(vec![1]), Err(CodecError::Truncated { .. })));
+    }
+
+    fn unhex(parts: &[&str]) -> Vec<u8> {
+        let s: String = parts.concat();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// Python's `lzma.compress` (what numcodecs' LZMA calls) of 1 MiB of
+    /// zeros, as `.xz` and as the legacy "alone" format, and of a short text.
+    const XZ_ZEROS: &[&str] = &[
+        "fd377a585a000004e6d6b4460200210116000000742fe5a3efffff00d95d00006ffdffffa3b7ff47",
+        "3e481572396151b89228e6a38607f9eee41e82d32fc53a3c014bb17ec98a8a4d2fa30dd97fa6e38c",
+        "231153e05918c5758ae277f8b6947f0c6ac0de744964e2e95c53b204d8f7440cab5f0d6d46e9e5c3",
+        "7688b79657acb64de1691d6ffb4b88106c42cb883f5c008fd04eaf262894711f3d8f24e1709ea723",
+        "5fec28cb85d195988a7e2a91f22775f719c006984d98fdd8afd5900fc42553f8f591363105a5b0ee",
+        "6fc1704d470cd19111aaad601dbaceb127185c5986e9665258bee976ac59e4e55b0508f9c7daadfc",
+        "fb522af7e495250000000000c2f6ba3ea2706b600001f5018080400079977f47b1c467fb02000000",
+        "0004595a",
+    ];
+    const ALONE_ZEROS: &[&str] = &[
+        "5d00008000ffffffffffffffff00006ffdffffa3b7ff473e481572396151b89228e6a38607f9eee4",
+        "1e82d32fc53a3c014bb17ec98a8a4d2fa30dd97fa6e38c231153e05918c5758ae277f8b6947f0c6a",
+        "c0de744964e2e95c53b204d8f7440cab5f0d6d46e9e5c37688b79657acb64de1691d6ffb4b88106c",
+        "42cb883f5c008fd04eaf262894711f3d8f24e1709ea7235fec28cb85d195988a7e2a91f22775f719",
+        "c006984d98fdd8afd5900fc42553f8f591363105a5b0ee6fc1704d470cd19111aaad601dbaceb127",
+        "185c5986e9665258bee976ac59e4e55b0508f9c7daadfcfb522af7e51cdccfffff82160000",
+    ];
+    const XZ_HELLO: &[&str] = &[
+        "fd377a585a000004e6d6b4460200210116000000742fe5a301000f68656c6c6f2c206e756d636f64",
+        "6563730080eb3ae8f4b7438000012810e50b6c601fb6f37d010000000004595a",
+    ];
+    /// An `.xz` stream whose footer claims a backward size of u32::MAX: the
+    /// input with which `scripts/fuzz.sh` made lzma-rs 0.3 panic on an
+    /// integer overflow (CI, stop 26). It must be an error.
+    const XZ_FOOTER_OVERFLOW: &[&str] = &[
+        "fd377a585a000004e6d6b4460200210116000000742fe5a30100df1615f5f7cf5dfebf104ad9ac",
+        "dd5408c0a5561dab1feb26c0334a71c0089720407c1925f706603a4028a035a5b7de3840f8809142",
+        "76183c40b6f34e8fad7c3a40fc1ce22ba3454840032505bd731b4440cb09ccea64db3a40a3c4d260",
+        "61f63640269bb80c1f1328404455c551d4761dc02c24dbc5f7e005c0f07a6ff97a4a12c05713d0c4",
+        "cc6023404a02847ed4c01440762ad0a9cd8235401839a420a29f4040162cf91b00b84540b5d4cb83",
+        "254b364061e097a3c70b4140842858e8908838403209ab8fd66053403a104c1482135440c2faf1ef",
+        "932652404b012142f3235340008be759e960956ae00001f801e0010000164d49d0b1c4ffffffffff",
+        "ffffff67fb02000000c05713d0c4cc6023404a02847ed4c01440762ad0a9cd8235401839a420a29f",
+        "4040162cf90004595a",
+    ];
+
+    #[test]
+    fn lzma_decodes_what_python_writes_and_stops_at_the_limit() {
+        assert_eq!(
+            Compressor::Lzma.decode(&unhex(XZ_HELLO), 64).unwrap(),
+            b"hello, numcodecs"
+        );
+        for stream in [XZ_ZEROS, ALONE_ZEROS] {
+            let enc = unhex(stream);
+            assert_eq!(Compressor::Lzma.decode(&enc, 1 << 20).unwrap(), vec![0u8; 1 << 20]);
+            assert!(matches!(
+                Compressor::Lzma.decode(&enc, 4096),
+                Err(CodecError::TooLarge {
+                    codec: "lzma",
+                    limit: 4096
+                })
+            ));
+        }
+        // A flipped payload bit fails the stream's CRC64 check.
+        let mut bad = unhex(XZ_HELLO);
+        bad[26] ^= 1;
+        assert!(Compressor::Lzma.decode(&bad, 64).is_err());
+    }
+
+    #[test]
+    fn a_hostile_xz_footer_is_an_error_not_a_panic() {
+        let enc = unhex(XZ_FOOTER_OVERFLOW);
+        for limit in [256, 1 << 16] {
+            assert!(matches!(
+                Compressor::Lzma.decode(&enc, limit),
+                Err(CodecError::Corrupt { codec: "lzma", .. })
+            ));
+        }
     }
 
     #[test]

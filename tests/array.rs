@@ -138,7 +138,18 @@ fn the_chunks_a_flat_byte_range_touches() {
                 (0..pos.len()).fold(0, |acc, d| acc * grid[d] + pos[d] / e.chunk_shape[d])
             };
             let total = e.elements();
-            for (from, to) in [(0, total), (total / 3, total / 2 + 1), (total - 1, total)] {
+            let row = e.shape.last().copied().unwrap_or(1);
+            for (from, to) in [
+                (0, total),
+                (total / 3, total / 2 + 1),
+                (total - 1, total),
+                (row, total),
+                (total / 7, total - total / 5),
+                (row + row / 2, (3 * row + 1).min(total)),
+            ] {
+                if from >= to {
+                    continue;
+                }
                 let mut model: Vec<u64> = Vec::new();
                 for flat in from..to {
                     let c = chunk_of(flat);

@@ -262,8 +262,11 @@ impl Array {
 
     /// The chunks that flat bytes `[start, end)` of `data.bin` lie in, in
     /// the order a reader meets them, at most `limit` of them. The walk
-    /// steps one chunk-row piece at a time and gives up after a bounded
-    /// number of steps (a prefetch hint needs no more).
+    /// steps one chunk-row piece at a time, skips the rows of a chunk band
+    /// that repeat a row already walked whole (so a range of many
+    /// `(1, ny, nx)` chunks costs a few steps per chunk, not `ny`), and
+    /// gives up after a bounded number of steps (a prefetch hint needs no
+    /// more).
     pub fn chunks_touched(&self, start: u64, end: u64, limit: usize) -> Vec<u64> {
         let m = self.metadata();
         let item = m.data_type.size() as u64;
@@ -276,11 +279,36 @@ impl Array {
             return out;
         }
         let end_elem = end.min(self.size()).div_ceil(item);
-        let mut elem = start / item;
+        let first_elem = start / item;
+        let mut elem = first_elem;
         let mut pos = crate::zarr::chunk_key::unravel(&m.shape, elem);
+        let row = m.shape[nd - 1];
         let mut steps = 0usize;
         while elem < end_elem && out.len() < limit && steps < 1 << 16 {
             steps += 1;
+            if nd >= 2 && pos[nd - 1] == 0 && elem >= first_elem + row {
+                // The row before was walked whole: the rows after it up to
+                // the chunk band's edge along the next-to-last dimension,
+                // while they lie whole in the range, touch the same chunks.
+                let band = m.chunk_shape[nd - 2];
+                let into = pos[nd - 2] % band;
+                if into != 0 {
+                    let skip = (band - into)
+                        .min(m.shape[nd - 2] - pos[nd - 2])
+                        .min((end_elem - elem) / row);
+                    if skip > 0 {
+                        elem += skip * row;
+                        pos[nd - 2] += skip;
+                        let mut d = nd - 2;
+                        while d > 0 && pos[d] >= m.shape[d] {
+                            pos[d] = 0;
+                            pos[d - 1] += 1;
+                            d -= 1;
+                        }
+                        continue;
+                    }
+                }
+            }
             let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + pos[d] / m.chunk_shape[d]);
             if !out.contains(&index) {
                 out.push(index);

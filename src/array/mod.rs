@@ -20,6 +20,7 @@
 //! key; this module imports nothing from the views.
 
 mod error;
+mod input;
 mod read;
 mod text;
 

@@ -313,14 +313,25 @@ impl Array {
             Some(_) => max_encoded(m.chunk_bytes()),
             None => crate::codec::chain::VARLEN_LIMIT as u64,
         };
-        match self.shared.store.get(&key, cap) {
-            Err(e) => Err(ArrayError::store(&key, e)),
-            Ok(None) => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
-            Ok(Some(encoded)) => match self.chain.decode(encoded) {
-                Ok(decoded) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
-                Ok(decoded) => Ok(decoded),
-                Err(e) => Err(ArrayError::decode(&key, e)),
-            },
+        // A compressed chunk is read into a pooled buffer and decoded from
+        // there; otherwise the stored bytes become the decoded ones in place.
+        let decoded = if self.chain.decodes_borrowed() {
+            super::input::with_buffer(|buf| match self.shared.store.get_into(&key, cap, buf) {
+                Err(e) => Some(Err(ArrayError::store(&key, e))),
+                Ok(false) => None,
+                Ok(true) => Some(self.chain.decode_borrowed(buf).map_err(|e| ArrayError::decode(&key, e))),
+            })
+        } else {
+            match self.shared.store.get(&key, cap) {
+                Err(e) => Some(Err(ArrayError::store(&key, e))),
+                Ok(None) => None,
+                Ok(Some(encoded)) => Some(self.chain.decode(encoded).map_err(|e| ArrayError::decode(&key, e))),
+            }
+        };
+        match decoded {
+            None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
+            Some(Ok(decoded)) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
+            Some(decoded) => decoded,
         }
     }
 

@@ -248,8 +248,36 @@ impl CodecChain {
 
     /// Decode one stored chunk into the decoded chunk (C order, native).
     pub fn decode(&self, encoded: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+        self.decode_stages(encoded, self.bytes_to_bytes.len())
+    }
+
+    /// Whether [`CodecChain::decode_borrowed`] needs no copy of its input:
+    /// the first decoding step is a compressor, which reads its input and
+    /// writes a fresh buffer.
+    pub fn decodes_borrowed(&self) -> bool {
+        self.bytes_to_bytes
+            .last()
+            .is_some_and(|(codec, _)| codec.is_compressor())
+    }
+
+    /// Decode one stored chunk as [`CodecChain::decode`] does, leaving the
+    /// stored bytes to the caller (who may reuse their buffer); they are
+    /// copied first only when [`CodecChain::decodes_borrowed`] is false.
+    pub fn decode_borrowed(&self, encoded: &[u8]) -> Result<Vec<u8>, CodecError> {
+        let stages = self.bytes_to_bytes.len();
+        match self.bytes_to_bytes.last() {
+            Some((codec, expected)) => match codec.decode_borrowed(encoded, *expected, self.limit) {
+                Some(first) => self.decode_stages(first?, stages - 1),
+                None => self.decode(encoded.to_vec()),
+            },
+            None => self.decode(encoded.to_vec()),
+        }
+    }
+
+    /// Decode with the first `stages` bytes -> bytes codecs still to undo.
+    fn decode_stages(&self, encoded: Vec<u8>, stages: usize) -> Result<Vec<u8>, CodecError> {
         let mut bytes = encoded;
-        for (codec, expected) in self.bytes_to_bytes.iter().rev() {
+        for (codec, expected) in self.bytes_to_bytes[..stages].iter().rev() {
             bytes = codec.decode(bytes, *expected, self.limit)?;
         }
         let elements: u64 = self.bytes_shape.iter().product();

@@ -100,20 +100,56 @@ impl BytesToBytes {
     /// Decode `input`; `expected` is the exact decoded size when the chain
     /// knows it, and `limit` the most that may be produced in any case.
     pub fn decode(&self, input: Vec<u8>, expected: Option<usize>, limit: usize) -> Result<Vec<u8>, CodecError> {
+        if let Some(out) = self.decode_borrowed(&input, expected, limit) {
+            return out;
+        }
         // When the size is known exactly, one byte more is already too many.
         let limit = expected.map_or(limit, |e| e.min(limit));
         let out = match self {
-            BytesToBytes::Zstd => zstd::decode(&input, limit)?,
-            BytesToBytes::Gzip => gzip::decode(&input, limit)?,
-            BytesToBytes::Blosc => blosc::decode(&input, limit)?,
             BytesToBytes::Crc32c => crc32c::decode(input)?,
-            BytesToBytes::Numcodecs(c) => c.decode(&input, limit)?,
             BytesToBytes::Checksum(c) => c.decode(input)?,
             BytesToBytes::Filter(f) => f.decode(input, limit)?,
+            // Decoded borrowed above.
+            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => {
+                unreachable!("a compressor decodes borrowed")
+            }
         };
+        Self::check_size(self.name(), out, expected)
+    }
+
+    /// The codecs that read their input and write a fresh buffer (the
+    /// others work in place on the buffer they are given).
+    pub fn is_compressor(&self) -> bool {
+        matches!(
+            self,
+            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_)
+        )
+    }
+
+    /// Decode `input` without taking it, as [`BytesToBytes::decode`] does,
+    /// for the codecs that read their input and write a fresh buffer (the
+    /// compressors); `None` for the others, which work in place.
+    pub fn decode_borrowed(
+        &self,
+        input: &[u8],
+        expected: Option<usize>,
+        limit: usize,
+    ) -> Option<Result<Vec<u8>, CodecError>> {
+        let limit = expected.map_or(limit, |e| e.min(limit));
+        let out = match self {
+            BytesToBytes::Zstd => zstd::decode(input, limit),
+            BytesToBytes::Gzip => gzip::decode(input, limit),
+            BytesToBytes::Blosc => blosc::decode(input, limit),
+            BytesToBytes::Numcodecs(c) => c.decode(input, limit),
+            BytesToBytes::Crc32c | BytesToBytes::Checksum(_) | BytesToBytes::Filter(_) => return None,
+        };
+        Some(out.and_then(|out| Self::check_size(self.name(), out, expected)))
+    }
+
+    fn check_size(codec: &'static str, out: Vec<u8>, expected: Option<usize>) -> Result<Vec<u8>, CodecError> {
         match expected {
             Some(n) if n != out.len() => Err(CodecError::SizeMismatch {
-                codec: self.name(),
+                codec,
                 expected: n,
                 got: out.len(),
             }),

@@ -48,15 +48,15 @@ impl Counted {
     }
 
     fn value(&self, got: &io::Result<Option<Vec<u8>>>) {
-        match got {
-            Ok(v) => {
-                let n = v.as_ref().map_or(0, |v| v.len() as u64);
-                self.counters.bytes.fetch_add(n, Ordering::Relaxed);
-            }
-            Err(_) => {
-                self.counters.failures.fetch_add(1, Ordering::Relaxed);
-            }
-        }
+        self.tally(got.as_ref().ok().map(|v| v.as_ref().map_or(0, Vec::len)));
+    }
+
+    /// Count a value of `bytes` bytes (0 when absent), or a failure (`None`).
+    fn tally(&self, bytes: Option<usize>) {
+        match bytes {
+            Some(n) => self.counters.bytes.fetch_add(n as u64, Ordering::Relaxed),
+            None => self.counters.failures.fetch_add(1, Ordering::Relaxed),
+        };
     }
 
     fn lookup<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
@@ -74,6 +74,13 @@ impl ReadableStore for Counted {
         self.reads(1);
         let got = self.inner.get(key, max_len);
         self.value(&got);
+        got
+    }
+
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+        self.reads(1);
+        let got = self.inner.get_into(key, max_len, buf);
+        self.tally(got.as_ref().ok().map(|&found| if found { buf.len() } else { 0 }));
         got
     }
 
@@ -138,9 +145,16 @@ mod tests {
         assert_eq!(got[0].as_ref().unwrap().as_ref().unwrap().len(), 20);
         assert!(got[1].is_err(), "past the end");
         assert_eq!(s.list_dir("a").unwrap().keys, ["b"]);
-        assert_eq!(c.requests.load(Ordering::Relaxed), 6);
-        assert_eq!(c.bytes.load(Ordering::Relaxed), 100 + 5 + 20);
-        assert_eq!(c.failures.load(Ordering::Relaxed), 2);
+        // get_into counts as get does (through the trait's default here).
+        let mut buf = vec![1, 2, 3];
+        assert!(s.get_into(&key, 1000, &mut buf).unwrap());
+        assert_eq!(buf, vec![7; 100]);
+        assert!(!s.get_into(&StoreKey::new("none").unwrap(), 10, &mut buf).unwrap());
+        assert!(buf.is_empty());
+        assert!(s.get_into(&key, 10, &mut buf).is_err());
+        assert_eq!(c.requests.load(Ordering::Relaxed), 9);
+        assert_eq!(c.bytes.load(Ordering::Relaxed), 100 + 5 + 20 + 100);
+        assert_eq!(c.failures.load(Ordering::Relaxed), 3);
         assert_eq!(c.lookups.load(Ordering::Relaxed), 1);
     }
 }

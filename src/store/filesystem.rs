@@ -287,21 +287,27 @@ fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, u8)>> {
 
 impl ReadableStore for FilesystemStore {
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        Ok(self.get_into(key, max_len, &mut buf)?.then_some(buf))
+    }
+
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
         let _reading = inflight::begin(key.as_str());
         let Some((file, st)) = self.open_object(key)? else {
-            return Ok(None);
+            return Ok(false);
         };
         let len = st.st_size as u64;
         if len > max_len {
             return Err(too_large(len, max_len));
         }
-        let mut buf = Vec::with_capacity(len as usize);
+        buf.reserve_exact(len as usize);
         // The file may grow while we read: never read past the limit.
-        file.take(max_len + 1).read_to_end(&mut buf)?;
+        file.take(max_len + 1).read_to_end(buf)?;
         if buf.len() as u64 > max_len {
             return Err(too_large(buf.len() as u64, max_len));
         }
-        Ok(Some(buf))
+        Ok(true)
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
@@ -456,6 +462,27 @@ mod tests {
         assert_eq!(l.prefixes, ["c", "d"]);
         let follow = FilesystemStore::with_symlinks(&store, Symlinks::Follow);
         assert_eq!(follow.get(&key("a/c/out"), 99).unwrap().unwrap(), b"outside");
+    }
+
+    /// One buffer serves reads of values of any size, each exactly the
+    /// value; an absent key leaves it empty, and a value over the limit is
+    /// an error whatever the buffer held.
+    #[test]
+    fn get_into_reuses_one_buffer_for_values_of_any_size() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("big"), vec![1u8; 5000]).unwrap();
+        std::fs::write(dir.path().join("small"), b"abc").unwrap();
+        let s = FilesystemStore::new(dir.path());
+        let mut buf = Vec::new();
+        assert!(s.get_into(&key("big"), 5000, &mut buf).unwrap());
+        assert_eq!(buf, vec![1u8; 5000]);
+        assert!(s.get_into(&key("small"), 5000, &mut buf).unwrap());
+        assert_eq!(buf, b"abc");
+        assert!(buf.capacity() >= 5000, "the buffer was kept");
+        assert!(!s.get_into(&key("nope"), 5000, &mut buf).unwrap());
+        assert!(buf.is_empty());
+        assert!(s.get_into(&key("big"), 4999, &mut buf).is_err());
+        assert_eq!(s.get(&key("small"), 3).unwrap().unwrap(), b"abc");
     }
 
     #[test]

@@ -152,6 +152,20 @@ pub trait ReadableStore: Send + Sync {
     /// The value at `key`, or `None` when there is none. Values longer than
     /// `max_len` are an error, so a hostile object cannot exhaust memory.
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>>;
+    /// [`ReadableStore::get`] into `buf` (emptied first), so that a caller
+    /// can reuse one allocation for many values; `false` when there is no
+    /// value. The default moves `get`'s value in; a local filesystem reads
+    /// straight into `buf`.
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+        buf.clear();
+        match self.get(key, max_len)? {
+            Some(value) => {
+                *buf = value;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// `len` bytes of the value at `key` from byte `offset`, or `None` when
     /// there is no value. A value too short for the range is an error, and
     /// so is one whose [`Stamp`] is not `expect` when that is given (the

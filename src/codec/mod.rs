@@ -100,18 +100,14 @@ impl BytesToBytes {
     /// Decode `input`; `expected` is the exact decoded size when the chain
     /// knows it, and `limit` the most that may be produced in any case.
     pub fn decode(&self, input: Vec<u8>, expected: Option<usize>, limit: usize) -> Result<Vec<u8>, CodecError> {
-        if let Some(out) = self.decode_borrowed(&input, expected, limit) {
-            return out;
-        }
         // When the size is known exactly, one byte more is already too many.
         let limit = expected.map_or(limit, |e| e.min(limit));
         let out = match self {
             BytesToBytes::Crc32c => crc32c::decode(input)?,
             BytesToBytes::Checksum(c) => c.decode(input)?,
             BytesToBytes::Filter(f) => f.decode(input, limit)?,
-            // Decoded borrowed above.
             BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => {
-                unreachable!("a compressor decodes borrowed")
+                self.decompress(&input, limit)?
             }
         };
         Self::check_size(self.name(), out, expected)
@@ -135,15 +131,28 @@ impl BytesToBytes {
         expected: Option<usize>,
         limit: usize,
     ) -> Option<Result<Vec<u8>, CodecError>> {
+        if !self.is_compressor() {
+            return None;
+        }
         let limit = expected.map_or(limit, |e| e.min(limit));
-        let out = match self {
+        Some(
+            self.decompress(input, limit)
+                .and_then(|out| Self::check_size(self.name(), out, expected)),
+        )
+    }
+
+    /// A compressor's decode; the in-place codecs are refused here.
+    fn decompress(&self, input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
+        match self {
             BytesToBytes::Zstd => zstd::decode(input, limit),
             BytesToBytes::Gzip => gzip::decode(input, limit),
             BytesToBytes::Blosc => blosc::decode(input, limit),
             BytesToBytes::Numcodecs(c) => c.decode(input, limit),
-            BytesToBytes::Crc32c | BytesToBytes::Checksum(_) | BytesToBytes::Filter(_) => return None,
-        };
-        Some(out.and_then(|out| Self::check_size(self.name(), out, expected)))
+            BytesToBytes::Crc32c | BytesToBytes::Checksum(_) | BytesToBytes::Filter(_) => Err(CodecError::Corrupt {
+                codec: self.name(),
+                reason: "decoded in place, not from borrowed bytes".into(),
+            }),
+        }
     }
 
     fn check_size(codec: &'static str, out: Vec<u8>, expected: Option<usize>) -> Result<Vec<u8>, CodecError> {

@@ -264,9 +264,13 @@ fn a_sequential_reader_gets_the_next_chunks_decoded_ahead() {
         let ino = fs.lookup(dir, OsStr::new(name)).unwrap().ino;
         fs.read(ino, 0, 16).unwrap();
     }
-    // The prefetch window (4 chunks) is decoded without being read.
+    // t2m has 8 chunks of 1,400 bytes: the run's first window (1 MiB worth,
+    // at most 64 chunks) covers the other 6, which are decoded without
+    // being read. Waiting for all 8 leaves no prefetch decode in flight to
+    // race the reads below (waiting for 6 did: a worker's decode of 1.1.x
+    // was counted while 1.0.1 was read).
     let start = std::time::Instant::now();
-    while fs.cache().stats.decodes.load(Ordering::Relaxed) < 6 {
+    while fs.cache().stats.decodes.load(Ordering::Relaxed) < 8 {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(10),
             "prefetch never ran"

@@ -76,6 +76,32 @@ fn blosc_bomb() -> Vec<u8> {
     h
 }
 
+/// Python's `lzma.compress(bytes(1 << 20), format=lzma.FORMAT_ALONE)` (what
+/// numcodecs' LZMA writes in its legacy format) with its header's
+/// dictionary size raised to the format's largest, 4 GiB - 16: the decoder
+/// must not allocate the dictionary a header declares, and the 1 MiB it
+/// decodes is more than the chunk.
+fn lzma_alone_bomb() -> Vec<u8> {
+    const BODY: &[&str] = &[
+        "00006ffdffffa3b7ff473e481572396151b89228e6a38607f9eee41e82d32fc53a3c014bb17ec98a",
+        "8a4d2fa30dd97fa6e38c231153e05918c5758ae277f8b6947f0c6ac0de744964e2e95c53b204d8f7",
+        "440cab5f0d6d46e9e5c37688b79657acb64de1691d6ffb4b88106c42cb883f5c008fd04eaf262894",
+        "711f3d8f24e1709ea7235fec28cb85d195988a7e2a91f22775f719c006984d98fdd8afd5900fc425",
+        "53f8f591363105a5b0ee6fc1704d470cd19111aaad601dbaceb127185c5986e9665258bee976ac59",
+        "e4e55b0508f9c7daadfcfb522af7e51cdccfffff82160000",
+    ];
+    let body: String = BODY.concat();
+    let mut f = vec![0x5d];
+    f.extend((!15u32).to_le_bytes()); // lzma-rust2 DICT_SIZE_MAX
+    f.extend(u64::MAX.to_le_bytes()); // size unknown: up to the end marker
+    f.extend(
+        (0..body.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&body[i..i + 2], 16).unwrap()),
+    );
+    f
+}
+
 fn store_with(dir: &std::path::Path, codec: &str, bomb: &[u8]) {
     let meta = format!(
         r#"{{"zarr_format": 3, "node_type": "array", "shape": [{CHUNK}], "data_type": "uint8",
@@ -99,6 +125,7 @@ fn bombs_fail_without_allocating_what_they_claim() {
             r#"{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "noshuffle", "typesize": 1, "blocksize": 0}}"#,
             blosc_bomb(),
         ),
+        (r#"{"name": "numcodecs.lzma", "configuration": {}}"#, lzma_alone_bomb()),
     ];
     for (codec, bomb) in cases {
         assert!(bomb.len() < 2 << 20, "the bomb itself is small");

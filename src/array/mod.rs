@@ -299,13 +299,8 @@ impl Array {
                         .min((end_elem - elem) / row);
                     if skip > 0 {
                         elem += skip * row;
-                        pos[nd - 2] += skip;
-                        let mut d = nd - 2;
-                        while d > 0 && pos[d] >= m.shape[d] {
-                            pos[d] = 0;
-                            pos[d - 1] += 1;
-                            d -= 1;
-                        }
+                        // Whole rows: a step along the row dimensions.
+                        advance(&mut pos[..nd - 1], &m.shape[..nd - 1], skip);
                         continue;
                     }
                 }

@@ -313,20 +313,19 @@ impl Array {
             Some(_) => max_encoded(m.chunk_bytes()),
             None => crate::codec::chain::VARLEN_LIMIT as u64,
         };
+        let fetch_and_decode = |buf: &mut Vec<u8>| match self.shared.store.get_into(&key, cap, buf) {
+            Err(e) => Some(Err(ArrayError::store(&key, e))),
+            Ok(false) => None,
+            Ok(true) => Some(self.chain.decode_from(buf).map_err(|e| ArrayError::decode(&key, e))),
+        };
         // A compressed chunk is read into a pooled buffer and decoded from
-        // there; otherwise the stored bytes become the decoded ones in place.
+        // there; otherwise the stored bytes become the decoded chunk, so they
+        // get a buffer of their own (a pooled one's spare capacity would
+        // stay in the cache unaccounted).
         let decoded = if self.chain.decodes_borrowed() {
-            super::input::with_buffer(|buf| match self.shared.store.get_into(&key, cap, buf) {
-                Err(e) => Some(Err(ArrayError::store(&key, e))),
-                Ok(false) => None,
-                Ok(true) => Some(self.chain.decode_borrowed(buf).map_err(|e| ArrayError::decode(&key, e))),
-            })
+            super::input::with_buffer(fetch_and_decode)
         } else {
-            match self.shared.store.get(&key, cap) {
-                Err(e) => Some(Err(ArrayError::store(&key, e))),
-                Ok(None) => None,
-                Ok(Some(encoded)) => Some(self.chain.decode(encoded).map_err(|e| ArrayError::decode(&key, e))),
-            }
+            fetch_and_decode(&mut Vec::new())
         };
         match decoded {
             None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),

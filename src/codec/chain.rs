@@ -251,27 +251,27 @@ impl CodecChain {
         self.decode_stages(encoded, self.bytes_to_bytes.len())
     }
 
-    /// Whether [`CodecChain::decode_borrowed`] needs no copy of its input:
-    /// the first decoding step is a compressor, which reads its input and
-    /// writes a fresh buffer.
+    /// Whether [`CodecChain::decode_from`] leaves the stored bytes' buffer
+    /// to the caller: the first decoding step is a compressor, which reads
+    /// its input and writes a fresh buffer.
     pub fn decodes_borrowed(&self) -> bool {
         self.bytes_to_bytes
             .last()
             .is_some_and(|(codec, _)| codec.is_compressor())
     }
 
-    /// Decode one stored chunk as [`CodecChain::decode`] does, leaving the
-    /// stored bytes to the caller (who may reuse their buffer); they are
-    /// copied first only when [`CodecChain::decodes_borrowed`] is false.
-    pub fn decode_borrowed(&self, encoded: &[u8]) -> Result<Vec<u8>, CodecError> {
+    /// Decode one stored chunk as [`CodecChain::decode`] does, from the
+    /// caller's buffer: borrowed when [`CodecChain::decodes_borrowed`] (the
+    /// buffer is left as it was, for reuse), else taken (the stored bytes
+    /// become the decoded ones in place, and `encoded` is left empty).
+    pub fn decode_from(&self, encoded: &mut Vec<u8>) -> Result<Vec<u8>, CodecError> {
         let stages = self.bytes_to_bytes.len();
-        match self.bytes_to_bytes.last() {
-            Some((codec, expected)) => match codec.decode_borrowed(encoded, *expected, self.limit) {
-                Some(first) => self.decode_stages(first?, stages - 1),
-                None => self.decode(encoded.to_vec()),
-            },
-            None => self.decode(encoded.to_vec()),
+        if let Some((codec, expected)) = self.bytes_to_bytes.last()
+            && let Some(first) = codec.decode_borrowed(encoded, *expected, self.limit)
+        {
+            return self.decode_stages(first?, stages - 1);
         }
+        self.decode(std::mem::take(encoded))
     }
 
     /// Decode with the first `stages` bytes -> bytes codecs still to undo.

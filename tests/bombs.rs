@@ -3,6 +3,8 @@
 //! never allocates much more than the chunk's expected size. A counting
 //! global allocator measures the peak.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ffi::OsStr;
 use std::io::Write;
@@ -90,15 +92,10 @@ fn lzma_alone_bomb() -> Vec<u8> {
         "53f8f591363105a5b0ee6fc1704d470cd19111aaad601dbaceb127185c5986e9665258bee976ac59",
         "e4e55b0508f9c7daadfcfb522af7e51cdccfffff82160000",
     ];
-    let body: String = BODY.concat();
     let mut f = vec![0x5d];
     f.extend((!15u32).to_le_bytes()); // lzma-rust2 DICT_SIZE_MAX
     f.extend(u64::MAX.to_le_bytes()); // size unknown: up to the end marker
-    f.extend(
-        (0..body.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&body[i..i + 2], 16).unwrap()),
-    );
+    f.extend(common::hex(&BODY.concat()));
     f
 }
 

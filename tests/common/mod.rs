@@ -131,7 +131,8 @@ fn u64s(v: &Value) -> Vec<u64> {
     v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect()
 }
 
-fn hex(s: &str) -> Vec<u8> {
+/// Bytes from hex digits (test data written as text).
+pub fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())

@@ -26,6 +26,40 @@ impl Drop for Moto {
     }
 }
 
+/// Held from choosing a free port until a server listens on it, and by
+/// [`Proxy::start`] while it binds: otherwise a test running alongside
+/// could take the port in between, and the server's readiness probe would
+/// reach the other test's listener (seen: a bucket created on another
+/// test's moto).
+static PORTS: Mutex<()> = Mutex::new(());
+
+/// Start a server with `spawn(port)` on a free loopback port and wait
+/// until it listens there; a server that exits first (its port was taken
+/// after all) is started again on another port, at most three times.
+fn spawn_listening(what: &str, mut spawn: impl FnMut(u16) -> Child) -> (Child, u16) {
+    let _ports = PORTS.lock().unwrap_or_else(|p| p.into_inner());
+    for _ in 0..3 {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = spawn(port);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break; // exited: try another port
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return (child, port);
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{what} did not start listening on port {port}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!("{what} exited three times before listening");
+}
+
 fn moto_binary() -> Option<PathBuf> {
     let venv = std::env::var("NZFS_VENV").unwrap_or_else(|_| ".venv".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -52,24 +86,16 @@ impl Moto {
             eprintln!("skipping: no moto_server (run scripts/setup.sh --test)");
             return None;
         };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(bin)
-            .envs(env.iter().copied())
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start moto_server");
+        let (child, port) = spawn_listening("moto_server", |port| {
+            Command::new(&bin)
+                .envs(env.iter().copied())
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start moto_server")
+        });
         let moto = Moto { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "moto_server did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
         Some(moto)
     }
 
@@ -194,38 +220,30 @@ impl Nginx {
             return None;
         };
         let dir = tempfile::tempdir().unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
         let conf = dir.path().join("nginx.conf");
-        let d = dir.path().display();
-        std::fs::write(
-            &conf,
-            format!(
-                "daemon off; user root; pid {d}/nginx.pid; error_log {d}/error.log;\n\
-                 events {{}}\n\
-                 http {{ access_log off; server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
-                super::data_dir().display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new(bin)
-            .arg("-c")
-            .arg(&conf)
-            .arg("-p")
-            .arg(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start nginx");
+        let (child, port) = spawn_listening("nginx", |port| {
+            let d = dir.path().display();
+            std::fs::write(
+                &conf,
+                format!(
+                    "daemon off; user root; pid {d}/nginx.pid; error_log {d}/error.log;\n\
+                     events {{}}\n\
+                     http {{ access_log off; server {{ listen 127.0.0.1:{port}; root {}; }} }}\n",
+                    super::data_dir().display()
+                ),
+            )
+            .unwrap();
+            Command::new(bin)
+                .arg("-c")
+                .arg(&conf)
+                .arg("-p")
+                .arg(dir.path())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start nginx")
+        });
         let server = Nginx { child, port, _dir: dir };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "nginx did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
         Some(server)
     }
 }
@@ -288,7 +306,10 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn start(upstream: u16) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = {
+            let _ports = PORTS.lock().unwrap_or_else(|p| p.into_inner());
+            TcpListener::bind("127.0.0.1:0").unwrap()
+        };
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(ProxyState {
             fault: Mutex::new(Fault::None),

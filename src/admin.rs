@@ -125,7 +125,11 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         u(&["cache", "hits"]) + u(&["cache", "waits"]),
         u(&["cache", "decodes"]),
     );
-    out += &format!("  chunks       {} decoded\n", u(&["chunks_decoded"]));
+    out += &format!(
+        "  chunks       {} decoded, {} left to the page cache after a whole read\n",
+        u(&["chunks_decoded"]),
+        u(&["cache", "released_whole_reads"]),
+    );
     out += &format!(
         "  store reads  {} requests, {} read, {} failed, {} in flight (of {} at once)\n",
         u(&["store_reads", "requests"]),
@@ -226,7 +230,7 @@ mod tests {
     fn status_text_shows_every_part() {
         let doc = json::parse(
             br#"{"version":"0.1.0","pid":42,"store":"/d.zarr","uptime_s":3725.0,
-            "cache":{"budget_bytes":536870912,"used_bytes":1048576,"hits":9,"waits":1,"decodes":10,"hit_rate":0.5},
+            "cache":{"budget_bytes":536870912,"used_bytes":1048576,"hits":9,"waits":1,"decodes":10,"hit_rate":0.5,"released_whole_reads":6},
             "chunks_decoded":10,
             "store_reads":{"requests":12,"bytes":2048,"lookups":3,"failures":1,"in_flight":2,"concurrency":16},
             "prefetch":{"workers":16,"queued":5,"done":4},
@@ -242,7 +246,7 @@ mod tests {
             "store        /d.zarr",
             "pid 42, up 1h 2m, nzfs 0.1.0",
             "1.0 MiB of 512.0 MiB used, hit rate 50.0% (10 hits, 10 decodes)",
-            "10 decoded",
+            "10 decoded, 6 left to the page cache after a whole read",
             "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
             "5 queued, 4 done (16 workers)",
             "passthrough  off",

@@ -56,6 +56,8 @@ pub struct CacheStats {
     pub hits: AtomicU64,
     pub decodes: AtomicU64,
     pub waits: AtomicU64,
+    /// Chunks let go early by [`ChunkCache::release`].
+    pub released: AtomicU64,
 }
 
 pub struct ChunkCache<K: Hash + Eq, E> {
@@ -105,6 +107,16 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
         let mut st = lock(&self.state);
         if let Some(old) = st.lru.pop(key) {
             st.bytes -= old.len() as u64;
+        }
+    }
+
+    /// Let `key` go before its turn, because another cache (the kernel's)
+    /// holds the same bytes: like [`ChunkCache::invalidate`], but counted.
+    pub fn release(&self, key: &K) {
+        let mut st = lock(&self.state);
+        if let Some(old) = st.lru.pop(key) {
+            st.bytes -= old.len() as u64;
+            self.stats.released.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -130,7 +130,9 @@ pub struct MountArgs {
     /// Stay in the foreground and log to stderr
     #[arg(short, long)]
     pub foreground: bool,
-    /// Budget for decoded chunks held in memory, e.g. 512MiB, 2GiB, 1000000
+    /// Budget for decoded chunks held in memory, e.g. 512MiB, 2GiB, 1000000.
+    /// From a local store, a chunk read whole is then left to the kernel page
+    /// cache rather than held twice
     #[arg(long, default_value = "512MiB", value_parser = parse_size)]
     pub cache_size: u64,
     /// What a chunk with no object in the store reads as

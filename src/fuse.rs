@@ -298,16 +298,25 @@ impl fuser::Filesystem for FuseAdapter {
         _fh: FileHandle,
         offset: u64,
         size: u32,
-        _flags: OpenFlags,
+        flags: OpenFlags,
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
         let ino = ino.0;
+        // What is replied lands in the kernel page cache (FOPEN_KEEP_CACHE),
+        // unless the reader bypasses it.
+        let page_cached = flags.0 & libc::O_DIRECT == 0;
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
         let fs = self.fs.clone();
         self.fs.read_then(ino, offset, size, move |result| match result {
-            Ok(data) => reply.data(data.bytes()),
+            Ok(data) => {
+                let len = data.bytes().len();
+                reply.data(data.bytes());
+                if page_cached {
+                    fs.note_served(ino, offset, len);
+                }
+            }
             Err(e) => reply.error(errno(&fs, "read", ino, &e)),
         });
     }

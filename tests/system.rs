@@ -221,6 +221,75 @@ fn readme_fstab_line_and_mount_unit_work() {
     umount(&mp);
 }
 
+/// Read file `path` whole, through the page cache or with `O_DIRECT`.
+fn read_file(path: &Path, direct: bool) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+        .open(path)
+        .unwrap();
+    let mut out = Vec::new();
+    f.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// Drop-behind: a chunk file read whole through the page cache leaves the
+/// decoded cache, and the kernel serves re-reads; after the kernel drops
+/// its pages the chunk is decoded again, to the same bytes. A read with
+/// `O_DIRECT` bypasses the page cache, so the daemon keeps the chunk.
+#[test]
+fn chunks_read_whole_are_left_to_the_page_cache() {
+    let _s = serial();
+    let m = Mount::new("sample.zarr", &[]);
+    let expected = sample_t2m();
+    let counts = || counts_of(&m.mp);
+    let (d0, r0, u0) = counts();
+
+    // O_DIRECT, twice: decoded once, kept, the second read a cache hit.
+    let direct = m.mp.join("t2m").join(expected.chunk_name(0));
+    expected.check_chunk(0, &read_file(&direct, true)).unwrap();
+    expected.check_chunk(0, &read_file(&direct, true)).unwrap();
+    let (d1, r1, u1) = counts();
+    assert_eq!((d1, r1), (d0 + 1, r0), "O_DIRECT reads");
+    assert!(u1 > u0, "an O_DIRECT read keeps its chunk cached: {u0} -> {u1}");
+
+    // Through the page cache: decoded, served, let go.
+    let last = expected.chunk_count() - 1;
+    let file = m.mp.join("t2m").join(expected.chunk_name(last));
+    expected.check_chunk(last, &read_file(&file, false)).unwrap();
+    let (d2, r2, u2) = counts();
+    assert_eq!((d2, r2, u2), (d1 + 1, r1 + 1, u1), "a page-cached read");
+    // A re-read is the kernel's: no request reaches the daemon.
+    expected.check_chunk(last, &read_file(&file, false)).unwrap();
+    assert_eq!(counts(), (d2, r2, u2), "a warm re-read");
+    // The kernel lets its pages go: the next read decodes again.
+    let f = std::fs::File::open(&file).unwrap();
+    // SAFETY: a valid descriptor; fadvise changes no memory of ours.
+    let rc = unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    assert_eq!(rc, 0);
+    drop(f);
+    expected.check_chunk(last, &read_file(&file, false)).unwrap();
+    assert_eq!(counts(), (d2 + 1, r2 + 1, u2), "a read after the page cache let go");
+
+    // data.bin, where each chunk is one stretch of it: array `a` has 3
+    // elements in chunks of 2, so the second chunk's stretch is one element
+    // (its padding is not in data.bin). One read covers both.
+    let m = Mount::new("nz_shared_dimension.zarr", &[]);
+    let (d0, r0, u0) = counts_of(&m.mp);
+    let data = read_file(&m.mp.join("a/data.bin"), false);
+    assert_eq!(data.len(), 3 * 4);
+    assert_eq!(counts_of(&m.mp), (d0 + 2, r0 + 2, u0), "data.bin read whole");
+}
+
+/// The decoded-cache counts of a mount: decodes, released, bytes used.
+fn counts_of(mp: &Path) -> (u64, u64, u64) {
+    let s = status(mp);
+    let c = |k| at(&s, &["cache", k]);
+    (c("decodes"), c("released_whole_reads"), c("used_bytes"))
+}
+
 #[test]
 fn status_shows_the_cache_filling_and_errors_with_their_keys() {
     let _s = serial();
@@ -228,21 +297,35 @@ fn status_shows_the_cache_filling_and_errors_with_their_keys() {
     let first = status(&m.mp);
     assert!(first.get("store").unwrap().as_str().unwrap().ends_with("sample.zarr"));
     let expected = sample_t2m();
-    let mut used = at(&first, &["cache", "used_bytes"]);
+    let used = at(&first, &["cache", "used_bytes"]);
     let mut decoded = at(&first, &["chunks_decoded"]);
+    let mut released = at(&first, &["cache", "released_whole_reads"]);
     // Last chunk first: a sequential reader would have the prefetcher decode
-    // the next chunk before cat asks for it.
+    // the next chunk before cat asks for it. Each chunk file read whole is
+    // decoded, then let go: the kernel page cache holds it (drop-behind).
     for i in (0..expected.chunk_count()).rev() {
         let file = m.mp.join("t2m").join(expected.chunk_name(i));
         ok(Command::new("cat").arg(&file).stdout(std::process::Stdio::null()));
         let now = status(&m.mp);
-        let (u, d) = (at(&now, &["cache", "used_bytes"]), at(&now, &["chunks_decoded"]));
-        assert!(
-            u > used && d > decoded,
-            "chunk {i}: cache {used} -> {u}, decoded {decoded} -> {d}"
+        let (u, d, r) = (
+            at(&now, &["cache", "used_bytes"]),
+            at(&now, &["chunks_decoded"]),
+            at(&now, &["cache", "released_whole_reads"]),
         );
-        (used, decoded) = (u, d);
+        assert!(
+            u == used && d == decoded + 1 && r == released + 1,
+            "chunk {i}: cache {used} -> {u}, decoded {decoded} -> {d}, released {released} -> {r}"
+        );
+        (decoded, released) = (d, r);
     }
+    // data.bin needs every chunk again, and keeps them (they are not
+    // stretches of it, so drop-behind does not follow it): the cache fills.
+    ok(Command::new("cat")
+        .arg(m.mp.join("t2m/data.bin"))
+        .stdout(std::process::Stdio::null()));
+    let now = status(&m.mp);
+    assert_eq!(at(&now, &["chunks_decoded"]), decoded + expected.chunk_count());
+    assert!(at(&now, &["cache", "used_bytes"]) > used, "{now}");
     let last = status(&m.mp);
     assert!(at(&last, &["store_reads", "requests"]) >= expected.chunk_count());
     assert!(at(&last, &["store_reads", "bytes"]) > 0);

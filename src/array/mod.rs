@@ -255,6 +255,12 @@ impl Array {
         self.shared.cache.is_present(&CacheKey::whole(self.id, index))
     }
 
+    /// Let chunk `index`'s whole decoded form leave the cache early (the
+    /// kernel page cache holds it: `fs::served`).
+    pub fn release_chunk(&self, index: u64) {
+        self.shared.cache.release(&CacheKey::whole(self.id, index));
+    }
+
     /// Whether a chunk file read decodes only the inner chunks it touches
     /// (a chain that is just `sharding_indexed`), rather than whole chunks.
     pub fn reads_partially(&self) -> bool {

@@ -110,7 +110,7 @@ impl Array {
         let total = self.size();
         let start = offset.min(total);
         let end = start.saturating_add(u64::from(size)).min(total);
-        if let Some((index, at)) = self.within_one_chunk(start, end) {
+        if let Some((index, at, _)) = self.within_one_chunk(start, end) {
             // A contiguous piece of one decoded chunk: replied from the
             // cached buffer, no copy.
             return Ok(ReadData::slice(self.read_chunk(index)?, at, (end - start) as u32));
@@ -121,20 +121,21 @@ impl Array {
     }
 
     /// When flat bytes `[start, end)` (non-empty) are one contiguous piece
-    /// of one whole-decoded chunk, the chunk and the offset there. That is
+    /// of one whole-decoded chunk: the chunk, the offset there, and the
+    /// length of the chunk's whole stretch of `data.bin`. That is
     /// so when the chunk spans 1 along the leading dimensions, anything
     /// along one dimension `j`, and the whole array after `j`: then a chunk
     /// is a contiguous stretch of `data.bin` (its padding, if it overhangs
     /// the array's edge along `j`, comes after the stretch). A 0-d array's
     /// one chunk is its one element.
-    fn within_one_chunk(&self, start: u64, end: u64) -> Option<(u64, u64)> {
+    pub fn within_one_chunk(&self, start: u64, end: u64) -> Option<(u64, u64, u64)> {
         let m = self.metadata();
         let nd = m.shape.len();
         if start >= end {
             return None;
         }
         if nd == 0 {
-            return Some((0, start));
+            return Some((0, start, m.data_type.size() as u64));
         }
         if self.partial_sharding().is_some() {
             return None;
@@ -152,7 +153,7 @@ impl Array {
         let origin = (start / item) - (pos[j] - first_j) * inner - (start / item) % inner;
         let rows = m.chunk_shape[j].min(m.shape[j] - first_j);
         let stretch_end = (origin + rows * inner) * item;
-        (end <= stretch_end).then_some((index, start - origin * item))
+        (end <= stretch_end).then_some((index, start - origin * item, stretch_end - origin * item))
     }
 
     /// The decoded values of the hyperslab at `start` of `shape`, in C order

@@ -41,6 +41,7 @@ pub mod error;
 pub mod names;
 mod prefetch;
 mod read;
+mod served;
 pub mod status;
 mod text;
 
@@ -226,6 +227,7 @@ pub struct NzFs {
     options: FsOptions,
     ownership: Ownership,
     prefetch: OnceLock<prefetch::Prefetcher>,
+    served: served::Served,
     status: status::Status,
 }
 
@@ -319,6 +321,7 @@ impl NzFs {
             options,
             ownership: Ownership::default(),
             prefetch: OnceLock::new(),
+            served: served::Served::default(),
             status: status::Status::default(),
         }
     }

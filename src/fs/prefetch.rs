@@ -16,7 +16,9 @@
 //! so a remote reader keeps that many requests in flight. A chunk is
 //! decoded at most once whoever asks first (the cache's decode-once rule),
 //! and a chunk is queued at most once per run, so prefetching never
-//! duplicates a request. Arrays whose shards are read partially are not
+//! duplicates a request; nor does it decode again a chunk that a reader
+//! has just read whole and the kernel page cache holds (`served`), even
+//! when a job for it was overtaken by the reader. Arrays whose shards are read partially are not
 //! prefetched: one read there already fetches its inner chunks together.
 //!
 //! The same workers share a shard read's decoding ([`NzFs::share_decodes`]):
@@ -109,7 +111,9 @@ impl NzFs {
                         let Some(fs) = weak.upgrade() else { return };
                         match job {
                             Job::Chunk(node, index) => {
-                                if fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index)) {
+                                if !fs.served.released_recently(node, index)
+                                    && fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index))
+                                {
                                     // Errors surface when (if) a reader asks for the chunk.
                                     let _ = fs.chunk(node, index);
                                 }
@@ -232,7 +236,7 @@ impl NzFs {
             if next < run.queued_until.load(Ordering::Relaxed) {
                 continue;
             }
-            if !array.is_cached(next) {
+            if !array.is_cached(next) && !self.served.released_recently(node, next) {
                 if p.requests.try_send(Job::Chunk(node, next)).is_err() {
                     return; // the workers are busy enough; the run goes on later
                 }

@@ -129,6 +129,7 @@ impl NzFs {
                     ("waits", int(waits)),
                     ("decodes", int(decodes)),
                     ("hit_rate", hit_rate),
+                    ("released_whole_reads", load(&stats.released)),
                 ]),
             ),
             ("chunks_decoded", int(decodes)),

@@ -114,6 +114,10 @@ impl ReadableStore for Counted {
         self.inner.concurrency()
     }
 
+    fn rereads_are_cheap(&self) -> bool {
+        self.inner.rereads_are_cheap()
+    }
+
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         self.inner.access(path)
     }

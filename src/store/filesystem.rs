@@ -414,6 +414,10 @@ impl ReadableStore for FilesystemStore {
         Ok(listing)
     }
 
+    fn rereads_are_cheap(&self) -> bool {
+        true
+    }
+
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let _reading = inflight::begin(path);
         Ok(self.stat_path(path)?.map(|st| Access {

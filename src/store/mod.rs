@@ -220,6 +220,13 @@ pub trait ReadableStore: Send + Sync {
     fn concurrency(&self) -> usize {
         2
     }
+    /// Whether reading an object again is cheap (a local file, likely in
+    /// the page cache) rather than a request that costs a round trip and
+    /// perhaps money. Decoded chunks that the kernel page cache holds whole
+    /// are let go only for such stores (`fs::served`).
+    fn rereads_are_cheap(&self) -> bool {
+        false
+    }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.
     fn access(&self, path: &str) -> io::Result<Option<Access>> {

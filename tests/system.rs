@@ -281,6 +281,11 @@ fn chunks_read_whole_are_left_to_the_page_cache() {
     let data = read_file(&m.mp.join("a/data.bin"), false);
     assert_eq!(data.len(), 3 * 4);
     assert_eq!(counts_of(&m.mp), (d0 + 2, r0 + 2, u0), "data.bin read whole");
+    // The group's .nc holds both variables (a: 2 chunks, b: 2), counted
+    // apart from data.bin: a's chunks are decoded again for it.
+    let nc = read_file(&m.mp.join("nz_shared_dimension.nc"), false);
+    assert!(nc.starts_with(b"CDF"));
+    assert_eq!(counts_of(&m.mp), (d0 + 6, r0 + 6, u0), "the .nc read whole");
 }
 
 /// The decoded-cache counts of a mount: decodes, released, bytes used.

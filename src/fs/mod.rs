@@ -562,39 +562,6 @@ impl NzFs {
         }))
     }
 
-    /// Read bytes of group `n`'s virtual netCDF file: the header, then each
-    /// variable's elements converted to big-endian from `data.bin` reads;
-    /// zeros in the alignment gaps.
-    fn read_netcdf(&self, n: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        let layout = self.nc_layout(n)?;
-        let start = offset.min(layout.size);
-        let end = start.saturating_add(u64::from(size)).min(layout.size);
-        let mut out = vec![0u8; (end - start) as usize];
-        let header_len = layout.header.len() as u64;
-        if start < header_len {
-            let stop = end.min(header_len);
-            out[..(stop - start) as usize].copy_from_slice(&layout.header[start as usize..stop as usize]);
-        }
-        for var in &layout.variables {
-            let (lo, hi) = (start.max(var.begin), end.min(var.begin + var.len));
-            if lo >= hi {
-                continue;
-            }
-            let item = var.item_out as u64;
-            let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
-            self.note_flat_read(var.node, e0 * var.item_in as u64, (e1 - e0) * var.item_in as u64);
-            let host = self.array(var.node)?.0.read_bytes(
-                e0 * var.item_in as u64,
-                u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),
-            )?;
-            let file = crate::netcdf::to_file_order(var, host.bytes());
-            let skip = (lo - var.begin - e0 * item) as usize;
-            let n = (hi - lo) as usize;
-            out[(lo - start) as usize..(lo - start) as usize + n].copy_from_slice(&file[skip..skip + n]);
-        }
-        Ok(ReadData::owned(out))
-    }
-
     /// The version node `n` belongs to, in a versioned store.
     fn version(&self, n: usize) -> Option<&VersionRoot> {
         self.info.get(n)?.version.map(|v| &self.options.versions[v])

@@ -16,11 +16,13 @@
 //! filesystem: [`ReadableStore::rereads_are_cheap`]): from object storage
 //! a second decode would be a second request, so there the budget decides.
 //!
-//! `data.bin` is tracked too where a chunk is one contiguous stretch of it
-//! (the common `(1, ny, nx)` chunking) and a read lies within one chunk.
+//! `data.bin`, and a variable's data in a group's `.nc`, are tracked too
+//! where a chunk is one contiguous stretch of the flat order (the common
+//! `(1, ny, nx)` chunking).
 //!
-//! Invariants: only whole-chunk files and `data.bin` of fixed-size arrays
-//! are tracked (a shard read in part, a text view or the `.nc` never is); a read with `O_DIRECT`
+//! Invariants: only arrays of fixed-size elements decoded whole are tracked
+//! (a shard read in part or a text view never is; nor is a `.nc` variable
+//! whose file bytes are not its `data.bin` bytes one for one); a read with `O_DIRECT`
 //! does not count (it bypasses the page cache); the tracker holds at most
 //! [`TRACKED`] partly read chunks and forgets them all when full, which can
 //! only keep a chunk cached longer; releasing a chunk only ever costs a
@@ -128,40 +130,70 @@ fn merge(ranges: &mut Vec<(u64, u64)>, mut start: u64, mut end: u64) {
 impl NzFs {
     /// Tell drop-behind that the `len` bytes at `offset` of file `ino` were
     /// replied to a read that goes through the kernel page cache: a chunk
-    /// file now served whole leaves the decoded cache.
+    /// now served whole through one file leaves the decoded cache.
     pub fn note_served(&self, ino: u64, offset: u64, len: usize) {
-        let (node, chunk_file) = match Inode::from_ino(ino) {
-            Some(Inode::Chunk { node, index }) => (node, Some(index)),
-            Some(Inode::Data(node)) => (node, None),
-            _ => return,
-        };
-        let Ok((array, _)) = self.array(node) else {
-            return;
-        };
-        if !self.store().rereads_are_cheap() || array.reads_partially() || self.info[node].text.is_some() {
+        if !self.store().rereads_are_cheap() {
             return;
         }
         let end = offset.saturating_add(len as u64);
-        let Some(index) = chunk_file else {
-            // `data.bin`: the chunks' stretches that the read covers, where
-            // a chunk is one contiguous stretch (a read of the kernel's
-            // readahead may cross from one into the next). A read over more
-            // pieces than that counts for nothing: its chunks stay cached.
-            let mut at = offset;
-            for _ in 0..MAX_PIECES {
-                let Some((index, start, stretch)) = array.within_one_chunk(at, at + 1) else {
-                    return;
-                };
-                let piece_end = (at + (stretch - start)).min(end);
-                self.served_piece(array, (ino, index), start, start + (piece_end - at), stretch);
-                at = piece_end;
-                if at >= end {
-                    return;
+        match Inode::from_ino(ino) {
+            Some(Inode::Chunk { node, index }) => {
+                if let Some(array) = self.droppable(node) {
+                    let size = array.metadata().chunk_bytes();
+                    self.served_piece(array, (ino, index), offset, end, size);
                 }
             }
-            return;
-        };
-        self.served_piece(array, (ino, index), offset, end, array.metadata().chunk_bytes());
+            Some(Inode::Data(node)) => {
+                if let Some(array) = self.droppable(node) {
+                    self.served_flat(array, ino, offset, end);
+                }
+            }
+            Some(Inode::NetCdf(group)) => {
+                let Ok(layout) = self.nc_layout(group) else { return };
+                for var in &layout.variables {
+                    let (lo, hi) = (offset.max(var.begin), end.min(var.begin + var.len));
+                    // Only where a file byte is a data.bin byte (no widening
+                    // or recoding: byte order aside, the same offsets).
+                    if lo >= hi || var.item_in != var.item_out {
+                        continue;
+                    }
+                    if let Some(array) = self.droppable(var.node) {
+                        // Keyed by the variable's array node, not the group's
+                        // file: each variable's chunks are counted apart.
+                        let key = Inode::NetCdf(var.node).to_ino();
+                        self.served_flat(array, key, lo - var.begin, hi - var.begin);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Array node `node`, when its chunks may be let go after a whole read:
+    /// fixed-size elements, decoded whole.
+    fn droppable(&self, node: usize) -> Option<&crate::array::Array> {
+        let (array, _) = self.array(node).ok()?;
+        (!array.reads_partially() && self.info[node].text.is_none()).then_some(array)
+    }
+
+    /// Record flat bytes `[start, end)` of `array` served through file
+    /// `file`: the chunks' stretches the range covers, where a chunk is one
+    /// contiguous stretch of the flat order (a read of the kernel's
+    /// readahead may cross from one into the next). A read over more than
+    /// [`MAX_PIECES`] pieces counts for nothing: its chunks stay cached.
+    fn served_flat(&self, array: &crate::array::Array, file: u64, start: u64, end: u64) {
+        let mut at = start;
+        for _ in 0..MAX_PIECES {
+            let Some((index, from, stretch)) = array.within_one_chunk(at, at + 1) else {
+                return;
+            };
+            let piece_end = (at + (stretch - from)).min(end);
+            self.served_piece(array, (file, index), from, from + (piece_end - at), stretch);
+            at = piece_end;
+            if at >= end {
+                return;
+            }
+        }
     }
 
     /// Record bytes `[start, end)` of a chunk's `len` in one file; release

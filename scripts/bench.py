@@ -28,6 +28,8 @@ import zarr
 import zstandard
 from zarr.codecs import ZstdCodec
 
+from probe import timed_preads
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 MIB = 1 << 20
 
@@ -386,25 +388,8 @@ def main():
         dropped = drop_caches()
         m = Mount(args.nzfs, store, mp, "--cache-size", args.cache_size)
         try:
-            fds = {}
-
-            def preads():
-                for g, off, _ in picks:
-                    path = os.path.join(mp, array, shard_name(g))
-                    if legacy:
-                        fd = os.open(path, os.O_RDONLY)
-                        assert len(os.pread(fd, 4096, off)) == 4096
-                        os.close(fd)
-                        continue
-                    fd = fds.get(path)
-                    if fd is None:
-                        fd = fds[path] = os.open(path, os.O_RDONLY)
-                        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
-                    assert len(os.pread(fd, 4096, off)) == 4096
-
-            t = median_time(preads, 1)
-            for fd in fds.values():
-                os.close(fd)
+            paths = [(os.path.join(mp, array, shard_name(g)), off) for g, off, _ in picks]
+            t = median_time(lambda: timed_preads(paths, legacy), 1)
             rss[f"random, {array}"] = m.status("VmHWM")
         finally:
             m.close()

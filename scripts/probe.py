@@ -106,18 +106,13 @@ def drop_caches():
         print("(not root: the store stays in the page cache)")
 
 
-def random_reads(nzfs, args, array, legacy):
-    """op/s of 2,000 aligned 4 KiB reads of shard files (one 1024-float
-    row each): open/pread/close (legacy), or kept open with FADV_RANDOM."""
-    drop_caches()
-    m = Mount(nzfs, args)
+def timed_preads(picks, legacy):
+    """Seconds for one 4 KiB pread per (path, offset) of picks: each with
+    its own open and close (legacy, as an old program does), or with the
+    files kept open under POSIX_FADV_RANDOM. Shared with scripts/bench.py."""
+    fds = {}
+    t0 = time.perf_counter()
     try:
-        names = m.files(array)
-        rng = random.Random(7)
-        picks = [(names[rng.randrange(len(names))], (rng.randrange(16) * 1024 + rng.randrange(1024)) * 4096)
-                 for _ in range(2000)]
-        fds = {}
-        t0 = time.perf_counter()
         for path, off in picks:
             if legacy:
                 fd = os.open(path, os.O_RDONLY)
@@ -129,9 +124,23 @@ def random_reads(nzfs, args, array, legacy):
                 fd = fds[path] = os.open(path, os.O_RDONLY)
                 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)
             assert len(os.pread(fd, 4096, off)) == 4096
-        t = time.perf_counter() - t0
+        return time.perf_counter() - t0
+    finally:
         for fd in fds.values():
             os.close(fd)
+
+
+def random_reads(nzfs, args, array, legacy):
+    """op/s of 2,000 aligned 4 KiB reads of shard files (one 1024-float
+    row each): open/pread/close (legacy), or kept open with FADV_RANDOM."""
+    drop_caches()
+    m = Mount(nzfs, args)
+    try:
+        names = m.files(array)
+        rng = random.Random(7)
+        picks = [(names[rng.randrange(len(names))], (rng.randrange(16) * 1024 + rng.randrange(1024)) * 4096)
+                 for _ in range(2000)]
+        t = timed_preads(picks, legacy)
         return len(picks) / t, 0.0, daemon_stat(m.pid, "VmHWM")
     finally:
         m.close()

@@ -311,11 +311,14 @@ impl fuser::Filesystem for FuseAdapter {
         let fs = self.fs.clone();
         self.fs.read_then(ino, offset, size, move |result| match result {
             Ok(data) => {
-                let len = data.bytes().len();
-                reply.data(data.bytes());
+                // Noted before the reply, so a reader that has its bytes
+                // sees the release done (`nzfs status`, tests); the reply
+                // still holds the buffer. A reply that fails after this
+                // costs a later decode, never a wrong byte.
                 if page_cached {
-                    fs.note_served(ino, offset, len);
+                    fs.note_served(ino, offset, data.bytes().len());
                 }
+                reply.data(data.bytes());
             }
             Err(e) => reply.error(errno(&fs, "read", ino, &e)),
         });

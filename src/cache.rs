@@ -104,18 +104,23 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
 
     /// Forget `key` (a later request decodes it again).
     pub fn invalidate(&self, key: &K) {
+        self.remove(key);
+    }
+
+    /// Drop `key` from the cache; whether it was held.
+    fn remove(&self, key: &K) -> bool {
         let mut st = lock(&self.state);
-        if let Some(old) = st.lru.pop(key) {
+        let old = st.lru.pop(key);
+        if let Some(old) = &old {
             st.bytes -= old.len() as u64;
         }
+        old.is_some()
     }
 
     /// Let `key` go before its turn, because another cache (the kernel's)
     /// holds the same bytes: like [`ChunkCache::invalidate`], but counted.
     pub fn release(&self, key: &K) {
-        let mut st = lock(&self.state);
-        if let Some(old) = st.lru.pop(key) {
-            st.bytes -= old.len() as u64;
+        if self.remove(key) {
             self.stats.released.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -475,8 +475,6 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     }
 }
 
-/// Turn host-order elements (as `data.bin` holds them) into the file's
-/// big-endian elements.
 /// Write `host` (whole elements of `var`, host order) to `dst` in the
 /// file's order, when that is a byte-order change alone (no widening or
 /// recoding); false (nothing written) otherwise. One pass, no buffer:
@@ -503,6 +501,8 @@ pub fn copy_in_file_order(var: &Variable, host: &[u8], dst: &mut [u8]) -> bool {
     true
 }
 
+/// Turn host-order elements (as `data.bin` holds them) into the file's
+/// big-endian elements.
 pub fn to_file_order(var: &Variable, host: &[u8]) -> Vec<u8> {
     if var.utf32_to_utf8 {
         let mut out = Vec::with_capacity(host.len());
@@ -525,6 +525,8 @@ pub fn to_file_order(var: &Variable, host: &[u8]) -> Vec<u8> {
             .flat_map(|h| half::f16::from_ne_bytes([h[0], h[1]]).to_f32().to_be_bytes())
             .collect();
     }
+    // Written independently of copy_in_file_order, whose test holds it to
+    // what this writes.
     let mut out = host.to_vec();
     if cfg!(target_endian = "little") && var.swap_unit > 1 {
         for unit in out.chunks_exact_mut(var.swap_unit) {

@@ -18,8 +18,9 @@
 //! and a chunk is queued at most once per run, so prefetching never
 //! duplicates a request; nor does it decode again a chunk that a reader
 //! has just read whole and the kernel page cache holds (`served`), even
-//! when a job for it was overtaken by the reader. Arrays whose shards are read partially are not
-//! prefetched: one read there already fetches its inner chunks together.
+//! when a job for it was overtaken by the reader. Arrays whose shards are
+//! read partially are not prefetched: one read there already fetches its
+//! inner chunks together.
 //!
 //! The same workers share a shard read's decoding ([`NzFs::share_decodes`]):
 //! when one read needs several inner chunks decoded (a 4 KiB row of a shard
@@ -111,9 +112,7 @@ impl NzFs {
                         let Some(fs) = weak.upgrade() else { return };
                         match job {
                             Job::Chunk(node, index) => {
-                                if !fs.served.released_recently(node, index)
-                                    && fs.array(node).is_ok_and(|(a, _)| !a.is_cached(index))
-                                {
+                                if fs.array(node).is_ok_and(|(a, _)| fs.worth_prefetching(node, a, index)) {
                                     // Errors surface when (if) a reader asks for the chunk.
                                     let _ = fs.chunk(node, index);
                                 }
@@ -197,6 +196,14 @@ impl NzFs {
         }
     }
 
+    /// Whether chunk `index` of `array` (node `node`) still needs decoding
+    /// ahead of a reader: neither cached nor just read whole and let go to
+    /// the kernel page cache. Asked when a chunk is queued, and again when a
+    /// worker takes it (the reader may have overtaken the job meanwhile).
+    fn worth_prefetching(&self, node: usize, array: &Array, index: u64) -> bool {
+        !array.is_cached(index) && !self.served.released_recently(node, index)
+    }
+
     fn reset_run(&self, node: usize) {
         let run = &self.info[node].run;
         run.window.store(0, Ordering::Relaxed);
@@ -236,7 +243,7 @@ impl NzFs {
             if next < run.queued_until.load(Ordering::Relaxed) {
                 continue;
             }
-            if !array.is_cached(next) && !self.served.released_recently(node, next) {
+            if self.worth_prefetching(node, array, next) {
                 if p.requests.try_send(Job::Chunk(node, next)).is_err() {
                     return; // the workers are busy enough; the run goes on later
                 }

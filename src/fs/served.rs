@@ -42,14 +42,16 @@ const RECENT: usize = 256;
 /// Partly read chunks tracked at most.
 pub(super) const TRACKED: usize = 4096;
 
-/// A chunk as seen through one file: (file inode, chunk index).
-type FileChunk = (u64, u64);
 /// A chunk of an array: (array node, chunk index).
 type NodeChunk = (usize, u64);
+/// A chunk as seen through one file: (file inode, the chunk). A group's
+/// `.nc` shows chunks of several arrays, so the file alone does not say
+/// which.
+type FileChunk = (u64, NodeChunk);
 
-/// The byte ranges served of each partly served chunk, keyed by (file
-/// inode, chunk index), relative to the chunk's start in that file:
-/// sorted, disjoint and not touching.
+/// The byte ranges served of each partly served chunk, keyed by file and
+/// chunk, relative to the chunk's start in that file: sorted, disjoint and
+/// not touching.
 #[derive(Default)]
 pub(super) struct Served {
     ranges: Mutex<HashMap<FileChunk, Vec<(u64, u64)>>>,
@@ -67,12 +69,12 @@ impl Served {
         if start >= end {
             return false;
         }
+        let mut map = self.ranges.lock().unwrap_or_else(|p| p.into_inner());
         if start == 0 && end == len {
             // Read whole at once: nothing to remember.
-            self.ranges.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+            map.remove(&key);
             return true;
         }
-        let mut map = self.ranges.lock().unwrap_or_else(|p| p.into_inner());
         if map.len() >= TRACKED && !map.contains_key(&key) {
             map.clear();
         }
@@ -85,12 +87,12 @@ impl Served {
         whole
     }
 
-    /// Remember that chunk `index` of array node `node` was released.
-    fn note_released(&self, node: usize, index: u64) {
+    /// Remember that `chunk` was released.
+    fn note_released(&self, chunk: NodeChunk) {
         let mut guard = self.recent.lock().unwrap_or_else(|p| p.into_inner());
         let (order, set) = &mut *guard;
-        if set.insert((node, index)) {
-            order.push_back((node, index));
+        if set.insert(chunk) {
+            order.push_back(chunk);
             if order.len() > RECENT {
                 order.pop_front().map(|old| set.remove(&old));
             }
@@ -140,12 +142,12 @@ impl NzFs {
             Some(Inode::Chunk { node, index }) => {
                 if let Some(array) = self.droppable(node) {
                     let size = array.metadata().chunk_bytes();
-                    self.served_piece(array, (ino, index), offset, end, size);
+                    self.served_piece(array, (ino, (node, index)), offset, end, size);
                 }
             }
             Some(Inode::Data(node)) => {
                 if let Some(array) = self.droppable(node) {
-                    self.served_flat(array, ino, offset, end);
+                    self.served_flat(array, ino, node, offset, end);
                 }
             }
             Some(Inode::NetCdf(group)) => {
@@ -158,10 +160,7 @@ impl NzFs {
                         continue;
                     }
                     if let Some(array) = self.droppable(var.node) {
-                        // Keyed by the variable's array node, not the group's
-                        // file: each variable's chunks are counted apart.
-                        let key = Inode::NetCdf(var.node).to_ino();
-                        self.served_flat(array, key, lo - var.begin, hi - var.begin);
+                        self.served_flat(array, ino, var.node, lo - var.begin, hi - var.begin);
                     }
                 }
             }
@@ -176,19 +175,19 @@ impl NzFs {
         (!array.reads_partially() && self.info[node].text.is_none()).then_some(array)
     }
 
-    /// Record flat bytes `[start, end)` of `array` served through file
-    /// `file`: the chunks' stretches the range covers, where a chunk is one
+    /// Record flat bytes `[start, end)` of `array` (node `node`) served
+    /// through file `file`: the chunks' stretches the range covers, where a chunk is one
     /// contiguous stretch of the flat order (a read of the kernel's
     /// readahead may cross from one into the next). A read over more than
     /// [`MAX_PIECES`] pieces counts for nothing: its chunks stay cached.
-    fn served_flat(&self, array: &crate::array::Array, file: u64, start: u64, end: u64) {
+    fn served_flat(&self, array: &crate::array::Array, file: u64, node: usize, start: u64, end: u64) {
         let mut at = start;
         for _ in 0..MAX_PIECES {
             let Some((index, from, stretch)) = array.within_one_chunk(at, at + 1) else {
                 return;
             };
             let piece_end = (at + (stretch - from)).min(end);
-            self.served_piece(array, (file, index), from, from + (piece_end - at), stretch);
+            self.served_piece(array, (file, (node, index)), from, from + (piece_end - at), stretch);
             at = piece_end;
             if at >= end {
                 return;
@@ -200,15 +199,11 @@ impl NzFs {
     /// the chunk when that makes it whole.
     fn served_piece(&self, array: &crate::array::Array, key: FileChunk, start: u64, end: u64, len: u64) {
         if self.served.add(key, start, end, len) {
-            array.release_chunk(key.1);
-            self.served.note_released(array_node(key.0), key.1);
+            let chunk = key.1;
+            array.release_chunk(chunk.1);
+            self.served.note_released(chunk);
         }
     }
-}
-
-/// The array node of a chunk file's or `data.bin`'s inode.
-fn array_node(ino: u64) -> usize {
-    Inode::from_ino(ino).map_or(usize::MAX, Inode::node)
 }
 
 #[cfg(test)]
@@ -219,18 +214,18 @@ mod tests {
     fn ranges_merge_in_any_order_and_a_whole_file_is_reported_once() {
         let s = Served::default();
         // Out of order, overlapping and touching, as async readahead sends.
-        assert!(!s.add((1, 7), 100, 200, 400));
-        assert!(!s.add((1, 7), 300, 400, 400));
-        assert!(!s.add((1, 7), 150, 250, 400));
+        assert!(!s.add((1, (0, 7)), 100, 200, 400));
+        assert!(!s.add((1, (0, 7)), 300, 400, 400));
+        assert!(!s.add((1, (0, 7)), 150, 250, 400));
         assert_eq!(s.tracked(), 1);
-        assert!(!s.add((1, 7), 250, 299, 400), "a gap of one byte is left");
-        assert!(!s.add((1, 7), 0, 100, 400));
-        assert!(s.add((1, 7), 299, 300, 400));
+        assert!(!s.add((1, (0, 7)), 250, 299, 400), "a gap of one byte is left");
+        assert!(!s.add((1, (0, 7)), 0, 100, 400));
+        assert!(s.add((1, (0, 7)), 299, 300, 400));
         assert_eq!(s.tracked(), 0, "a whole file is forgotten");
         // A read past the end is clipped; an empty one counts nothing.
-        assert!(!s.add((1, 8), 400, 500, 400));
-        assert!(s.add((1, 8), 0, 4096, 400));
-        assert!(!s.add((2, 0), 0, 0, 0));
+        assert!(!s.add((1, (0, 8)), 400, 500, 400));
+        assert!(s.add((1, (0, 8)), 0, 4096, 400));
+        assert!(!s.add((2, (0, 0)), 0, 0, 0));
     }
 
     #[test]
@@ -249,12 +244,12 @@ mod tests {
     fn the_tracker_and_the_released_list_are_bounded() {
         let s = Served::default();
         for i in 0..(TRACKED as u64 + 10) {
-            s.add((0, i), 0, 1, 10);
+            s.add((0, (0, i)), 0, 1, 10);
         }
         assert!(s.tracked() <= TRACKED);
         for i in 0..(RECENT as u64 + 10) {
-            s.note_released(3, i);
-            s.note_released(3, i);
+            s.note_released((3, i));
+            s.note_released((3, i));
         }
         assert!(!s.released_recently(3, 0), "the oldest is forgotten");
         assert!(s.released_recently(3, RECENT as u64 + 9));

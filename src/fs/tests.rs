@@ -1,5 +1,5 @@
-//! Unit tests of the filesystem core: ownership and modes, and which store
-//! calls `open`/`access` make.
+//! Unit tests of the filesystem core: ownership and modes, which store
+//! calls `open`/`access` make, and prefetch around drop-behind.
 
 use std::ffi::OsStr;
 
@@ -106,4 +106,50 @@ fn open_and_access_ask_the_store_for_no_owner() {
         calls.load(std::sync::atomic::Ordering::Relaxed) > before,
         "getattr asks"
     );
+}
+
+/// Prefetch skips a chunk that a reader has just read whole and let go to
+/// the kernel page cache (`served`): a run that reaches it queues the
+/// chunks after it, not it.
+#[test]
+fn prefetch_skips_a_chunk_just_let_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    std::fs::create_dir_all(root.join("a/c")).unwrap();
+    std::fs::write(
+        root.join("a/zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [16384], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1024]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+    )
+    .unwrap();
+    for i in 0..16u8 {
+        std::fs::write(root.join(format!("a/c/{i}")), vec![i; 1024]).unwrap();
+    }
+    let store = crate::store::FilesystemStore::new(root);
+    let h = Hierarchy::open(&store).unwrap();
+    let fs = std::sync::Arc::new(NzFs::new(Box::new(store), h, ownerless().options().clone()).unwrap());
+    fs.start_prefetcher();
+    let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
+    let ino = |index| Inode::Chunk { node, index }.to_ino();
+    let cached = |index| fs.array(node).unwrap().0.is_cached(index);
+
+    // Chunk 5 read whole through the page cache: let go.
+    assert_eq!(fs.read(ino(5), 0, 1024).unwrap().bytes(), [5; 1024]);
+    fs.note_served(ino(5), 0, 1024);
+    assert!(!cached(5));
+    // Chunks 3 then 4 started: a run, whose window covers 5 to 15.
+    fs.read(ino(3), 0, 1024).unwrap();
+    fs.read(ino(4), 0, 1024).unwrap();
+    let counters = &fs.prefetch.get().unwrap().counters;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    while load(&counters.done) < load(&counters.queued) {
+        assert!(std::time::Instant::now() < deadline, "the workers did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(load(&counters.queued), 10, "chunks 6 to 15");
+    assert!((6..16).all(cached), "the window after it was prefetched");
+    assert!(!cached(5), "the chunk let go was not decoded again");
 }

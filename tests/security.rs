@@ -472,3 +472,139 @@ fn a_read_blocked_in_the_store_does_not_stop_reads_of_other_objects() {
         "the slow read completes once the store answers"
     );
 }
+
+/// `null_terminated_bytes[8]`: a string-valued array, so it has `data.txt`.
+const TEXT_ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [8],
+  "data_type": {"name": "null_terminated_bytes", "configuration": {"length_bytes": 8}},
+  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+  "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": [{"name": "bytes"}]}"#;
+
+/// The files of a group directory that combine objects: its header and
+/// its `.nc`.
+fn combined_files_of_group(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nc"))
+        .collect();
+    assert_eq!(files.len(), 1, "one .nc in {}", dir.display());
+    files.push(dir.join("header.cdl"));
+    files
+}
+
+/// Issue #29, 1: a file that combines objects (`data.bin`, `data.txt`,
+/// `header.cdl`, a group's `.nc`) never shows another user what a direct
+/// read of one of those objects would deny. Each case sits in a subgroup of
+/// its own, beside one whose objects are all public (which every user reads
+/// through every file, so the rule does not refuse more than it must).
+#[test]
+fn files_that_combine_objects_deny_what_their_objects_deny() {
+    let users = Users::create();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store_with(tmp.path(), &[]);
+    let secret_attrs = r#""attributes": {"password": "hunter2"}, "node_type": "array""#;
+    let array_with_secret = ARRAY.replace(r#""node_type": "array""#, secret_attrs);
+    let bytes = chunk_bytes();
+    let mut text = b"abcdefgh".repeat(8);
+    text[7] = 0;
+    let add_array = |path: &str, meta: &str, chunk: &[u8]| {
+        std::fs::create_dir_all(s.join(path).join("c")).unwrap();
+        std::fs::write(s.join(path).join("zarr.json"), meta).unwrap();
+        std::fs::write(s.join(path).join("c/0"), chunk).unwrap();
+    };
+    for g in ["public", "chunk0600", "all0640", "json0600", "sub0700"] {
+        std::fs::create_dir_all(s.join(g)).unwrap();
+        std::fs::write(s.join(g).join("zarr.json"), GROUP).unwrap();
+        add_array(&format!("{g}/v"), &array_with_secret, &bytes);
+        add_array(&format!("{g}/t"), TEXT_ARRAY, &text);
+    }
+    // 1. Chunk objects 0600 root under a 0644 zarr.json.
+    for a in ["v", "t"] {
+        set_mode(&s.join("chunk0600").join(a).join("c/0"), 0o600);
+    }
+    // 2. zarr.json and chunks all 0640 root:root (the README's example).
+    for a in ["v", "t"] {
+        for f in ["zarr.json", "c/0"] {
+            set_mode(&s.join("all0640").join(a).join(f), 0o640);
+        }
+    }
+    // 3. A 0600 zarr.json holding a password.
+    set_mode(&s.join("json0600/v/zarr.json"), 0o600);
+    set_mode(&s.join("json0600/t/zarr.json"), 0o600);
+    // 4. A 0700 group below the one whose header is read.
+    std::fs::create_dir_all(s.join("sub0700/inner")).unwrap();
+    std::fs::write(s.join("sub0700/inner/zarr.json"), GROUP).unwrap();
+    add_array("sub0700/inner/w", &array_with_secret, &bytes);
+    set_mode(&s.join("sub0700/inner"), 0o700);
+
+    let m = Mount::at(&s, &["-o", "allow_other"]);
+    open_to_others(&m);
+    let shows_secret =
+        |b: &[u8]| String::from_utf8_lossy(b).contains("hunter2") || b.windows(bytes.len()).any(|w| w == bytes);
+    let every_file = |g: &str| {
+        let mut files = combined_files_of_group(&m.mp.join(g));
+        for a in ["v", "t"] {
+            files.push(m.mp.join(g).join(a).join("header.cdl"));
+        }
+        files.push(m.mp.join(g).join("v/data.bin"));
+        files.push(m.mp.join(g).join("t/data.txt"));
+        files
+    };
+
+    // The control: every user reads every file of the public group, and
+    // the values and attributes are there.
+    for f in every_file("public") {
+        for user in [&users.member, &users.other] {
+            let got = read_as(user, &f).unwrap_or_else(|e| panic!("{} as {user}: {e}", f.display()));
+            assert_eq!(got, std::fs::read(&f).unwrap(), "{}", f.display());
+        }
+    }
+    assert!(shows_secret(&std::fs::read(m.mp.join("public/v/data.bin")).unwrap()));
+    assert!(String::from_utf8_lossy(&std::fs::read(m.mp.join("public/header.cdl")).unwrap()).contains("hunter2"));
+
+    // Each case: root reads every file (and sees what it hides); another
+    // user is refused every file that shows a denied object.
+    let refused = |g: &str, files: &[PathBuf]| {
+        for f in files {
+            assert!(
+                shows_secret(&std::fs::read(f).unwrap()) || f.ends_with("t/data.txt") || f.ends_with("t/header.cdl"),
+                "{}",
+                f.display()
+            );
+            for user in [&users.member, &users.other] {
+                let r = read_as(user, f);
+                assert!(denied(r.clone()), "{g}: {} as {user}: {r:?}", f.display());
+            }
+        }
+    };
+    let group_files = |g: &str| combined_files_of_group(&m.mp.join(g));
+    // 1: data.bin, data.txt and the group's .nc show the chunks.
+    let mut files = vec![m.mp.join("chunk0600/v/data.bin"), m.mp.join("chunk0600/t/data.txt")];
+    files.extend(
+        group_files("chunk0600")
+            .into_iter()
+            .filter(|f| !f.ends_with("header.cdl")),
+    );
+    refused("chunk0600", &files);
+    assert!(read_as(&users.other, &m.mp.join("chunk0600/v/header.cdl")).is_ok());
+    // 2: everything that shows the arrays.
+    refused("all0640", &every_file("all0640"));
+    // 3: the headers and the .nc show the attributes.
+    let mut files = group_files("json0600");
+    files.extend([m.mp.join("json0600/v/header.cdl"), m.mp.join("json0600/v/data.bin")]);
+    refused("json0600", &files);
+    // 4: the 0700 group's arrays appear in its parent's header, and the root's.
+    refused("sub0700", &[m.mp.join("sub0700/header.cdl"), m.mp.join("header.cdl")]);
+    // Its parent's .nc holds only the parent's own arrays: still readable.
+    let nc = group_files("sub0700").remove(0);
+    assert!(read_as(&users.other, &nc).is_ok());
+    // The modes say so too, as `ls -l` shows them.
+    assert_eq!(
+        std::fs::metadata(m.mp.join("chunk0600/v/data.bin")).unwrap().mode() & 0o777,
+        0o400
+    );
+    assert_eq!(
+        std::fs::metadata(m.mp.join("public/v/data.bin")).unwrap().mode() & 0o777,
+        0o444
+    );
+}

@@ -28,13 +28,17 @@
 //! stays cheap). Text inodes are `TEXT | n` for `data.txt`.
 //!
 //! Ownership and modes follow the store (issue #19): a chunk file shows its
-//! object's owner, group and mode with the write bits cleared; `data.bin`,
-//! `header.cdl`, the `.nc` file and absent chunks show their node's
-//! metadata object's (`zarr.json`); a directory shows its store directory's.
+//! object's owner, group and mode with the write bits cleared, and an absent
+//! chunk its array's metadata object's (`zarr.json`); a directory shows its
+//! store directory's. A file that combines objects (`data.bin`, `data.txt`,
+//! `header.cdl`, the `.nc`) shows its node's metadata object's owner and
+//! group, with the meet of its sources' modes ([`access`], issue #29): no
+//! user reads through it what a direct read of a source would deny.
 //! A store with no owners (object storage) shows the mounting user. An
 //! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
 //! A store object whose owner cannot be read shows mode `000`.
 
+mod access;
 pub mod backing;
 mod dir;
 pub mod error;
@@ -214,6 +218,11 @@ struct NodeInfo {
     /// Who may read the node's store directory, and its metadata object.
     dir_access: OnceLock<Result<Option<Access>, ()>>,
     meta_access: OnceLock<Result<Option<Access>, ()>>,
+    /// Who may read the files that combine several objects (issue #29,
+    /// [`access`]): the header, and an array's `data.bin`/`data.txt` or a
+    /// group's `.nc` (the values).
+    header_access: OnceLock<Result<Option<Access>, ()>>,
+    values_access: OnceLock<Result<Option<Access>, ()>>,
     /// The text views of a string-valued array.
     text: Option<text::TextView>,
     /// The version it belongs to: an index into [`FsOptions::versions`].
@@ -291,6 +300,8 @@ impl NzFs {
                 run: prefetch::Run::default(),
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
+                header_access: OnceLock::new(),
+                values_access: OnceLock::new(),
                 version: options.versions.iter().position(|v| v.holds(&n.path)),
             })
             .collect();
@@ -463,7 +474,8 @@ impl NzFs {
         let (kind, size) = self.kind_and_size(inode)?;
         let access = match inode {
             Inode::Node(n) => self.dir_access(n),
-            Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.meta_access(n),
+            Inode::Header(n) => self.header_access(n),
+            Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
         };
         let (perm, uid, gid) = self.ownership_of(access, kind);

@@ -73,6 +73,9 @@ enum BackingError {
     Fs(FsError),
     /// Creating or registering the backing failed (the OS error).
     Os(std::io::Error),
+    /// This file is better served by the daemon (an absent chunk whose
+    /// fill is not zero).
+    Skip,
 }
 
 impl FuseAdapter {
@@ -99,11 +102,18 @@ impl FuseAdapter {
         reply: &ReplyOpen,
     ) -> Result<Arc<BackingId>, BackingError> {
         self.backings.open(ino, self.fs.cache().bytes(), || {
-            let content = self.fs.chunk(node, index).map_err(BackingError::Fs)?;
-            let file = sealed_memfd(&content).map_err(BackingError::Os)?;
+            // An absent chunk's fill is made only for what is read (issue
+            // #29): a zero fill is a sparse memfd, any other is served by
+            // the daemon.
+            let (file, len) = match self.fs.chunk_or_fill(node, index).map_err(BackingError::Fs)? {
+                Ok(content) => (sealed_memfd(&content, 0), content.len() as u64),
+                Err((len, true)) => (sealed_memfd(&[], len), 0),
+                Err((_, false)) => return Err(BackingError::Skip),
+            };
+            let file = file.map_err(BackingError::Os)?;
             // The kernel holds the file from here on; our descriptor closes.
             let id = reply.open_backing(&file).map_err(BackingError::Os)?;
-            Ok((id, content.len() as u64))
+            Ok((id, len))
         })
     }
 
@@ -258,6 +268,7 @@ impl fuser::Filesystem for FuseAdapter {
                     return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
                 }
                 Err(BackingError::Fs(e)) => return reply.error(self.errno("open", ino.0, &e)),
+                Err(BackingError::Skip) => {}
                 Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
                     tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
                     return reply.error(Errno::EIO);

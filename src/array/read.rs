@@ -42,17 +42,103 @@ fn widen_bf16(halves: &[u8]) -> Vec<u8> {
         .collect()
 }
 
+/// The bytes of an absent chunk: its fill value over and over.
+#[derive(Debug, Clone)]
+struct FillSpec {
+    /// One element's fill.
+    pattern: Vec<u8>,
+    elements: u64,
+    /// The decoded chunk's size.
+    total: u64,
+    /// Whether the cache holds absent chunks as an empty buffer (fixed-size
+    /// elements) rather than the fill itself.
+    fixed: bool,
+}
+
+impl FillSpec {
+    /// The whole chunk's fill.
+    fn whole(&self) -> Vec<u8> {
+        crate::zarr::data_type::FillValue(self.pattern.clone()).repeat(self.elements as usize)
+    }
+
+    /// Bytes `[offset, offset + size)` of a cached chunk, clipped to it; of
+    /// the fill when the cache holds the absent-chunk sentinel.
+    fn slice(&self, chunk: Chunk, offset: u64, size: u32) -> ReadData {
+        if !(self.fixed && chunk.is_empty()) {
+            return ReadData::slice(chunk, offset, size);
+        }
+        let start = offset.min(self.total);
+        let end = start.saturating_add(u64::from(size)).min(self.total);
+        let mut out = vec![0u8; (end - start) as usize];
+        Self::fill(&self.pattern, start, &mut out);
+        ReadData::owned(out)
+    }
+
+    /// Write the fill's bytes from byte `at` of a chunk into `out`.
+    fn fill(pattern: &[u8], at: u64, out: &mut [u8]) {
+        if pattern.iter().all(|&b| b == 0) {
+            return out.fill(0);
+        }
+        let n = pattern.len() as u64;
+        for (i, b) in out.iter_mut().enumerate() {
+            *b = pattern[((at + i as u64) % n) as usize];
+        }
+    }
+}
+
 fn vanished(key: &StoreKey) -> ArrayError {
     ArrayError::store(key, std::io::Error::other("the shard vanished while being read"))
 }
 
 impl Array {
-    /// The whole decoded chunk `index`, through the cache.
+    /// The whole decoded chunk `index`, through the cache. An absent chunk
+    /// gives a fresh buffer of its fill (see [`Array::cached_chunk`]).
     pub fn read_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
+        let chunk = self.cached_chunk(index)?;
+        Ok(match self.is_fill(&chunk) {
+            true => Arc::new(self.fill_spec().whole()),
+            false => chunk,
+        })
+    }
+
+    /// Decode chunk `index` into the cache (what prefetch asks for).
+    pub fn prefetch_chunk(&self, index: u64) -> Result<(), ArrayError> {
+        self.cached_chunk(index).map(drop)
+    }
+
+    /// Chunk `index` as the cache holds it, `None` when it is absent and
+    /// reads as its fill.
+    pub fn chunk_or_fill(&self, index: u64) -> Result<Option<Chunk>, ArrayError> {
+        let chunk = self.cached_chunk(index)?;
+        Ok((!self.is_fill(&chunk)).then_some(chunk))
+    }
+
+    /// Chunk `index` through the cache. An absent chunk of fixed-size
+    /// elements is cached as an empty buffer (issue #29: a chunk of 2^31
+    /// elements that is not in the store must not cost 2 GiB): readers
+    /// check [`Array::is_fill`] and make the fill for the bytes they need.
+    fn cached_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         self.check_chunk_index(index)?;
         self.shared
             .cache
             .get_or_decode(&CacheKey::whole(self.id, index), || self.load_chunk(index))
+    }
+
+    /// Whether `chunk` (from [`Array::cached_chunk`]) stands for an absent
+    /// chunk's fill.
+    fn is_fill(&self, chunk: &Chunk) -> bool {
+        chunk.is_empty() && self.metadata().data_type.element_size().is_some()
+    }
+
+    /// What an absent chunk's bytes are.
+    fn fill_spec(&self) -> FillSpec {
+        let m = self.metadata();
+        FillSpec {
+            pattern: m.fill_value.0.clone(),
+            elements: m.chunk_elements(),
+            total: m.chunk_bytes(),
+            fixed: m.data_type.element_size().is_some(),
+        }
     }
 
     /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
@@ -79,7 +165,7 @@ impl Array {
         self.check_chunk_index(index)?;
         match self.partial_sharding() {
             Some(sharding) => self.read_shard(sharding, index, offset, size, share),
-            None => Ok(ReadData::slice(self.read_chunk(index)?, offset, size)),
+            None => Ok(self.fill_spec().slice(self.cached_chunk(index)?, offset, size)),
         }
     }
 
@@ -98,10 +184,11 @@ impl Array {
         if self.reads_partially() || self.check_chunk_index(index).is_err() {
             return then(self.read_chunk_bytes_sharing(index, offset, size, share));
         }
+        let fill = self.fill_spec();
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
             || self.load_chunk(index),
-            Box::new(move |r| then(r.map(|buffer| ReadData::slice(buffer, offset, size)))),
+            Box::new(move |r| then(r.map(|buffer| fill.slice(buffer, offset, size)))),
         );
     }
 
@@ -113,7 +200,9 @@ impl Array {
         if let Some((index, at, _)) = self.within_one_chunk(start, end) {
             // A contiguous piece of one decoded chunk: replied from the
             // cached buffer, no copy.
-            return Ok(ReadData::slice(self.read_chunk(index)?, at, (end - start) as u32));
+            return Ok(self
+                .fill_spec()
+                .slice(self.cached_chunk(index)?, at, (end - start) as u32));
         }
         let mut out = vec![0u8; (end - start) as usize];
         self.copy_flat(start, &mut out)?;
@@ -253,7 +342,7 @@ impl Array {
                 Some((k, buf)) if *k == key => buf.clone(),
                 _ => {
                     let buf = match sharding {
-                        None => self.read_chunk(chunk_index)?,
+                        None => self.cached_chunk(chunk_index)?,
                         Some(sc) => self.shard_unit(sc, chunk_index, unit_index)?,
                     };
                     current = Some((key, buf.clone()));
@@ -262,7 +351,11 @@ impl Array {
             };
             let src = (within * item + b % item) as usize;
             let n = (run_end - b) as usize;
-            out[(b - start) as usize..(b - start) as usize + n].copy_from_slice(&buffer[src..src + n]);
+            let to = &mut out[(b - start) as usize..(b - start) as usize + n];
+            match buffer.is_empty() && sharding.is_none() && self.is_fill(&buffer) {
+                true => FillSpec::fill(&m.fill_value.0, src as u64, to),
+                false => to.copy_from_slice(&buffer[src..src + n]),
+            }
             b = run_end;
             // Advance to the element after the run (carrying into outer dimensions).
             elem += run_elems;
@@ -329,6 +422,7 @@ impl Array {
             fetch_and_decode(&mut Vec::new())
         };
         match decoded {
+            None if m.data_type.element_size().is_some() => self.absent(&key, Vec::new),
             None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
             Some(Ok(decoded)) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
             Some(decoded) => decoded,

@@ -29,6 +29,11 @@ pub enum IndexLocation {
     End,
 }
 
+/// The most inner chunks a shard may have: its index (16 bytes each, 16 MiB
+/// at most) is read and held whole, so a hostile shard shape must not make
+/// it a gigabyte (issue #29).
+pub const MAX_INNER_CHUNKS: u64 = 1 << 20;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardingCodec {
     pub shard_shape: Vec<u64>,
@@ -91,7 +96,14 @@ impl ShardingCodec {
             )));
         }
         let grid: Vec<u64> = shard_shape.iter().zip(&inner_shape).map(|(s, i)| s / i).collect();
-        let n: u64 = grid.iter().product();
+        let n = grid.iter().try_fold(1u64, |a, &g| a.checked_mul(g)).unwrap_or(u64::MAX);
+        if n > MAX_INNER_CHUNKS {
+            return Err(bad(format!(
+                "{n} inner chunks per shard (grid {grid:?}); nzfs reads at most {MAX_INNER_CHUNKS}, \
+                 whose index is {} MiB",
+                (MAX_INNER_CHUNKS * 16) >> 20
+            )));
+        }
         let index_location = match config.get("index_location") {
             None => IndexLocation::End,
             Some(Value::Str(s)) if s == "end" => IndexLocation::End,
@@ -147,9 +159,13 @@ impl ShardingCodec {
     /// The byte range of the index in a shard object of `object_len` bytes.
     pub fn index_range(&self, object_len: u64) -> Result<(u64, u64), CodecError> {
         if object_len < self.index_size {
-            return Err(CodecError::Truncated {
+            return Err(CodecError::Corrupt {
                 codec: "sharding_indexed",
-                len: object_len as usize,
+                reason: format!(
+                    "the shard is {object_len} bytes, shorter than its index ({} bytes for {} inner chunks)",
+                    self.index_size,
+                    self.inner_count()
+                ),
             });
         }
         Ok(match self.index_location {

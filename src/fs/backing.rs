@@ -140,9 +140,10 @@ impl<T> BackingPool<T> {
     }
 }
 
-/// A sealed memfd holding `bytes`: readable, never writable, growable or
-/// shrinkable again.
-pub fn sealed_memfd(bytes: &[u8]) -> std::io::Result<File> {
+/// A sealed memfd holding `bytes`, then zeros up to `len` bytes (sparse:
+/// they cost no memory): readable, never writable, growable or shrinkable
+/// again.
+pub fn sealed_memfd(bytes: &[u8], len: u64) -> std::io::Result<File> {
     let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
     // SAFETY: a valid NUL-terminated name and flags; the result is checked.
     let fd = unsafe { libc::memfd_create(c"nzfs-chunk".as_ptr(), flags) };
@@ -152,6 +153,9 @@ pub fn sealed_memfd(bytes: &[u8]) -> std::io::Result<File> {
     // SAFETY: `fd` was just created and is owned by nobody else.
     let mut file = unsafe { File::from_raw_fd(fd) };
     file.write_all(bytes)?;
+    if len > bytes.len() as u64 {
+        file.set_len(len)?;
+    }
     let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
     // SAFETY: fcntl on an fd we own.
     if unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) } < 0 {
@@ -193,7 +197,7 @@ mod tests {
     #[test]
     fn memfd_holds_the_bytes_and_is_sealed() {
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let mut f = sealed_memfd(&data).unwrap();
+        let mut f = sealed_memfd(&data, 0).unwrap();
         let mut back = Vec::new();
         f.rewind().unwrap();
         f.read_to_end(&mut back).unwrap();

@@ -114,7 +114,7 @@ impl NzFs {
                             Job::Chunk(node, index) => {
                                 if fs.array(node).is_ok_and(|(a, _)| fs.worth_prefetching(node, a, index)) {
                                     // Errors surface when (if) a reader asks for the chunk.
-                                    let _ = fs.chunk(node, index);
+                                    let _ = fs.array(node).map(|(a, _)| a.prefetch_chunk(index));
                                 }
                             }
                             Job::Inner(node, work) => {

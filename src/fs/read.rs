@@ -81,6 +81,17 @@ impl NzFs {
         Ok(self.array(node)?.0.read_chunk(index)?)
     }
 
+    /// Like [`NzFs::chunk`], but `None` for an absent chunk (its fill),
+    /// which the cache holds at no cost, with the fill's size and whether
+    /// its bytes are all zero.
+    pub fn chunk_or_fill(&self, node: usize, index: u64) -> Result<Result<Chunk, (u64, bool)>, FsError> {
+        let array = self.array(node)?.0;
+        let m = array.metadata();
+        Ok(array
+            .chunk_or_fill(index)?
+            .ok_or((m.chunk_bytes(), m.fill_value.0.iter().all(|&b| b == 0))))
+    }
+
     /// Read like [`NzFs::read`], but hand the result to `then` instead of
     /// returning it, without ever blocking on a decode another thread runs:
     /// a read of a chunk being decoded is answered by the decoding thread.

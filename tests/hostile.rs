@@ -1,0 +1,147 @@
+//! Issue #29 through real mounts: stores built to blow up memory or time
+//! cost a mount no more than `--cache-size` plus a stated constant, and
+//! answer within seconds (EIO where they cannot be read).
+
+mod common;
+
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::mount::Mount;
+
+const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
+/// What a mount may hold beyond its cache: the binary, its threads' stacks,
+/// the parsed metadata of a small store, one read's buffers.
+const OVERHEAD: u64 = 64 << 20;
+const CACHE: u64 = 16 << 20;
+
+fn vm_hwm(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+fn array(path: &Path, meta: &str) {
+    std::fs::create_dir_all(path).unwrap();
+    std::fs::write(path.join("zarr.json"), meta).unwrap();
+}
+
+fn assert_bounded(m: &Mount, what: &str) {
+    let hwm = vm_hwm(m.daemon_pid());
+    assert!(
+        hwm < CACHE + OVERHEAD,
+        "{what}: daemon peak RSS {} MiB with a {} MiB cache",
+        hwm >> 20,
+        CACHE >> 20
+    );
+}
+
+/// An absent chunk of 2^30 int16 elements (2 GiB) in an array of one
+/// element: `data.bin`, the chunk file and the `.nc` (through ncdump) read
+/// the fill without building the chunk. One array fills with 7, one with 0
+/// (the sparse path of passthrough).
+#[test]
+fn an_absent_huge_chunk_costs_only_what_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    for (name, fill) in [("seven", 7), ("zero", 0)] {
+        let meta = format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [1], "data_type": "int16",
+            "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [1073741824]}}}},
+            "chunk_key_encoding": {{"name": "default"}}, "fill_value": {fill},
+            "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}]}}"#
+        );
+        array(&s.join(name), &meta);
+    }
+    let m = Mount::at(&s, &["--cache-size", "16MiB"]);
+    let t = Instant::now();
+    for (name, fill) in [("seven", 7i16), ("zero", 0)] {
+        let data = std::fs::read(m.mp.join(name).join("data.bin")).unwrap();
+        assert_eq!(data, fill.to_ne_bytes(), "{name}/data.bin");
+        // The chunk file is 2 GiB of fill: its first and last pages.
+        let f = std::fs::File::open(m.mp.join(name).join("0.bin")).unwrap();
+        assert_eq!(f.metadata().unwrap().len(), 2 << 30);
+        for at in [0, (2 << 30) - 4096] {
+            let mut page = vec![0xAAu8; 4096];
+            f.read_exact_at(&mut page, at).unwrap();
+            assert!(page.chunks(2).all(|e| e == fill.to_ne_bytes()), "{name}/0.bin at {at}");
+        }
+    }
+    let nc = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "nc"))
+        .unwrap();
+    let out = Command::new("ncdump").arg(&nc).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ncdump: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("seven = 7 ;") && text.contains("zero = 0 ;"), "{text}");
+    assert!(t.elapsed() < Duration::from_secs(30), "took {:?}", t.elapsed());
+    assert_bounded(&m, "absent 2 GiB chunks");
+}
+
+/// A shard whose configuration claims 2^26 inner chunks (a 1 GiB index),
+/// stored as a sparse file of that size: refused from its metadata, before
+/// anything is allocated, with the reason in the log; the rest of the
+/// mount reads.
+#[test]
+fn a_shard_index_of_a_gigabyte_is_refused_before_it_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [67108864], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [67108864]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+          "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+          "index_location": "end"}}]}"#;
+    array(&s.join("big"), meta);
+    std::fs::create_dir_all(s.join("big/c")).unwrap();
+    let f = std::fs::File::create(s.join("big/c/0")).unwrap();
+    f.set_len((1 << 26) * 16 + 4096).unwrap();
+    let small = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 3, "codecs": [{"name": "bytes"}]}"#;
+    array(&s.join("small"), small);
+
+    let m = Mount::at(&s, &["--cache-size", "16MiB"]);
+    let t = Instant::now();
+    for f in ["big/data.bin", "big/0.bin"] {
+        let mut one = [0u8; 1];
+        let r = std::fs::File::open(m.mp.join(f)).and_then(|f| f.read_exact_at(&mut one, 0));
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EIO), "{f}");
+    }
+    assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+    assert_eq!(std::fs::read(m.mp.join("small/data.bin")).unwrap(), [3; 4]);
+    let log = m.log();
+    assert!(log.contains("67108864 inner chunks per shard"), "{log}");
+    assert_bounded(&m, "a 1 GiB shard index");
+}
+
+/// A shard object shorter than its index: the message says so.
+#[test]
+fn a_shard_shorter_than_its_index_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
+          "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}]}"#;
+    array(&s.join("a"), meta);
+    std::fs::create_dir_all(s.join("a/c")).unwrap();
+    std::fs::write(s.join("a/c/0"), [0u8; 10]).unwrap();
+    let m = Mount::at(&s, &[]);
+    let r = std::fs::read(m.mp.join("a/data.bin"));
+    assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EIO));
+    let log = m.log();
+    assert!(
+        log.contains("a/c/0")
+            && log.contains("the shard is 10 bytes, shorter than its index (64 bytes for 4 inner chunks)"),
+        "{log}"
+    );
+}

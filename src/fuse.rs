@@ -34,6 +34,7 @@ use fuser::{
     ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
+use crate::array::Check;
 use crate::fs::backing::{BackingPool, sealed_memfd};
 use crate::fs::{Attr, FsError, Kind, NzFs};
 
@@ -257,6 +258,18 @@ impl fuser::Filesystem for FuseAdapter {
             // itself (module doc).
             return reply.error(Errno::ENOSYS);
         }
+        // A chunk object that changed since its decode: the decode is
+        // dropped, and so are an unopened backing of it and the kernel's
+        // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
+        // as it is now (issue #29).
+        let check = self.fs.recheck_open(ino.0);
+        if matches!(check, Check::Changed | Check::Unknown) {
+            self.backings.forget_unopened(ino.0);
+        }
+        let keep = match check {
+            Check::Changed => FopenFlags::empty(),
+            _ => FopenFlags::FOPEN_KEEP_CACHE,
+        };
         // A backing made before a runtime fallback still serves its inode:
         // the kernel requires one backing for every open of it.
         let wanted = self.mode != Passthrough::Never
@@ -283,7 +296,7 @@ impl fuser::Filesystem for FuseAdapter {
                 }
             }
         }
-        reply.opened(FileHandle(0), FopenFlags::FOPEN_KEEP_CACHE)
+        reply.opened(FileHandle(0), keep)
     }
 
     fn release(

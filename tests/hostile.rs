@@ -145,3 +145,57 @@ fn a_shard_shorter_than_its_index_says_so() {
         "{log}"
     );
 }
+
+#[repr(align(4096))]
+struct Page([u8; 4096]);
+
+/// A read with `O_DIRECT`: past the kernel's page cache, to the daemon.
+fn read_direct(path: &Path) -> Vec<u8> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap();
+    let mut page = Box::new(Page([0; 4096]));
+    let n = f.read_at(&mut page.0, 0).unwrap();
+    page.0[..n].to_vec()
+}
+
+/// Issue #29, 4: a chunk read, then replaced by a rename, then deleted:
+/// fresh reads past the page cache show the new bytes, then the fill
+/// (what zarr-python reads at each step), within `RECHECK_AFTER`.
+#[test]
+fn a_replaced_or_deleted_chunk_is_not_served_from_the_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [64], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 9, "codecs": [{"name": "bytes"}]}"#;
+    array(&s.join("a"), meta);
+    std::fs::create_dir_all(s.join("a/c")).unwrap();
+    let old: Vec<u8> = (0..64).collect();
+    let new: Vec<u8> = (100..164).collect();
+    std::fs::write(s.join("a/c/0"), &old).unwrap();
+    let m = Mount::at(&s, &[]);
+    let files = [m.mp.join("a/0.bin"), m.mp.join("a/data.bin")];
+    for f in &files {
+        assert_eq!(read_direct(f), old, "{}", f.display());
+    }
+    std::fs::write(s.join("a/c/0.tmp"), &new).unwrap();
+    std::fs::rename(s.join("a/c/0.tmp"), s.join("a/c/0")).unwrap();
+    std::thread::sleep(nzfs::array::RECHECK_AFTER + Duration::from_millis(100));
+    for f in &files {
+        assert_eq!(read_direct(f), new, "{} after the rename", f.display());
+    }
+    std::fs::remove_file(s.join("a/c/0")).unwrap();
+    std::thread::sleep(nzfs::array::RECHECK_AFTER + Duration::from_millis(100));
+    for f in &files {
+        assert_eq!(read_direct(f), [9; 64], "{} after the delete", f.display());
+    }
+    // And the chunk comes back.
+    std::fs::write(s.join("a/c/0"), &old).unwrap();
+    std::thread::sleep(nzfs::array::RECHECK_AFTER + Duration::from_millis(100));
+    assert_eq!(read_direct(&files[0]), old);
+}

@@ -20,10 +20,12 @@
 //! key; this module imports nothing from the views.
 
 mod error;
+mod fresh;
 mod input;
 mod read;
 mod text;
 
+pub use fresh::{Check, RECHECK_AFTER};
 pub use text::MAX_TEXT;
 
 use std::sync::Arc;
@@ -124,6 +126,8 @@ struct Shared {
     /// Whether the hierarchy came from consolidated metadata (then an
     /// array's presence is vouched for by the root `zarr.json`).
     consolidated: bool,
+    /// The stamps of the chunk objects behind cached decodes.
+    fresh: fresh::Freshness,
 }
 
 /// An opened array: its metadata, its codec chain and its chunk grid.
@@ -166,6 +170,7 @@ impl Array {
             return Err(unreadable("a group, not an array".into()));
         };
         let shared = Arc::new(Shared {
+            fresh: fresh::Freshness::new(store.rereads_are_cheap()),
             store,
             cache: ChunkCache::new(cache_bytes),
             missing_chunks: MissingChunks::Fill,
@@ -355,6 +360,7 @@ impl Dataset {
         missing_chunks: MissingChunks,
     ) -> Dataset {
         let shared = Arc::new(Shared {
+            fresh: fresh::Freshness::new(store.rereads_are_cheap()),
             store,
             cache: ChunkCache::new(cache_bytes),
             missing_chunks,

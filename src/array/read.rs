@@ -119,9 +119,22 @@ impl Array {
     /// check [`Array::is_fill`] and make the fill for the bytes they need.
     fn cached_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         self.check_chunk_index(index)?;
+        self.recheck(index, false);
         self.shared
             .cache
             .get_or_decode(&CacheKey::whole(self.id, index), || self.load_chunk(index))
+    }
+
+    /// Check chunk `index`'s cached decode against its store object (at
+    /// once with `now`, else when the last check is older than
+    /// [`super::RECHECK_AFTER`]) and drop it when the object changed.
+    pub fn recheck(&self, index: u64, now: bool) -> super::Check {
+        let Ok(key) = self.chunk_key(index) else {
+            return super::Check::Unknown;
+        };
+        let s = &self.shared;
+        s.fresh
+            .recheck(s.store.as_ref(), &key, CacheKey::whole(self.id, index), &s.cache, now)
     }
 
     /// Whether `chunk` (from [`Array::cached_chunk`]) stands for an absent
@@ -185,6 +198,7 @@ impl Array {
             return then(self.read_chunk_bytes_sharing(index, offset, size, share));
         }
         let fill = self.fill_spec();
+        self.recheck(index, false);
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
             || self.load_chunk(index),
@@ -402,6 +416,9 @@ impl Array {
     /// Fetch and decode chunk `index` (no cache).
     fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
         let key = self.chunk_key(index)?;
+        let s = &self.shared;
+        s.fresh
+            .before_decode(s.store.as_ref(), &key, CacheKey::whole(self.id, index), &s.cache);
         let m = self.metadata();
         let cap = match m.data_type.element_size() {
             Some(_) => max_encoded(m.chunk_bytes()),

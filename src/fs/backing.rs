@@ -106,6 +106,17 @@ impl<T> BackingPool<T> {
         self.evict(&mut st, others);
     }
 
+    /// Drop `ino`'s backing unless a handle has it open (its chunk object
+    /// changed: the next open makes a new one).
+    pub fn forget_unopened(&self, ino: u64) {
+        let mut st = lock(&self.state);
+        if st.lru.peek(&ino).is_some_and(|e| e.open == 0)
+            && let Some(e) = st.lru.pop(&ino)
+        {
+            st.bytes -= e.bytes;
+        }
+    }
+
     /// Whether `ino` has a pooled backing (open or not).
     pub fn contains(&self, ino: u64) -> bool {
         lock(&self.state).lru.contains(&ino)

@@ -17,7 +17,7 @@ impl NzFs {
         if name == HEADER_NAME && self.unknown_type(p).is_some() {
             return self.getattr(Inode::Header(p).to_ino());
         }
-        let node = self.node_dir(p)?;
+        self.node_dir(p)?;
         if name == HEADER_NAME {
             return self.getattr(Inode::Header(p).to_ino());
         }
@@ -34,12 +34,11 @@ impl NzFs {
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
         }
-        let child = node
-            .children
-            .iter()
-            .copied()
-            .find(|&c| self.info[c].dir_name == name)
-            .ok_or(FsError::NotFound)?;
+        let by_name = &self.info[p].by_name;
+        let child = by_name
+            .binary_search_by(|&c| self.info[c as usize].dir_name.as_str().cmp(name))
+            .map(|at| by_name[at] as usize)
+            .map_err(|_| FsError::NotFound)?;
         self.getattr(Inode::Node(child).to_ino())
     }
 

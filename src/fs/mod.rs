@@ -227,6 +227,9 @@ struct NodeInfo {
     text: Option<text::TextView>,
     /// The version it belongs to: an index into [`FsOptions::versions`].
     version: Option<usize>,
+    /// A group's children ordered by `dir_name`, so that `lookup` in a
+    /// group of 100,000 arrays is a binary search, not a scan (issue #29).
+    by_name: Vec<u32>,
 }
 
 /// The read-only filesystem over one store.
@@ -303,6 +306,7 @@ impl NzFs {
                 header_access: OnceLock::new(),
                 values_access: OnceLock::new(),
                 version: options.versions.iter().position(|v| v.holds(&n.path)),
+                by_name: Vec::new(),
             })
             .collect();
         // Generated names win; a node that collides is listed with `.node`
@@ -325,6 +329,15 @@ impl NzFs {
                     info[c].dir_name = name;
                 }
             }
+        }
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
+            if node.children.is_empty() {
+                continue;
+            }
+            // Node ids fit u32: there are at most MAX_NODES (checked).
+            let mut by_name: Vec<u32> = node.children.iter().map(|&c| c as u32).collect();
+            by_name.sort_unstable_by(|&a, &b| info[a as usize].dir_name.cmp(&info[b as usize].dir_name));
+            info[id].by_name = by_name;
         }
         NzFs {
             dataset,

@@ -81,6 +81,20 @@ impl NzFs {
         Ok(self.array(node)?.0.read_chunk(index)?)
     }
 
+    /// At an open of `ino`: check the cached decode of the chunk it shows
+    /// against the store object now, and drop it when the object changed
+    /// (issue #29). Files other than chunk files are checked as they are
+    /// read ([`crate::array::RECHECK_AFTER`]).
+    pub fn recheck_open(&self, ino: u64) -> crate::array::Check {
+        match Inode::from_ino(ino) {
+            Some(Inode::Chunk { node, index }) => match self.array(node) {
+                Ok((array, names)) if index < names.count() => array.recheck(index, true),
+                _ => crate::array::Check::Unknown,
+            },
+            _ => crate::array::Check::Untracked,
+        }
+    }
+
     /// Like [`NzFs::chunk`], but `None` for an absent chunk (its fill),
     /// which the cache holds at no cost, with the fill's size and whether
     /// its bytes are all zero.

@@ -14,6 +14,7 @@
 //! be used is kept as [`NodeKind::Broken`] with the reason, so one bad node
 //! never hides the rest.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::json::{self, Value};
@@ -342,6 +343,14 @@ impl Hierarchy {
     /// first; invalid, repeated or array-nested paths are skipped.
     fn add_consolidated_kinds(&mut self, mut entries: Vec<(String, NodeKind)>) {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
+        // Every node by (parent, name), so that a million entries take
+        // linear time, not a scan of the siblings each (issue #29).
+        let mut known: HashMap<(usize, String), usize> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(id, n)| Some(((n.parent?, n.name.clone()), id)))
+            .collect();
         for (path, kind) in entries {
             let segments: Vec<&str> = path.split('/').collect();
             if !segments.iter().all(|s| is_valid_node_name(s)) {
@@ -351,24 +360,29 @@ impl Hierarchy {
             let mut parent = 0;
             let mut ok = true;
             for seg in &segments[..segments.len() - 1] {
-                parent = match self.child(parent, seg) {
-                    Some(c) if matches!(self.nodes[c].kind, NodeKind::Group { .. }) => c,
+                parent = match known.get(&(parent, seg.to_string())) {
+                    Some(&c) if matches!(self.nodes[c].kind, NodeKind::Group { .. }) => c,
                     Some(_) => {
                         ok = false;
                         break;
                     }
-                    None => self.push(Some(parent), seg, NodeKind::Group { metadata: None }),
+                    None => {
+                        let c = self.push(Some(parent), seg, NodeKind::Group { metadata: None });
+                        known.insert((parent, seg.to_string()), c);
+                        c
+                    }
                 };
             }
             let name = segments[segments.len() - 1];
-            if !ok || self.child(parent, name).is_some() {
+            if !ok || known.contains_key(&(parent, name.to_string())) {
                 tracing::warn!(key = %path, "ignoring a consolidated metadata entry inside an array or repeated");
                 continue;
             }
             if let NodeKind::Broken { reason } = &kind {
                 tracing::warn!(key = %path, %reason, "consolidated entry is unreadable");
             }
-            self.push(Some(parent), name, kind);
+            let id = self.push(Some(parent), name, kind);
+            known.insert((parent, name.to_string()), id);
         }
     }
 

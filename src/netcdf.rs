@@ -287,21 +287,48 @@ fn attrs_of(attrs: &[(String, Value)], types: &[(String, DataType)], cdf5: bool)
         .collect()
 }
 
+/// The largest `.nc` nzfs lays out: every size and offset below it is
+/// computed without overflow (issue #29: a `[2^62]` float64 wrapped to 0).
+const MAX_FILE: u64 = 1 << 60;
+
+/// An upper bound of the bytes variable `m` takes in a `.nc` (every
+/// element at most twice its Zarr size, plus alignment), `None` when that
+/// overflows.
+fn var_bound(m: &crate::zarr::metadata::ArrayMetadata) -> Option<u64> {
+    let elements = m.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
+    elements
+        .checked_mul(2 * m.data_type.size().max(8) as u64)?
+        .checked_add(2 * ALIGN)
+}
+
 /// Lay out the file of group `id` (its own arrays, not subgroups').
 pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     let node = &h.nodes[id];
     let mut arrays = Vec::new();
     let mut omitted = Vec::new();
+    let mut reasons = Vec::new();
+    // The file's size so far, bounded so that no offset can overflow.
+    let mut total = 0u64;
     for &c in &node.children {
-        match &h.nodes[c].kind {
+        let name = &h.nodes[c].name;
+        let reason = match &h.nodes[c].kind {
+            NodeKind::Array(a) if var_type(a.metadata.data_type, true).is_none() => "a type classic netCDF cannot hold",
             // A zero-length dimension can only be the record dimension in
             // the classic format; such arrays are left out (and named).
-            NodeKind::Array(a) if var_type(a.metadata.data_type, true).is_some() && !a.metadata.shape.contains(&0) => {
-                arrays.push((c, a.clone()))
-            }
-            NodeKind::Array(_) | NodeKind::Broken { .. } => omitted.push(h.nodes[c].name.clone()),
-            NodeKind::Group { .. } => {}
-        }
+            NodeKind::Array(a) if a.metadata.shape.contains(&0) => "a zero-length dimension",
+            NodeKind::Array(a) => match var_bound(&a.metadata).and_then(|n| total.checked_add(n)) {
+                Some(t) if t <= MAX_FILE => {
+                    total = t;
+                    arrays.push((c, a.clone()));
+                    continue;
+                }
+                _ => "larger than a netCDF file nzfs serves (2^60 bytes)",
+            },
+            NodeKind::Broken { .. } => "unreadable",
+            NodeKind::Group { .. } => continue,
+        };
+        omitted.push(name.clone());
+        reasons.push(format!("{name}: {reason}"));
     }
     // NZ maps JSON integers to int64, which only CDF-5 holds.
     // (unless the store records a classic type for the attribute).
@@ -361,6 +388,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5);
     if !omitted.is_empty() {
         header_attrs.push(("_nz_omitted".into(), AttrValue::Text(omitted.join(" "))));
+        header_attrs.push(("_nz_omitted_reasons".into(), AttrValue::Text(reasons.join("; "))));
     }
 
     // The header does not depend on `begin` values' magnitudes (fixed-width

@@ -199,3 +199,60 @@ fn a_replaced_or_deleted_chunk_is_not_served_from_the_cache() {
     std::thread::sleep(nzfs::array::RECHECK_AFTER + Duration::from_millis(100));
     assert_eq!(read_direct(&files[0]), old);
 }
+
+/// Issue #29, 5: a float32 fill of the wrong width is refused (not served
+/// as a denormal), huge shapes leave the `.nc` with the reason instead of
+/// wrapping its layout, and a `data.bin` past 2^63 bytes is an `EIO` with
+/// a log line.
+#[test]
+fn odd_fills_and_huge_shapes_give_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let arr = |shape: u64, chunk: u64, dt: &str, fill: &str| {
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [{shape}], "data_type": "{dt}",
+            "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{chunk}]}}}},
+            "chunk_key_encoding": {{"name": "default"}}, "fill_value": {fill},
+            "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}]}}"#
+        )
+    };
+    array(&s.join("short_hex"), &arr(4, 4, "float32", r#""0x7fc0""#));
+    array(&s.join("nan"), &arr(4, 4, "float32", r#""0x7fc00000""#));
+    array(&s.join("huge"), &arr(1 << 59, 1 << 28, "float64", "0"));
+    array(&s.join("past_i64"), &arr(1 << 61, 1 << 28, "float64", "0"));
+    array(&s.join("small"), &arr(2, 2, "int32", "5"));
+    let m = Mount::at(&s, &[]);
+    // The wrong width: unreadable; the full width: NaN, as zarr-python reads it.
+    let r = std::fs::read(m.mp.join("short_hex/data.bin"));
+    assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EIO));
+    let nan = std::fs::read(m.mp.join("nan/data.bin")).unwrap();
+    assert!(
+        nan.chunks(4)
+            .all(|b| f32::from_ne_bytes(b.try_into().unwrap()).is_nan())
+    );
+    // 2^59 float64 is a 4 EiB data.bin; past 2^63 bytes it cannot be stat'ed.
+    assert_eq!(std::fs::metadata(m.mp.join("huge/data.bin")).unwrap().len(), 1 << 62);
+    let r = std::fs::metadata(m.mp.join("past_i64/data.bin"));
+    assert_eq!(r.unwrap_err().raw_os_error(), Some(libc::EIO));
+    // The .nc holds `small` and names the others, with reasons.
+    let nc = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "nc"))
+        .unwrap();
+    let out = Command::new("ncdump").arg(&nc).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ncdump: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("small = 5, 5 ;"), "{text}");
+    assert!(!text.contains("UNLIMITED"), "{text}");
+    for name in ["huge", "past_i64"] {
+        assert!(text.contains(&format!("{name}: larger than a netCDF file")), "{text}");
+    }
+    let log = m.log();
+    assert!(log.contains("short_hex") && log.contains("0x7fc0"), "{log}");
+    assert!(
+        log.contains("past_i64: data.bin would be 18446744073709551616 bytes"),
+        "{log}"
+    );
+}

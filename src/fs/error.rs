@@ -19,6 +19,13 @@ pub enum FsError {
     ReadOnly,
     #[error("node {path:?} is unreadable: {reason}")]
     BrokenNode { path: String, reason: String },
+    /// A file larger than a `stat` can say (2^63 - 1 bytes).
+    #[error("{path}: {what} would be {bytes} bytes, more than a file can hold (2^63 - 1)")]
+    TooLarge {
+        path: String,
+        what: &'static str,
+        bytes: u128,
+    },
     #[error(transparent)]
     Array(#[from] ArrayError),
 }
@@ -30,7 +37,7 @@ impl FsError {
             FsError::NotADirectory => libc::ENOTDIR,
             FsError::IsADirectory => libc::EISDIR,
             FsError::ReadOnly => libc::EROFS,
-            FsError::BrokenNode { .. } => libc::EIO,
+            FsError::BrokenNode { .. } | FsError::TooLarge { .. } => libc::EIO,
             FsError::Array(e) => e.errno(),
         }
     }
@@ -43,6 +50,7 @@ impl FsError {
             FsError::IsADirectory => "is_a_directory",
             FsError::ReadOnly => "read_only",
             FsError::BrokenNode { .. } => "unreadable_node",
+            FsError::TooLarge { .. } => "too_large",
             FsError::Array(e) => e.kind(),
         }
     }
@@ -51,7 +59,7 @@ impl FsError {
     pub fn is_expected(&self) -> bool {
         match self {
             FsError::NotFound | FsError::NotADirectory | FsError::IsADirectory | FsError::ReadOnly => true,
-            FsError::BrokenNode { .. } | FsError::Array(_) => false,
+            FsError::BrokenNode { .. } | FsError::TooLarge { .. } | FsError::Array(_) => false,
         }
     }
 }

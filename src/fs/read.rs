@@ -11,7 +11,19 @@ use crate::cache::Chunk;
 impl NzFs {
     /// The size of `data.bin` of array `node`.
     pub(super) fn data_size(&self, node: usize) -> Result<u64, FsError> {
-        Ok(self.array(node)?.0.size())
+        let m = self.array(node)?.0.metadata();
+        let bytes = m
+            .shape
+            .iter()
+            .fold(m.data_type.size() as u128, |a, &d| a.saturating_mul(u128::from(d)));
+        match u64::try_from(bytes).ok().filter(|&b| b <= i64::MAX as u64) {
+            Some(b) => Ok(b),
+            None => Err(FsError::TooLarge {
+                path: self.hierarchy().nodes[node].path.clone(),
+                what: "data.bin",
+                bytes,
+            }),
+        }
     }
 
     /// Read bytes `[offset, offset + size)` of `data.bin` of array `node`.

@@ -500,8 +500,11 @@ fn int_fill<T: TryFrom<i64> + TryFrom<u64>>(v: &Value) -> Option<T> {
 fn float_fill(v: &Value, size: usize) -> Option<Vec<u8>> {
     let x = match v {
         Value::Str(s) if s.starts_with("0x") || s.starts_with("0X") => {
+            // The spec's "0xYYYYYYYY": exactly the type's width in hex
+            // digits. "0x7fc0" for a float32 is refused, not read as the
+            // denormal 0x00007fc0 (issue #29).
             let hex = &s[2..];
-            if hex.is_empty() || hex.len() > size * 2 {
+            if hex.len() != size * 2 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return None;
             }
             let bits = u64::from_str_radix(hex, 16).ok()?;

@@ -256,3 +256,122 @@ fn odd_fills_and_huge_shapes_give_clear_errors() {
         "{log}"
     );
 }
+
+/// `null_terminated_bytes[100]`, `shape`, `chunks`, filled with `fill`.
+fn text_array(shape: &str, chunks: &str, fill: &str) -> String {
+    format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": {shape},
+        "data_type": {{"name": "null_terminated_bytes", "configuration": {{"length_bytes": 100}}}},
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": {chunks}}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": "{fill}", "codecs": [{{"name": "bytes"}}]}}"#
+    )
+}
+
+/// Issue #29, 2: `ls -lR` of four arrays of 2,000,000 99-character values
+/// (800 MB of text, 120 KiB of store) and a whole read of one `data.txt`
+/// stay within the cache plus the constant; the text is right.
+#[test]
+fn data_txt_is_never_held_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let fill = "eHh4".repeat(33); // base64 of 99 x's, as zarr-python writes |S fills
+    for a in ["a", "b", "c", "d"] {
+        array(&s.join(a), &text_array("[2000000]", "[100000]", &fill));
+    }
+    let m = Mount::at(&s, &["--cache-size", "16MiB"]);
+    let out = Command::new("ls").arg("-lR").arg(&m.mp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for a in ["a", "b", "c", "d"] {
+        assert_eq!(
+            std::fs::metadata(m.mp.join(a).join("data.txt")).unwrap().len(),
+            200_000_000
+        );
+    }
+    assert_bounded(&m, "ls -lR of 800 MB of text");
+    // A whole read, in cat's pieces: every line is the fill.
+    let mut f = std::fs::File::open(m.mp.join("a/data.txt")).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let (mut total, mut lines) = (0u64, 0u64);
+    loop {
+        let n = std::io::Read::read(&mut f, &mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        assert!(buf[..n].iter().all(|&b| b == b'x' || b == b'\n'));
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        total += n as u64;
+    }
+    assert_eq!((total, lines), (200_000_000, 2_000_000));
+    assert_bounded(&m, "a whole read of a 200 MB data.txt");
+}
+
+/// `data.txt` read in pieces that start and end anywhere, of 2-d arrays
+/// with edge chunks, some chunks absent, fixed and variable length: the
+/// lines in C order, each element's value as written.
+#[test]
+fn data_txt_reads_in_pieces_match_the_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let (rows, cols, cr, cc) = (50u64, 61u64, 7u64, 11u64);
+    let value = |r: u64, c: u64| format!("v{r}.{c}{}", "#".repeat(((r * 7 + c) % 13) as usize));
+    let mut expected = Vec::new();
+    for r in 0..rows {
+        for c in 0..cols {
+            let absent = (r / cr + c / cc) % 5 == 0;
+            let v = if absent { "fill".to_string() } else { value(r, c) };
+            expected.extend_from_slice(v.as_bytes());
+            expected.push(b'\n');
+        }
+    }
+    let fixed = text_array(&format!("[{rows}, {cols}]"), &format!("[{cr}, {cc}]"), "ZmlsbA=="); // "fill"
+    array(&s.join("fixed"), &fixed);
+    let vlen = format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{rows}, {cols}], "data_type": "string",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{cr}, {cc}]}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": "fill", "codecs": [{{"name": "vlen-utf8"}}]}}"#
+    );
+    array(&s.join("vlen"), &vlen);
+    for gr in 0..rows.div_ceil(cr) {
+        for gc in 0..cols.div_ceil(cc) {
+            if (gr + gc) % 5 == 0 {
+                continue;
+            }
+            let (mut fixed_chunk, mut vlen_chunk) = (Vec::new(), ((cr * cc) as u32).to_le_bytes().to_vec());
+            for lr in 0..cr {
+                for lc in 0..cc {
+                    // Elements past the edge hold anything: here, their own names.
+                    let v = value(gr * cr + lr, gc * cc + lc);
+                    let mut padded = v.clone().into_bytes();
+                    padded.resize(100, 0);
+                    fixed_chunk.extend(padded);
+                    vlen_chunk.extend((v.len() as u32).to_le_bytes());
+                    vlen_chunk.extend(v.as_bytes());
+                }
+            }
+            for (a, bytes) in [("fixed", &fixed_chunk), ("vlen", &vlen_chunk)] {
+                let dir = s.join(a).join("c").join(gr.to_string());
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(gc.to_string()), bytes).unwrap();
+            }
+        }
+    }
+    let m = Mount::at(&s, &["--cache-size", "64KiB"]);
+    for a in ["fixed", "vlen"] {
+        let path = m.mp.join(a).join("data.txt");
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), expected.len() as u64, "{a}");
+        assert_eq!(std::fs::read(&path).unwrap(), expected, "{a}");
+        let f = std::fs::File::open(&path).unwrap();
+        let mut at = 0u64;
+        let mut step = 1u64;
+        while at < expected.len() as u64 {
+            let mut piece = vec![0u8; step as usize];
+            let n = f.read_at(&mut piece, at).unwrap();
+            let want = &expected[at as usize..(at as usize + step as usize).min(expected.len())];
+            assert_eq!(&piece[..n], want, "{a} at {at}, {step} bytes");
+            at += step;
+            step = step * 3 % 9973 + 1;
+        }
+    }
+}

@@ -26,7 +26,7 @@ mod read;
 mod text;
 
 pub use fresh::{Check, RECHECK_AFTER};
-pub use text::MAX_TEXT;
+pub use text::{LineCache, MAX_TEXT_ELEMENTS, TextIndex};
 
 use std::sync::Arc;
 

@@ -558,7 +558,7 @@ impl NzFs {
             Inode::Header(n) => self.header(n)?,
             Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
-            Inode::Text(n) => self.data_text(n)?,
+            Inode::Text(n) => return self.read_text(n, offset, size),
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         Ok(ReadData::slice(buffer, offset, size))

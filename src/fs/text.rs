@@ -1,19 +1,22 @@
 //! The text files of string-valued arrays (`data.txt`, and the `.txt`
 //! chunk files of variable-length ones). Their sizes need decoding: each is
-//! computed on first `stat` and remembered; `data.txt` itself is assembled
-//! once (bounded by [`crate::array::MAX_TEXT`]) and kept while mounted.
+//! computed on first `stat` and remembered. `data.txt` is never held whole:
+//! its [`TextIndex`] (8 bytes per 1024 elements) is kept, and each read
+//! renders the lines it needs from chunks read through the cache (issue
+//! #29).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use super::{FsError, NzFs};
-use crate::cache::Chunk;
+use super::{FsError, NzFs, ReadData};
+use crate::array::{LineCache, TextIndex};
 
 /// The text views of one array.
 pub(super) struct TextView {
     /// Variable-length (`string`, `bytes`): no `data.bin`, `.txt` chunks.
     pub variable: bool,
-    whole: Mutex<Option<Chunk>>,
+    index: Mutex<Option<Arc<TextIndex>>>,
+    lines: LineCache,
     chunk_sizes: Mutex<HashMap<u64, u64>>,
 }
 
@@ -21,7 +24,8 @@ impl TextView {
     pub fn new(variable: bool) -> Self {
         TextView {
             variable,
-            whole: Mutex::new(None),
+            index: Mutex::new(None),
+            lines: LineCache::default(),
             chunk_sizes: Mutex::new(HashMap::new()),
         }
     }
@@ -37,24 +41,32 @@ impl NzFs {
         self.info[n].chunk_names.is_some() && !self.info[n].text.as_ref().is_some_and(|t| t.variable)
     }
 
-    /// `data.txt` of array `n`, assembled on first use. A failure is not
-    /// remembered: the next read tries again.
-    pub(super) fn data_text(&self, n: usize) -> Result<Chunk, FsError> {
+    /// The index of `data.txt` of array `n`, made on first use. A failure
+    /// is not remembered: the next `stat` or read tries again.
+    fn text_index(&self, n: usize) -> Result<Arc<TextIndex>, FsError> {
         let view = self.text_view(n)?;
-        let mut whole = view.whole.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(text) = &*whole {
-            return Ok(text.clone());
+        if let Some(index) = &*view.index.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(index.clone());
         }
-        let text = self.array(n)?.0.text().inspect_err(|e| {
-            tracing::warn!(path = %self.hierarchy().nodes[n].path, error = %e, "data.txt cannot be built");
+        // Made outside the lock: a slow first pass does not stop other reads.
+        let index = self.array(n)?.0.text_index().inspect_err(|e| {
+            tracing::warn!(path = %self.hierarchy().nodes[n].path, error = %e, "data.txt cannot be shown");
         })?;
-        let text = Chunk::new(text);
-        *whole = Some(text.clone());
-        Ok(text)
+        let index = Arc::new(index);
+        *view.index.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
+        Ok(index)
     }
 
     pub(super) fn text_size(&self, n: usize) -> Result<u64, FsError> {
-        Ok(self.data_text(n)?.len() as u64)
+        Ok(self.text_index(n)?.size())
+    }
+
+    /// Bytes `[offset, offset + size)` of `data.txt` of array `n`.
+    pub(super) fn read_text(&self, n: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        let index = self.text_index(n)?;
+        let view = self.text_view(n)?;
+        let bytes = self.array(n)?.0.text_range(&index, offset, size, &view.lines)?;
+        Ok(ReadData::owned(bytes))
     }
 
     /// The size of `.txt` chunk file `index` of array `n` (decodes it once).

@@ -346,7 +346,9 @@ fn advance(pos: &mut [u64], shape: &[u64], run: u64) {
 /// decoded-chunk cache.
 pub struct Dataset {
     hierarchy: Hierarchy,
-    arrays: Vec<Option<Array>>,
+    /// Boxed: most nodes of a large hierarchy are groups, and an `Array`
+    /// inline would cost every node its size.
+    arrays: Vec<Option<Box<Array>>>,
     shared: Arc<Shared>,
 }
 
@@ -373,7 +375,7 @@ impl Dataset {
                 continue;
             };
             match Array::new(id, &node.path, a.clone(), shared.clone()) {
-                Ok(array) => arrays.push(Some(array)),
+                Ok(array) => arrays.push(Some(Box::new(array))),
                 Err(reason) => {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
@@ -402,7 +404,7 @@ impl Dataset {
 
     /// The opened array of node `id`, when it is a readable array.
     pub fn array(&self, id: usize) -> Option<&Array> {
-        self.arrays.get(id).and_then(Option::as_ref)
+        self.arrays.get(id).and_then(|a| a.as_deref())
     }
 
     /// The store, for checks that compare it with the hierarchy.

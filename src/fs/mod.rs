@@ -212,7 +212,7 @@ struct NodeInfo {
     header: OnceLock<Chunk>,
     /// The group's virtual netCDF file name (`None` for arrays).
     nc_name: Option<String>,
-    nc_layout: OnceLock<crate::netcdf::Layout>,
+    nc_layout: OnceLock<Box<crate::netcdf::Layout>>,
     /// The sequential reader's prefetch state.
     run: prefetch::Run,
     /// Who may read the node's store directory, and its metadata object.
@@ -224,7 +224,7 @@ struct NodeInfo {
     header_access: OnceLock<Result<Option<Access>, ()>>,
     values_access: OnceLock<Result<Option<Access>, ()>>,
     /// The text views of a string-valued array.
-    text: Option<text::TextView>,
+    text: Option<Box<text::TextView>>,
     /// The version it belongs to: an index into [`FsOptions::versions`].
     version: Option<usize>,
     /// A group's children ordered by `dir_name`, so that `lookup` in a
@@ -296,7 +296,7 @@ impl NzFs {
                 text: dataset
                     .array(id)
                     .filter(|a| a.metadata().data_type.is_text())
-                    .map(|a| text::TextView::new(a.metadata().data_type.element_size().is_none())),
+                    .map(|a| Box::new(text::TextView::new(a.metadata().data_type.element_size().is_none()))),
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
@@ -583,7 +583,7 @@ impl NzFs {
                     );
                 }
             }
-            crate::netcdf::layout(h, n)
+            Box::new(crate::netcdf::layout(h, n))
         }))
     }
 

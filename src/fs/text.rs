@@ -33,7 +33,10 @@ impl TextView {
 
 impl NzFs {
     fn text_view(&self, n: usize) -> Result<&TextView, FsError> {
-        self.info.get(n).and_then(|i| i.text.as_ref()).ok_or(FsError::NotFound)
+        self.info
+            .get(n)
+            .and_then(|i| i.text.as_deref())
+            .ok_or(FsError::NotFound)
     }
 
     /// Whether array `n` has a `data.bin` (every array but variable-length ones).

@@ -66,6 +66,11 @@ pub struct Finding {
 struct Checker<'a> {
     dataset: &'a Dataset,
     findings: Vec<Finding>,
+    /// Findings kept per severity ([`Scope::keep`]); the rest are counted
+    /// in `omitted` (warnings, errors).
+    keep: usize,
+    kept: [usize; 2],
+    omitted: [usize; 2],
     /// Arrays that qualify as dimension coordinates (values not refuted).
     coordinates: Vec<String>,
 }
@@ -79,15 +84,17 @@ pub struct Report {
     pub dimension_coordinates: Vec<String>,
     /// The store's Zarr format (2 or 3).
     pub zarr_format: u8,
+    /// Findings counted but not kept (past [`Scope::keep`]): warnings, errors.
+    pub omitted: [usize; 2],
 }
 
 impl Report {
     pub fn errors(&self) -> usize {
-        self.findings.iter().filter(|f| f.severity == Severity::Error).count()
+        self.findings.iter().filter(|f| f.severity == Severity::Error).count() + self.omitted[1]
     }
 
     pub fn warnings(&self) -> usize {
-        self.findings.len() - self.errors()
+        self.findings.iter().filter(|f| f.severity == Severity::Warning).count() + self.omitted[0]
     }
 }
 
@@ -106,6 +113,12 @@ impl Checker<'_> {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) {
+        let k = severity as usize;
+        if self.kept[k] >= self.keep {
+            self.omitted[k] += 1;
+            return;
+        }
+        self.kept[k] += 1;
         self.findings.push(Finding {
             severity,
             path: display_path(path),
@@ -125,6 +138,10 @@ pub struct Scope {
     /// Read every `zarr.json` and list the store to compare them with
     /// consolidated metadata.
     pub read_store: bool,
+    /// Findings kept of each severity; the rest are only counted (the
+    /// check at mount keeps a few, so a million nonconforming names cost no
+    /// memory).
+    pub keep: usize,
 }
 
 impl Scope {
@@ -132,11 +149,13 @@ impl Scope {
     pub const FULL: Scope = Scope {
         read_values: true,
         read_store: true,
+        keep: usize::MAX,
     };
     /// The parsed metadata only: what a mount can afford.
     pub const METADATA: Scope = Scope {
         read_values: false,
         read_store: false,
+        keep: 16,
     };
 }
 
@@ -148,6 +167,9 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
     let mut c = Checker {
         dataset,
         findings: Vec::new(),
+        keep: scope.keep,
+        kept: [0; 2],
+        omitted: [0; 2],
         coordinates: Vec::new(),
     };
     let h = dataset.hierarchy();
@@ -204,5 +226,6 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
         findings: c.findings,
         dimension_coordinates: c.coordinates,
         zarr_format: dataset.hierarchy().zarr_format,
+        omitted: c.omitted,
     }
 }

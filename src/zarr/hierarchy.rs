@@ -26,6 +26,32 @@ use crate::store::{ReadableStore, StoreKey, join};
 const MAX_DEPTH: usize = 64;
 /// Largest `zarr.json` read (64 MiB; consolidated metadata can be large).
 pub const MAX_METADATA_BYTES: u64 = 64 << 20;
+/// The most bytes of metadata documents one hierarchy reads (issue #29:
+/// eight 60 MB documents grew a mount to 1.9 GB). Documents past it make
+/// their nodes unreadable, with the reason; the parsed form of a document
+/// takes up to about four times its size.
+pub const MAX_TOTAL_METADATA_BYTES: u64 = 256 << 20;
+
+/// Bytes of metadata documents read, against a limit.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    read: u64,
+    limit: u64,
+}
+
+impl Budget {
+    /// Count `len` more bytes; the reason a document is not parsed, once
+    /// the budget is spent.
+    fn spend(&mut self, len: usize) -> Option<String> {
+        self.read = self.read.saturating_add(len as u64);
+        (self.read > self.limit).then(|| {
+            format!(
+                "metadata not read: the mount's budget of {} MiB of metadata documents is spent",
+                self.limit >> 20
+            )
+        })
+    }
+}
 
 /// An array node: its parsed metadata. (Whether its codec chain can be
 /// built is decided above this module, by `array::Dataset`, which marks the
@@ -38,8 +64,10 @@ pub struct ArrayNode {
 #[derive(Debug, Clone)]
 pub enum NodeKind {
     /// `metadata` is `None` for an implicit group.
+    /// Boxed: a node of a large hierarchy costs 24 bytes here, not the
+    /// metadata's size.
     Group {
-        metadata: Option<GroupMetadata>,
+        metadata: Option<Box<GroupMetadata>>,
     },
     Array(Arc<ArrayNode>),
     /// A node nzfs cannot read, and why.
@@ -78,6 +106,8 @@ pub struct Hierarchy {
     pub consolidated: bool,
     /// 3, or 2 when the root (or, for an implicit root, any node) is v2.
     pub zarr_format: u8,
+    /// Bytes of metadata documents read (see [`MAX_TOTAL_METADATA_BYTES`]).
+    budget: Budget,
 }
 
 /// Why a store cannot be opened at all.
@@ -104,7 +134,9 @@ pub fn is_valid_node_name(name: &str) -> bool {
 /// Interpret a metadata document (already parsed or not) as a node kind.
 fn node_kind(parsed: Result<NodeMetadata, MetadataError>) -> NodeKind {
     match parsed {
-        Ok(NodeMetadata::Group(g)) => NodeKind::Group { metadata: Some(g) },
+        Ok(NodeMetadata::Group(g)) => NodeKind::Group {
+            metadata: Some(Box::new(g)),
+        },
         Ok(NodeMetadata::Array(a)) => NodeKind::Array(Arc::new(ArrayNode { metadata: *a })),
         Err(e) => NodeKind::Broken { reason: e.to_string() },
     }
@@ -119,7 +151,9 @@ fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &str) -> Node
     let parsed = if array {
         v2::parse_array(doc, zattrs).map(|a| NodeKind::Array(Arc::new(ArrayNode { metadata: a })))
     } else {
-        v2::parse_group(doc, zattrs).map(|g| NodeKind::Group { metadata: Some(g) })
+        v2::parse_group(doc, zattrs).map(|g| NodeKind::Group {
+            metadata: Some(Box::new(g)),
+        })
     };
     parsed.unwrap_or_else(|e| NodeKind::Broken {
         reason: format!("{what}: {e}"),
@@ -129,14 +163,20 @@ fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &str) -> Node
 /// The Zarr v2 node at `prefix`, if it has a `.zarray` or `.zgroup`. A
 /// broken document (or `.zattrs`) makes a [`NodeKind::Broken`] node, logged
 /// with its key.
-fn v2_node(store: &dyn ReadableStore, prefix: &str) -> Result<Option<NodeKind>, std::io::Error> {
+fn v2_node(store: &dyn ReadableStore, prefix: &str, budget: &mut Budget) -> Result<Option<NodeKind>, std::io::Error> {
     for (name, array) in [(".zarray", true), (".zgroup", false)] {
         let k = join(prefix, name).map_err(std::io::Error::other)?;
         let Some(bytes) = store.get(&k, MAX_METADATA_BYTES)? else {
             continue;
         };
         let attrs_key = join(prefix, ".zattrs").map_err(std::io::Error::other)?;
-        let attrs = match store.get(&attrs_key, MAX_METADATA_BYTES)? {
+        let zattrs = store.get(&attrs_key, MAX_METADATA_BYTES)?;
+        let spent = budget.spend(bytes.len() + zattrs.as_ref().map_or(0, Vec::len));
+        if let Some(reason) = spent {
+            tracing::warn!(key = %k, %reason, "node is unreadable");
+            return Ok(Some(NodeKind::Broken { reason }));
+        }
+        let attrs = match zattrs {
             None => Ok(None),
             Some(b) => json::parse(&b).map(Some).map_err(|e| (attrs_key.clone(), e)),
         };
@@ -160,13 +200,21 @@ fn v2_node(store: &dyn ReadableStore, prefix: &str) -> Result<Option<NodeKind>, 
 impl Hierarchy {
     /// Discover the hierarchy of `store`.
     pub fn open(store: &dyn ReadableStore) -> Result<Hierarchy, OpenError> {
+        Self::open_within(store, MAX_TOTAL_METADATA_BYTES)
+    }
+
+    /// Discover the hierarchy of `store`, reading at most `budget` bytes of
+    /// metadata documents (the root's always).
+    fn open_within(store: &dyn ReadableStore, budget: u64) -> Result<Hierarchy, OpenError> {
         let mut h = Hierarchy {
             nodes: Vec::new(),
             consolidated: false,
             zarr_format: 3,
+            budget: Budget { read: 0, limit: budget },
         };
         let bad_root = |key| move |reason| OpenError::BadRoot { key, reason };
         if let Some(bytes) = store.get(&key("zarr.json"), MAX_METADATA_BYTES)? {
+            h.budget.spend(bytes.len());
             let meta = NodeMetadata::parse(&bytes).map_err(bad_root("zarr.json"))?;
             let consolidated = match &meta {
                 NodeMetadata::Group(g) => g.consolidated.clone(),
@@ -188,7 +236,7 @@ impl Hierarchy {
             h.zarr_format = 2;
             let doc = json::parse(&bytes).map_err(|e| bad_root(".zmetadata")(e.into()))?;
             h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
-        } else if let Some(kind) = v2_node(store, "")? {
+        } else if let Some(kind) = v2_node(store, "", &mut h.budget)? {
             h.zarr_format = 2;
             if let NodeKind::Broken { reason } = &kind {
                 return Err(OpenError::BadRoot {
@@ -273,7 +321,10 @@ impl Hierarchy {
             };
             match store.get(&key, MAX_METADATA_BYTES) {
                 Ok(Some(bytes)) => {
-                    let kind = node_kind(NodeMetadata::parse(&bytes));
+                    let kind = match self.budget.spend(bytes.len()) {
+                        Some(reason) => NodeKind::Broken { reason },
+                        None => node_kind(NodeMetadata::parse(&bytes)),
+                    };
                     if let NodeKind::Broken { reason } = &kind {
                         tracing::warn!(key = %key, %reason, "node is unreadable");
                     }
@@ -286,7 +337,7 @@ impl Hierarchy {
                 }
                 Ok(None) => {
                     let child_path = join(&prefix, &name).map(|k| k.as_str().to_string()).unwrap_or_default();
-                    match v2_node(store, &child_path) {
+                    match v2_node(store, &child_path, &mut self.budget) {
                         Ok(Some(kind)) => {
                             self.zarr_format = 2;
                             let is_group = matches!(kind, NodeKind::Group { .. });
@@ -442,9 +493,38 @@ mod tests {
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
         "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
     const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
+    const ARRAY_V2: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|u1",
+        "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
 
     fn names(h: &Hierarchy) -> Vec<String> {
         h.nodes.iter().map(|n| n.path.clone()).collect()
+    }
+
+    #[test]
+    fn documents_past_the_metadata_budget_make_unreadable_nodes() {
+        let mut s = MemoryStore::default();
+        s.insert("zarr.json", GROUP);
+        for name in ["a", "b", "c"] {
+            s.insert(&format!("{name}/zarr.json"), ARRAY);
+        }
+        s.insert("v2/.zarray", ARRAY_V2);
+        // Room for the root and two documents.
+        let h = Hierarchy::open_within(&s, (GROUP.len() + 2 * ARRAY.len()) as u64).unwrap();
+        let reasons: Vec<Option<&str>> = h.nodes[1..]
+            .iter()
+            .map(|n| match &n.kind {
+                NodeKind::Broken { reason } => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(reasons[..2].iter().all(Option::is_none), "{reasons:?}");
+        assert!(
+            reasons[2..].iter().all(|r| r.is_some_and(|r| r.contains("budget"))),
+            "{reasons:?}"
+        );
+        assert_eq!(reasons.len(), 4);
+        let h = Hierarchy::open(&s).unwrap();
+        assert!(h.nodes.iter().all(|n| !matches!(n.kind, NodeKind::Broken { .. })));
     }
 
     #[test]

@@ -127,6 +127,15 @@ def make_strings(fx):
             a[...] = arr
             expect_text(fx, name, key, a, fmt == 2)
             fx.expect(name, key, little_any(np.asarray(a[...])), arr.dtype.str, a.chunks, shape=[4])
+        # Fills and an absent chunk (issue #30): zarr-python writes a v2 `U`
+        # fill as the string itself ("abcd" is also valid base64) and an `S`
+        # fill as base64.
+        for key, dtype, fill, vals in [("utf32_fill", "<U4", "abcd", ["one", "two"]),
+                                       ("fixed_bytes_fill", "S4", b"ab", [b"x", b"yz"])]:
+            a = g.create_array(key, shape=(5,), chunks=(2,), dtype=dtype, fill_value=fill, compressors=comp)
+            a[:2] = np.array(vals, dtype=dtype)
+            expect_text(fx, name, key, a, fmt == 2)
+            fx.expect(name, key, little_any(np.asarray(a[...])), np.dtype(dtype).str, a.chunks, shape=[5])
         if fmt == 3:
             # A type nzfs does not know: the directory holds only header.cdl.
             a = g.create_array("float8", shape=(4,), chunks=(2,), dtype="u1", compressors=None, fill_value=0)

@@ -217,7 +217,32 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         // A variable-length type's fill of null is the empty string.
         (Value::Null, dt) if dt.element_size().is_none() => dt.fill_value(&Value::Null)?,
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
-        (Value::Str(b64), DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)) => {
+        // zarr-python (2.x and 3.x) writes a `U` fill as the string itself
+        // and an `S`/`V` fill as base64 (issue #30: "abcd" read as base64
+        // served wrong bytes).
+        (Value::Str(text), DataType::FixedUtf32(n)) => {
+            let units: Vec<char> = text.chars().collect();
+            if units.len() > n {
+                return Err(MetadataError::BadFillValue {
+                    data_type: data_type.name(),
+                    value: fill_value_json.to_string(),
+                });
+            }
+            FillValue(
+                units
+                    .iter()
+                    .flat_map(|&c| (c as u32).to_ne_bytes())
+                    .chain(std::iter::repeat_n(0, 4 * (n - units.len())))
+                    .collect(),
+            )
+        }
+        // zarr 2.x wrote `0` for the fill of some `S` and `U` arrays; it
+        // read that as the empty string, and so does nzfs.
+        (Value::Int(0) | Value::UInt(0), DataType::FixedBytes(_) | DataType::FixedUtf32(_)) => {
+            tracing::info!(dtype = %data_type.name(), "a fill_value of 0 for a string type: read as the empty string, as zarr 2.x did");
+            FillValue(vec![0; data_type.size()])
+        }
+        (Value::Str(b64), DataType::FixedBytes(_) | DataType::Raw(_)) => {
             base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
                 data_type: data_type.name(),
                 value: fill_value_json.to_string(),
@@ -325,6 +350,36 @@ mod tests {
         let keys: Vec<&str> = a.attributes.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["units", "_FillValue"]);
         assert_eq!(a.fill_value.0, (-1i16).to_ne_bytes());
+    }
+
+    /// The fills zarr-python 3.1 writes for v2 string arrays (checked:
+    /// `create_array(..., zarr_format=2, fill_value=...)`), and zarr 2.x's
+    /// `0` for `|S1` and `<U4` (its fixtures 14 and 15).
+    #[test]
+    fn string_fills_as_zarr_python_writes_them() {
+        let fill = |dtype: &str, fill: &str| {
+            let z = format!(
+                r#"{{"zarr_format": 2, "shape": [3], "chunks": [2], "dtype": "{dtype}", "fill_value": {fill},
+                "compressor": null, "filters": null, "order": "C"}}"#
+            );
+            array(&z, None).map(|a| a.fill_value.0)
+        };
+        let utf32 = |s: &str, n: usize| -> Vec<u8> {
+            let mut v: Vec<u8> = s.chars().flat_map(|c| (c as u32).to_ne_bytes()).collect();
+            v.resize(4 * n, 0);
+            v
+        };
+        assert_eq!(fill("<U4", r#""ab""#).unwrap(), utf32("ab", 4));
+        // Valid base64, but a U fill is the string itself.
+        assert_eq!(fill("<U4", r#""abcd""#).unwrap(), utf32("abcd", 4));
+        assert_eq!(fill(">U2", r#""x""#).unwrap(), utf32("x", 2));
+        assert_eq!(fill("<U2", r#""\u00e9\u00e9""#).unwrap(), utf32("\u{e9}\u{e9}", 2));
+        assert!(fill("<U2", r#""abc""#).is_err());
+        assert_eq!(fill("|S4", r#""YWI=""#).unwrap(), b"ab\0\0");
+        assert_eq!(fill("|S4", r#""YWJjZA==""#).unwrap(), b"abcd");
+        assert!(fill("|S4", r#""ab""#).is_err(), "an S fill is base64");
+        assert_eq!(fill("|S1", "0").unwrap(), [0]);
+        assert_eq!(fill("<U4", "0").unwrap(), [0; 16]);
     }
 
     #[test]

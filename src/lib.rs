@@ -28,6 +28,7 @@ pub mod daemon;
 pub mod fs;
 pub mod fuse;
 pub mod memory;
+pub mod naming;
 pub mod netcdf;
 pub mod nz;
 pub mod open;

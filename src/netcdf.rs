@@ -28,6 +28,7 @@
 //! (booleans, objects, nulls, string lists, mixed lists) is written as its
 //! JSON text in a char attribute. `_FillValue` takes the variable's type.
 
+use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
@@ -273,18 +274,41 @@ fn typed_attr(v: &Value, dt: DataType, cdf5: bool) -> Option<AttrValue> {
     Some(AttrValue::Typed(t, bytes))
 }
 
-/// Attributes under NZ's default mapping, or in their recorded types.
-fn attrs_of(attrs: &[(String, Value)], types: &[(String, DataType)], cdf5: bool) -> Vec<(String, AttrValue)> {
-    attrs
+/// Attributes under NZ's default mapping, or in their recorded types, with
+/// their netCDF names ([`crate::naming::unique`]; `_nz_renamed_attributes`
+/// says which changed). `fill` writes a variable's `_FillValue` in its type.
+fn attrs_of(
+    attrs: &[(String, Value)],
+    types: &[(String, DataType)],
+    cdf5: bool,
+    fill: Option<u32>,
+) -> Vec<(String, AttrValue)> {
+    let keys = naming::unique(attrs.iter().map(|(k, _)| k.as_str()));
+    let mut out: Vec<(String, AttrValue)> = attrs
         .iter()
-        .map(|(k, v)| {
-            let typed = types
-                .iter()
-                .find(|(n, _)| n == k)
-                .and_then(|(_, t)| typed_attr(v, *t, cdf5));
-            (nc_name(k), typed.unwrap_or_else(|| attr_value(v)))
+        .zip(&keys)
+        .map(|((k, v), shown)| match fill.filter(|_| k == "_FillValue") {
+            Some(t) => match fill_value(v, t) {
+                Some(bytes) => ("_FillValue".into(), AttrValue::Typed(t, bytes)),
+                None => ("_nz_FillValue".into(), AttrValue::Text(v.to_string())),
+            },
+            None => {
+                let typed = types
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .and_then(|(_, t)| typed_attr(v, *t, cdf5));
+                (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
+            }
         })
-        .collect()
+        .collect();
+    let pairs = attrs
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .zip(keys.iter().map(String::as_str));
+    if let Some(text) = naming::renamed_lines(pairs) {
+        out.push(("_nz_renamed_attributes".into(), AttrValue::Text(text)));
+    }
+    out
 }
 
 /// The largest `.nc` nzfs lays out: every size and offset below it is
@@ -359,7 +383,19 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     // The group's dimensions (the same names as in header.cdl), plus the
     // trailing real/imaginary dimension of complex variables.
     let group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
-    let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (nc_name(&d.name), d.len)).collect();
+    let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
+    // Variables share a namespace with the group's subgroups (as in the CDL).
+    let dim_names: Vec<&str> = group_dims.0.iter().map(|d| d.name.as_str()).collect();
+    let shown = naming::unique_avoiding(
+        node.children.iter().map(|&c| {
+            (
+                h.nodes[c].name.as_str(),
+                matches!(h.nodes[c].kind, NodeKind::Group { .. }),
+            )
+        }),
+        &dim_names,
+    );
+    let shown_of = |c: usize| shown[node.children.iter().position(|&x| x == c).expect("a child")].clone();
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (c, a) in &arrays {
         let mut ids = group_dims.of_array(&a.metadata);
@@ -372,7 +408,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         }
         if let Some(len) = strlen(a.metadata.data_type) {
             // CF character arrays: a trailing `<name>_strlen` dimension.
-            let name = format!("{}_strlen", nc_name(&h.nodes[*c].name));
+            let name = naming::with_suffix(&shown_of(*c), "_strlen");
             let idx = dims
                 .iter()
                 .position(|(n, l)| *n == name && *l == len)
@@ -385,7 +421,10 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
         var_dims.push(ids);
     }
 
-    let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5);
+    let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5, None);
+    if let Some(text) = naming::renamed_lines(group_dims.renamed()) {
+        header_attrs.push(("_nz_renamed_dimensions".into(), AttrValue::Text(text)));
+    }
     if !omitted.is_empty() {
         header_attrs.push(("_nz_omitted".into(), AttrValue::Text(omitted.join(" "))));
         header_attrs.push(("_nz_omitted_reasons".into(), AttrValue::Text(reasons.join("; "))));
@@ -419,25 +458,15 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
             for (k, (c, a)) in arrays.iter().enumerate() {
                 let m = &a.metadata;
                 let (t, unsigned) = var_type(m.data_type, cdf5).expect("filtered");
-                w.name(&nc_name(&h.nodes[*c].name));
+                let var = shown_of(*c);
+                w.name(&var);
                 w.count(var_dims[k].len() as u64);
                 for &d in &var_dims[k] {
                     w.count(d as u64);
                 }
-                let mut attrs: Vec<(String, AttrValue)> = Vec::new();
-                for (key, v) in &m.attributes {
-                    if key == "_FillValue" {
-                        match fill_value(v, t) {
-                            Some(bytes) => attrs.push(("_FillValue".into(), AttrValue::Typed(t, bytes))),
-                            None => attrs.push(("_nz_FillValue".into(), AttrValue::Text(v.to_string()))),
-                        }
-                    } else {
-                        attrs.extend(attrs_of(
-                            std::slice::from_ref(&(key.clone(), v.clone())),
-                            &m.attribute_types,
-                            cdf5,
-                        ));
-                    }
+                let mut attrs = attrs_of(&m.attributes, &m.attribute_types, cdf5, Some(t));
+                if var != h.nodes[*c].name {
+                    attrs.push(("_nz_name".into(), AttrValue::Text(h.nodes[*c].name.clone())));
                 }
                 if unsigned {
                     attrs.push(("_Unsigned".into(), AttrValue::Text("true".into())));

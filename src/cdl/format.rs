@@ -7,11 +7,8 @@
 //! `f`, and the non-finite values are `NaN`, `Infinity`, `-Infinity` (`NaNf`
 //! …). Integers carry ncdump's type suffixes.
 //!
-//! Strings are quoted with `\"`, `\\`, `\n`, `\t`, `\r` and octal escapes for
-//! other control characters. Names escape ncgen's special characters with
-//! `\`; names ncgen cannot read in any spelling get a `_` (see [`name`]).
-
-use std::fmt::Write;
+//! Strings and names are spelled by [`crate::naming`] (issue #31): one
+//! module for every name and string a view writes.
 
 /// C's `%.{precision}g`.
 pub fn c_g(x: f64, precision: usize) -> String {
@@ -90,86 +87,11 @@ pub fn float(x: f32) -> String {
     format!("{}f", with_dot(s))
 }
 
-/// A CDL string literal, escaped as ncdump escapes it.
-pub fn quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() && (c as u32) < 0x100 => {
-                let _ = write!(out, "\\{:03o}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use crate::naming::quote;
 
-/// Words ncgen reads as keywords whatever the escaping; a name spelled like
-/// one is written with a trailing `_` (`int64` -> `int64_`).
-const RESERVED: &[&str] = &[
-    "char",
-    "byte",
-    "short",
-    "int",
-    "long",
-    "float",
-    "real",
-    "double",
-    "ubyte",
-    "ushort",
-    "uint",
-    "int64",
-    "uint64",
-    "string",
-    "enum",
-    "opaque",
-    "compound",
-    "unlimited",
-    "UNLIMITED",
-    "integer",
-    "ulong",
-    "netcdf",
-    "NaN",
-    "NaNf",
-    "nan",
-    "nanf",
-    "Infinity",
-    "Infinityf",
-    "infinity",
-    "infinityf",
-    "inf",
-    "inff",
-];
-
-/// A CDL name: ncgen's special characters escaped with `\`; a leading digit
-/// escaped; names ncgen cannot read in any spelling (type keywords, a
-/// leading `-+.@`) get a `_`; control characters become `_`.
+/// A CDL name: [`crate::naming::cdl_name`].
 pub fn name(s: &str) -> String {
-    if RESERVED.contains(&s) {
-        return format!("{s}_");
-    }
-    let mut out = String::with_capacity(s.len() + 1);
-    for (i, c) in s.chars().enumerate() {
-        if i == 0 && "-+.@".contains(c) {
-            out.push('_');
-        }
-        if c.is_control() {
-            out.push('_');
-            continue;
-        }
-        let escape = (i == 0 && c.is_ascii_digit()) || c == ' ' || "!\"#$%&()*,:;<=>?[]^`{}|~\\'/".contains(c);
-        if escape {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    if out.is_empty() { "_unnamed".into() } else { out }
+    crate::naming::cdl_name(s)
 }
 
 #[cfg(test)]
@@ -234,6 +156,6 @@ mod tests {
         assert_eq!(name("int64"), "int64_");
         assert_eq!(name("-x"), "_-x");
         assert_eq!(name("a-b.c+d@e"), "a-b.c+d@e");
-        assert_eq!(name(""), "_unnamed");
+        assert_eq!(name(""), "_nz_empty");
     }
 }

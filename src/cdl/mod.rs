@@ -37,6 +37,7 @@ pub mod format;
 
 use std::fmt::Write;
 
+use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
@@ -61,7 +62,7 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
             write_dims(&dims, &[], &mut out, "");
             out.push_str("variables:\n");
             let var = if id == 0 { title } else { h.nodes[id].name.as_str() };
-            write_variable(&mut out, "", var, &a.metadata, &dims);
+            write_variable(&mut out, "", var, &naming::netcdf(var), &a.metadata, &dims);
         }
         _ => write_group_body(&mut out, h, id, "", id),
     }
@@ -113,7 +114,7 @@ pub fn with_note(text: String, version: Option<&VersionRoot>) -> String {
         return text;
     };
     match text.split_once('\n') {
-        Some((first, rest)) => format!("{first}\n// {}\n{rest}", v.note.replace('\n', " ")),
+        Some((first, rest)) => format!("{first}\n// {}\n{rest}", naming::comment(&v.note)),
         None => text,
     }
 }
@@ -124,7 +125,7 @@ pub fn render_unreadable(title: &str, reason: &str) -> String {
     format!(
         "netcdf {} {{\n// nzfs: this array cannot be shown: {}\n// nzfs: only this header is here; nothing else in this directory can be read\n}}\n",
         name(title),
-        reason.replace('\n', " ")
+        naming::comment(reason)
     )
 }
 
@@ -209,10 +210,10 @@ fn write_dims(dims: &GroupDimensions, inherited: &[(String, u64)], out: &mut Str
     for d in own {
         match d.len {
             0 => {
-                let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", name(&d.name));
+                let _ = writeln!(out, "{indent}\t{} = UNLIMITED ; // (0 currently)", naming::cdl(&d.name));
             }
             len => {
-                let _ = writeln!(out, "{indent}\t{} = {len} ;", name(&d.name));
+                let _ = writeln!(out, "{indent}\t{} = {len} ;", naming::cdl(&d.name));
             }
         }
     }
@@ -222,6 +223,33 @@ fn write_dims(dims: &GroupDimensions, inherited: &[(String, u64)], out: &mut Str
 fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, root: usize) {
     let node = &h.nodes[id];
     let document_root = id == root;
+    // Variables and groups share one namespace, and a group may not be
+    // named like a dimension of its parent (issue #31).
+    let declared = match &node.kind {
+        NodeKind::Group { metadata: Some(g) } => g.dimensions.as_slice(),
+        _ => &[][..],
+    };
+    let dims = GroupDimensions::of_declared(
+        declared,
+        node.children.iter().filter_map(|&c| match &h.nodes[c].kind {
+            NodeKind::Array(a) => Some(&a.metadata),
+            _ => None,
+        }),
+    );
+    let dim_names: Vec<&str> = dims.0.iter().map(|d| d.name.as_str()).collect();
+    let shown = naming::unique_avoiding(
+        node.children.iter().map(|&c| {
+            (
+                h.nodes[c].name.as_str(),
+                matches!(h.nodes[c].kind, NodeKind::Group { .. }),
+            )
+        }),
+        &dim_names,
+    );
+    let shown_of = |c: usize| {
+        let k = node.children.iter().position(|&x| x == c).expect("a child");
+        shown[k].as_str()
+    };
     let arrays: Vec<(&str, &ArrayMetadata)> = node
         .children
         .iter()
@@ -230,12 +258,16 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
             _ => None,
         })
         .collect();
+    let array_ids: Vec<usize> = node
+        .children
+        .iter()
+        .copied()
+        .filter(|&c| matches!(h.nodes[c].kind, NodeKind::Array(_)))
+        .collect();
     let group = match &node.kind {
         NodeKind::Group { metadata: Some(g) } => Some(g),
         _ => None,
     };
-    let declared = group.map_or(&[][..], |g| g.dimensions.as_slice());
-    let dims = GroupDimensions::of_declared(declared, arrays.iter().map(|(_, a)| *a));
     // Dimensions declared by enclosing groups (within this document).
     let mut inherited = Vec::new();
     let mut up = if document_root { None } else { node.parent };
@@ -257,39 +289,62 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
     if !arrays.is_empty() || !broken.is_empty() {
         let _ = writeln!(out, "{indent}variables:");
     }
-    for (n, a) in &arrays {
-        write_variable(out, indent, n, a, &dims);
+    for ((n, a), &c) in arrays.iter().zip(&array_ids) {
+        write_variable(out, indent, n, shown_of(c), a, &dims);
     }
     for (n, reason) in broken {
         let _ = writeln!(
             out,
-            "{indent}\t// nzfs: node {n:?} is unreadable: {}",
-            reason.replace('\n', " ")
+            "{indent}\t// nzfs: node {} is unreadable: {}",
+            naming::comment(&quote(n)),
+            naming::comment(reason)
         );
     }
     for (n, a) in arrays.iter().filter(|(_, a)| a.data_type.element_size().is_none()) {
         let _ = writeln!(
             out,
-            "{indent}\t// nzfs: {n} ({}) is left out of the group's classic .nc file, which holds no strings; read data.txt",
-            a.data_type.name()
+            "{indent}\t// nzfs: {} ({}) is left out of the group's classic .nc file, which holds no strings; read data.txt",
+            naming::comment(n),
+            naming::comment(&a.data_type.name())
         );
     }
     let attrs = match &node.kind {
         NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
         _ => &[],
     };
+    // What nzfs renamed (issue #31), kept as attributes of the group.
+    let mut extra: Vec<(&str, String)> = Vec::new();
+    let own_name = if document_root { None } else { Some(node.name.as_str()) };
+    if let Some(n) = own_name.filter(|n| naming::netcdf(n) != *n) {
+        extra.push(("_nz_name", n.to_string()));
+    }
+    let keys = naming::unique(attrs.iter().map(|(k, _)| k.as_str()));
+    if let Some(text) = naming::renamed_lines(
+        attrs
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .zip(keys.iter().map(String::as_str)),
+    ) {
+        extra.push(("_nz_renamed_attributes", text));
+    }
+    if let Some(text) = naming::renamed_lines(dims.renamed()) {
+        extra.push(("_nz_renamed_dimensions", text));
+    }
     // ncdump heads a subgroup's attributes even when it has none.
-    if !attrs.is_empty() || !document_root {
+    if !attrs.is_empty() || !extra.is_empty() || !document_root {
         let which = if document_root { "global" } else { "group" };
         let _ = writeln!(out, "\n{indent}// {which} attributes:");
-        for (k, v) in attrs {
+        for ((k, v), shown) in attrs.iter().zip(&keys) {
             let typed = typed_attribute(group.map_or(&[][..], |g| &g.attribute_types), k);
-            write_attribute(out, indent, "", k, v, None, typed);
+            write_attribute(out, indent, "", k, shown, v, None, typed);
+        }
+        for (k, text) in &extra {
+            let _ = writeln!(out, "{indent}\t\t:{k} = {} ;", quote(text));
         }
     }
     for &c in &node.children {
         if let NodeKind::Group { .. } = h.nodes[c].kind {
-            let child = name(&h.nodes[c].name);
+            let child = naming::cdl(shown_of(c));
             let _ = writeln!(out, "\n{indent}group: {child} {{");
             write_group_body(out, h, c, &format!("{indent}  "), root);
             let _ = writeln!(out, "{indent}  }} // group {child}");
@@ -297,27 +352,42 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
     }
 }
 
-fn write_variable(out: &mut String, indent: &str, var: &str, a: &ArrayMetadata, dims: &GroupDimensions) {
-    let var_cdl = name(var);
+/// Variable `var` (its store name), shown as netCDF name `shown`.
+fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &ArrayMetadata, dims: &GroupDimensions) {
+    let var_cdl = naming::cdl(shown);
     let _ = write!(out, "{indent}\t{} {var_cdl}", type_name(a.data_type));
     let dim_names: Vec<&str> = dims.of_array(a).into_iter().map(|d| dims.0[d].name.as_str()).collect();
     if !dim_names.is_empty() {
-        let listed: Vec<String> = dim_names.iter().map(|d| name(d)).collect();
+        let listed: Vec<String> = dim_names.iter().map(|d| naming::cdl(d)).collect();
         let _ = write!(out, "({})", listed.join(", "));
     }
     out.push_str(" ;\n");
-    for (k, v) in &a.attributes {
+    let keys = naming::unique(a.attributes.iter().map(|(k, _)| k.as_str()));
+    for ((k, v), key) in a.attributes.iter().zip(&keys) {
         write_attribute(
             out,
             indent,
             &var_cdl,
             k,
+            key,
             v,
             Some(a.data_type),
             typed_attribute(&a.attribute_types, k),
         );
     }
     let at = format!("{indent}\t\t{var_cdl}:");
+    if var != shown {
+        let _ = writeln!(out, "{at}_nz_name = {} ;", quote(var));
+    }
+    let renamed = naming::renamed_lines(
+        a.attributes
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .zip(keys.iter().map(String::as_str)),
+    );
+    if let Some(text) = renamed {
+        let _ = writeln!(out, "{at}_nz_renamed_attributes = {} ;", quote(&text));
+    }
     // A string variable's non-empty fill is its _FillValue (issue #14).
     if let (DataType::String, Value::Str(fill)) = (a.data_type, &a.fill_value_json)
         && !fill.is_empty()
@@ -380,8 +450,8 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
         let _ = writeln!(
             out,
             "{at}zarr fill_value {}; codecs {}",
-            a.fill_value_json,
-            codec_chain_text(a)
+            naming::comment(&a.fill_value_json.to_string()),
+            naming::comment(&codec_chain_text(a))
         );
         return;
     }
@@ -420,7 +490,7 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
             out,
             "{at}{count} chunk files, grid {} over ({}), named like {}.bin (zero-padded indices, C order)",
             x(&grid),
-            dim_names.join(", "),
+            naming::comment(&dim_names.join(", ")),
             example.join(".")
         );
         let _ = writeln!(
@@ -433,8 +503,8 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
     let _ = writeln!(
         out,
         "{at}zarr fill_value {}; codecs {}",
-        a.fill_value_json,
-        codec_chain_text(a)
+        naming::comment(&a.fill_value_json.to_string()),
+        naming::comment(&codec_chain_text(a))
     );
     let total = a
         .shape
@@ -455,7 +525,7 @@ fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_na
         let _ = writeln!(
             out,
             "{at}e.g. {what} k of {}: dd if=data.bin bs={slab} skip=k count=1",
-            dim_names.first().copied().unwrap_or("dim0")
+            naming::comment(dim_names.first().copied().unwrap_or("dim0"))
         );
     }
 }
@@ -499,18 +569,22 @@ fn typed_text(v: &Value, t: DataType) -> Option<String> {
     Some(texts.join(", "))
 }
 
+/// Attribute `key` (its store name) of `var`, shown as netCDF name `shown`.
+#[allow(clippy::too_many_arguments)]
 fn write_attribute(
     out: &mut String,
     indent: &str,
     var: &str,
     key: &str,
+    shown: &str,
     v: &Value,
     dt: Option<DataType>,
     typed: Option<DataType>,
 ) {
     let at = format!("{indent}\t\t");
+    let key_cdl = naming::cdl(shown);
     if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, t)) {
-        let _ = writeln!(out, "{at}{var}:{} = {text} ;", name(key));
+        let _ = writeln!(out, "{at}{var}:{key_cdl} = {text} ;");
         return;
     }
     if key == "_FillValue"
@@ -538,7 +612,7 @@ fn write_attribute(
         return;
     }
     let (prefix, text) = attribute_text(v);
-    let _ = writeln!(out, "{at}{prefix}{var}:{} = {text} ;", name(key));
+    let _ = writeln!(out, "{at}{prefix}{var}:{key_cdl} = {text} ;");
 }
 
 /// `(type prefix, value text)` of an attribute under NZ's default mapping.

@@ -77,6 +77,17 @@ const TEXT: u64 = 1 << 59;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
+/// The longest name a directory entry holds (Linux's `NAME_MAX`).
+const NAME_MAX: usize = 255;
+
+/// `name` cut to at most `max` bytes, at a character boundary.
+fn cut_name(name: &str, max: usize) -> &str {
+    let mut end = max.min(name.len());
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
 
 /// Settings of the core, already validated.
 #[derive(Debug, Clone)]
@@ -309,6 +320,17 @@ impl NzFs {
                 by_name: Vec::new(),
             })
             .collect();
+        // A directory entry holds at most NAME_MAX (255) bytes: a longer node
+        // name (consolidated metadata allows one) is cut, and told apart by
+        // its node number (issue #31).
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
+            if node.name.len() > NAME_MAX {
+                let tag = format!("~{id}");
+                let name = format!("{}{tag}", cut_name(&node.name, NAME_MAX - tag.len()));
+                tracing::warn!(path = %node.path, listed_as = %name, "a node name longer than 255 bytes is cut");
+                info[id].dir_name = name;
+            }
+        }
         // Generated names win; a node that collides is listed with `.node`
         // appended (again while that is taken too).
         for (id, node) in hierarchy.nodes.iter().enumerate() {
@@ -317,7 +339,10 @@ impl NzFs {
             }
             let version = info[id].version.map(|v| &options.versions[v]);
             let base = cdl::title(hierarchy, id, &options.dataset_name, version);
-            let nc = format!("{}.nc", crate::netcdf::nc_name(base).replace('/', "_"));
+            let nc = format!(
+                "{}.nc",
+                cut_name(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
+            );
             info[id].nc_name = Some(nc.clone());
             for &c in &node.children {
                 if info[c].dir_name == HEADER_NAME || info[c].dir_name == nc {

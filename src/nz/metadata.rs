@@ -146,6 +146,13 @@ pub(super) fn check_name(c: &mut Checker, path: &str, name: &str, what: &str) {
     if name.starts_with('_') && what == "attribute" {
         return;
     }
+    // What header.cdl and the .nc show instead, when the name changes
+    // there (issue #31: crate::naming).
+    let shown = crate::naming::netcdf(name);
+    let found = match shown == name {
+        true => format!("{name:?}"),
+        false => format!("{name:?} (header.cdl and the .nc show it as {shown:?})"),
+    };
     if !starts_with_letter || !plain {
         c.add(
             Severity::Warning,
@@ -153,7 +160,16 @@ pub(super) fn check_name(c: &mut Checker, path: &str, name: &str, what: &str) {
             "naming",
             "NZ §Naming Rules",
             format!("{what} name starting with a letter, of letters, digits and underscores"),
-            format!("{name:?}"),
+            found,
+        );
+    } else if shown != name {
+        c.add(
+            Severity::Warning,
+            path,
+            "naming",
+            "NZ §Naming Rules",
+            format!("{what} name that CDL does not read as a keyword (data, group, int, NaN, ...)"),
+            found,
         );
     }
 }

@@ -189,14 +189,28 @@ fn any_name_gives_a_header_ncgen_reads_and_a_nc_netcdf_c_reads() {
             );
         }
         for nc in &ncs {
-            let dump = Command::new("ncdump").arg("-h").arg(nc).output().unwrap();
-            let text = String::from_utf8_lossy(&dump.stdout);
+            // A whole ncdump reads every value through netCDF-C.
+            let dump = Command::new("ncdump").arg(nc).output().unwrap();
             assert!(
                 dump.status.success(),
-                "round {round}: ncdump -h {}: {}",
+                "round {round}: ncdump {}: {}\n{}",
                 nc.display(),
-                String::from_utf8_lossy(&dump.stderr)
+                String::from_utf8_lossy(&dump.stderr),
+                m.log()
             );
+            let dump = Command::new("ncdump").arg("-h").arg(nc).output().unwrap();
+            let text = String::from_utf8_lossy(&dump.stdout);
+            // No attribute is there twice: each `var:name = ` (or global
+            // `:name = `) prefix of ncdump's text is unique.
+            let mut seen = std::collections::HashSet::new();
+            for l in text
+                .lines()
+                .filter(|l| l.starts_with("\t\t") && !l.starts_with("\t\t\t"))
+            {
+                if let Some((prefix, _)) = l.split_once(" = ") {
+                    assert!(seen.insert(prefix.to_string()), "round {round}: {prefix} twice\n{text}");
+                }
+            }
             if nc.parent() == Some(m.mp.as_path()) {
                 // Every store attribute of the root group and its arrays is
                 // there (nzfs adds its own: never fewer).

@@ -164,8 +164,12 @@ fn resolve_error(rel: &str, e: io::Error) -> io::Error {
     }
 }
 
+/// Errors that mean no object can be at a path: it is not there, a parent
+/// is a file, or a name in it is longer than the filesystem allows (a node
+/// named in consolidated metadata only may have any length).
 fn is_absent(e: &io::Error) -> bool {
     matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
+        || e.raw_os_error() == Some(libc::ENAMETOOLONG)
 }
 
 fn cstring(path: &Path) -> io::Result<CString> {

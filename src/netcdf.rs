@@ -3,7 +3,8 @@
 //! Format: netCDF-C's "file format specifications" (CDF-1/2), and CDF-5
 //! (64-bit data) as PnetCDF defines it. The header is computed from the
 //! metadata alone, so `stat` knows the size; each variable's data is one
-//! contiguous region at `begin`, aligned to 4 KiB, in big-endian C order;
+//! contiguous region at `begin`, aligned to 4 KiB (the first at 1 MiB,
+//! [`HEADER_SPAN`]), in big-endian C order;
 //! nothing is ever written to disk.
 //!
 //! Format choice: CDF-2 (64-bit offset; read by every netCDF reader,
@@ -36,6 +37,10 @@ use crate::zarr::json::Value;
 
 /// Where each variable's data starts is aligned to this.
 pub const ALIGN: u64 = 4096;
+/// The first variable starts at a multiple of this (1 MiB, the `.nc`'s
+/// `st_blksize`): netCDF-C reads a whole `st_blksize` at open, and with no
+/// data in it, `ncdump -h` decodes no chunk (issue #30).
+pub const HEADER_SPAN: u64 = 1 << 20;
 
 const NC_BYTE: u32 = 1;
 const NC_CHAR: u32 = 2;
@@ -492,7 +497,7 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
     let header_len = render(&[]).len() as u64;
     let mut begins = Vec::new();
     let mut variables = Vec::new();
-    let mut at = header_len.next_multiple_of(ALIGN);
+    let mut at = header_len.next_multiple_of(HEADER_SPAN);
     for (c, a) in &arrays {
         let m = &a.metadata;
         let (t, _) = var_type(m.data_type, cdf5).expect("filtered");

@@ -199,3 +199,27 @@ fn an_nczarr_stores_virtual_file_keeps_values_and_attribute_types() {
     let ours: Vec<String> = ours.into_iter().filter(|l| l != "}").collect();
     assert_eq!(ours, source);
 }
+
+/// Issue #30: netCDF-C reads a whole `st_blksize` (1 MiB) at open. No data
+/// starts inside it, so `ncdump -h` decodes no chunk (the status document
+/// counts them), and a variable whose chunks are corrupt does not stop the
+/// header from being read.
+#[test]
+fn ncdump_h_decodes_nothing() {
+    let m = Mount::new("sample.zarr", &["--passthrough", "never"]);
+    let nc = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "nc"))
+        .unwrap();
+    let header = ncdump(&["-h"], &nc);
+    assert!(header.contains("variables:"), "{header}");
+    let status = common::mount::nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(status.contains("\"chunks_decoded\":0"), "{status}");
+    // A whole ncdump then decodes: the counter is live.
+    ncdump(&[], &nc);
+    let status = common::mount::nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    let status = String::from_utf8_lossy(&status.stdout).to_string();
+    assert!(!status.contains("\"chunks_decoded\":0"), "{status}");
+}

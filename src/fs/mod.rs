@@ -199,7 +199,7 @@ pub struct Attr {
 
 /// `st_blksize` of the virtual `.nc`: netCDF-C reads it in pieces of this
 /// size, and each piece is a request to the daemon, so large ones pay.
-pub const NC_BLKSIZE: u32 = 1 << 20;
+pub const NC_BLKSIZE: u32 = crate::netcdf::HEADER_SPAN as u32;
 /// `st_blksize` of every other file: coreutils and stdio read in buffers
 /// of this size (tmpfs's 4 KiB gives them 128 KiB too), which stay in the
 /// L2 cache; 1 MiB buffers measured slower for warm re-reads.

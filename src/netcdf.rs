@@ -331,7 +331,9 @@ fn var_bound(m: &crate::zarr::metadata::ArrayMetadata) -> Option<u64> {
 }
 
 /// Lay out the file of group `id` (its own arrays, not subgroups').
-pub fn layout(h: &Hierarchy, id: usize) -> Layout {
+/// Arrays `undecodable` names (no decoder: an unknown codec) are left out
+/// with its reason.
+pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<String>) -> Layout {
     let node = &h.nodes[id];
     let mut arrays = Vec::new();
     let mut omitted = Vec::new();
@@ -345,6 +347,11 @@ pub fn layout(h: &Hierarchy, id: usize) -> Layout {
             // A zero-length dimension can only be the record dimension in
             // the classic format; such arrays are left out (and named).
             NodeKind::Array(a) if a.metadata.shape.contains(&0) => "a zero-length dimension",
+            NodeKind::Array(_) if undecodable(c).is_some() => {
+                omitted.push(name.clone());
+                reasons.push(format!("{name}: {}", undecodable(c).unwrap_or_default()));
+                continue;
+            }
             NodeKind::Array(a) => match var_bound(&a.metadata).and_then(|n| total.checked_add(n)) {
                 Some(t) if t <= MAX_FILE => {
                     total = t;

@@ -138,15 +138,21 @@ fn permissions_and_read_only_operations() {
 #[test]
 fn bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working() {
     let m = Mount::new("bad.zarr", &[]);
-    for name in [
-        "unknown_field",
-        "unknown_codec",
-        "unknown_transformer",
-        "bad_fill",
-        "truncated",
-    ] {
+    for name in ["unknown_field", "unknown_transformer", "bad_fill", "truncated"] {
         let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
+    }
+    // An unknown codec (issue #30): the directory lists, the header
+    // describes the array, only the data files are EIO.
+    assert!(std::fs::read_dir(m.mp.join("unknown_codec")).is_ok());
+    let header = std::fs::read_to_string(m.mp.join("unknown_codec/header.cdl")).unwrap();
+    assert!(
+        header.contains("cannot be decoded") && header.contains("mystery_codec"),
+        "{header}"
+    );
+    for f in ["data.bin", "0.bin"] {
+        let err = std::fs::read(m.mp.join("unknown_codec").join(f)).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{f}");
     }
     let err = std::fs::read(m.mp.join("bad_crc/1.bin")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
@@ -458,4 +464,33 @@ fn string_arrays_show_data_txt_through_a_real_mount() {
         }
     }
     assert!(files >= 12, "read {files} chunk text files");
+}
+
+/// Issue #30: a store whose root is an array with a codec nzfs does not
+/// know still mounts; its header describes it, its data files are EIO.
+#[test]
+fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("pco.zarr");
+    std::fs::create_dir_all(s.join("c")).unwrap();
+    std::fs::write(
+        s.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": "numcodecs.pcodec", "configuration": {"level": 8}}],
+        "attributes": {"units": "K"}}"#,
+    )
+    .unwrap();
+    std::fs::write(s.join("c/0"), b"not pcodec").unwrap();
+    let m = Mount::at(&s, &[]);
+    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    assert!(
+        header.contains("units = \"K\"") && header.contains("numcodecs.pcodec"),
+        "{header}"
+    );
+    let err = std::fs::read(m.mp.join("data.bin")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO));
+    assert!(m.log().contains("numcodecs.pcodec"), "{}", m.log());
 }

@@ -349,15 +349,19 @@ pub struct Dataset {
     /// Boxed: most nodes of a large hierarchy are groups, and an `Array`
     /// inline would cost every node its size.
     arrays: Vec<Option<Box<Array>>>,
+    /// Array nodes whose codec chain could not be built, and why.
+    undecodable: std::collections::HashMap<usize, String>,
     shared: Arc<Shared>,
 }
 
 impl Dataset {
     /// Open every array of `hierarchy`. An array whose codec chain cannot
-    /// be built becomes [`NodeKind::Broken`], with the reason logged.
+    /// be built (an unknown codec) stays an array of the hierarchy, whose
+    /// metadata the views still show, but has no [`Array`]:
+    /// [`Dataset::undecodable`] says why (issue #30), and the log.
     pub fn new(
         store: Arc<dyn ReadableStore>,
-        mut hierarchy: Hierarchy,
+        hierarchy: Hierarchy,
         cache_bytes: u64,
         missing_chunks: MissingChunks,
     ) -> Dataset {
@@ -369,7 +373,8 @@ impl Dataset {
             consolidated: hierarchy.consolidated,
         });
         let mut arrays = Vec::with_capacity(hierarchy.nodes.len());
-        for (id, node) in hierarchy.nodes.iter_mut().enumerate() {
+        let mut undecodable = std::collections::HashMap::new();
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
             let NodeKind::Array(a) = &node.kind else {
                 arrays.push(None);
                 continue;
@@ -379,8 +384,8 @@ impl Dataset {
                 Err(reason) => {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
-                    tracing::warn!(%key, %reason, "node is unreadable");
-                    node.kind = NodeKind::Broken { reason };
+                    tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
+                    undecodable.insert(id, reason);
                     arrays.push(None);
                 }
             }
@@ -388,8 +393,14 @@ impl Dataset {
         Dataset {
             hierarchy,
             arrays,
+            undecodable,
             shared,
         }
+    }
+
+    /// Why array node `id` has metadata but no decoder (an unknown codec).
+    pub fn undecodable(&self, id: usize) -> Option<&str> {
+        self.undecodable.get(&id).map(String::as_str)
     }
 
     /// Discover the hierarchy of `store` and open its arrays.

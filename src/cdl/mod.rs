@@ -119,6 +119,15 @@ pub fn with_note(text: String, version: Option<&VersionRoot>) -> String {
     }
 }
 
+/// `text` with `comment` (escaped to stay on its line) as a `//` line after
+/// its `netcdf NAME {` line.
+pub fn with_comment(text: String, comment: &str) -> String {
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n// {}\n{rest}", naming::comment(comment)),
+        None => text,
+    }
+}
+
 /// The header of an array nzfs cannot show (its data type): a dataset with
 /// no variables and a comment naming the reason.
 pub fn render_unreadable(title: &str, reason: &str) -> String {

@@ -102,12 +102,16 @@ impl NzFs {
         };
         meet.require(&dir, Need::Search);
         // Chunk keys nest at most one directory per dimension, below `c/`.
-        let (depth, chunks) = match self.dataset.array(a) {
-            Some(array) => (
-                array.metadata().shape.len() + 2,
-                array.grid_shape().iter().try_fold(1u64, |n, &g| n.checked_mul(g)),
+        let (depth, chunks) = match &self.hierarchy().nodes[a].kind {
+            NodeKind::Array(array) => (
+                array.metadata.shape.len() + 2,
+                array
+                    .metadata
+                    .grid_shape()
+                    .iter()
+                    .try_fold(1u64, |n, &g| n.checked_mul(g)),
             ),
-            None => (2, Some(0)),
+            _ => (2, Some(0)),
         };
         let entries = chunks
             .and_then(|c| c.checked_add(1)?.checked_mul(depth as u64 + 1))

@@ -297,17 +297,23 @@ impl NzFs {
         let mut info: Vec<NodeInfo> = hierarchy
             .nodes
             .iter()
-            .enumerate()
-            .map(|(id, n)| NodeInfo {
+            .map(|n| NodeInfo {
                 dir_name: n.name.clone(),
-                chunk_names: dataset.array(id).map(|a| match a.metadata().data_type.element_size() {
-                    Some(_) => ChunkNames::new(a.grid_shape()),
-                    None => ChunkNames::with_suffix(a.grid_shape(), ".txt"),
-                }),
-                text: dataset
-                    .array(id)
-                    .filter(|a| a.metadata().data_type.is_text())
-                    .map(|a| Box::new(text::TextView::new(a.metadata().data_type.element_size().is_none()))),
+                // From the metadata: an array with no decoder (issue #30)
+                // lists its files too, whose reads say why they fail.
+                chunk_names: match &n.kind {
+                    NodeKind::Array(a) => Some(match a.metadata.data_type.element_size() {
+                        Some(_) => ChunkNames::new(&a.metadata.grid_shape()),
+                        None => ChunkNames::with_suffix(&a.metadata.grid_shape(), ".txt"),
+                    }),
+                    _ => None,
+                },
+                text: match &n.kind {
+                    NodeKind::Array(a) if a.metadata.data_type.is_text() => Some(Box::new(text::TextView::new(
+                        a.metadata.data_type.element_size().is_none(),
+                    ))),
+                    _ => None,
+                },
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
@@ -492,9 +498,24 @@ impl NzFs {
     }
 
     fn array(&self, n: usize) -> Result<(&Array, &ChunkNames), FsError> {
-        self.node_dir(n)?;
+        let node = self.node_dir(n)?;
         match (self.dataset.array(n), &self.info[n].chunk_names) {
             (Some(a), Some(names)) => Ok((a, names)),
+            _ => match self.dataset.undecodable(n) {
+                Some(reason) => Err(FsError::BrokenNode {
+                    path: node.path.clone(),
+                    reason: format!("its values cannot be decoded: {reason}"),
+                }),
+                None => Err(FsError::NotFound),
+            },
+        }
+    }
+
+    /// The metadata and file names of array `n`, decodable or not.
+    fn array_files(&self, n: usize) -> Result<(&crate::zarr::metadata::ArrayMetadata, &ChunkNames), FsError> {
+        let node = self.node_dir(n)?;
+        match (&node.kind, &self.info[n].chunk_names) {
+            (NodeKind::Array(a), Some(names)) => Ok((&a.metadata, names)),
             _ => Err(FsError::NotFound),
         }
     }
@@ -555,13 +576,13 @@ impl NzFs {
             Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
             Inode::Text(n) => (Kind::File, self.text_size(n)?),
             Inode::Chunk { node, index } => {
-                let (a, names) = self.array(node)?;
+                let (m, names) = self.array_files(node)?;
                 if index >= names.count() {
                     return Err(FsError::NotFound);
                 }
                 match self.info[node].text.as_ref().filter(|t| t.variable) {
                     Some(_) => (Kind::File, self.chunk_text_size(node, index)?),
-                    None => (Kind::File, a.metadata().chunk_bytes()),
+                    None => (Kind::File, m.chunk_bytes()),
                 }
             }
         })
@@ -608,7 +629,12 @@ impl NzFs {
                     );
                 }
             }
-            Box::new(crate::netcdf::layout(h, n))
+            let undecodable = |c: usize| {
+                self.dataset
+                    .undecodable(c)
+                    .map(|r| format!("its values cannot be decoded: {r}"))
+            };
+            Box::new(crate::netcdf::layout(h, n, &undecodable))
         }))
     }
 
@@ -625,9 +651,13 @@ impl NzFs {
             .get_or_init(|| {
                 let (h, version) = (self.hierarchy(), self.version(n));
                 let title = cdl::title(h, n, &self.options.dataset_name, version);
-                let text = match self.unknown_type(n) {
-                    Some(reason) => cdl::render_unreadable(title, reason),
-                    None => cdl::render(h, n, title),
+                let text = match (self.unknown_type(n), self.dataset.undecodable(n)) {
+                    (Some(reason), _) => cdl::render_unreadable(title, reason),
+                    (None, Some(reason)) => cdl::with_comment(
+                        cdl::render(h, n, title),
+                        &format!("nzfs: this array's values cannot be decoded: {reason}; its data files give EIO"),
+                    ),
+                    (None, None) => cdl::render(h, n, title),
                 };
                 Arc::new(cdl::with_note(text, version).into_bytes())
             })

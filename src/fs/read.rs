@@ -11,7 +11,7 @@ use crate::cache::Chunk;
 impl NzFs {
     /// The size of `data.bin` of array `node`.
     pub(super) fn data_size(&self, node: usize) -> Result<u64, FsError> {
-        let m = self.array(node)?.0.metadata();
+        let m = self.array_files(node)?.0;
         let bytes = m
             .shape
             .iter()

@@ -186,6 +186,18 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
                 reason.clone(),
             ),
             NodeKind::Array(a) => {
+                // No decoder (an unknown codec): as before issue #30 made
+                // its header readable, the check names it.
+                if let Some(reason) = dataset.undecodable(id) {
+                    c.add(
+                        Severity::Error,
+                        &node.path,
+                        "zarr-v3-valid",
+                        "NZ §Normative Summary 1",
+                        "a valid Zarr v3 node",
+                        reason.to_string(),
+                    );
+                }
                 check_array(&mut c, &node.path, &a.metadata);
                 let m = &a.metadata;
                 if m.shape.len() == 1 && m.dimension_names[0].as_deref() == Some(node.name.as_str()) {

@@ -15,7 +15,11 @@ use common::servers::{Moto, Nginx, files};
 
 /// Compare every file of a remote mount with the local mount of `store`.
 fn same_as_local(remote: &Mount, store: &str) -> usize {
-    let local = Mount::new(store, &[]);
+    same_as(remote, &Mount::new(store, &[]), store)
+}
+
+/// Compare every file of a remote mount with a local mount.
+fn same_as(remote: &Mount, local: &Mount, store: &str) -> usize {
     let local_files = files(&local.mp);
     let remote_files = files(&remote.mp);
     let rel = |fs: &[PathBuf], root: &Path| -> Vec<PathBuf> {
@@ -249,4 +253,49 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
         .map(|f| std::fs::metadata(f).unwrap().len())
         .sum();
     assert!(on_disk > 0 && on_disk <= 64 << 20, "{on_disk} bytes in the disk cache");
+}
+
+/// Issue #30: node names with accents, CJK, spaces and `%` read over S3 as
+/// they do locally (uploaded with their keys percent-encoded in the URL,
+/// as every S3 client sends them).
+#[test]
+fn non_ascii_names_read_over_s3_as_locally() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/names", b""), 200, "create the bucket");
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("n.zarr");
+    let array = r#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "int16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}"#;
+    let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("zarr.json"), group).unwrap();
+    for (g, a) in [
+        ("données-v1", "température"),
+        ("日本", "データ"),
+        ("a b", "c d"),
+        ("pct%41", "50%"),
+    ] {
+        std::fs::create_dir_all(s.join(g).join(a).join("c")).unwrap();
+        std::fs::write(s.join(g).join("zarr.json"), group).unwrap();
+        std::fs::write(s.join(g).join(a).join("zarr.json"), array).unwrap();
+        std::fs::write(s.join(g).join(a).join("c/0"), [1u8, 0, 2, 0]).unwrap();
+    }
+    assert!(moto.upload("names", &s, "n.zarr") >= 13);
+    let options = moto.options();
+    let extra: Vec<&str> = options.iter().map(String::as_str).collect();
+    let remote = Mount::at(Path::new("s3://names/n.zarr"), &extra);
+    let local = Mount::at(&s, &[]);
+    assert!(same_as(&remote, &local, "n.zarr") >= 4 * 4);
+    assert_eq!(
+        std::fs::read(remote.mp.join("données-v1/température/0.bin")).unwrap(),
+        [1i16.to_ne_bytes(), 2i16.to_ne_bytes()].concat()
+    );
+    // A non-ASCII prefix in the URL itself.
+    let sub = Mount::at(Path::new("s3://names/n.zarr/données-v1"), &extra);
+    assert_eq!(
+        std::fs::read(sub.mp.join("température/data.bin")).unwrap(),
+        [1i16.to_ne_bytes(), 2i16.to_ne_bytes()].concat()
+    );
 }

@@ -273,12 +273,17 @@ impl RemoteStore {
         &self.display
     }
 
+    /// The object path of `key`, as it is: `Path::from` would percent-encode
+    /// non-ASCII characters and `%` into another key (`données` became
+    /// `donn%C3%A9es`, which the bucket does not hold; issue #30). A key
+    /// `Path::parse` refuses (a control character) falls back to that.
     fn path(&self, key: &str) -> Path {
-        match (self.root.is_empty(), key.is_empty()) {
-            (true, _) => Path::from(key),
-            (false, true) => Path::from(self.root.as_str()),
-            (false, false) => Path::from(format!("{}/{key}", self.root)),
-        }
+        let full = match (self.root.is_empty(), key.is_empty()) {
+            (true, _) => key.to_string(),
+            (false, true) => self.root.clone(),
+            (false, false) => format!("{}/{key}", self.root),
+        };
+        Path::parse(&full).unwrap_or_else(|_| Path::from(full.as_str()))
     }
 
     fn name(&self, key: &str) -> String {

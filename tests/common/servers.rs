@@ -157,9 +157,19 @@ impl Moto {
         let mut n = 0;
         for file in files(store) {
             let rel = file.strip_prefix(store).unwrap().to_str().unwrap();
+            // A key as S3 clients send it: UTF-8, percent-encoded.
+            let encoded: String = format!("{prefix}/{rel}")
+                .bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                        (b as char).to_string()
+                    }
+                    b => format!("%{b:02X}"),
+                })
+                .collect();
             let (status, _) = self.request_with(
                 "PUT",
-                &format!("/{bucket}/{prefix}/{rel}"),
+                &format!("/{bucket}/{encoded}"),
                 &[("x-amz-acl", "public-read")],
                 &std::fs::read(&file).unwrap(),
             );

@@ -176,21 +176,32 @@ impl Array {
             missing_chunks: MissingChunks::Fill,
             consolidated: false,
         });
-        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(unreadable)
+        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(|(r, _)| unreadable(r))
     }
 
-    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, String> {
+    /// The array, or why not: `(reason, unsupported)`, where `unsupported`
+    /// says the metadata is valid but names a codec nzfs does not know.
+    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, (String, bool)> {
         let m = &node.metadata;
         // bfloat16 is decoded as its 16-bit halves, widened after decoding.
         let storage_fill = match m.data_type {
             crate::zarr::data_type::DataType::BFloat16 => {
-                let bits = u32::from_ne_bytes(m.fill_value.0[..4].try_into().map_err(|_| "bad fill")?);
+                let bits = u32::from_ne_bytes(
+                    m.fill_value.0[..4]
+                        .try_into()
+                        .map_err(|_| ("bad fill".to_string(), false))?,
+                );
                 crate::zarr::data_type::FillValue(((bits >> 16) as u16).to_ne_bytes().to_vec())
             }
             _ => m.fill_value.clone(),
         };
-        let chain = CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type.storage(), &storage_fill)
-            .map_err(|e| e.to_string())?;
+        let chain = CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type.storage(), &storage_fill).map_err(|e| {
+            let unsupported = matches!(
+                e,
+                crate::zarr::metadata::MetadataError::Unsupported { point: "codec", .. }
+            );
+            (e.to_string(), unsupported)
+        })?;
         let grid_shape = m.grid_shape();
         let chunk_count = grid_shape.iter().product();
         Ok(Array {
@@ -355,13 +366,14 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Open every array of `hierarchy`. An array whose codec chain cannot
-    /// be built (an unknown codec) stays an array of the hierarchy, whose
+    /// Open every array of `hierarchy`. An array whose codec chain names a
+    /// codec nzfs does not know stays an array of the hierarchy, whose
     /// metadata the views still show, but has no [`Array`]:
-    /// [`Dataset::undecodable`] says why (issue #30), and the log.
+    /// [`Dataset::undecodable`] says why (issue #30), and the log. One whose
+    /// chain is invalid becomes [`NodeKind::Broken`], with the reason logged.
     pub fn new(
         store: Arc<dyn ReadableStore>,
-        hierarchy: Hierarchy,
+        mut hierarchy: Hierarchy,
         cache_bytes: u64,
         missing_chunks: MissingChunks,
     ) -> Dataset {
@@ -374,18 +386,23 @@ impl Dataset {
         });
         let mut arrays = Vec::with_capacity(hierarchy.nodes.len());
         let mut undecodable = std::collections::HashMap::new();
-        for (id, node) in hierarchy.nodes.iter().enumerate() {
+        for (id, node) in hierarchy.nodes.iter_mut().enumerate() {
             let NodeKind::Array(a) = &node.kind else {
                 arrays.push(None);
                 continue;
             };
             match Array::new(id, &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(Box::new(array))),
-                Err(reason) => {
+                Err((reason, unsupported)) => {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
-                    tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
-                    undecodable.insert(id, reason);
+                    if unsupported {
+                        tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
+                        undecodable.insert(id, reason);
+                    } else {
+                        tracing::warn!(%key, %reason, "node is unreadable");
+                        node.kind = NodeKind::Broken { reason };
+                    }
                     arrays.push(None);
                 }
             }

@@ -345,6 +345,39 @@ def make_sample():
         record("sample", v)
 
 
+def make_zips():
+    """Zip stores (issue #30): zarr-python's ZipStore (members stored) and
+    the same store as a directory, then that directory zipped with its
+    top-level folder and deflated members, as `zip -r` makes one. The zips
+    are not compared by check_fixtures.sh (zip stamps times); the tests
+    compare each zip's mount with the directory's."""
+    import zipfile
+    data = np.arange(20 * 14, dtype="float32").reshape(20, 14) / 7
+    ints = np.arange(64, dtype="int16").reshape(8, 8)
+    zpath = os.path.join(OUT, "zipped.zarr.zip")
+    dpath = store_path("zipped")
+    shutil.rmtree(dpath, ignore_errors=True)
+    for p in [zpath, os.path.join(OUT, "zipped.zip")]:
+        if os.path.exists(p):
+            os.remove(p)
+    zs = zarr.storage.ZipStore(zpath, mode="w")
+    for store in [zs, dpath]:
+        g = zarr.open_group(store, mode="w", zarr_format=3, attributes={"title": "zipped"})
+        a = g.create_array("field", shape=data.shape, chunks=(5, 7), dtype="float32", fill_value=-1,
+                           compressors=ZstdCodec(level=3), dimension_names=["y", "x"])
+        a[:15] = data[:15]  # the last chunk row stays absent
+        sub = g.create_group("g")
+        b = sub.create_array("ints", shape=(8, 8), chunks=(4, 4), shards=(8, 8), dtype="int16", fill_value=0,
+                             dimension_names=["i", "j"])
+        b[...] = ints
+    zs.close()
+    with zipfile.ZipFile(os.path.join(OUT, "zipped.zip"), "w", zipfile.ZIP_DEFLATED) as z:
+        for root, _, files in sorted(os.walk(dpath)):
+            for f in sorted(files):
+                full = os.path.join(root, f)
+                z.write(full, os.path.join("zipped.zarr", os.path.relpath(full, dpath)))
+
+
 def make_spec_forms():
     """Short-hand names and must_understand: false, written by hand."""
     path = store_path("spec_forms")
@@ -605,7 +638,7 @@ def main():
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
-                 make_sharding, make_bad_sharding, make_differential, make_nz]:
+                 make_sharding, make_bad_sharding, make_differential, make_nz, make_zips]:
         make()
     import fixtures_strings
     import fixtures_v2

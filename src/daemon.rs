@@ -46,7 +46,8 @@ pub fn dataset_name(store: &Path) -> String {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
     };
     let base = base.unwrap_or_else(|| "dataset".into());
-    base.strip_suffix(".zarr").unwrap_or(&base).to_string()
+    let base = base.strip_suffix(".zip").unwrap_or(&base);
+    base.strip_suffix(".zarr").unwrap_or(base).to_string()
 }
 
 /// Whether `mp` is a FUSE mount whose daemon is gone ("Transport endpoint

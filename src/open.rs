@@ -105,6 +105,15 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     }
     #[cfg(feature = "remote")]
     if let Some(url) = store.to_str().filter(|s| crate::store::object::is_remote(s)) {
+        // A zip in object storage: its directory's store, read by ranges.
+        let path = url.split(['?', '#']).next().unwrap_or_default();
+        if path.ends_with(".zip")
+            && let Some((parent, name)) = path.rsplit_once('/')
+        {
+            let remote = crate::store::object::RemoteStore::open(&format!("{parent}/"), &remote_options(args)?)
+                .map_err(|e| CliError::new(format!("store {e}")))?;
+            return open_zip(Box::new(remote), name, &shown_store(store));
+        }
         let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
             .map_err(|e| CliError::new(format!("store {e}")))?;
         let shown = remote.display().to_string();
@@ -139,15 +148,47 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     if args.disk_cache.is_some() {
         tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
     }
+    if store.is_file() && is_zip(store) {
+        let path = store.canonicalize()?;
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+            return fail(format!("store {}: not a file name nzfs can read", store.display()));
+        };
+        let inner = FilesystemStore::with_symlinks(dir, args.policy());
+        return open_zip(Box::new(inner), name, &shown_store(store));
+    }
     let (s, h) = open_local_store(store, args.policy())?;
     Ok(Opened::plain(Box::new(s), h, shown_store(store)))
+}
+
+/// Whether the local file `store` is a zip (its first bytes are `PK\x03\x04`,
+/// or `PK\x05\x06` for an empty one).
+fn is_zip(store: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    std::fs::File::open(store)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|()| magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06")
+}
+
+/// Open the zip at `key` of `inner` as a store (issue #30).
+fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Opened, CliError> {
+    let key = crate::store::StoreKey::new(key).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    let zip =
+        crate::store::zip::ZipStore::open(inner, key).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    let hierarchy = Hierarchy::open(&zip).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    Ok(Opened::plain(Box::new(zip), hierarchy, shown.to_string()))
 }
 
 /// Open a store directory and discover its hierarchy.
 fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
-        Ok(m) if !m.is_dir() => return fail(format!("store {} is not a directory", store.display())),
+        Ok(m) if !m.is_dir() => {
+            return fail(format!(
+                "store {} is not a directory or a zip: nzfs mounts a store directory, a zip of one \
+                 (zarr-python's ZipStore), an object-store URL, or an Icechunk repository",
+                store.display()
+            ));
+        }
         Ok(_) => {}
     }
     // Absolute, so that the daemon can leave its working directory.

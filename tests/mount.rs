@@ -494,3 +494,52 @@ fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
     assert!(m.log().contains("numcodecs.pcodec"), "{}", m.log());
 }
+
+/// Every file under `root`, relative, sorted.
+fn tree(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue #30: zip stores. zarr-python's ZipStore (stored members) and the
+/// same store zipped with its folder and deflated members mount as the
+/// directory zarr-python wrote beside them: the same files, the same bytes.
+#[test]
+fn zip_stores_mount_as_their_directory() {
+    let dir = Mount::new("zipped.zarr", &[]);
+    let want = tree(&dir.mp);
+    assert!(want.len() > 10, "{want:?}");
+    for zip in ["zipped.zarr.zip", "zipped.zip"] {
+        let m = Mount::new(zip, &[]);
+        assert_eq!(tree(&m.mp), want, "{zip}");
+        for f in &want {
+            assert_eq!(
+                std::fs::read(m.mp.join(f)).unwrap(),
+                std::fs::read(dir.mp.join(f)).unwrap(),
+                "{zip}: {}",
+                f.display()
+            );
+        }
+    }
+    // Another file is refused with a message that says what is mounted.
+    let tmp = tempfile::tempdir().unwrap();
+    let not = tmp.path().join("data.txt");
+    std::fs::write(&not, "hello").unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let out = common::mount::nzfs(&["mount", not.to_str().unwrap(), mp.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("a zip of one"), "{err}");
+}

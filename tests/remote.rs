@@ -299,3 +299,20 @@ fn non_ascii_names_read_over_s3_as_locally() {
         [1i16.to_ne_bytes(), 2i16.to_ne_bytes()].concat()
     );
 }
+
+/// Issue #30: a zip store in object storage mounts through range requests
+/// (its tail, its central directory, its members) as its directory does.
+#[test]
+fn a_zip_store_in_a_bucket_mounts_as_its_directory() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/zips", b""), 200, "create the bucket");
+    for zip in ["zipped.zip", "zipped.zarr.zip"] {
+        let body = std::fs::read(common::data_dir().join(zip)).unwrap();
+        let (status, _) = moto.request_with("PUT", &format!("/zips/sub/{zip}"), &[], &body);
+        assert_eq!(status, 200, "upload {zip}");
+        let options = moto.options();
+        let extra: Vec<&str> = options.iter().map(String::as_str).collect();
+        let remote = Mount::at(Path::new(&format!("s3://zips/sub/{zip}")), &extra);
+        assert!(same_as_local(&remote, "zipped.zarr") > 10, "{zip}");
+    }
+}

@@ -1,0 +1,475 @@
+//! A Zarr store inside one zip file (issue #30): what zarr-python's
+//! `ZipStore` writes, and a zipped store directory.
+//!
+//! The zip is one object of another store (a local file's directory, or a
+//! bucket), read by ranges: the end-of-central-directory record (and its
+//! ZIP64 form) from the file's tail, then the central directory, once, at
+//! open. A member's data is found from its local header (one more range,
+//! remembered) and read as stored or inflated (deflate), bounded by the
+//! size the directory gives. Keys are the members' names; when the zip
+//! holds one top-level directory with the store in it (`zip -r x.zip
+//! x.zarr`), keys are read below it.
+//!
+//! Invariants: nothing is allocated from a size the zip claims before it is
+//! checked against the object's length and a limit; a member is never read
+//! past its own data; every member takes the zip object's owner and mode,
+//! and its stamp (a rewritten zip is a changed store).
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::sync::OnceLock;
+
+use super::{Access, Listing, ReadableStore, Stamp, StoreKey, check_stamp};
+
+/// The longest central directory read (members' names and sizes).
+const MAX_DIRECTORY: u64 = 256 << 20;
+/// The most a deflated member is inflated to for a ranged read (the size
+/// a decoded chunk may have, `zarr::metadata::MAX_CHUNK_BYTES`).
+const MAX_INFLATED: u64 = 2 << 30;
+/// The end record, its comment at most 64 KiB, and the ZIP64 locator.
+const TAIL: u64 = 22 + 65535 + 20;
+
+/// One member of the zip.
+#[derive(Debug)]
+struct Member {
+    method: u16,
+    compressed: u64,
+    size: u64,
+    local_header: u64,
+    /// Where its data starts, from its local header (read once).
+    data: OnceLock<u64>,
+}
+
+/// A store read from the zip at `key` of `inner`.
+pub struct ZipStore {
+    inner: Box<dyn ReadableStore>,
+    key: StoreKey,
+    stamp: Stamp,
+    /// Member names below `root`, without it.
+    members: BTreeMap<String, Member>,
+}
+
+fn bad(key: &StoreKey, what: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{key}: not a zip nzfs can read: {what}"),
+    )
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl ZipStore {
+    /// Open the zip at `key` of `inner`: read its central directory.
+    pub fn open(inner: Box<dyn ReadableStore>, key: StoreKey) -> io::Result<ZipStore> {
+        let stamp = inner
+            .stat(&key)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
+        let read = |offset: u64, len: u64| -> io::Result<Vec<u8>> {
+            inner
+                .get_range(&key, offset, len, Some(stamp))?
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key} vanished")))
+        };
+        let tail_len = stamp.len.min(TAIL);
+        let tail = read(stamp.len - tail_len, tail_len)?;
+        let end = (0..tail.len().saturating_sub(21))
+            .rev()
+            .find(|&i| u32_at(&tail, i) == 0x0605_4b50)
+            .ok_or_else(|| bad(&key, "no end of central directory record"))?;
+        let mut count = u64::from(u16_at(&tail, end + 10));
+        let mut dir_len = u64::from(u32_at(&tail, end + 12));
+        let mut dir_at = u64::from(u32_at(&tail, end + 16));
+        if count == 0xFFFF || dir_len == 0xFFFF_FFFF || dir_at == 0xFFFF_FFFF {
+            // ZIP64: the locator sits just before the end record.
+            if end < 20 || u32_at(&tail, end - 20) != 0x0706_4b50 {
+                return Err(bad(&key, "a ZIP64 end record without its locator"));
+            }
+            let record_at = u64_at(&tail, end - 20 + 8);
+            if record_at.checked_add(56).is_none_or(|e| e > stamp.len) {
+                return Err(bad(&key, "the ZIP64 end record is past the end of the file"));
+            }
+            let record = read(record_at, 56)?;
+            if u32_at(&record, 0) != 0x0606_4b50 {
+                return Err(bad(&key, "no ZIP64 end of central directory record"));
+            }
+            count = u64_at(&record, 32);
+            dir_len = u64_at(&record, 40);
+            dir_at = u64_at(&record, 48);
+        }
+        if dir_len > MAX_DIRECTORY || dir_at.checked_add(dir_len).is_none_or(|e| e > stamp.len) {
+            return Err(bad(
+                &key,
+                format!("a central directory of {dir_len} bytes at {dir_at} does not fit the file"),
+            ));
+        }
+        let dir = read(dir_at, dir_len)?;
+        let mut members = BTreeMap::new();
+        let mut at = 0usize;
+        for _ in 0..count {
+            if at + 46 > dir.len() || u32_at(&dir, at) != 0x0201_4b50 {
+                return Err(bad(&key, "a truncated central directory"));
+            }
+            let flags = u16_at(&dir, at + 8);
+            let method = u16_at(&dir, at + 10);
+            let mut compressed = u64::from(u32_at(&dir, at + 20));
+            let mut size = u64::from(u32_at(&dir, at + 24));
+            let (name_len, extra_len, comment_len) = (
+                usize::from(u16_at(&dir, at + 28)),
+                usize::from(u16_at(&dir, at + 30)),
+                usize::from(u16_at(&dir, at + 32)),
+            );
+            let mut local_header = u64::from(u32_at(&dir, at + 42));
+            let name_at = at + 46;
+            let next = name_at + name_len + extra_len + comment_len;
+            if next > dir.len() {
+                return Err(bad(&key, "a truncated central directory"));
+            }
+            let name = String::from_utf8_lossy(&dir[name_at..name_at + name_len]).into_owned();
+            // ZIP64 sizes and offset, for the fields that say 0xFFFFFFFF.
+            let mut extra = &dir[name_at + name_len..name_at + name_len + extra_len];
+            while extra.len() >= 4 {
+                let (id, len) = (u16_at(extra, 0), usize::from(u16_at(extra, 2)));
+                let body = &extra[4..(4 + len).min(extra.len())];
+                if id == 1 {
+                    let mut fields = body
+                        .chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().expect("8")));
+                    for field in [&mut size, &mut compressed, &mut local_header] {
+                        if *field == 0xFFFF_FFFF {
+                            *field = fields.next().ok_or_else(|| bad(&key, "a short ZIP64 extra field"))?;
+                        }
+                    }
+                }
+                extra = &extra[(4 + len).min(extra.len())..];
+            }
+            at = next;
+            if name.ends_with('/') {
+                continue; // a directory entry
+            }
+            if flags & 1 != 0 {
+                tracing::warn!(zip = %key, member = %name, "an encrypted member: left out");
+                continue;
+            }
+            members.insert(
+                name,
+                Member {
+                    method,
+                    compressed,
+                    size,
+                    local_header,
+                    data: OnceLock::new(),
+                },
+            );
+        }
+        Ok(ZipStore {
+            inner,
+            key,
+            stamp,
+            members: Self::below_root(members),
+        })
+    }
+
+    /// The members below the store's root: the zip's top level, or its one
+    /// top-level directory when the metadata is only there.
+    fn below_root(members: BTreeMap<String, Member>) -> BTreeMap<String, Member> {
+        const ROOTS: [&str; 4] = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"];
+        if ROOTS.iter().any(|r| members.contains_key(*r)) {
+            return members;
+        }
+        let mut tops = members.keys().filter_map(|k| k.split_once('/').map(|(t, _)| t));
+        let Some(top) = tops.next().map(str::to_string) else {
+            return members;
+        };
+        let one_top = members.keys().all(|k| k.starts_with(&format!("{top}/")));
+        if !one_top || !ROOTS.iter().any(|r| members.contains_key(&format!("{top}/{r}"))) {
+            return members;
+        }
+        members
+            .into_iter()
+            .filter_map(|(k, m)| Some((k.strip_prefix(&format!("{top}/"))?.to_string(), m)))
+            .collect()
+    }
+
+    /// How many members the zip holds.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Where member `m`'s data starts (its local header, read once).
+    fn data_at(&self, name: &str, m: &Member) -> io::Result<u64> {
+        if let Some(&at) = m.data.get() {
+            return Ok(at);
+        }
+        let header = self
+            .inner
+            .get_range(&self.key, m.local_header, 30, Some(self.stamp))?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+        if header.len() < 30 || u32_at(&header, 0) != 0x0403_4b50 {
+            return Err(bad(&self.key, format!("no local header for {name}")));
+        }
+        let at = m
+            .local_header
+            .checked_add(30 + u64::from(u16_at(&header, 26)) + u64::from(u16_at(&header, 28)));
+        let Some(at) = at.filter(|a| a.checked_add(m.compressed).is_some_and(|e| e <= self.stamp.len)) else {
+            return Err(bad(&self.key, format!("{name}'s data is past the end of the file")));
+        };
+        Ok(*m.data.get_or_init(|| at))
+    }
+
+    /// The whole value of member `name`, at most `max_len` bytes.
+    fn value(&self, name: &str, m: &Member, max_len: u64) -> io::Result<Vec<u8>> {
+        if m.size > max_len {
+            return Err(io::Error::other(format!(
+                "{}/{name} is {} bytes, more than the {max_len} allowed",
+                self.key, m.size
+            )));
+        }
+        let at = self.data_at(name, m)?;
+        let stored = self
+            .inner
+            .get_range(&self.key, at, m.compressed, Some(self.stamp))?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+        match m.method {
+            0 if m.compressed == m.size => Ok(stored),
+            8 => {
+                // Reserved from what is stored, not from the size claimed.
+                let mut out = Vec::with_capacity(m.size.min(m.compressed.saturating_mul(4)).min(1 << 26) as usize);
+                flate2::read::DeflateDecoder::new(stored.as_slice())
+                    .take(m.size + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| bad(&self.key, format!("{name}: {e}")))?;
+                if out.len() as u64 != m.size {
+                    return Err(bad(
+                        &self.key,
+                        format!("{name} inflates to {} bytes, not {}", out.len(), m.size),
+                    ));
+                }
+                Ok(out)
+            }
+            0 => Err(bad(&self.key, format!("{name} is stored with two sizes"))),
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{}/{name}: zip compression method {other} is not supported (nzfs reads stored and deflated members)",
+                    self.key
+                ),
+            )),
+        }
+    }
+
+    /// A member's stamp: its size, and the zip's version with its place.
+    fn member_stamp(&self, m: &Member) -> Stamp {
+        Stamp {
+            len: m.size,
+            version: self.stamp.version ^ m.local_header.rotate_left(17),
+        }
+    }
+}
+
+impl ReadableStore for ZipStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        match self.members.get(key.as_str()) {
+            Some(m) => self.value(key.as_str(), m, max_len).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let Some(m) = self.members.get(key.as_str()) else {
+            return Ok(None);
+        };
+        check_stamp(key, self.member_stamp(m), expect)?;
+        let end = offset.checked_add(len).filter(|&e| e <= m.size);
+        let Some(end) = end else {
+            return Err(super::short_value(key, offset, len, m.size));
+        };
+        if m.method == 0 && m.compressed == m.size {
+            let at = self.data_at(key.as_str(), m)?;
+            return self.inner.get_range(&self.key, at + offset, len, Some(self.stamp));
+        }
+        // A deflated member is inflated whole (it is one chunk or document),
+        // up to the size a chunk may have.
+        let value = self.value(key.as_str(), m, MAX_INFLATED)?;
+        Ok(Some(value[offset as usize..end as usize].to_vec()))
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        Ok(self.members.get(key.as_str()).map(|m| self.member_stamp(m)))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        let start = if prefix.is_empty() {
+            String::new()
+        } else {
+            format!("{prefix}/")
+        };
+        let mut out = Listing::default();
+        for name in self.members.range(start.clone()..).map(|(k, _)| k) {
+            let Some(rest) = name.strip_prefix(&start) else { break };
+            match rest.split_once('/') {
+                None => out.keys.push(rest.to_string()),
+                Some((dir, _)) if out.prefixes.last().is_none_or(|p| p != dir) => out.prefixes.push(dir.to_string()),
+                Some(_) => {}
+            }
+        }
+        out.prefixes.dedup();
+        Ok(out)
+    }
+
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
+    }
+
+    fn rereads_are_cheap(&self) -> bool {
+        self.inner.rereads_are_cheap()
+    }
+
+    /// Every member shows the zip file's owner and mode.
+    fn access(&self, _path: &str) -> io::Result<Option<Access>> {
+        self.inner.access(self.key.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// A zip of `members` (stored), by hand; with `zip64`, the central
+    /// directory's sizes and offsets are in a ZIP64 extra field and the
+    /// end record points to a ZIP64 one.
+    fn zip(members: &[(&str, &[u8])], zip64: bool) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut central = Vec::new();
+        for (name, data) in members {
+            let offset = out.len() as u32;
+            out.extend(0x0403_4b50u32.to_le_bytes());
+            out.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            out.extend(crc32c::crc32c(data).to_le_bytes()); // any value: not checked
+            out.extend((data.len() as u32).to_le_bytes());
+            out.extend((data.len() as u32).to_le_bytes());
+            out.extend((name.len() as u16).to_le_bytes());
+            out.extend(0u16.to_le_bytes());
+            out.extend(name.as_bytes());
+            out.extend(*data);
+            central.extend(0x0201_4b50u32.to_le_bytes());
+            central.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            let (size, off) = if zip64 {
+                (0xFFFF_FFFFu32, 0xFFFF_FFFFu32)
+            } else {
+                (data.len() as u32, offset)
+            };
+            central.extend(size.to_le_bytes());
+            central.extend(size.to_le_bytes());
+            central.extend((name.len() as u16).to_le_bytes());
+            central.extend((if zip64 { 28u16 } else { 0 }).to_le_bytes());
+            central.extend([0u8; 10]);
+            central.extend(off.to_le_bytes());
+            central.extend(name.as_bytes());
+            if zip64 {
+                central.extend(1u16.to_le_bytes());
+                central.extend(24u16.to_le_bytes());
+                central.extend((data.len() as u64).to_le_bytes());
+                central.extend((data.len() as u64).to_le_bytes());
+                central.extend(u64::from(offset).to_le_bytes());
+            }
+        }
+        let dir_at = out.len() as u64;
+        out.extend(&central);
+        if zip64 {
+            let record_at = out.len() as u64;
+            out.extend(0x0606_4b50u32.to_le_bytes());
+            out.extend(44u64.to_le_bytes());
+            out.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            out.extend((members.len() as u64).to_le_bytes());
+            out.extend((members.len() as u64).to_le_bytes());
+            out.extend((central.len() as u64).to_le_bytes());
+            out.extend(dir_at.to_le_bytes());
+            out.extend(0x0706_4b50u32.to_le_bytes());
+            out.extend(0u32.to_le_bytes());
+            out.extend(record_at.to_le_bytes());
+            out.extend(1u32.to_le_bytes());
+        }
+        out.extend(0x0605_4b50u32.to_le_bytes());
+        out.extend([0u8; 4]);
+        let n = if zip64 { 0xFFFF } else { members.len() as u16 };
+        out.extend(n.to_le_bytes());
+        out.extend(n.to_le_bytes());
+        out.extend((if zip64 { 0xFFFF_FFFF } else { central.len() as u32 }).to_le_bytes());
+        out.extend((if zip64 { 0xFFFF_FFFF } else { dir_at as u32 }).to_le_bytes());
+        out.extend(0u16.to_le_bytes());
+        out
+    }
+
+    fn open(bytes: Vec<u8>) -> io::Result<ZipStore> {
+        let mut m = MemoryStore::default();
+        m.insert("s.zip", bytes);
+        ZipStore::open(Box::new(m), StoreKey::new("s.zip").unwrap())
+    }
+
+    #[test]
+    fn members_list_and_read_plain_and_zip64() {
+        let members: &[(&str, &[u8])] = &[
+            ("zarr.json", b"{}"),
+            ("a/zarr.json", b"{\"x\":1}"),
+            ("a/c/0", b"0123456789"),
+        ];
+        for zip64 in [false, true] {
+            let z = open(zip(members, zip64)).unwrap();
+            assert_eq!(z.len(), 3);
+            let key = |k: &str| StoreKey::new(k).unwrap();
+            assert_eq!(z.get(&key("a/c/0"), 100).unwrap().unwrap(), b"0123456789");
+            assert_eq!(z.get_range(&key("a/c/0"), 3, 4, None).unwrap().unwrap(), b"3456");
+            assert!(z.get_range(&key("a/c/0"), 8, 4, None).is_err());
+            assert!(z.get(&key("a/c/0"), 5).is_err(), "max_len");
+            assert_eq!(z.get(&key("nope"), 100).unwrap(), None);
+            let root = z.list_dir("").unwrap();
+            assert_eq!(
+                (root.keys, root.prefixes),
+                (vec!["zarr.json".to_string()], vec!["a".to_string()])
+            );
+            let a = z.list_dir("a").unwrap();
+            assert_eq!(
+                (a.keys, a.prefixes),
+                (vec!["zarr.json".to_string()], vec!["c".to_string()])
+            );
+        }
+    }
+
+    #[test]
+    fn hostile_zips_are_errors_not_panics() {
+        let good = zip(&[("zarr.json", b"{}"), ("a/c/0", b"0123456789")], true);
+        // Every truncation, and every single-byte change of the tail.
+        for n in 0..good.len() {
+            let _ = open(good[..n].to_vec());
+        }
+        for i in good.len().saturating_sub(120)..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0xFF;
+            if let Ok(z) = open(bad) {
+                let _ = z.get(&StoreKey::new("a/c/0").unwrap(), 1 << 20);
+            }
+        }
+        // A central directory that claims 4 GiB.
+        let mut huge = zip(&[("zarr.json", b"{}")], false);
+        let n = huge.len();
+        huge[n - 10..n - 6].copy_from_slice(&(u32::MAX - 1).to_le_bytes());
+        let err = open(huge).err().expect("refused");
+        assert!(err.to_string().contains("does not fit"), "{err}");
+        assert!(open(b"not a zip at all".to_vec()).is_err());
+    }
+}

@@ -114,7 +114,12 @@ impl CodecChain {
                     let decoded = std::mem::replace(&mut shape, encoded);
                     array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
                 }
-                (_, Some(id)) if filter::is_filter(id) && id != "shuffle" && array_to_bytes.is_none() => {
+                // zarr-extensions' `bitround` (issue #30) is numcodecs' (its
+                // deprecated alias): rounding happened when writing, so
+                // decoding leaves the values as they are.
+                (id @ "bitround", _) | (_, Some(id))
+                    if (id == "bitround" || filter::is_filter(id)) && id != "shuffle" && array_to_bytes.is_none() =>
+                {
                     let f = Filter::from_configuration(id, config, NumType::native(stage_type))?;
                     let elements: u64 = shape.iter().product();
                     let encoded_shape = match f {
@@ -343,6 +348,47 @@ mod tests {
         .unwrap();
         let want: Vec<u8> = (1u16..=6).flat_map(|v| v.to_ne_bytes()).collect();
         assert_eq!(chain.decode(enc).unwrap(), want);
+    }
+
+    /// zarr-extensions' `bitround` (issue #30), on floats and integers:
+    /// the stored values are already rounded, decoding keeps them.
+    #[test]
+    fn bitround_decodes_to_the_stored_values() {
+        for (dt, stored) in [
+            (
+                DataType::Float32,
+                [1.5f32, -2.25]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect::<Vec<u8>>(),
+            ),
+            (
+                DataType::Int16,
+                [1024i16, -8].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ),
+        ] {
+            let chain = CodecChain::new(
+                &[
+                    spec("bitround", Some(r#"{"keepbits": 3}"#), true),
+                    spec("bytes", Some(r#"{"endian": "little"}"#), true),
+                ],
+                &[2],
+                dt,
+                &FillValue(vec![0; dt.size()]),
+            )
+            .unwrap();
+            let want: Vec<u8> = stored
+                .chunks(dt.size())
+                .flat_map(|c| {
+                    let mut c = c.to_vec();
+                    if cfg!(target_endian = "big") {
+                        c.reverse();
+                    }
+                    c
+                })
+                .collect();
+            assert_eq!(chain.decode(stored.clone()).unwrap(), want, "{dt:?}");
+        }
     }
 
     #[test]

@@ -398,15 +398,7 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
     let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
     // Variables share a namespace with the group's subgroups (as in the CDL).
     let dim_names: Vec<&str> = group_dims.0.iter().map(|d| d.name.as_str()).collect();
-    let shown = naming::unique_avoiding(
-        node.children.iter().map(|&c| {
-            (
-                h.nodes[c].name.as_str(),
-                matches!(h.nodes[c].kind, NodeKind::Group { .. }),
-            )
-        }),
-        &dim_names,
-    );
+    let shown = h.shown_children(id, &dim_names);
     let shown_of = |c: usize| shown[node.children.iter().position(|&x| x == c).expect("a child")].clone();
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (c, a) in &arrays {

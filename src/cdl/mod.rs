@@ -246,15 +246,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
         }),
     );
     let dim_names: Vec<&str> = dims.0.iter().map(|d| d.name.as_str()).collect();
-    let shown = naming::unique_avoiding(
-        node.children.iter().map(|&c| {
-            (
-                h.nodes[c].name.as_str(),
-                matches!(h.nodes[c].kind, NodeKind::Group { .. }),
-            )
-        }),
-        &dim_names,
-    );
+    let shown = h.shown_children(id, &dim_names);
     let shown_of = |c: usize| {
         let k = node.children.iter().position(|&x| x == c).expect("a child");
         shown[k].as_str()

@@ -475,6 +475,22 @@ impl Hierarchy {
     }
 
     /// The child of `id` called `name`.
+    /// The names the views (`header.cdl`, the `.nc`) show node `id`'s
+    /// children as, in `children` order (issue #31): netCDF names, unique
+    /// among them, a subgroup never named like one of `dims`, the group's
+    /// dimensions.
+    pub fn shown_children(&self, id: usize, dims: &[&str]) -> Vec<String> {
+        crate::naming::unique_avoiding(
+            self.nodes[id].children.iter().map(|&c| {
+                (
+                    self.nodes[c].name.as_str(),
+                    matches!(self.nodes[c].kind, NodeKind::Group { .. }),
+                )
+            }),
+            dims,
+        )
+    }
+
     pub fn child(&self, id: usize, name: &str) -> Option<usize> {
         self.nodes[id]
             .children

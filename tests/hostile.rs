@@ -28,6 +28,19 @@ fn array(path: &Path, meta: &str) {
     std::fs::write(path.join("zarr.json"), meta).unwrap();
 }
 
+/// A `uint8` array of one shard of `len` elements, `inner` per inner chunk,
+/// its index at the end.
+fn sharded(len: u64, inner: u64) -> String {
+    format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{len}], "data_type": "uint8",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{len}]}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+        "codecs": [{{"name": "sharding_indexed", "configuration": {{"chunk_shape": [{inner}],
+          "codecs": [{{"name": "bytes"}}], "index_codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+          "index_location": "end"}}}}]}}"#
+    )
+}
+
 fn assert_bounded(m: &Mount, what: &str) {
     let hwm = vm_hwm(m.daemon_pid());
     assert!(
@@ -92,13 +105,7 @@ fn a_shard_index_of_a_gigabyte_is_refused_before_it_is_read() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
     array(&s, GROUP);
-    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [67108864], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [67108864]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
-          "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-          "index_location": "end"}}]}"#;
-    array(&s.join("big"), meta);
+    array(&s.join("big"), &sharded(1 << 26, 1));
     std::fs::create_dir_all(s.join("big/c")).unwrap();
     let f = std::fs::File::create(s.join("big/c/0")).unwrap();
     f.set_len((1 << 26) * 16 + 4096).unwrap();
@@ -127,12 +134,7 @@ fn a_shard_shorter_than_its_index_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
     array(&s, GROUP);
-    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
-          "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}]}"#;
-    array(&s.join("a"), meta);
+    array(&s.join("a"), &sharded(8, 2));
     std::fs::create_dir_all(s.join("a/c")).unwrap();
     std::fs::write(s.join("a/c/0"), [0u8; 10]).unwrap();
     let m = Mount::at(&s, &[]);

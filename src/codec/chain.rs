@@ -114,6 +114,16 @@ impl CodecChain {
                     let decoded = std::mem::replace(&mut shape, encoded);
                     array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
                 }
+                ("scale_offset", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error(
+                            "scale_offset",
+                            "an array -> array codec follows the array -> bytes codec",
+                        ));
+                    }
+                    let c = super::scale_offset::ScaleOffset::from_configuration(config, stage_type)?;
+                    array_to_array.push((ArrayToArray::ScaleOffset(c), shape.clone(), stage_type));
+                }
                 // zarr-extensions' `bitround` (issue #30) is numcodecs' (its
                 // deprecated alias): rounding happened when writing, so
                 // decoding leaves the values as they are.
@@ -297,6 +307,7 @@ impl CodecChain {
         for (codec, decoded_shape, decoded_type) in self.array_to_array.iter().rev() {
             array = match codec {
                 ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, decoded_type.size()),
+                ArrayToArray::ScaleOffset(c) => c.decode(array)?,
                 ArrayToArray::Filter(f) => {
                     let expected = decoded_shape.iter().product::<u64>() as usize * decoded_type.size();
                     let out = f.decode(array, self.limit)?;

@@ -19,6 +19,7 @@ pub mod crc32c;
 pub mod filter;
 pub mod gzip;
 pub mod numcodecs;
+pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
 pub mod vlen;
@@ -55,6 +56,8 @@ pub enum CodecError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToArray {
     Transpose(transpose::Transpose),
+    /// zarr-extensions' `scale_offset` (issue #30).
+    ScaleOffset(scale_offset::ScaleOffset),
     /// A numcodecs filter on the native in-memory array (zarr-python 3's
     /// `numcodecs.*` array -> array codecs).
     Filter(filter::Filter),

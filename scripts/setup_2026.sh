@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The venv for the formats of 2026 (issue #30): zarr-python 3.4 needs
+# Python >= 3.12, which this machine has under pyenv (or as python3.12 on
+# PATH). Makes .venv312 (or $NZFS_VENV312) with scripts/requirements-2026.txt
+# and prints its path. Usage: bash scripts/setup_2026.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=${NZFS_VENV312:-.venv312}
+if [ ! -x "$venv/bin/python" ]; then
+  py=$(command -v python3.12 || command -v python3.13 || true)
+  [ -n "$py" ] || py=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[23]*/bin/python 2>/dev/null | head -1 || true)
+  if [ -z "$py" ]; then
+    echo "setup_2026: no Python >= 3.12 (zarr-python 3.4 needs it): install one, e.g. pyenv install 3.12" >&2
+    exit 1
+  fi
+  "$py" -m venv "$venv" >&2
+fi
+"$venv/bin/pip" install -q -r scripts/requirements-2026.txt >&2
+echo "$venv"

@@ -20,6 +20,7 @@
 //! key; this module imports nothing from the views.
 
 mod error;
+mod fill;
 mod fresh;
 mod input;
 mod read;

@@ -21,6 +21,7 @@
 //! an error under [`MissingChunks::Error`]); an empty inner chunk is always
 //! the fill value; every error names the store key.
 
+use super::fill::FillSpec;
 use super::{Array, ArrayError, CacheKey, MissingChunks, ReadData};
 use std::sync::{Arc, Mutex};
 
@@ -40,50 +41,6 @@ fn widen_bf16(halves: &[u8]) -> Vec<u8> {
         .chunks_exact(2)
         .flat_map(|h| f32::from_bits(u32::from(u16::from_ne_bytes([h[0], h[1]])) << 16).to_ne_bytes())
         .collect()
-}
-
-/// The bytes of an absent chunk: its fill value over and over.
-#[derive(Debug, Clone)]
-struct FillSpec {
-    /// One element's fill.
-    pattern: Vec<u8>,
-    elements: u64,
-    /// The decoded chunk's size.
-    total: u64,
-    /// Whether the cache holds absent chunks as an empty buffer (fixed-size
-    /// elements) rather than the fill itself.
-    fixed: bool,
-}
-
-impl FillSpec {
-    /// The whole chunk's fill.
-    fn whole(&self) -> Vec<u8> {
-        crate::zarr::data_type::FillValue(self.pattern.clone()).repeat(self.elements as usize)
-    }
-
-    /// Bytes `[offset, offset + size)` of a cached chunk, clipped to it; of
-    /// the fill when the cache holds the absent-chunk sentinel.
-    fn slice(&self, chunk: Chunk, offset: u64, size: u32) -> ReadData {
-        if !(self.fixed && chunk.is_empty()) {
-            return ReadData::slice(chunk, offset, size);
-        }
-        let start = offset.min(self.total);
-        let end = start.saturating_add(u64::from(size)).min(self.total);
-        let mut out = vec![0u8; (end - start) as usize];
-        Self::fill(&self.pattern, start, &mut out);
-        ReadData::owned(out)
-    }
-
-    /// Write the fill's bytes from byte `at` of a chunk into `out`.
-    fn fill(pattern: &[u8], at: u64, out: &mut [u8]) {
-        if pattern.iter().all(|&b| b == 0) {
-            return out.fill(0);
-        }
-        let n = pattern.len() as u64;
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = pattern[((at + i as u64) % n) as usize];
-        }
-    }
 }
 
 fn vanished(key: &StoreKey) -> ArrayError {

@@ -1,4 +1,6 @@
-//! Who may read a file that combines several store objects (issue #29).
+//! Who may read what the mount shows: each file's owner, group and mode
+//! from its store objects (issue #19), and for a file that combines
+//! several objects the meet of theirs (issue #29).
 //!
 //! `data.bin`, `data.txt`, `header.cdl` and a group's `.nc` show values and
 //! attributes of many objects at once. The kernel (`default_permissions`)
@@ -17,7 +19,7 @@
 //! the answer is conservative: it may deny a user whom a direct read would
 //! let in, never the reverse.
 
-use super::NzFs;
+use super::{Kind, NzFs};
 use crate::store::{Access, ReadableStore, join};
 use crate::zarr::hierarchy::NodeKind;
 
@@ -25,6 +27,66 @@ use crate::zarr::hierarchy::NodeKind;
 const MAX_WALK: u64 = 1 << 26;
 
 impl NzFs {
+    /// Who may read store path `path` (`Err` when the store could not say).
+    pub(super) fn store_access(&self, path: &str) -> Result<Option<Access>, ()> {
+        self.store().access(path).map_err(|e| {
+            tracing::warn!(key = path, error = %e, "cannot read the owner and mode; showing mode 000");
+        })
+    }
+
+    /// Who may read node `n`'s directory.
+    pub(super) fn dir_access(&self, n: usize) -> Result<Option<Access>, ()> {
+        *self.info[n]
+            .dir_access
+            .get_or_init(|| self.store_access(&self.hierarchy().nodes[n].path))
+    }
+
+    /// Who may read node `n`'s metadata object: its `zarr.json`, else (an
+    /// implicit group, or a node known only from consolidated metadata) its
+    /// directory.
+    pub(super) fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
+        *self.info[n].meta_access.get_or_init(|| {
+            let node = &self.hierarchy().nodes[n];
+            let key = crate::store::join(&node.path, node.metadata_name().unwrap_or("zarr.json"));
+            match key.map(|k| self.store_access(k.as_str())) {
+                Ok(Ok(Some(a))) => Ok(Some(a)),
+                Ok(Err(())) => Err(()),
+                _ => self.dir_access(n),
+            }
+        })
+    }
+
+    /// Who may read chunk file `index` of array `node`: its object's, or
+    /// for an absent chunk the array's metadata object's.
+    pub(super) fn chunk_access(&self, node: usize, index: u64) -> Result<Option<Access>, ()> {
+        let (array, _) = self.array(node).map_err(|_| ())?;
+        let key = array.chunk_key(index).map_err(|_| ())?;
+        match self.store_access(key.as_str())? {
+            Some(a) => Ok(Some(a)),
+            None => self.meta_access(node),
+        }
+    }
+
+    /// Owner, group and permission bits of a node of `kind`, from what the
+    /// store says of its object and the [`Ownership`] overrides.
+    pub(super) fn ownership_of(&self, access: Result<Option<Access>, ()>, kind: Kind) -> (u16, u32, u32) {
+        let base = match kind {
+            Kind::Directory => 0o555,
+            Kind::File => 0o444,
+        };
+        let o = self.ownership;
+        let found = access.unwrap_or(None);
+        let mode = match (o.umask, access) {
+            (Some(umask), _) => base & !umask,
+            (None, Ok(Some(a))) => a.mode & 0o555,
+            (None, Ok(None)) => base,
+            (None, Err(())) => 0,
+        };
+        let uid = o.uid.or(found.map(|a| a.uid)).unwrap_or(self.options.uid);
+        let gid = o.gid.or(found.map(|a| a.gid)).unwrap_or(self.options.gid);
+        (mode as u16, uid, gid)
+    }
+
     /// Who may read node `n`'s `header.cdl`: a group's shows the metadata of
     /// every node below it, and the directories on the way.
     pub(super) fn header_access(&self, n: usize) -> Result<Option<Access>, ()> {

@@ -2,7 +2,8 @@
 """The formats of 2026 (issue #30), written by zarr-python 3.4 itself.
 
 zarr-python 3.4 needs Python >= 3.12: scripts/setup_2026.sh makes the venv
-(.venv312, from pyenv's 3.12 or any python3.12 on PATH) and runs this.
+(.venv312, from pyenv's 3.12 or any python3.12 on PATH), with cast-value-rs
+for `cast_value`.
 Writes tests/data/formats_2026.zarr and, for every array, the values
 zarr-python reads back as little-endian C-order bytes under
 tests/data/expected_2026/ (with index.json: path, dtype, shape), which
@@ -17,7 +18,7 @@ import sys
 
 import numpy as np
 import zarr
-from zarr.codecs import BytesCodec, ScaleOffset, ZstdCodec
+from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ZstdCodec
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data"))
 RNG = np.random.default_rng(2026)
@@ -53,6 +54,21 @@ def main():
     # Even int16 values with scale 2 (an exact integer division).
     i16 = (RNG.integers(-500, 500, size=(6, 5)) * 1).astype("int16")
     add("so_int16", i16, (4, 5), [ScaleOffset(offset=-3, scale=2)], 0, absent_rows=2)
+    # cast_value: the spec's range reduction (uint16 in [1000, 1255] stored
+    # as uint8 after scale_offset).
+    add("cv_uint16_as_uint8", u16, (3, 8), [ScaleOffset(offset=1000), CastValue(data_type="uint8")], 1000)
+    # Reflectance in [0, 1] with NaNs, stored as uint16 hundredths (NaN as 0).
+    refl = RNG.uniform(0, 1, size=(10, 6)).astype("float32")
+    refl[RNG.uniform(size=refl.shape) < 0.1] = np.nan
+    add("cv_reflectance", refl, (4, 6),
+        [ScaleOffset(offset=0, scale=100),
+         CastValue(data_type="uint16", rounding="nearest-even", out_of_range="clamp",
+                   scalar_map={"encode": [("NaN", 0)], "decode": [(0, "NaN")]})],
+        np.float32("nan"), absent_rows=2)
+    # float64 stored as int16 rounded towards zero, out-of-range values clamped.
+    wide = np.concatenate([RNG.uniform(-300, 300, size=30), [40000.0, -40000.0]]).reshape(8, 4)
+    add("cv_float64_as_int16", wide, (8, 2),
+        [CastValue(data_type="int16", rounding="towards-zero", out_of_range="clamp")], 0.0)
     with open(os.path.join(expected, "index.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "numpy": np.__version__, "arrays": index}, f, indent=1)
     print(f"wrote {len(index)} arrays to {store}")

@@ -7,8 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${NZFS_VENV312:-.venv312}
 if [ ! -x "$venv/bin/python" ]; then
-  py=$(command -v python3.12 || command -v python3.13 || true)
-  [ -n "$py" ] || py=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[23]*/bin/python 2>/dev/null | head -1 || true)
+  # pyenv's own interpreters first: its python3.12 shim on PATH fails
+  # unless 3.12 is the selected version. Each candidate must really run.
+  py=""
+  for c in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[23]*/bin/python python3.13 python3.12; do
+    if "$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      py=$c
+      break
+    fi
+  done
   if [ -z "$py" ]; then
     echo "setup_2026: no Python >= 3.12 (zarr-python 3.4 needs it): install one, e.g. pyenv install 3.12" >&2
     exit 1

@@ -97,6 +97,10 @@ impl CodecChain {
         // change it) and, on the bytes side, the size of its elements.
         let mut stage_type = data_type;
         let mut item = data_type.size();
+        // The widest element any stage holds (cast_value may widen), and
+        // whether a cast_value came before.
+        let mut widest = data_type.size();
+        let mut cast = false;
         let mut size = None;
         for spec in codecs {
             let config = spec.configuration.as_ref();
@@ -113,6 +117,21 @@ impl CodecChain {
                     let encoded = t.encoded_shape(&shape);
                     let decoded = std::mem::replace(&mut shape, encoded);
                     array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
+                }
+                ("cast_value", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error(
+                            "cast_value",
+                            "an array -> array codec follows the array -> bytes codec",
+                        ));
+                    }
+                    let c = super::cast_value::CastValue::from_configuration(config, stage_type)?;
+                    let encoded = c.encoded;
+                    array_to_array.push((ArrayToArray::CastValue(c), shape.clone(), stage_type));
+                    stage_type = encoded;
+                    item = encoded.size();
+                    widest = widest.max(encoded.size());
+                    cast = true;
                 }
                 ("scale_offset", _) => {
                     if array_to_bytes.is_some() {
@@ -165,6 +184,13 @@ impl CodecChain {
                     });
                     size = None;
                     item = 1;
+                }
+                ("sharding_indexed", _) if cast => {
+                    // Its fill would be the cast one: not worked out here.
+                    return Err(MetadataError::Unsupported {
+                        point: "codec",
+                        name: "sharding_indexed after cast_value".into(),
+                    });
                 }
                 ("sharding_indexed", _) => {
                     if array_to_bytes.is_some() {
@@ -239,7 +265,9 @@ impl CodecChain {
             data_type: stage_type,
             bytes_to_bytes,
             limit: if data_type.element_size().is_some() {
-                chunk_bytes.saturating_add(SLACK)
+                (chunk_bytes / data_type.size().max(1))
+                    .saturating_mul(widest.max(data_type.size()))
+                    .saturating_add(SLACK)
             } else {
                 VARLEN_LIMIT
             },
@@ -308,6 +336,7 @@ impl CodecChain {
             array = match codec {
                 ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, decoded_type.size()),
                 ArrayToArray::ScaleOffset(c) => c.decode(array)?,
+                ArrayToArray::CastValue(c) => c.decode(array)?,
                 ArrayToArray::Filter(f) => {
                     let expected = decoded_shape.iter().product::<u64>() as usize * decoded_type.size();
                     let out = f.decode(array, self.limit)?;

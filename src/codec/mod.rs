@@ -14,6 +14,7 @@
 
 pub mod blosc;
 pub mod bytes;
+pub mod cast_value;
 pub mod chain;
 pub mod crc32c;
 pub mod filter;
@@ -58,6 +59,8 @@ pub enum ArrayToArray {
     Transpose(transpose::Transpose),
     /// zarr-extensions' `scale_offset` (issue #30).
     ScaleOffset(scale_offset::ScaleOffset),
+    /// zarr-extensions' `cast_value` (issue #30).
+    CastValue(cast_value::CastValue),
     /// A numcodecs filter on the native in-memory array (zarr-python 3's
     /// `numcodecs.*` array -> array codecs).
     Filter(filter::Filter),

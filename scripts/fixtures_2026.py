@@ -3,7 +3,7 @@
 
 zarr-python 3.4 needs Python >= 3.12: scripts/setup_2026.sh makes the venv
 (.venv312, from pyenv's 3.12 or any python3.12 on PATH), with cast-value-rs
-for `cast_value`.
+for `cast_value` and pcodec for `numcodecs.pcodec`.
 Writes tests/data/formats_2026.zarr and, for every array, the values
 zarr-python reads back as little-endian C-order bytes under
 tests/data/expected_2026/ (with index.json: path, dtype, shape), which
@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import zarr
 from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ZstdCodec
+from zarr.codecs.numcodecs import PCodec
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data"))
 RNG = np.random.default_rng(2026)
@@ -33,9 +34,10 @@ def main():
     g = zarr.open_group(store, mode="w", zarr_format=3)
     index = []
 
-    def add(name, data, chunks, filters, fill, absent_rows=0):
+    def add(name, data, chunks, filters, fill, absent_rows=0, serializer=None):
+        compressors = ZstdCodec(level=1) if serializer is None else None
         a = g.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype, fill_value=fill,
-                           filters=filters, serializer=BytesCodec(), compressors=ZstdCodec(level=1))
+                           filters=filters, serializer=serializer or BytesCodec(), compressors=compressors)
         n = data.shape[0] - absent_rows
         a[:n] = data[:n]
         back = np.asarray(a[...])
@@ -69,6 +71,13 @@ def main():
     wide = np.concatenate([RNG.uniform(-300, 300, size=30), [40000.0, -40000.0]]).reshape(8, 4)
     add("cv_float64_as_int16", wide, (8, 2),
         [CastValue(data_type="int16", rounding="towards-zero", out_of_range="clamp")], 0.0)
+    # numcodecs.pcodec (pcodec's standalone format) as the serializer.
+    smooth = (np.sin(np.linspace(0, 20, 24 * 16)) * 50 + 280).astype("float32").reshape(24, 16)
+    add("pco_float32", smooth, (10, 16), [], np.float32(-9999), absent_rows=4, serializer=PCodec(level=8))
+    counts = RNG.integers(0, 60000, size=(12, 12)).astype("uint16")
+    add("pco_uint16", counts, (5, 12), [], 0, serializer=PCodec(level=4))
+    times = (np.arange(100, dtype="int64") * 3600 + 10**9).reshape(10, 10)
+    add("pco_int64", times, (4, 10), [], 0, serializer=PCodec())
     with open(os.path.join(expected, "index.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "numpy": np.__version__, "arrays": index}, f, indent=1)
     print(f"wrote {len(index)} arrays to {store}")

@@ -471,7 +471,7 @@ fn string_arrays_show_data_txt_through_a_real_mount() {
 #[test]
 fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
     let tmp = tempfile::tempdir().unwrap();
-    let s = tmp.path().join("pco.zarr");
+    let s = tmp.path().join("zfp.zarr");
     std::fs::create_dir_all(s.join("c")).unwrap();
     std::fs::write(
         s.join("zarr.json"),
@@ -479,20 +479,20 @@ fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
         "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
         "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                   {"name": "numcodecs.pcodec", "configuration": {"level": 8}}],
+                   {"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}}],
         "attributes": {"units": "K"}}"#,
     )
     .unwrap();
-    std::fs::write(s.join("c/0"), b"not pcodec").unwrap();
+    std::fs::write(s.join("c/0"), b"not zfp").unwrap();
     let m = Mount::at(&s, &[]);
     let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
     assert!(
-        header.contains("units = \"K\"") && header.contains("numcodecs.pcodec"),
+        header.contains("units = \"K\"") && header.contains("numcodecs.zfpy") && header.contains("cannot be decoded"),
         "{header}"
     );
     let err = std::fs::read(m.mp.join("data.bin")).unwrap_err();
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
-    assert!(m.log().contains("numcodecs.pcodec"), "{}", m.log());
+    assert!(m.log().contains("numcodecs.zfpy"), "{}", m.log());
 }
 
 /// Every file under `root`, relative, sorted.

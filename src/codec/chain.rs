@@ -169,6 +169,17 @@ impl CodecChain {
                     size = Some(elements as usize * stage_type.size());
                     item = stage_type.size();
                 }
+                ("numcodecs.pcodec", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("numcodecs.pcodec", "a second array -> bytes codec"));
+                    }
+                    if !super::pcodec::supports(stage_type) {
+                        return Err(order_error("numcodecs.pcodec", "holds integers and floats only"));
+                    }
+                    array_to_bytes = Some(ArrayToBytes::Pcodec);
+                    size = None;
+                    item = stage_type.size();
+                }
                 (name @ ("vlen-utf8" | "vlen-bytes"), _) => {
                     if array_to_bytes.is_some() || !array_to_array.is_empty() {
                         return Err(order_error(
@@ -327,6 +338,7 @@ impl CodecChain {
         let mut array = match &self.array_to_bytes {
             ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
+            ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, self.data_type, elements as usize)?,
             ArrayToBytes::VarLen { bytes: b } => {
                 let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
                 super::vlen::decode(&bytes, elements as usize, name)?

@@ -20,6 +20,7 @@ pub mod crc32c;
 pub mod filter;
 pub mod gzip;
 pub mod numcodecs;
+pub mod pcodec;
 pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
@@ -70,6 +71,8 @@ pub enum ArrayToArray {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
+    /// `numcodecs.pcodec` (issue #30).
+    Pcodec,
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).
     VarLen {
         bytes: bool,

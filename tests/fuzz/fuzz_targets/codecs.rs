@@ -38,6 +38,14 @@ fuzz_target!(|data: &[u8]| {
         vec![bytes.clone(), spec("numcodecs.packbits", "{}"), spec("numcodecs.zlib", "{}")],
         vec![bytes, spec("numcodecs.fixedscaleoffset", r#"{"dtype": "<f4", "astype": "|u1", "scale": 10}"#)],
         vec![spec("vlen-utf8", "{}"), spec("numcodecs.zstd", "{}")],
+        // The formats of 2026 (issue #30).
+        vec![spec("numcodecs.pcodec", "{}")],
+        vec![spec("scale_offset", r#"{"offset": 5, "scale": 0.1}"#), spec("numcodecs.pcodec", "{}")],
+        vec![
+            spec("cast_value", r#"{"data_type": "int16", "out_of_range": "clamp", "scalar_map": {"decode": [[0, "NaN"]]}}"#),
+            spec("bytes", r#"{"endian": "little"}"#),
+            spec("zstd", "{}"),
+        ],
     ];
     let chain = &chains[selector as usize % chains.len()];
     let dt = if chain[0].name == "vlen-utf8" { DataType::String } else { DataType::Float32 };

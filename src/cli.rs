@@ -121,9 +121,10 @@ pub struct ManArgs {
     are accepted; rw is refused, because nzfs is read-only.\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 pub struct MountArgs {
-    /// The store: a directory (e.g. data.zarr), or a URL: s3://, gs://,
-    /// az://, http(s)://. An Icechunk repository: its directory, or
-    /// icechunk+s3://, icechunk+gs://, icechunk+az://, icechunk+file://
+    /// The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip,
+    /// also in a bucket), or a URL: s3://, gs://, az://, http(s)://. An
+    /// Icechunk repository: its directory, or icechunk+s3://, icechunk+gs://,
+    /// icechunk+az://, icechunk+file://
     pub store: PathBuf,
     /// An empty directory to mount on
     pub mountpoint: PathBuf,
@@ -298,8 +299,9 @@ pub struct UnmountArgs {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The store: a directory or a URL (s3://, gs://, az://, http(s)://), or
-    /// an Icechunk repository (its directory, or icechunk+s3:// and the like)
+    /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
+    /// http(s)://), or an Icechunk repository (its directory, or
+    /// icechunk+s3:// and the like)
     pub store: PathBuf,
     /// Print the findings as one JSON document (shape in README.md)
     #[arg(long)]
@@ -313,8 +315,9 @@ pub struct CheckArgs {
 
 #[derive(Debug, Args)]
 pub struct CdlArgs {
-    /// The store: a directory or a URL (s3://, gs://, az://, http(s)://), or
-    /// an Icechunk repository (its directory, or icechunk+s3:// and the like)
+    /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
+    /// http(s)://), or an Icechunk repository (its directory, or
+    /// icechunk+s3:// and the like)
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,

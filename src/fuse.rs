@@ -36,7 +36,7 @@ use fuser::{
 
 use crate::array::Check;
 use crate::fs::backing::{BackingPool, sealed_memfd};
-use crate::fs::{Attr, FsError, Kind, NzFs};
+use crate::fs::{Attr, ChunkContent, FsError, Kind, NzFs};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// Kernel readahead and the largest read request, in bytes.
@@ -106,10 +106,10 @@ impl FuseAdapter {
             // An absent chunk's fill is made only for what is read (issue
             // #29): a zero fill is a sparse memfd, any other is served by
             // the daemon.
-            let (file, len) = match self.fs.chunk_or_fill(node, index).map_err(BackingError::Fs)? {
-                Ok(content) => (sealed_memfd(&content, 0), content.len() as u64),
-                Err((len, true)) => (sealed_memfd(&[], len), 0),
-                Err((_, false)) => return Err(BackingError::Skip),
+            let (file, len) = match self.fs.chunk_content(node, index).map_err(BackingError::Fs)? {
+                ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
+                ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
+                ChunkContent::Fill { zero: false, .. } => return Err(BackingError::Skip),
             };
             let file = file.map_err(BackingError::Os)?;
             // The kernel holds the file from here on; our descriptor closes.

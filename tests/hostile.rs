@@ -9,19 +9,13 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::mount::Mount;
+use common::mount::{Mount, vm_hwm};
 
 const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
 /// What a mount may hold beyond its cache: the binary, its threads' stacks,
 /// the parsed metadata of a small store, one read's buffers.
 const OVERHEAD: u64 = 64 << 20;
 const CACHE: u64 = 16 << 20;
-
-fn vm_hwm(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
 
 fn array(path: &Path, meta: &str) {
     std::fs::create_dir_all(path).unwrap();

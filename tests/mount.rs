@@ -497,20 +497,10 @@ fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
 
 /// Every file under `root`, relative, sorted.
 fn tree(root: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(root).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    common::servers::files(root)
+        .into_iter()
+        .map(|f| f.strip_prefix(root).unwrap().to_path_buf())
+        .collect()
 }
 
 /// Issue #30: zip stores. zarr-python's ZipStore (stored members) and the

@@ -346,12 +346,6 @@ fn sigterm_unmounts_a_background_daemon() {
     assert!(m.log().contains("unmounting on signal"));
 }
 
-fn vm_hwm_kib(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
 #[test]
 fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
     let manifest = common::manifest();
@@ -396,6 +390,6 @@ fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
         }
     });
     assert!(reads.into_inner() > 100);
-    let hwm = vm_hwm_kib(m.daemon_pid()) * 1024;
+    let hwm = common::mount::vm_hwm(m.daemon_pid());
     assert!(hwm < budget + (64 << 20), "daemon peak RSS {hwm} bytes");
 }

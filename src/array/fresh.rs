@@ -33,24 +33,31 @@ struct Seen {
     checked: Instant,
 }
 
+#[derive(Default)]
+struct Table {
+    seen: HashMap<CacheKey, Seen>,
+    /// The table's size at which it is next pruned.
+    prune_at: usize,
+}
+
 pub(super) struct Freshness {
     on: bool,
-    seen: Mutex<HashMap<CacheKey, Seen>>,
-    /// The table's size at which it is next pruned.
-    prune_at: Mutex<usize>,
+    table: Mutex<Table>,
 }
 
 impl Freshness {
     pub(super) fn new(on: bool) -> Self {
         Freshness {
             on,
-            seen: Mutex::new(HashMap::new()),
-            prune_at: Mutex::new(1024),
+            table: Mutex::new(Table {
+                seen: HashMap::new(),
+                prune_at: 1024,
+            }),
         }
     }
 
-    fn seen(&self) -> std::sync::MutexGuard<'_, HashMap<CacheKey, Seen>> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    fn table(&self) -> std::sync::MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Note the stamp of `key` before it is read for the decode cached
@@ -61,31 +68,27 @@ impl Freshness {
         }
         // A failed stat leaves no entry: the decode itself reports errors.
         let Ok(stamp) = store.stat(key) else {
-            self.seen().remove(&ck);
+            self.table().seen.remove(&ck);
             return;
         };
-        let mut seen = self.seen();
-        seen.insert(
-            ck,
-            Seen {
-                stamp,
-                checked: Instant::now(),
-            },
-        );
-        let mut prune_at = self.prune_at.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() >= *prune_at {
-            seen.retain(|k, _| *k == ck || cache.is_present(k));
-            *prune_at = (seen.len() * 2).max(1024);
+        let mut t = self.table();
+        let checked = Instant::now();
+        t.seen.insert(ck, Seen { stamp, checked });
+        if t.seen.len() >= t.prune_at {
+            t.seen.retain(|k, _| *k == ck || cache.is_present(k));
+            t.prune_at = (t.seen.len() * 2).max(1024);
         }
     }
 
-    /// Check the cached decode under `ck` against `key` when its last check
-    /// is older than [`RECHECK_AFTER`] (or always, with `now`), and drop it
-    /// from `cache` when the object changed.
+    /// Check the cached decode under `ck` against its object (`key`, made
+    /// only when a look at the store is due: a read whose check still holds
+    /// builds no key) when its last check is older than [`RECHECK_AFTER`]
+    /// (or always, with `now`), and drop it from `cache` when the object
+    /// changed.
     pub(super) fn recheck(
         &self,
         store: &dyn ReadableStore,
-        key: &StoreKey,
+        key: impl FnOnce() -> Option<StoreKey>,
         ck: CacheKey,
         cache: &ArrayCache,
         now: bool,
@@ -93,20 +96,23 @@ impl Freshness {
         if !self.on {
             return Check::Untracked;
         }
-        let before = match self.seen().get(&ck) {
+        let before = match self.table().seen.get(&ck) {
             Some(s) if now || s.checked.elapsed() >= RECHECK_AFTER => s.stamp,
             Some(_) => return Check::Fresh,
             None => return Check::Unknown,
         };
-        let current = store.stat(key).ok();
+        let Some(key) = key() else {
+            return Check::Unknown;
+        };
+        let current = store.stat(&key).ok();
         let changed = current != Some(before);
-        let mut seen = self.seen();
+        let mut t = self.table();
         if changed {
-            seen.remove(&ck);
-            drop(seen);
+            t.seen.remove(&ck);
+            drop(t);
             cache.invalidate(&ck);
             tracing::debug!(%key, "the store object changed since its decode: decoding it again");
-        } else if let Some(s) = seen.get_mut(&ck) {
+        } else if let Some(s) = t.seen.get_mut(&ck) {
             s.checked = Instant::now();
         }
         match changed {

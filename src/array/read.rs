@@ -21,7 +21,7 @@
 //! an error under [`MissingChunks::Error`]); an empty inner chunk is always
 //! the fill value; every error names the store key.
 
-use super::fill::FillSpec;
+use super::fill;
 use super::{Array, ArrayError, CacheKey, MissingChunks, ReadData};
 use std::sync::{Arc, Mutex};
 
@@ -52,8 +52,9 @@ impl Array {
     /// gives a fresh buffer of its fill (see [`Array::cached_chunk`]).
     pub fn read_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         let chunk = self.cached_chunk(index)?;
-        Ok(match self.is_fill(&chunk) {
-            true => Arc::new(self.fill_spec().whole()),
+        let m = self.metadata();
+        Ok(match fill::is_sentinel(m, &chunk) {
+            true => Arc::new(m.fill_value.repeat(m.chunk_elements() as usize)),
             false => chunk,
         })
     }
@@ -67,13 +68,13 @@ impl Array {
     /// reads as its fill.
     pub fn chunk_or_fill(&self, index: u64) -> Result<Option<Chunk>, ArrayError> {
         let chunk = self.cached_chunk(index)?;
-        Ok((!self.is_fill(&chunk)).then_some(chunk))
+        Ok((!fill::is_sentinel(self.metadata(), &chunk)).then_some(chunk))
     }
 
     /// Chunk `index` through the cache. An absent chunk of fixed-size
     /// elements is cached as an empty buffer (issue #29: a chunk of 2^31
     /// elements that is not in the store must not cost 2 GiB): readers
-    /// check [`Array::is_fill`] and make the fill for the bytes they need.
+    /// check [`fill::is_sentinel`] and make the fill for the bytes they need.
     fn cached_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         self.check_chunk_index(index)?;
         self.recheck(index, false);
@@ -86,29 +87,10 @@ impl Array {
     /// once with `now`, else when the last check is older than
     /// [`super::RECHECK_AFTER`]) and drop it when the object changed.
     pub fn recheck(&self, index: u64, now: bool) -> super::Check {
-        let Ok(key) = self.chunk_key(index) else {
-            return super::Check::Unknown;
-        };
         let s = &self.shared;
+        let key = || self.chunk_key(index).ok();
         s.fresh
-            .recheck(s.store.as_ref(), &key, CacheKey::whole(self.id, index), &s.cache, now)
-    }
-
-    /// Whether `chunk` (from [`Array::cached_chunk`]) stands for an absent
-    /// chunk's fill.
-    fn is_fill(&self, chunk: &Chunk) -> bool {
-        chunk.is_empty() && self.metadata().data_type.element_size().is_some()
-    }
-
-    /// What an absent chunk's bytes are.
-    fn fill_spec(&self) -> FillSpec {
-        let m = self.metadata();
-        FillSpec {
-            pattern: m.fill_value.0.clone(),
-            elements: m.chunk_elements(),
-            total: m.chunk_bytes(),
-            fixed: m.data_type.element_size().is_some(),
-        }
+            .recheck(s.store.as_ref(), key, CacheKey::whole(self.id, index), &s.cache, now)
     }
 
     /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
@@ -135,7 +117,7 @@ impl Array {
         self.check_chunk_index(index)?;
         match self.partial_sharding() {
             Some(sharding) => self.read_shard(sharding, index, offset, size, share),
-            None => Ok(self.fill_spec().slice(self.cached_chunk(index)?, offset, size)),
+            None => Ok(fill::slice(self.metadata(), self.cached_chunk(index)?, offset, size)),
         }
     }
 
@@ -154,12 +136,13 @@ impl Array {
         if self.reads_partially() || self.check_chunk_index(index).is_err() {
             return then(self.read_chunk_bytes_sharing(index, offset, size, share));
         }
-        let fill = self.fill_spec();
+        // The metadata for the callback: a reference count, not a copy.
+        let node = self.node.clone();
         self.recheck(index, false);
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
             || self.load_chunk(index),
-            Box::new(move |r| then(r.map(|buffer| fill.slice(buffer, offset, size)))),
+            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, buffer, offset, size)))),
         );
     }
 
@@ -171,9 +154,12 @@ impl Array {
         if let Some((index, at, _)) = self.within_one_chunk(start, end) {
             // A contiguous piece of one decoded chunk: replied from the
             // cached buffer, no copy.
-            return Ok(self
-                .fill_spec()
-                .slice(self.cached_chunk(index)?, at, (end - start) as u32));
+            return Ok(fill::slice(
+                self.metadata(),
+                self.cached_chunk(index)?,
+                at,
+                (end - start) as u32,
+            ));
         }
         let mut out = vec![0u8; (end - start) as usize];
         self.copy_flat(start, &mut out)?;
@@ -323,8 +309,8 @@ impl Array {
             let src = (within * item + b % item) as usize;
             let n = (run_end - b) as usize;
             let to = &mut out[(b - start) as usize..(b - start) as usize + n];
-            match buffer.is_empty() && sharding.is_none() && self.is_fill(&buffer) {
-                true => FillSpec::fill(&m.fill_value.0, src as u64, to),
+            match fill::is_sentinel(m, &buffer) {
+                true => fill::fill(&m.fill_value.0, src as u64, to),
                 false => to.copy_from_slice(&buffer[src..src + n]),
             }
             b = run_end;

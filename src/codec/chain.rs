@@ -89,6 +89,14 @@ impl CodecChain {
             reason: reason.into(),
         };
 
+        // An array -> array codec must come before the array -> bytes one.
+        let not_after_bytes = |name: &str, a2b: &Option<ArrayToBytes>| match a2b {
+            Some(_) => Err(order_error(
+                name,
+                "an array -> array codec follows the array -> bytes codec",
+            )),
+            None => Ok(()),
+        };
         let mut array_to_array = Vec::new();
         let mut array_to_bytes = None;
         let mut bytes_to_bytes = Vec::new();
@@ -107,24 +115,14 @@ impl CodecChain {
             let numcodecs = spec.name.strip_prefix("numcodecs.");
             match (spec.name.as_str(), numcodecs) {
                 ("transpose", _) => {
-                    if array_to_bytes.is_some() {
-                        return Err(order_error(
-                            "transpose",
-                            "an array -> array codec follows the array -> bytes codec",
-                        ));
-                    }
+                    not_after_bytes("transpose", &array_to_bytes)?;
                     let t = Transpose::from_configuration(config, shape.len())?;
                     let encoded = t.encoded_shape(&shape);
                     let decoded = std::mem::replace(&mut shape, encoded);
                     array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
                 }
                 ("cast_value", _) => {
-                    if array_to_bytes.is_some() {
-                        return Err(order_error(
-                            "cast_value",
-                            "an array -> array codec follows the array -> bytes codec",
-                        ));
-                    }
+                    not_after_bytes("cast_value", &array_to_bytes)?;
                     let c = super::cast_value::CastValue::from_configuration(config, stage_type)?;
                     let encoded = c.encoded;
                     array_to_array.push((ArrayToArray::CastValue(c), shape.clone(), stage_type));
@@ -134,12 +132,7 @@ impl CodecChain {
                     cast = true;
                 }
                 ("scale_offset", _) => {
-                    if array_to_bytes.is_some() {
-                        return Err(order_error(
-                            "scale_offset",
-                            "an array -> array codec follows the array -> bytes codec",
-                        ));
-                    }
+                    not_after_bytes("scale_offset", &array_to_bytes)?;
                     let c = super::scale_offset::ScaleOffset::from_configuration(config, stage_type)?;
                     array_to_array.push((ArrayToArray::ScaleOffset(c), shape.clone(), stage_type));
                 }

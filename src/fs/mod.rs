@@ -45,6 +45,7 @@ pub mod error;
 pub mod names;
 mod prefetch;
 mod read;
+pub use read::ChunkContent;
 mod served;
 pub mod status;
 mod text;

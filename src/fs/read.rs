@@ -6,6 +6,16 @@
 //! the FUSE adapter).
 
 use super::{FsError, Inode, NzFs, ReadData};
+
+/// A chunk file's content, for a backing file ([`NzFs::chunk_content`]).
+pub enum ChunkContent {
+    Decoded(Chunk),
+    /// An absent chunk: `len` bytes of its fill, all zero or not.
+    Fill {
+        len: u64,
+        zero: bool,
+    },
+}
 use crate::cache::Chunk;
 
 impl NzFs {
@@ -107,15 +117,18 @@ impl NzFs {
         }
     }
 
-    /// Like [`NzFs::chunk`], but `None` for an absent chunk (its fill),
-    /// which the cache holds at no cost, with the fill's size and whether
-    /// its bytes are all zero.
-    pub fn chunk_or_fill(&self, node: usize, index: u64) -> Result<Result<Chunk, (u64, bool)>, FsError> {
+    /// Like [`NzFs::chunk`], but an absent chunk (which the cache holds at
+    /// no cost) comes back as what its fill is, not as its bytes.
+    pub fn chunk_content(&self, node: usize, index: u64) -> Result<ChunkContent, FsError> {
         let array = self.array(node)?.0;
         let m = array.metadata();
-        Ok(array
-            .chunk_or_fill(index)?
-            .ok_or((m.chunk_bytes(), m.fill_value.0.iter().all(|&b| b == 0))))
+        Ok(match array.chunk_or_fill(index)? {
+            Some(chunk) => ChunkContent::Decoded(chunk),
+            None => ChunkContent::Fill {
+                len: m.chunk_bytes(),
+                zero: m.fill_value.0.iter().all(|&b| b == 0),
+            },
+        })
     }
 
     /// Read like [`NzFs::read`], but hand the result to `then` instead of

@@ -125,3 +125,10 @@ pub fn mmap_bytes(path: &std::path::Path) -> Vec<u8> {
         v
     }
 }
+
+/// The peak resident memory (`VmHWM`) of process `pid`, in bytes.
+pub fn vm_hwm(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}

@@ -495,6 +495,11 @@ fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
     assert!(m.log().contains("numcodecs.zfpy"), "{}", m.log());
 }
 
+fn set_mode_644(p: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
 /// Every file under `root`, relative, sorted.
 fn tree(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     common::servers::files(root)
@@ -523,6 +528,22 @@ fn zip_stores_mount_as_their_directory() {
             );
         }
     }
+    // Modes follow the zip's (0644): files readable by all, directories
+    // searchable, files that combine members too.
+    use std::os::unix::fs::PermissionsExt;
+    set_mode_644(&common::data_dir().join("zipped.zip"));
+    let m = Mount::new("zipped.zip", &["-o", "allow_other"]);
+    for (f, mode) in [
+        ("", 0o555),
+        ("field", 0o555),
+        ("field/0.0.bin", 0o444),
+        ("field/data.bin", 0o444),
+        ("header.cdl", 0o444),
+    ] {
+        let got = std::fs::metadata(m.mp.join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(got, mode, "{f}");
+    }
+    drop(m);
     // Another file is refused with a message that says what is mounted.
     let tmp = tempfile::tempdir().unwrap();
     let not = tmp.path().join("data.txt");

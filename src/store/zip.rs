@@ -338,9 +338,19 @@ impl ReadableStore for ZipStore {
         self.inner.rereads_are_cheap()
     }
 
-    /// Every member shows the zip file's owner and mode.
-    fn access(&self, _path: &str) -> io::Result<Option<Access>> {
-        self.inner.access(self.key.as_str())
+    /// Every member shows the zip file's owner and mode; a directory of it
+    /// adds the search bit to each read bit, as a directory anyone may
+    /// read the zip through (a 0644 zip made directories 0444 and every
+    /// combined file 000 under `allow_other`).
+    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+        let zip = self.inner.access(self.key.as_str())?;
+        Ok(zip.map(|a| match self.members.contains_key(path) {
+            true => a,
+            false => Access {
+                mode: a.mode | (a.mode & 0o444) >> 2,
+                ..a
+            },
+        }))
     }
 }
 

@@ -371,3 +371,30 @@ fn data_txt_reads_in_pieces_match_the_values() {
         }
     }
 }
+
+/// Issue #29, 4, at an open: with passthrough on (root), opens reach the
+/// daemon, and a chunk file replaced in the store reads its new bytes at
+/// the next open, without waiting for `RECHECK_AFTER` (the decode, the
+/// unopened backing and the kernel's pages are dropped there).
+#[test]
+fn a_replaced_chunk_shows_at_the_next_open_with_passthrough() {
+    if unsafe { libc::geteuid() } != 0 {
+        return; // passthrough needs CAP_SYS_ADMIN
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [64], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [64]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 9, "codecs": [{"name": "bytes"}]}"#;
+    array(&s.join("a"), meta);
+    std::fs::create_dir_all(s.join("a/c")).unwrap();
+    let (old, new): (Vec<u8>, Vec<u8>) = ((0..64).collect(), (100..164).collect());
+    std::fs::write(s.join("a/c/0"), &old).unwrap();
+    let m = Mount::at(&s, &["--passthrough", "always"]);
+    let chunk = m.mp.join("a/0.bin");
+    assert_eq!(std::fs::read(&chunk).unwrap(), old);
+    std::fs::write(s.join("a/c/0.tmp"), &new).unwrap();
+    std::fs::rename(s.join("a/c/0.tmp"), s.join("a/c/0")).unwrap();
+    assert_eq!(std::fs::read(&chunk).unwrap(), new, "at once, at the next open");
+}

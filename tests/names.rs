@@ -309,6 +309,10 @@ fn the_reported_names_are_renamed_and_kept() {
         assert!(got.contains(&format!("{} = 3 ;", "d".repeat(241))), "{got}");
         assert!(got.contains("_nz_renamed_dimensions"), "{got}");
     }
+    // nzfs check names what the views show instead.
+    let check = common::mount::nzfs(&["check", "--no-values", s.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(report.contains("show it as \"data_\""), "{report}");
     // ncdump printed the data too: 7 is the fill of every variable.
     assert!(text.contains("data:") && text.contains("7, 7, 7"), "{text}");
 }

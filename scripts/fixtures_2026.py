@@ -78,9 +78,142 @@ def main():
     add("pco_uint16", counts, (5, 12), [], 0, serializer=PCodec(level=4))
     times = (np.arange(100, dtype="int64") * 3600 + 10**9).reshape(10, 10)
     add("pco_int64", times, (4, 10), [], 0, serializer=PCodec())
+    # Rectilinear chunk grids (zarr-extensions' chunk-grids/rectilinear),
+    # experimental in zarr-python 3.4. Each array's chunk files are written
+    # out as zarr-python's values in each chunk's span, padded with the fill
+    # value where a chunk reaches past the array (what zarr-python writes
+    # there), under expected_2026/NAME.chunks/I.J.bin.
+    zarr.config.set({"array.rectilinear_chunks": True})
+
+    def add_rect(name, data, edges, fill, absent=(), shards=None, extent=None):
+        kw = dict(chunks=edges) if shards is None else dict(chunks=shards[1], shards=shards[0])
+        a = g.create_array(name, shape=data.shape, dtype=data.dtype, fill_value=fill,
+                           compressors=ZstdCodec(level=1), **kw)
+        if extent is not None:
+            # zarr-python writes only edges that sum to the shape; a resize
+            # keeps them, leaving the last chunk past the extent.
+            a.resize(extent)
+            data = data[tuple(slice(0, n) for n in extent)]
+        grid = shards[0] if shards is not None else edges
+        chunk_dir = os.path.join(expected, name + ".chunks")
+        os.makedirs(chunk_dir)
+        starts = [np.concatenate([[0], np.cumsum(e)]) for e in grid]
+        for idx in np.ndindex(*[sum(1 for s in st[:-1] if s < n) for st, n in zip(starts, data.shape)]):
+            span = tuple(slice(int(st[i]), int(min(st[i + 1], n))) for st, i, n in zip(starts, idx, data.shape))
+            if idx not in absent:
+                a[span] = data[span]
+        back = np.asarray(a[...])
+        with open(os.path.join(expected, name + ".bin"), "wb") as f:
+            f.write(back.astype(back.dtype.newbyteorder("<")).tobytes())
+        index.append({"path": name, "dtype": back.dtype.str, "shape": list(back.shape)})
+        for idx in np.ndindex(*[sum(1 for s in st[:-1] if s < n) for st, n in zip(starts, data.shape)]):
+            shape = [int(e[i]) for e, i in zip(grid, idx)]
+            chunk = np.full(shape, fill, dtype=data.dtype)
+            span = tuple(slice(int(st[i]), int(min(st[i + 1], n))) for st, i, n in zip(starts, idx, data.shape))
+            chunk[tuple(slice(0, s.stop - s.start) for s in span)] = back[span]
+            with open(os.path.join(chunk_dir, ".".join(map(str, idx)) + ".bin"), "wb") as f:
+                f.write(chunk.astype(chunk.dtype.newbyteorder("<")).tobytes())
+
+    add_rect("rect_int32", np.arange(70, dtype="int32").reshape(10, 7), [[3, 3, 4], [2, 5]], -1, absent=[(1, 1)])
+    # Runs of equal edges (written run-length encoded), a regular second axis.
+    add_rect("rect_runs", RNG.integers(0, 255, size=(40, 6)).astype("uint8"), [[1] * 10 + [10] * 3, [4, 2]], 7)
+    # Edges that reach past the extent (9 rows in chunks of 2, 4, 6).
+    add_rect("rect_overflow", RNG.standard_normal((12, 5)), [[2, 4, 6], [3, 2]], np.nan, absent=[(0, 1)],
+             extent=(9, 5))
+    # A rectilinear grid of shards with regular inner chunks.
+    add_rect("rect_sharded", np.arange(108, dtype="float32").reshape(12, 9), None, 0.0,
+             absent=[(1, 0)], shards=([[4, 8], [6, 3]], (2, 3)))
+    packed = write_packbits(os.path.join(OUT, "packbits.zarr"), expected)
     with open(os.path.join(expected, "index.json"), "w") as f:
-        json.dump({"zarr_python": zarr.__version__, "numpy": np.__version__, "arrays": index}, f, indent=1)
+        json.dump({"zarr_python": zarr.__version__, "numpy": np.__version__, "arrays": index,
+                   "packbits": packed}, f, indent=1)
     print(f"wrote {len(index)} arrays to {store}")
+
+
+def pack(values, dtype, first_bit, last_bit, padding):
+    """zarr-extensions' packbits, encoded with numpy from the spec's text
+    (no library writes it: zarr-python 3.4 has only numcodecs' packbits
+    filter, tensorstore 0.1.86 does not register it). Each component's
+    little-endian bits first_bit..=last_bit, in element order, least
+    significant bit first; padded with 0 bits to a byte."""
+    comps = values.reshape(-1)
+    if dtype.kind == "c":
+        comps = comps.view(dtype.type(0).real.dtype)
+    nbits = 1 if dtype.kind == "b" else comps.dtype.itemsize * 8
+    raw = comps.astype(comps.dtype.newbyteorder("<")).view(np.uint8).reshape(len(comps), -1)
+    bits = np.unpackbits(raw, axis=1, bitorder="little")[:, :nbits]
+    stream = bits[:, first_bit:last_bit + 1].reshape(-1)
+    pad = (8 - len(stream) % 8) % 8
+    out = np.packbits(np.concatenate([stream, np.zeros(pad, np.uint8)]), bitorder="little").tobytes()
+    return {"none": out, "first_byte": bytes([pad]) + out, "last_byte": out + bytes([pad])}[padding]
+
+
+def unpack_expected(values, dtype, first_bit, last_bit):
+    """What decoding gives: the kept bits shifted back, sign-extended from
+    last_bit for signed integers, the other bits 0."""
+    if dtype.kind == "b":
+        return values
+    comps = values.reshape(-1)
+    if dtype.kind == "c":
+        comps = comps.view(dtype.type(0).real.dtype)
+    u = comps.view(f"u{comps.dtype.itemsize}").astype(np.uint64)
+    nbits = comps.dtype.itemsize * 8
+    keep = ((1 << (last_bit - first_bit + 1)) - 1) << first_bit
+    u = u & np.uint64(keep)
+    if dtype.kind == "i" and last_bit < nbits - 1:
+        sign = (u >> np.uint64(last_bit)) & np.uint64(1)
+        high = ((1 << nbits) - 1) & ~((1 << (last_bit + 1)) - 1)
+        u = np.where(sign == 1, u | np.uint64(high), u)
+    return u.astype(f"u{comps.dtype.itemsize}").view(comps.dtype).view(dtype).reshape(values.shape)
+
+
+def write_packbits(store, expected):
+    """tests/data/packbits.zarr: zarr-python writes each array's metadata
+    (with the bytes codec), then its chunks are rewritten packed and its
+    codecs set to packbits. Expected values under expected_2026/packbits/."""
+    shutil.rmtree(store, ignore_errors=True)
+    out = os.path.join(expected, "packbits")
+    os.makedirs(out)
+    g = zarr.open_group(store, mode="w", zarr_format=3)
+    cases = [
+        ("bool_first_byte", RNG.integers(0, 2, size=(7, 5)).astype(bool), (4, 3), {"padding_encoding": "first_byte"}),
+        ("int16_low4", RNG.integers(-8, 8, size=(9, 6)).astype("int16"), (4, 6), {"last_bit": 3, "padding_encoding": "last_byte"}),
+        ("uint16_bits4to9", RNG.integers(0, 1 << 16, size=(10,)).astype("uint16"), (4,), {"first_bit": 4, "last_bit": 9}),
+        ("int32_whole", RNG.integers(-2**31, 2**31, size=(5, 5)).astype("int32"), (3, 2), {}),
+        ("float32_top20", RNG.standard_normal((6, 4)).astype("float32"), (6, 4), {"first_bit": 12, "last_bit": 31}),
+        ("int64_low40", RNG.integers(-2**39, 2**39, size=(11,)).astype("int64"), (5,), {"last_bit": 39}),
+        ("complex64_whole", (RNG.standard_normal(6) + 1j * RNG.standard_normal(6)).astype("complex64"), (4,), {}),
+    ]
+    index = []
+    for name, data, chunks, cfg in cases:
+        a = g.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype, fill_value=0,
+                           compressors=None)
+        nbits = 1 if data.dtype.kind == "b" else (data.dtype.itemsize * 8 // (2 if data.dtype.kind == "c" else 1))
+        first, last = cfg.get("first_bit", 0), cfg.get("last_bit", nbits - 1)
+        padding = cfg.get("padding_encoding", "none")
+        for idx in np.ndindex(*[-(-n // c) for n, c in zip(data.shape, chunks)]):
+            chunk = np.zeros(chunks, dtype=data.dtype)
+            span = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(idx, chunks, data.shape))
+            chunk[tuple(slice(0, s.stop - s.start) for s in span)] = data[span]
+            if idx == (1,) * len(chunks):
+                continue  # one absent chunk per array
+            key = os.path.join(store, name, "c", *map(str, idx))
+            os.makedirs(os.path.dirname(key), exist_ok=True)
+            with open(key, "wb") as f:
+                f.write(pack(chunk, data.dtype, first, last, padding))
+        meta_path = os.path.join(store, name, "zarr.json")
+        meta = json.load(open(meta_path))
+        meta["codecs"] = [{"name": "packbits", "configuration": cfg}]
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=2)
+        want = unpack_expected(data, data.dtype, first, last).copy()
+        absent = tuple(slice(c, 2 * c) for c in chunks)
+        want[absent] = 0
+        with open(os.path.join(out, name + ".bin"), "wb") as f:
+            f.write(want.astype(want.dtype.newbyteorder("<")).tobytes())
+        item = data.dtype.itemsize // (2 if data.dtype.kind == "c" else 1)
+        index.append({"path": name, "dtype": data.dtype.str, "item": item, "shape": list(data.shape)})
+    return index
 
 
 if __name__ == "__main__":

@@ -14,12 +14,12 @@ pub(super) fn is_sentinel(m: &ArrayMetadata, chunk: &Chunk) -> bool {
 }
 
 /// Bytes `[offset, offset + size)` of a cached chunk of an array of `m`,
-/// clipped to it; of the fill when the cache holds the sentinel.
-pub(super) fn slice(m: &ArrayMetadata, chunk: Chunk, offset: u64, size: u32) -> ReadData {
+/// clipped to it; of the fill when the cache holds the sentinel (for a
+/// chunk of `total` bytes).
+pub(super) fn slice(m: &ArrayMetadata, total: u64, chunk: Chunk, offset: u64, size: u32) -> ReadData {
     if !is_sentinel(m, &chunk) {
         return ReadData::slice(chunk, offset, size);
     }
-    let total = m.chunk_bytes();
     let start = offset.min(total);
     let end = start.saturating_add(u64::from(size)).min(total);
     let mut out = vec![0u8; (end - start) as usize];

@@ -137,7 +137,12 @@ pub struct Array {
     id: usize,
     path: String,
     node: Arc<ArrayNode>,
-    chain: CodecChain,
+    /// The chain of the chunk shape (of the largest chunk when the grid is
+    /// rectilinear).
+    chain: Arc<CodecChain>,
+    /// A rectilinear grid's chains by chunk shape, built as chunks are read
+    /// (at most [`SHAPE_CHAINS`] kept).
+    shape_chains: Option<std::sync::Mutex<ShapeChains>>,
     grid_shape: Vec<u64>,
     chunk_count: u64,
     shared: Arc<Shared>,
@@ -184,19 +189,7 @@ impl Array {
     /// says the metadata is valid but names a codec nzfs does not know.
     fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, (String, bool)> {
         let m = &node.metadata;
-        // bfloat16 is decoded as its 16-bit halves, widened after decoding.
-        let storage_fill = match m.data_type {
-            crate::zarr::data_type::DataType::BFloat16 => {
-                let bits = u32::from_ne_bytes(
-                    m.fill_value.0[..4]
-                        .try_into()
-                        .map_err(|_| ("bad fill".to_string(), false))?,
-                );
-                crate::zarr::data_type::FillValue(((bits >> 16) as u16).to_ne_bytes().to_vec())
-            }
-            _ => m.fill_value.clone(),
-        };
-        let chain = CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type.storage(), &storage_fill).map_err(|e| {
+        let chain = chain_of_shape(m, &m.chunk_shape).map_err(|e| {
             let unsupported = matches!(
                 e,
                 crate::zarr::metadata::MetadataError::Unsupported { point: "codec", .. }
@@ -205,11 +198,13 @@ impl Array {
         })?;
         let grid_shape = m.grid_shape();
         let chunk_count = grid_shape.iter().product();
+        let shape_chains = (!m.is_regular()).then(Default::default);
         Ok(Array {
             id,
             path: path.to_string(),
             node,
-            chain,
+            chain: Arc::new(chain),
+            shape_chains,
             grid_shape,
             chunk_count,
             shared,
@@ -217,11 +212,41 @@ impl Array {
     }
 
     /// The sharding codec when shards are decoded partially (never for
-    /// bfloat16, whose chunks are widened whole).
+    /// bfloat16, whose chunks are widened whole, nor for a rectilinear
+    /// grid, whose shards differ in shape).
     fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
-        self.chain
-            .partial_sharding()
-            .filter(|_| self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16)
+        self.chain.partial_sharding().filter(|_| {
+            self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16 && self.shape_chains.is_none()
+        })
+    }
+
+    /// The codec chain of chunk `index`: the array's, or for a rectilinear
+    /// grid the one of the chunk's shape (an error when the codecs do not
+    /// fit that shape, say a shard edge the inner chunks do not divide).
+    fn chain_of(&self, index: u64) -> Result<Arc<CodecChain>, ArrayError> {
+        let Some(chains) = &self.shape_chains else {
+            return Ok(self.chain.clone());
+        };
+        let m = self.metadata();
+        let shape = m.chunk_shape_at(&self.unravel(index));
+        if shape == m.chunk_shape {
+            return Ok(self.chain.clone());
+        }
+        let mut kept = chains.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, c)) = kept.iter().find(|(s, _)| *s == shape) {
+            return Ok(c.clone());
+        }
+        let chain = chain_of_shape(m, &shape)
+            .map(Arc::new)
+            .map_err(|e| ArrayError::Unreadable {
+                path: self.path.clone(),
+                reason: format!("chunk {index} of shape {shape:?}: {e}"),
+            })?;
+        if kept.len() >= SHAPE_CHAINS {
+            kept.remove(0);
+        }
+        kept.push((shape, chain.clone()));
+        Ok(chain)
     }
 
     pub fn metadata(&self) -> &ArrayMetadata {
@@ -314,8 +339,8 @@ impl Array {
                 // The row before was walked whole: the rows after it up to
                 // the chunk band's edge along the next-to-last dimension,
                 // while they lie whole in the range, touch the same chunks.
-                let band = m.chunk_shape[nd - 2];
-                let into = pos[nd - 2] % band;
+                let (band_index, into) = m.axes[nd - 2].locate(pos[nd - 2]);
+                let band = m.axes[nd - 2].edge(band_index);
                 if into != 0 {
                     let skip = (band - into)
                         .min(m.shape[nd - 2] - pos[nd - 2])
@@ -328,12 +353,12 @@ impl Array {
                     }
                 }
             }
-            let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + pos[d] / m.chunk_shape[d]);
+            let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + m.axes[d].locate(pos[d]).0);
             if !out.contains(&index) {
                 out.push(index);
             }
-            let last = m.chunk_shape[nd - 1];
-            let run = (m.shape[nd - 1] - pos[nd - 1]).min(last - pos[nd - 1] % last);
+            let (last, into) = m.axes[nd - 1].locate(pos[nd - 1]);
+            let run = (m.shape[nd - 1] - pos[nd - 1]).min(m.axes[nd - 1].edge(last) - into);
             elem += run;
             advance(&mut pos, &m.shape, run);
         }
@@ -352,6 +377,31 @@ fn advance(pos: &mut [u64], shape: &[u64], run: u64) {
         pos[d - 1] += 1;
         d -= 1;
     }
+}
+
+/// A rectilinear grid's codec chains, by chunk shape.
+type ShapeChains = Vec<(Vec<u64>, Arc<CodecChain>)>;
+
+/// How many chunk shapes of a rectilinear grid keep their codec chain.
+const SHAPE_CHAINS: usize = 64;
+
+/// The codec chain of `m`'s chunks of `shape`. bfloat16 is decoded as its
+/// 16-bit halves, widened after decoding.
+fn chain_of_shape(m: &ArrayMetadata, shape: &[u64]) -> Result<CodecChain, crate::zarr::metadata::MetadataError> {
+    let storage_fill = match m.data_type {
+        crate::zarr::data_type::DataType::BFloat16 => {
+            let bits = m
+                .fill_value
+                .0
+                .get(..4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(u32::from_ne_bytes);
+            let bits = bits.ok_or(crate::zarr::metadata::MetadataError::Missing("fill_value"))?;
+            crate::zarr::data_type::FillValue(((bits >> 16) as u16).to_ne_bytes().to_vec())
+        }
+        _ => m.fill_value.clone(),
+    };
+    CodecChain::new(&m.codecs, shape, m.data_type.storage(), &storage_fill)
 }
 
 /// A discovered hierarchy with its arrays opened, sharing one store and one

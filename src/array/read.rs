@@ -54,7 +54,7 @@ impl Array {
         let chunk = self.cached_chunk(index)?;
         let m = self.metadata();
         Ok(match fill::is_sentinel(m, &chunk) {
-            true => Arc::new(m.fill_value.repeat(m.chunk_elements() as usize)),
+            true => Arc::new(m.fill_value.repeat(m.chunk_elements_of(index) as usize)),
             false => chunk,
         })
     }
@@ -117,7 +117,13 @@ impl Array {
         self.check_chunk_index(index)?;
         match self.partial_sharding() {
             Some(sharding) => self.read_shard(sharding, index, offset, size, share),
-            None => Ok(fill::slice(self.metadata(), self.cached_chunk(index)?, offset, size)),
+            None => Ok(fill::slice(
+                self.metadata(),
+                self.metadata().chunk_bytes_of(index),
+                self.cached_chunk(index)?,
+                offset,
+                size,
+            )),
         }
     }
 
@@ -138,11 +144,12 @@ impl Array {
         }
         // The metadata for the callback: a reference count, not a copy.
         let node = self.node.clone();
+        let total = self.metadata().chunk_bytes_of(index);
         self.recheck(index, false);
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
             || self.load_chunk(index),
-            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, buffer, offset, size)))),
+            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, total, buffer, offset, size)))),
         );
     }
 
@@ -156,6 +163,7 @@ impl Array {
             // cached buffer, no copy.
             return Ok(fill::slice(
                 self.metadata(),
+                self.metadata().chunk_bytes_of(index),
                 self.cached_chunk(index)?,
                 at,
                 (end - start) as u32,
@@ -183,7 +191,7 @@ impl Array {
         if nd == 0 {
             return Some((0, start, m.data_type.size() as u64));
         }
-        if self.partial_sharding().is_some() {
+        if self.partial_sharding().is_some() || !m.is_regular() {
             return None;
         }
         let j = (0..nd).find(|&d| m.chunk_shape[d] != 1).unwrap_or(nd - 1);
@@ -272,7 +280,6 @@ impl Array {
         let nd = m.shape.len();
         // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
         let sharding = self.partial_sharding();
-        let unit_shape: &[u64] = sharding.map_or(&m.chunk_shape, |s| &s.inner_shape);
         let row = m.shape[nd - 1];
         // Position of the first element, in C order.
         let mut elem = start / item;
@@ -284,15 +291,19 @@ impl Array {
             let mut chunk_index = 0u64;
             let mut unit_index = 0u64;
             let mut within = 0u64;
-            for d in 0..nd {
-                let in_chunk = pos[d] % m.chunk_shape[d];
-                chunk_index = chunk_index * self.grid_shape[d] + pos[d] / m.chunk_shape[d];
-                unit_index = unit_index * (m.chunk_shape[d] / unit_shape[d]) + in_chunk / unit_shape[d];
-                within = within * unit_shape[d] + in_chunk % unit_shape[d];
+            // The unit's edge and `pos`'s offset in it, along the last dimension.
+            let (mut unit_row, mut in_row) = (1, 0);
+            for (d, (axis, &p)) in m.axes.iter().zip(&pos).enumerate() {
+                let (c, in_chunk) = axis.locate(p);
+                let edge = axis.edge(c);
+                let unit = sharding.map_or(edge, |s| s.inner_shape[d]);
+                chunk_index = chunk_index * self.grid_shape[d] + c;
+                unit_index = unit_index * (edge / unit) + in_chunk / unit;
+                within = within * unit + in_chunk % unit;
+                (unit_row, in_row) = (unit, in_chunk % unit);
             }
             // The run ends at the row's end or the unit's edge along the last dimension.
-            let unit_row = unit_shape[nd - 1];
-            let run_elems = (row - pos[nd - 1]).min(unit_row - pos[nd - 1] % unit_row);
+            let run_elems = (row - pos[nd - 1]).min(unit_row - in_row);
             let run_end = ((elem + run_elems) * item).min(end);
             let key = (chunk_index, unit_index);
             let buffer = match &current {
@@ -363,27 +374,28 @@ impl Array {
         s.fresh
             .before_decode(s.store.as_ref(), &key, CacheKey::whole(self.id, index), &s.cache);
         let m = self.metadata();
+        let chain = self.chain_of(index)?;
         let cap = match m.data_type.element_size() {
-            Some(_) => max_encoded(m.chunk_bytes()),
+            Some(_) => max_encoded(m.chunk_bytes_of(index)),
             None => crate::codec::chain::VARLEN_LIMIT as u64,
         };
         let fetch_and_decode = |buf: &mut Vec<u8>| match self.shared.store.get_into(&key, cap, buf) {
             Err(e) => Some(Err(ArrayError::store(&key, e))),
             Ok(false) => None,
-            Ok(true) => Some(self.chain.decode_from(buf).map_err(|e| ArrayError::decode(&key, e))),
+            Ok(true) => Some(chain.decode_from(buf).map_err(|e| ArrayError::decode(&key, e))),
         };
         // A compressed chunk is read into a pooled buffer and decoded from
         // there; otherwise the stored bytes become the decoded chunk, so they
         // get a buffer of their own (a pooled one's spare capacity would
         // stay in the cache unaccounted).
-        let decoded = if self.chain.decodes_borrowed() {
+        let decoded = if chain.decodes_borrowed() {
             super::input::with_buffer(fetch_and_decode)
         } else {
             fetch_and_decode(&mut Vec::new())
         };
         match decoded {
             None if m.data_type.element_size().is_some() => self.absent(&key, Vec::new),
-            None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements() as usize)),
+            None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements_of(index) as usize)),
             Some(Ok(decoded)) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
             Some(decoded) => decoded,
         }

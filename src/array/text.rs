@@ -179,9 +179,10 @@ impl Array {
                 let nd = m.shape.len();
                 for _ in 0..n {
                     let (mut chunk, mut within) = (0u64, 0u64);
-                    for ((&p, &c), &g) in pos.iter().zip(&m.chunk_shape).zip(&self.grid_shape) {
-                        chunk = chunk * g + p / c;
-                        within = within * c + p % c;
+                    for ((&p, axis), &g) in pos.iter().zip(&m.axes).zip(&self.grid_shape) {
+                        let (c, into) = axis.locate(p);
+                        chunk = chunk * g + c;
+                        within = within * axis.edge(c) + into;
                     }
                     let (text, starts) = self.chunk_lines(chunk, lines)?;
                     let w = within as usize;
@@ -236,14 +237,15 @@ impl Array {
             return f(0, 0);
         }
         let grid = crate::zarr::chunk_key::unravel(&self.grid_shape, index);
-        let origin: Vec<u64> = (0..nd).map(|d| grid[d] * m.chunk_shape[d]).collect();
+        let origin: Vec<u64> = (0..nd).map(|d| m.axes[d].start(grid[d])).collect();
+        let shape = m.chunk_shape_at(&grid);
         // The part of the chunk inside the array, walked row by row.
-        let extent: Vec<u64> = (0..nd).map(|d| m.chunk_shape[d].min(m.shape[d] - origin[d])).collect();
+        let extent: Vec<u64> = (0..nd).map(|d| shape[d].min(m.shape[d] - origin[d])).collect();
         let mut local = vec![0u64; nd];
         loop {
             let (mut within, mut flat) = (0u64, 0u64);
             for d in 0..nd {
-                within = within * m.chunk_shape[d] + local[d];
+                within = within * shape[d] + local[d];
                 flat = flat * m.shape[d] + origin[d] + local[d];
             }
             for i in 0..extent[nd - 1] {

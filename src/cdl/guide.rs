@@ -80,12 +80,27 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
             naming::comment(&dim_names.join(", ")),
             example.join(".")
         );
-        let _ = writeln!(
-            out,
-            "{at}each file: {} {element} in C order, {order} (this host), {} bytes; edge chunks padded",
-            x(&a.chunk_shape),
-            a.chunk_bytes()
-        );
+        if a.is_regular() {
+            let _ = writeln!(
+                out,
+                "{at}each file: {} {element} in C order, {order} (this host), {} bytes; edge chunks padded",
+                x(&a.chunk_shape),
+                a.chunk_bytes()
+            );
+        } else {
+            // A rectilinear grid: edges as runs, `edge x count`.
+            let edges: Vec<String> = a.axes.iter().map(|axis| format!("[{}]", axis.describe())).collect();
+            let _ = writeln!(
+                out,
+                "{at}rectilinear grid, chunk edges per dimension {}",
+                edges.join(" ")
+            );
+            let _ = writeln!(
+                out,
+                "{at}each file: its own chunk's shape of {element} in C order, {order} (this host), at most {} bytes; chunks past the array's edge padded",
+                a.chunk_bytes()
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -162,6 +162,16 @@ impl CodecChain {
                     size = Some(elements as usize * stage_type.size());
                     item = stage_type.size();
                 }
+                ("packbits", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("packbits", "a second array -> bytes codec"));
+                    }
+                    let c = super::packbits::PackBits::from_configuration(config, stage_type)?;
+                    let elements: u64 = shape.iter().product();
+                    size = c.encoded_size(elements);
+                    array_to_bytes = Some(ArrayToBytes::PackBits(c));
+                    item = 1;
+                }
                 ("numcodecs.pcodec", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error("numcodecs.pcodec", "a second array -> bytes codec"));
@@ -332,6 +342,7 @@ impl CodecChain {
             ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
             ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, self.data_type, elements as usize)?,
+            ArrayToBytes::PackBits(c) => c.decode(&bytes, elements as usize)?,
             ArrayToBytes::VarLen { bytes: b } => {
                 let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
                 super::vlen::decode(&bytes, elements as usize, name)?

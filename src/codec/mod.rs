@@ -20,6 +20,7 @@ pub mod crc32c;
 pub mod filter;
 pub mod gzip;
 pub mod numcodecs;
+pub mod packbits;
 pub mod pcodec;
 pub mod scale_offset;
 pub mod sharding;
@@ -73,6 +74,8 @@ pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
     /// `numcodecs.pcodec` (issue #30).
     Pcodec,
+    /// zarr-extensions' `packbits` (issue #30).
+    PackBits(packbits::PackBits),
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).
     VarLen {
         bytes: bool,

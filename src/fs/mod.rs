@@ -523,7 +523,7 @@ impl NzFs {
                 }
                 match self.info[node].text.as_ref().filter(|t| t.variable) {
                     Some(_) => (Kind::File, self.chunk_text_size(node, index)?),
-                    None => (Kind::File, m.chunk_bytes()),
+                    None => (Kind::File, m.chunk_bytes_of(index)),
                 }
             }
         })

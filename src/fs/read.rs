@@ -125,7 +125,7 @@ impl NzFs {
         Ok(match array.chunk_or_fill(index)? {
             Some(chunk) => ChunkContent::Decoded(chunk),
             None => ChunkContent::Fill {
-                len: m.chunk_bytes(),
+                len: m.chunk_bytes_of(index),
                 zero: m.fill_value.0.iter().all(|&b| b == 0),
             },
         })

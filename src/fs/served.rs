@@ -141,7 +141,7 @@ impl NzFs {
         match Inode::from_ino(ino) {
             Some(Inode::Chunk { node, index }) => {
                 if let Some(array) = self.droppable(node) {
-                    let size = array.metadata().chunk_bytes();
+                    let size = array.metadata().chunk_bytes_of(index);
                     self.served_piece(array, (ino, (node, index)), offset, end, size);
                 }
             }

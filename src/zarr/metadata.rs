@@ -12,6 +12,7 @@
 
 use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
+use super::grid::Axis;
 use super::json::Value;
 
 use super::extension::invalid;
@@ -50,7 +51,11 @@ pub struct CodecSpec {
 pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     pub data_type: DataType,
+    /// The chunk shape; for a rectilinear grid, the longest edge along
+    /// each axis (what bounds a chunk's size).
     pub chunk_shape: Vec<u64>,
+    /// The chunk grid, one axis per dimension.
+    pub axes: Vec<Axis>,
     pub chunk_key_encoding: ChunkKeyEncoding,
     pub fill_value: FillValue,
     /// The fill value as written, for headers.
@@ -69,23 +74,43 @@ pub struct ArrayMetadata {
 }
 
 impl ArrayMetadata {
-    /// The number of chunks along each dimension (ceil(shape / chunk_shape)).
+    /// The number of chunks along each dimension.
     pub fn grid_shape(&self) -> Vec<u64> {
-        self.shape
-            .iter()
-            .zip(&self.chunk_shape)
-            .map(|(&s, &c)| s.div_ceil(c))
-            .collect()
+        self.axes.iter().map(Axis::count).collect()
     }
 
-    /// Elements in one chunk.
+    /// Whether every chunk has the shape [`ArrayMetadata::chunk_shape`].
+    pub fn is_regular(&self) -> bool {
+        super::grid::is_regular(&self.axes)
+    }
+
+    /// Elements in the largest chunk (in every chunk of a regular grid).
     pub fn chunk_elements(&self) -> u64 {
         self.chunk_shape.iter().product()
     }
 
-    /// Decoded bytes in one chunk (fits [`MAX_CHUNK_BYTES`]).
+    /// Decoded bytes of the largest chunk (fits [`MAX_CHUNK_BYTES`]).
     pub fn chunk_bytes(&self) -> u64 {
         self.chunk_elements() * self.data_type.size() as u64
+    }
+
+    /// The shape of the chunk at grid index `grid`.
+    pub fn chunk_shape_at(&self, grid: &[u64]) -> Vec<u64> {
+        self.axes.iter().zip(grid).map(|(a, &i)| a.edge(i)).collect()
+    }
+
+    /// Elements in chunk `linear` (C order over the grid).
+    pub fn chunk_elements_of(&self, linear: u64) -> u64 {
+        if self.is_regular() {
+            return self.chunk_elements();
+        }
+        let grid = super::chunk_key::unravel(&self.grid_shape(), linear);
+        self.chunk_shape_at(&grid).iter().product()
+    }
+
+    /// Decoded bytes of chunk `linear`, the size of its chunk file.
+    pub fn chunk_bytes_of(&self, linear: u64) -> u64 {
+        self.chunk_elements_of(linear) * self.data_type.size() as u64
     }
 }
 
@@ -252,27 +277,47 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
 
     let grid = get("chunk_grid")?;
     let grid_name = extension_name(grid, "chunk_grid")?;
-    if grid_name != "regular" {
-        return Err(MetadataError::Unsupported {
-            point: "chunk grid",
-            name: grid_name.into(),
-        });
-    }
-    let chunk_shape = extension_configuration(grid, "chunk_grid")?
-        .and_then(|c| c.get("chunk_shape"))
-        .ok_or_else(|| invalid("chunk_grid", "regular grid without `chunk_shape`"))
-        .and_then(|v| u64_list(v, "chunk_grid"))?;
-    if chunk_shape.len() != shape.len() {
-        return Err(invalid(
-            "chunk_grid",
-            format!(
-                "chunk_shape has {} dimensions, shape has {}",
-                chunk_shape.len(),
-                shape.len()
-            ),
-        ));
-    }
-    check_chunk_grid(&shape, &chunk_shape, data_type, "chunk_grid")?;
+    let (chunk_shape, axes) = match grid_name {
+        "regular" => {
+            let chunk_shape = extension_configuration(grid, "chunk_grid")?
+                .and_then(|c| c.get("chunk_shape"))
+                .ok_or_else(|| invalid("chunk_grid", "regular grid without `chunk_shape`"))
+                .and_then(|v| u64_list(v, "chunk_grid"))?;
+            if chunk_shape.len() != shape.len() {
+                return Err(invalid(
+                    "chunk_grid",
+                    format!(
+                        "chunk_shape has {} dimensions, shape has {}",
+                        chunk_shape.len(),
+                        shape.len()
+                    ),
+                ));
+            }
+            check_chunk_grid(&shape, &chunk_shape, data_type, "chunk_grid")?;
+            let axes = shape
+                .iter()
+                .zip(&chunk_shape)
+                .map(|(&s, &c)| Axis::regular(s, c))
+                .collect();
+            (chunk_shape, axes)
+        }
+        "rectilinear" => {
+            let axes = super::grid::rectilinear(extension_configuration(grid, "chunk_grid")?, &shape)?;
+            let chunk_shape: Vec<u64> = axes.iter().map(Axis::max_edge).collect();
+            // The largest chunk bounds every chunk; the count must fit u64.
+            check_chunk_grid(&chunk_shape, &chunk_shape, data_type, "chunk_grid")?;
+            axes.iter()
+                .try_fold(1u64, |acc, a| acc.checked_mul(a.count()))
+                .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
+            (chunk_shape, axes)
+        }
+        _ => {
+            return Err(MetadataError::Unsupported {
+                point: "chunk grid",
+                name: grid_name.into(),
+            });
+        }
+    };
 
     let chunk_key_encoding = ChunkKeyEncoding::from_json(get("chunk_key_encoding")?)?;
     let fill_value_json = get("fill_value")?.clone();
@@ -326,6 +371,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
         shape,
         data_type,
         chunk_shape,
+        axes,
         chunk_key_encoding,
         fill_value,
         fill_value_json,

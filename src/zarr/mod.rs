@@ -1,6 +1,6 @@
 //! The Zarr model: metadata documents (v3 `zarr.json`, and Zarr v2 and
 //! NCZarr documents read into the same types by [`v2`]), data types and
-//! fill values (numpy type strings in [`numpy`]), chunk key encodings, the
+//! fill values (numpy type strings in [`numpy`]), chunk grids, chunk key encodings, the
 //! text form of string values, and hierarchy discovery. Nothing here knows
 //! about FUSE.
 
@@ -8,6 +8,7 @@ pub mod chunk_key;
 pub mod data_type;
 pub mod dimensions;
 pub mod extension;
+pub mod grid;
 pub mod hierarchy;
 pub mod json;
 pub mod metadata;

@@ -291,9 +291,15 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         attributes.push(("_FillValue".into(), fill_value_json.clone()));
     }
 
+    let axes = shape
+        .iter()
+        .zip(&chunk_shape)
+        .map(|(&s, &c)| super::grid::Axis::regular(s, c))
+        .collect();
     let mut a = ArrayMetadata {
         shape,
         data_type,
+        axes,
         chunk_shape,
         chunk_key_encoding: ChunkKeyEncoding::V2 { separator },
         fill_value,

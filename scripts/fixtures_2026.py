@@ -19,7 +19,7 @@ import sys
 import numpy as np
 import zarr
 from zarr.codecs import BytesCodec, CastValue, ScaleOffset, ZstdCodec
-from zarr.codecs.numcodecs import PCodec
+from zarr.codecs.numcodecs import ZFPY, PCodec
 
 OUT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "data"))
 RNG = np.random.default_rng(2026)
@@ -78,6 +78,36 @@ def main():
     add("pco_uint16", counts, (5, 12), [], 0, serializer=PCodec(level=4))
     times = (np.arange(100, dtype="int64") * 3600 + 10**9).reshape(10, 10)
     add("pco_int64", times, (4, 10), [], 0, serializer=PCodec())
+    # numcodecs.zfpy (zfp's full header, then the blocks) in each of its
+    # modes: 4 fixed accuracy, 3 fixed precision, 2 fixed rate.
+    field = (np.cos(np.linspace(0, 9, 13 * 11)) * 20).reshape(13, 11).astype("float32")
+    add("zfp_float32_accuracy", field, (8, 6), [], np.float32(0), absent_rows=5,
+        serializer=ZFPY(mode=4, tolerance=0.01))
+    cube = RNG.standard_normal((5, 6, 7)).cumsum(axis=2)
+    add("zfp_float64_precision", cube, (4, 4, 4), [], 0.0, serializer=ZFPY(mode=3, precision=20))
+    add("zfp_float64_rate", cube, (5, 3, 7), [], 0.0, serializer=ZFPY(mode=2, rate=12))
+    hyper = RNG.standard_normal((3, 5, 4, 6)).astype("float32")
+    add("zfp_float32_4d", hyper, (2, 5, 4, 3), [], np.float32(0), serializer=ZFPY(mode=4, tolerance=1e-3))
+    ints = RNG.integers(-1000, 1000, size=(21,)).astype("int32")
+    add("zfp_int32", ints, (10,), [], 0, serializer=ZFPY(mode=3, precision=32))
+    longs = (np.arange(30, dtype="int64") * 123457 - 10**6).reshape(5, 6)
+    add("zfp_int64", longs, (4, 4), [], 0, serializer=ZFPY(mode=3, precision=64))
+    # A Zarr v2 array with zfpy as its compressor (zarr-python 3.4 writing
+    # v2), in a store of its own: tests/data/zfpy_v2.zarr.
+    import numcodecs
+    v2 = zarr.open_group(os.path.join(OUT, "zfpy_v2.zarr"), mode="w", zarr_format=2)
+    z2 = v2.create_array("temp", shape=(7, 9), chunks=(4, 4), dtype="<f8", fill_value=0.0,
+                         compressors=numcodecs.ZFPY(mode=4, tolerance=0.01))
+    z2[:5] = (np.arange(63.0).reshape(7, 9) / 7)[:5]
+    back = np.asarray(z2[...])
+    with open(os.path.join(expected, "zfpy_v2.bin"), "wb") as f:
+        f.write(back.astype("<f8").tobytes())
+    index.append({"store": "zfpy_v2.zarr", "path": "temp", "expected": "zfpy_v2", "dtype": "<f8",
+                  "shape": list(back.shape)})
+    import zfpy
+    with open(os.path.join(OUT, "zfp_arange16.bin"), "wb") as f:
+        f.write(zfpy.compress_numpy(np.arange(16.0).reshape(4, 4), tolerance=1e-3))
+
     # Rectilinear chunk grids (zarr-extensions' chunk-grids/rectilinear),
     # experimental in zarr-python 3.4. Each array's chunk files are written
     # out as zarr-python's values in each chunk's span, padded with the fill

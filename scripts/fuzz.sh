@@ -26,6 +26,9 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
+# C libraries built from source (zfp, blosc) under ASAN too, so their reads
+# past a hostile stream are caught, not only the Rust side's.
+export CFLAGS="${CFLAGS:-} -fsanitize=address"
 for t in "${targets[@]}"; do
   echo "== fuzzing $t for ${secs}s"
   corpus="tests/fuzz/corpus/$t"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install what nzfs needs to mount (fuse3) and to test (netcdf-bin for
+# Install what nzfs needs to build (a C compiler, libclang), to mount (fuse3) and to test (netcdf-bin for
 # ncgen/ncdump/nccopy, gdal-bin and cdo for the reader checks, bindfs for the
 # dead-store tests, systemd and man-db for the system tests, gfortran,
 # libnetcdf-dev and nco for the legacy-tool programs).
@@ -7,6 +7,11 @@
 set -euo pipefail
 need=()
 command -v fusermount3 >/dev/null || need+=(fuse3)
+# Building: a C compiler (blosc, zfp) and libclang for zfp's bindings
+# (feature zfp, default; without it: --no-default-features --features
+# remote,icechunk).
+command -v cc >/dev/null || need+=(build-essential)
+compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null || need+=(libclang-dev)
 if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)
   command -v ncdump >/dev/null || need+=(netcdf-bin)

@@ -172,6 +172,26 @@ impl CodecChain {
                     array_to_bytes = Some(ArrayToBytes::PackBits(c));
                     item = 1;
                 }
+                ("numcodecs.zfpy", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("numcodecs.zfpy", "a second array -> bytes codec"));
+                    }
+                    if !super::zfp::AVAILABLE {
+                        return Err(MetadataError::Unsupported {
+                            point: "codec",
+                            name: "numcodecs.zfpy (this nzfs was built without the zfp feature)".into(),
+                        });
+                    }
+                    if !super::zfp::supports(stage_type) || shape.is_empty() || shape.len() > 4 {
+                        return Err(order_error(
+                            "numcodecs.zfpy",
+                            "holds float32, float64, int32 and int64 in 1 to 4 dimensions",
+                        ));
+                    }
+                    array_to_bytes = Some(ArrayToBytes::Zfp);
+                    size = None;
+                    item = stage_type.size();
+                }
                 ("numcodecs.pcodec", _) => {
                     if array_to_bytes.is_some() {
                         return Err(order_error("numcodecs.pcodec", "a second array -> bytes codec"));
@@ -343,6 +363,7 @@ impl CodecChain {
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
             ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, self.data_type, elements as usize)?,
             ArrayToBytes::PackBits(c) => c.decode(&bytes, elements as usize)?,
+            ArrayToBytes::Zfp => super::zfp::decode(&bytes, self.data_type, &self.bytes_shape)?,
             ArrayToBytes::VarLen { bytes: b } => {
                 let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
                 super::vlen::decode(&bytes, elements as usize, name)?

@@ -26,6 +26,7 @@ pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
 pub mod vlen;
+pub mod zfp;
 pub mod zstd;
 
 pub use chain::CodecChain;
@@ -74,6 +75,8 @@ pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
     /// `numcodecs.pcodec` (issue #30).
     Pcodec,
+    /// `numcodecs.zfpy` (issue #30), through the zfp library.
+    Zfp,
     /// zarr-extensions' `packbits` (issue #30).
     PackBits(packbits::PackBits),
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).

@@ -209,7 +209,16 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     }
     match zarray.get("compressor") {
         None | Some(Value::Null) => {}
-        Some(c) => codecs.push(numcodecs_spec(c, "compressor")?),
+        Some(c) => {
+            let spec = numcodecs_spec(c, "compressor")?;
+            // zfpy compresses the chunk as an array (zfp's header holds its
+            // shape and type): it takes the bytes codec's place, as
+            // numcodecs.zfpy does in v3 (issue #30).
+            if spec.name == "numcodecs.zfpy" && filters.is_empty() {
+                codecs.retain(|c| c.name != "bytes");
+            }
+            codecs.push(spec);
+        }
     }
 
     let fill_value_json = zarray.get("fill_value").cloned().unwrap_or(Value::Null);

@@ -46,6 +46,9 @@ fuzz_target!(|data: &[u8]| {
             spec("bytes", r#"{"endian": "little"}"#),
             spec("zstd", "{}"),
         ],
+        // zfp's C decoder on hostile streams (selector 11 mod 13; seed zfp-3d).
+        vec![spec("numcodecs.zfpy", r#"{"mode": 4, "tolerance": 0.01}"#)],
+        vec![spec("packbits", r#"{"first_bit": 3, "last_bit": 20, "padding_encoding": "first_byte"}"#)],
     ];
     let chain = &chains[selector as usize % chains.len()];
     let dt = if chain[0].name == "vlen-utf8" { DataType::String } else { DataType::Float32 };

@@ -9,10 +9,15 @@
 //!   character that is ASCII but not a letter, digit or `_` gets a `_` in
 //!   front (`%x` -> `_%x`, ` lead` -> `_ lead`); trailing spaces become
 //!   `_`; words ncgen reads as keywords wherever a name may stand (`int`,
-//!   `NaN`, `data`, `_`, ...) get a `_` after them; the empty name is
+//!   `NaN`, `data`, `_`, and special attribute names such as `_Storage`)
+//!   get a `_` after them; the empty name is
 //!   `_nz_empty`; at most [`MAX_NAME`] (241) bytes, cut at a character;
 //! - a **CDL name** ([`cdl`]): that netCDF name with ncgen's special
 //!   characters escaped by `\` (a leading digit too).
+//!
+//! An attribute named like one of ncgen's special attributes is renamed
+//! where ncgen would refuse it ([`attribute_names`]: any of them on a
+//! group, any but `_FillValue` on a variable).
 //!
 //! Names that clean to the same name in one scope (the variables and groups
 //! of a group, the attributes of one owner, the dimensions of a group) are
@@ -89,8 +94,41 @@ fn replaced(c: char) -> bool {
     c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '/' | '?')
 }
 
+/// ncgen's special attribute names that its lexer reads as tokens
+/// wherever they stand (netCDF-C's `ncgen.l`): a variable, dimension or
+/// group of such a name gets a trailing `_` as keywords do (issue #30;
+/// found by tests/names.rs). As attribute names, [`attribute_names`]
+/// decides.
+const SPECIAL_TOKENS: &[&str] = &[
+    "_FillValue",
+    "_Format",
+    "_Storage",
+    "_ChunkSizes",
+    "_Fletcher32",
+    "_DeflateLevel",
+    "_Shuffle",
+    "_Endianness",
+    "_NoFill",
+    "_NCProperties",
+    "_IsNetcdf4",
+    "_SuperblockVersion",
+    "_Filter",
+    "_Codecs",
+    "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+];
+
 /// The netCDF name of store name `s` (module doc).
 pub fn netcdf(s: &str) -> String {
+    clean(s, true)
+}
+
+/// Like [`netcdf`], for an attribute: ncgen's special names are left to
+/// [`attribute_names`].
+fn netcdf_attribute(s: &str) -> String {
+    clean(s, false)
+}
+
+fn clean(s: &str, tokens: bool) -> String {
     let mut out: String = s.nfc().map(|c| if replaced(c) { '_' } else { c }).collect();
     if out.is_empty() {
         return "_nz_empty".into();
@@ -110,7 +148,7 @@ pub fn netcdf(s: &str) -> String {
     let spaces = out.len() - kept;
     out.truncate(kept);
     out.extend(std::iter::repeat_n('_', spaces));
-    if RESERVED.contains(&out.as_str()) {
+    if RESERVED.contains(&out.as_str()) || (tokens && SPECIAL_TOKENS.contains(&out.as_str())) {
         if out.len() == MAX_NAME {
             out.pop();
         }
@@ -146,11 +184,62 @@ pub fn unique<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     unique_avoiding(names.into_iter().map(|n| (n, false)), &[])
 }
 
+/// Attribute names ncgen reads as its special attributes (netCDF-C's
+/// `ncgen.l`), which a store's attribute of that name would break: ncgen
+/// refuses each of them as a group attribute, and as a variable attribute
+/// unless its value is what netCDF-4 means by it (`_Storage = "chunked"`).
+/// `_FillValue` is a variable's own (typed separately); the three that
+/// describe a file are left to groups when their type fits.
+const NCGEN_SPECIAL: &[&str] = &[
+    "_FillValue",
+    "_Format",
+    "_Storage",
+    "_ChunkSizes",
+    "_Fletcher32",
+    "_DeflateLevel",
+    "_Shuffle",
+    "_Endianness",
+    "_NoFill",
+    "_NCProperties",
+    "_IsNetcdf4",
+    "_SuperblockVersion",
+    "_Filter",
+    "_Codecs",
+    "_QuantizeBitGroomNumberOfSignificantDigits",
+    "_QuantizeGranularBitRoundNumberOfSignificantDigits",
+    "_QuantizeBitRoundNumberOfSignificantBits",
+    "_Netcdf4Dimid",
+    "_nc3_strict",
+    "_NCZARR_ATTR",
+];
+
+/// The netCDF names of a group's (`group`) or a variable's attributes, as
+/// [`unique`] makes them, with ncgen's special attribute names renamed too
+/// (issue #30: a group attribute `_FillValue` made `header.cdl` fail in
+/// ncgen), except a variable's `_FillValue`.
+pub fn attribute_names<'a>(keys: impl IntoIterator<Item = &'a str>, group: bool) -> Vec<String> {
+    let reserved: Vec<&str> = NCGEN_SPECIAL
+        .iter()
+        .copied()
+        .filter(|&k| group || k != "_FillValue")
+        .collect();
+    unique_with(keys.into_iter().map(|k| (k, true)), &reserved, netcdf_attribute)
+}
+
 /// Like [`unique`], but a name flagged `true` must not be one of `reserved`
 /// either (a subgroup must not be named like a dimension of its group: in
 /// netCDF-4 both are HDF5 objects of the group, and ncgen fails).
 pub fn unique_avoiding<'a>(names: impl IntoIterator<Item = (&'a str, bool)>, reserved: &[&str]) -> Vec<String> {
-    let (clean, flags): (Vec<String>, Vec<bool>) = names.into_iter().map(|(n, f)| (netcdf(n), f)).unzip();
+    unique_with(names, reserved, netcdf)
+}
+
+/// [`unique_avoiding`] with the names cleaned by `to_netcdf`.
+fn unique_with<'a>(
+    names: impl IntoIterator<Item = (&'a str, bool)>,
+    reserved: &[&str],
+    to_netcdf: fn(&str) -> String,
+) -> Vec<String> {
+    let (clean, flags): (Vec<String>, Vec<bool>) = names.into_iter().map(|(n, f)| (to_netcdf(n), f)).unzip();
     let mut taken: HashSet<&str> = HashSet::new();
     let all: HashSet<&str> = clean
         .iter()

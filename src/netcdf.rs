@@ -280,15 +280,16 @@ fn typed_attr(v: &Value, dt: DataType, cdf5: bool) -> Option<AttrValue> {
 }
 
 /// Attributes under NZ's default mapping, or in their recorded types, with
-/// their netCDF names ([`crate::naming::unique`]; `_nz_renamed_attributes`
+/// their netCDF names ([`crate::naming::attribute_names`]; `_nz_renamed_attributes`
 /// says which changed). `fill` writes a variable's `_FillValue` in its type.
 fn attrs_of(
     attrs: &[(String, Value)],
     types: &[(String, DataType)],
     cdf5: bool,
     fill: Option<u32>,
+    group: bool,
 ) -> Vec<(String, AttrValue)> {
-    let keys = naming::unique(attrs.iter().map(|(k, _)| k.as_str()));
+    let keys = naming::attribute_names(attrs.iter().map(|(k, _)| k.as_str()), group);
     let mut out: Vec<(String, AttrValue)> = attrs
         .iter()
         .zip(&keys)
@@ -425,7 +426,7 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
         var_dims.push(ids);
     }
 
-    let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5, None);
+    let mut header_attrs = attrs_of(&group_attributes, &group_types, cdf5, None, true);
     if let Some(text) = naming::renamed_lines(group_dims.renamed()) {
         header_attrs.push(("_nz_renamed_dimensions".into(), AttrValue::Text(text)));
     }
@@ -468,7 +469,7 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
                 for &d in &var_dims[k] {
                     w.count(d as u64);
                 }
-                let mut attrs = attrs_of(&m.attributes, &m.attribute_types, cdf5, Some(t));
+                let mut attrs = attrs_of(&m.attributes, &m.attribute_types, cdf5, Some(t), false);
                 if var != h.nodes[*c].name {
                     attrs.push(("_nz_name".into(), AttrValue::Text(h.nodes[*c].name.clone())));
                 }

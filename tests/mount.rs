@@ -470,29 +470,52 @@ fn string_arrays_show_data_txt_through_a_real_mount() {
 /// know still mounts; its header describes it, its data files are EIO.
 #[test]
 fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
-    let tmp = tempfile::tempdir().unwrap();
-    let s = tmp.path().join("zfp.zarr");
-    std::fs::create_dir_all(s.join("c")).unwrap();
-    std::fs::write(
-        s.join("zarr.json"),
-        r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                   {"name": "numcodecs.zfpy", "configuration": {"mode": 4, "tolerance": 0.01}}],
-        "attributes": {"units": "K"}}"#,
-    )
-    .unwrap();
-    std::fs::write(s.join("c/0"), b"not zfp").unwrap();
-    let m = Mount::at(&s, &[]);
-    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
-    assert!(
-        header.contains("units = \"K\"") && header.contains("numcodecs.zfpy") && header.contains("cannot be decoded"),
-        "{header}"
-    );
-    let err = std::fs::read(m.mp.join("data.bin")).unwrap_err();
-    assert_eq!(err.raw_os_error(), Some(libc::EIO));
-    assert!(m.log().contains("numcodecs.zfpy"), "{}", m.log());
+    // An unknown codec, chunk grid and data type (issue #30): each root
+    // array mounts; its header describes it and names what is unknown;
+    // data.bin is EIO and the log says why.
+    let grid = r#"{"name": "regular", "configuration": {"chunk_shape": [4]}}"#;
+    let codecs = r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#;
+    let mystery = r#"[{"name": "bytes", "configuration": {"endian": "little"}},
+                      {"name": "numcodecs.mystery", "configuration": {"level": 4}}]"#;
+    let hexagonal = r#"{"name": "hexagonal", "configuration": {"size": 3}}"#;
+    for (what, data_type, grid, codecs) in [
+        ("numcodecs.mystery", "float32", grid, mystery),
+        ("hexagonal", "float32", hexagonal, codecs),
+        ("complex_quaternion", "complex_quaternion", grid, codecs),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = tmp.path().join("odd.zarr");
+        std::fs::create_dir_all(s.join("c")).unwrap();
+        std::fs::write(
+            s.join("zarr.json"),
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "{data_type}",
+                "chunk_grid": {grid}, "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+                "codecs": {codecs}, "attributes": {{"units": "K"}}}}"#
+            ),
+        )
+        .unwrap();
+        std::fs::write(s.join("c/0"), b"not data").unwrap();
+        let m = Mount::at(&s, &[]);
+        let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+        assert!(
+            header.contains("units") && header.contains("\"K\"") && header.contains(what),
+            "{what}: {header}"
+        );
+        let err = std::fs::read(m.mp.join("data.bin")).unwrap_err();
+        assert!(
+            [Some(libc::EIO), Some(libc::ENOENT)].contains(&err.raw_os_error()),
+            "{what}: {err}"
+        );
+        assert!(m.log().contains(what), "{what}: {}", m.log());
+        // ncgen accepts the header.
+        let out = std::process::Command::new("ncgen")
+            .args(["-o", tmp.path().join("h.nc").to_str().unwrap()])
+            .arg(m.mp.join("header.cdl"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }
 
 fn set_mode_644(p: &std::path::Path) {

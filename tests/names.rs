@@ -47,6 +47,12 @@ const PIECES: &[&str] = &[
     "\u{85}",
     "\u{1}",
     "t\n\t\tv:injected = \"not in the store\" ;\n\t\t//",
+    // ncgen's special attributes (issue #30: a group's _FillValue).
+    "_FillValue",
+    "_Storage",
+    "_Format",
+    "_Endianness",
+    "_nc3_strict",
 ];
 
 struct Rng(u64);

@@ -189,6 +189,9 @@ impl Array {
     /// says the metadata is valid but names a codec nzfs does not know.
     fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, (String, bool)> {
         let m = &node.metadata;
+        if let Some(reason) = &m.unsupported {
+            return Err((reason.clone(), true));
+        }
         let chain = chain_of_shape(m, &m.chunk_shape).map_err(|e| {
             let unsupported = matches!(
                 e,

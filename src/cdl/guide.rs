@@ -12,6 +12,20 @@ use crate::zarr::metadata::ArrayMetadata;
 /// `// nzfs:` lines saying how to read the variable's `.bin` files.
 pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetadata, dim_names: &[&str]) {
     let at = format!("{indent}\t\t// nzfs: ");
+    if let Some(reason) = &a.unsupported {
+        let _ = writeln!(
+            out,
+            "{at}no chunk files ({}); data.bin gives EIO",
+            naming::comment(reason)
+        );
+        let _ = writeln!(
+            out,
+            "{at}zarr fill_value {}; codecs {}",
+            naming::comment(&a.fill_value_json.to_string()),
+            naming::comment(&codec_chain_text(a))
+        );
+        return;
+    }
     if a.data_type.is_text() {
         let _ = writeln!(
             out,

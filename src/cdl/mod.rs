@@ -131,12 +131,60 @@ pub fn with_comment(text: String, comment: &str) -> String {
 
 /// The header of an array nzfs cannot show (its data type): a dataset with
 /// no variables and a comment naming the reason.
-pub fn render_unreadable(title: &str, reason: &str) -> String {
-    format!(
-        "netcdf {} {{\n// nzfs: this array cannot be shown: {}\n// nzfs: only this header is here; nothing else in this directory can be read\n}}\n",
+pub fn render_unreadable(title: &str, reason: &str, document: Option<&Value>) -> String {
+    let mut out = format!(
+        "netcdf {} {{\n// nzfs: this array cannot be shown: {}\n",
         name(title),
         naming::comment(reason)
-    )
+    );
+    // What the metadata says, as comments (issue #30): no CDL type can
+    // stand for a data type nzfs does not know.
+    if let Some(doc) = document {
+        let member = |k: &str| doc.get(k).map(|v| naming::comment(&v.to_string()));
+        for (label, key) in [
+            ("data type", "data_type"),
+            ("data type", "dtype"),
+            ("shape", "shape"),
+            ("dimension names", "dimension_names"),
+            ("chunk grid", "chunk_grid"),
+            ("chunks", "chunks"),
+            ("fill value", "fill_value"),
+            ("codecs", "codecs"),
+            ("compressor", "compressor"),
+            ("filters", "filters"),
+        ] {
+            if let Some(v) = member(key).filter(|v| v != "null") {
+                let _ = writeln!(out, "// nzfs: {label} {}", cut(&v, 400));
+            }
+        }
+        if let Some(Value::Object(attrs)) = doc.get("attributes") {
+            for (k, v) in attrs.iter().take(256) {
+                let _ = writeln!(
+                    out,
+                    "// nzfs: attribute {} = {}",
+                    naming::comment(k),
+                    cut(&naming::comment(&v.to_string()), 400)
+                );
+            }
+            if attrs.len() > 256 {
+                let _ = writeln!(out, "// nzfs: ... and {} more attributes", attrs.len() - 256);
+            }
+        }
+    }
+    out.push_str("// nzfs: only this header is here; nothing else in this directory can be read\n}\n");
+    out
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, marked.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} ...", &text[..end])
 }
 
 /// The user-defined types the subtree needs, as CDL declarations.
@@ -320,7 +368,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
     if let Some(n) = own_name.filter(|n| naming::netcdf(n) != *n) {
         extra.push(("_nz_name", n.to_string()));
     }
-    let keys = naming::unique(attrs.iter().map(|(k, _)| k.as_str()));
+    let keys = naming::attribute_names(attrs.iter().map(|(k, _)| k.as_str()), true);
     if let Some(text) = naming::renamed_lines(
         attrs
             .iter()
@@ -364,7 +412,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
         let _ = write!(out, "({})", listed.join(", "));
     }
     out.push_str(" ;\n");
-    let keys = naming::unique(a.attributes.iter().map(|(k, _)| k.as_str()));
+    let keys = naming::attribute_names(a.attributes.iter().map(|(k, _)| k.as_str()), false);
     for ((k, v), key) in a.attributes.iter().zip(&keys) {
         write_attribute(
             out,
@@ -399,7 +447,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
     }
     if a.shape.is_empty() {
         let _ = writeln!(out, "{at}_Storage = \"contiguous\" ;");
-    } else {
+    } else if a.unsupported.is_none() {
         let sizes: Vec<String> = a
             .chunk_shape
             .iter()

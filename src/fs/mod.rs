@@ -427,6 +427,32 @@ impl NzFs {
         }
     }
 
+    /// The metadata document of node `n` as the store holds it (a Zarr v2
+    /// array's `.zarray` with its `.zattrs` as `attributes`), for headers
+    /// of nodes nzfs cannot model; `None` when it cannot be read.
+    fn document_of(&self, n: usize) -> Option<crate::zarr::json::Value> {
+        use crate::zarr::json::{Value, parse};
+        let path = &self.hierarchy().nodes.get(n)?.path;
+        let read = |name: &str| {
+            let key = crate::store::join(path, name).ok()?;
+            let bytes = self
+                .store()
+                .get(&key, crate::zarr::hierarchy::MAX_METADATA_BYTES)
+                .ok()??;
+            parse(&bytes).ok()
+        };
+        if let Some(doc) = read("zarr.json") {
+            return Some(doc);
+        }
+        let Value::Object(mut members) = read(".zarray")? else {
+            return None;
+        };
+        if let Some(attrs) = read(".zattrs") {
+            members.push(("attributes".into(), attrs));
+        }
+        Some(Value::Object(members))
+    }
+
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
         let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         match &node.kind {
@@ -593,7 +619,7 @@ impl NzFs {
                 let (h, version) = (self.hierarchy(), self.version(n));
                 let title = cdl::title(h, n, &self.options.dataset_name, version);
                 let text = match (self.unknown_type(n), self.dataset.undecodable(n)) {
-                    (Some(reason), _) => cdl::render_unreadable(title, reason),
+                    (Some(reason), _) => cdl::render_unreadable(title, reason, self.document_of(n).as_ref()),
                     (None, Some(reason)) => cdl::with_comment(
                         cdl::render(h, n, title),
                         &format!("nzfs: this array's values cannot be decoded: {reason}; its data files give EIO"),

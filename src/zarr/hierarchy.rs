@@ -215,7 +215,16 @@ impl Hierarchy {
         let bad_root = |key| move |reason| OpenError::BadRoot { key, reason };
         if let Some(bytes) = store.get(&key("zarr.json"), MAX_METADATA_BYTES)? {
             h.budget.spend(bytes.len());
-            let meta = NodeMetadata::parse(&bytes).map_err(bad_root("zarr.json"))?;
+            let meta = match NodeMetadata::parse(&bytes) {
+                // A root array of a data type nzfs does not know mounts,
+                // showing only its header (issue #30).
+                Err(e @ MetadataError::UnknownDataType(_)) => {
+                    tracing::warn!(key = "zarr.json", reason = %e, "the root array cannot be shown; its header is");
+                    h.push(None, "", NodeKind::Broken { reason: e.to_string() });
+                    return Ok(h);
+                }
+                r => r.map_err(bad_root("zarr.json"))?,
+            };
             let consolidated = match &meta {
                 NodeMetadata::Group(g) => g.consolidated.clone(),
                 NodeMetadata::Array(_) => None,
@@ -238,7 +247,9 @@ impl Hierarchy {
             h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
         } else if let Some(kind) = v2_node(store, "", &mut h.budget)? {
             h.zarr_format = 2;
-            if let NodeKind::Broken { reason } = &kind {
+            if let NodeKind::Broken { reason } = &kind
+                && !reason.contains(super::extension::UNSUPPORTED_TYPE)
+            {
                 return Err(OpenError::BadRoot {
                     key: ".zarray/.zgroup",
                     reason: MetadataError::Invalid {

@@ -71,6 +71,10 @@ pub struct ArrayMetadata {
     /// Attributes whose netCDF type the store records (NCZarr's
     /// `_NCZARR_ATTR.types`); the others follow NZ's default mapping.
     pub attribute_types: Vec<(String, DataType)>,
+    /// What valid metadata names that nzfs cannot decode (an unknown chunk
+    /// grid): the array's header is shown, its data files give EIO, and it
+    /// has no chunk files (issue #30).
+    pub unsupported: Option<String>,
 }
 
 impl ArrayMetadata {
@@ -277,6 +281,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
 
     let grid = get("chunk_grid")?;
     let grid_name = extension_name(grid, "chunk_grid")?;
+    let mut unsupported = None;
     let (chunk_shape, axes) = match grid_name {
         "regular" => {
             let chunk_shape = extension_configuration(grid, "chunk_grid")?
@@ -311,11 +316,21 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
                 .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
             (chunk_shape, axes)
         }
+        // Valid metadata nzfs cannot decode: the header is still shown
+        // (issue #30); no chunks, and each chunk shape 1 so that nothing
+        // sized from it is large.
         _ => {
-            return Err(MetadataError::Unsupported {
-                point: "chunk grid",
-                name: grid_name.into(),
-            });
+            unsupported = Some(
+                MetadataError::Unsupported {
+                    point: "chunk grid",
+                    name: grid_name.into(),
+                }
+                .to_string(),
+            );
+            (
+                vec![1; shape.len()],
+                vec![Axis::Regular { edge: 1, count: 0 }; shape.len()],
+            )
         }
     };
 
@@ -381,6 +396,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
         has_dimension_names,
         zarr_format: 3,
         attribute_types: Vec::new(),
+        unsupported,
     };
     a.add_time_attributes();
     Ok(a)

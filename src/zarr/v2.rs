@@ -318,6 +318,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         dimension_names,
         has_dimension_names,
         zarr_format: 2,
+        unsupported: None,
         attribute_types,
     };
     a.add_time_attributes();

@@ -117,6 +117,41 @@ fn check_dev_fuse() -> Result<(), CliError> {
         })
 }
 
+/// A normal user's mount goes through the setuid `fusermount3` (issue #32:
+/// no wheel can ship it): say which package has it when it is missing.
+/// Looked for where fuser looks: `$FUSERMOUNT_PATH`, else `fusermount3` or
+/// `fusermount` on `PATH`, in `/sbin` or `/bin`.
+fn check_fusermount() -> Result<(), CliError> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return Ok(());
+    }
+    let runnable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = match std::env::var_os("FUSERMOUNT_PATH") {
+        Some(p) => runnable(Path::new(&p)),
+        None => {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .chain([std::path::PathBuf::from("/sbin"), std::path::PathBuf::from("/bin")])
+                .any(|d| ["fusermount3", "fusermount"].iter().any(|b| runnable(&d.join(b))))
+        }
+    };
+    match found {
+        true => Ok(()),
+        false => fail(
+            concat!(
+                "fusermount3 is missing: a mount as a normal user needs it, and it must come from the ",
+                "system (it is setuid, so no pip wheel can ship it): apt install fuse3 (Debian, Ubuntu), ",
+                "dnf install fuse3 (Fedora, RHEL), zypper install fuse3 (SUSE), or mount as root"
+            )
+            .to_string(),
+        ),
+    }
+}
+
 /// What `-o a,b=c` values ask for.
 struct MountPlan {
     /// Options for the kernel and fusermount3.
@@ -260,6 +295,7 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
     let plan = mount_options(&args.options, &args.store)?;
     check_mountpoint(&args.mountpoint, plan.nonempty)?;
     check_dev_fuse()?;
+    check_fusermount()?;
     crate::open::check_version(&args.store, &args.symlinks)?;
     if let Some(dir) = log_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
@@ -338,6 +374,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     if !args.daemon_child {
         check_mountpoint(&args.mountpoint, plan.nonempty)?;
         check_dev_fuse()?;
+        check_fusermount()?;
     }
     crate::memory::tune_allocator();
     let mut store_args = args.symlinks.clone();

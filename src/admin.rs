@@ -148,8 +148,8 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         "  passthrough  {}\n",
         if yes(&["passthrough", "on"]) {
             format!(
-                "on, {} backing files, {}",
-                u(&["passthrough", "backings"]),
+                "on, {}, {}",
+                crate::naming::count(u(&["passthrough", "backings"]), "backing file"),
                 size(u(&["passthrough", "backing_bytes"]))
             )
         } else {
@@ -157,8 +157,8 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         }
     );
     out += &format!(
-        "  opens        {} open requests{}\n",
-        u(&["opens", "requests"]),
+        "  opens        {}{}\n",
+        crate::naming::count(u(&["opens", "requests"]), "open request"),
         if yes(&["opens", "by_kernel"]) {
             " (then the kernel opens files itself)"
         } else {
@@ -250,7 +250,7 @@ mod tests {
             "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
             "5 queued, 4 done (16 workers)",
             "passthrough  off",
-            "opens        1 open requests (then the kernel opens files itself)",
+            "opens        1 open request (then the kernel opens files itself)",
             "errors       3 (decode 2, store 1)",
             "1m 30s ago  decode: store key t2m/c/0: bad crc",
         ] {

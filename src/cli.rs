@@ -14,6 +14,7 @@ use crate::array::MissingChunks;
 #[command(
     name = "nzfs",
     version,
+    long_version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NZFS_BUILD_INFO"), ")"),
     about = "Mount a Zarr v3 (NZ-1.0), Zarr v2 or NCZarr store read-only, as directories of decoded chunk files",
     long_about = "Mount a Zarr store read-only: Zarr v3 (NZ-1.0 NetCDF-Zarr convention), Zarr v2\n\
         (zarr-python, xarray; consolidated .zmetadata too) or netCDF-C's NCZarr.\n\n\
@@ -41,6 +42,7 @@ pub enum Command {
     Mount(MountArgs),
     /// Unmount a mount point made by `nzfs mount`
     #[command(
+        visible_alias = "umount",
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
@@ -131,7 +133,8 @@ pub struct MountArgs {
     /// Stay in the foreground and log to stderr
     #[arg(short, long)]
     pub foreground: bool,
-    /// Budget for decoded chunks held in memory, e.g. 512MiB, 2GiB, 1000000.
+    /// Budget for decoded chunks held in memory, e.g. 512MiB, 2GiB, 1000000
+    /// (GB, MB are powers of 10).
     /// From a local store, a chunk read whole is then left to the kernel page
     /// cache rather than held twice
     #[arg(long, default_value = "512MiB", value_parser = parse_size)]
@@ -168,6 +171,24 @@ pub struct MountArgs {
     /// Internal: run as the background daemon of a `nzfs mount`
     #[arg(long, hide = true)]
     pub daemon_child: bool,
+}
+
+impl MountArgs {
+    /// Local paths made absolute, `..` resolved (issue #34: `status`,
+    /// `/proc/mounts` and the log file's name showed `tests/data/x.zarr/`
+    /// and `tmp_.._mnt`): the mount point, and the store unless it is a URL.
+    /// A path that does not exist is left for the checks to report.
+    pub fn absolutize(&mut self) {
+        let fix = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+        if !self.store.to_string_lossy().contains("://")
+            && let Some(abs) = fix(&self.store)
+        {
+            self.store = abs;
+        }
+        if let Some(abs) = fix(&self.mountpoint) {
+            self.mountpoint = abs;
+        }
+    }
 }
 
 /// How the store is reached (shared by every command): symlinks of a
@@ -354,6 +375,7 @@ const O_SWITCHES: &[(&str, &str)] = &[
 const SUBCOMMANDS: &[&str] = &[
     "mount",
     "unmount",
+    "umount",
     "check",
     "cdl",
     "status",
@@ -361,6 +383,24 @@ const SUBCOMMANDS: &[&str] = &[
     "man",
     "help",
 ];
+
+/// The subcommand `word` looks like a misspelling of (issue #34: `nzfs mnt
+/// STORE MP` was taken for mount(8)'s helper form): not a subcommand, not a
+/// path or URL that exists, and within a couple of edits of one.
+pub fn misspelled_command(word: &str) -> Option<&'static str> {
+    if SUBCOMMANDS.contains(&word) || word.starts_with('-') || word.contains('/') || std::path::Path::new(word).exists()
+    {
+        return None;
+    }
+    SUBCOMMANDS
+        .iter()
+        .map(|s| (edit_distance(word, s), *s))
+        // One edit from a short command (`cdll`), two from a longer one
+        // (`mnt`): a store named `a` is not a misspelled `man`.
+        .filter(|(d, s)| *d <= if s.len() <= 4 { 1 } else { 2 } && *d < word.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, s)| s)
+}
 
 /// Rewrite the command line before clap sees it:
 /// - `nzfs SOURCE MOUNTPOINT ...` (how mount(8) runs a FUSE helper) becomes
@@ -372,8 +412,12 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
     let mut args: Vec<OsString> = args.into_iter().collect();
     let positional = |a: Option<&OsString>| a.is_some_and(|a| !a.to_string_lossy().starts_with('-'));
     let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
+    // A misspelled subcommand (`nzfs mnt STORE MP`, issue #34) is left to
+    // clap, which suggests the right one: a word near a subcommand that is
+    // not a path or URL here is not mount(8)'s SOURCE.
     if let Some(first) = first
         && !SUBCOMMANDS.contains(&first.as_str())
+        && misspelled_command(&first).is_none()
         && positional(args.get(1))
         && positional(args.get(2))
     {
@@ -426,7 +470,10 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
     out
 }
 
-/// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`: binary units, bytes by default.
+/// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`, `1GB`: `KiB`/`MiB`/`GiB`/`TiB`
+/// and the bare `K`/`M`/`G`/`T` are binary (as `dd` and `du` read them),
+/// `kB`/`MB`/`GB`/`TB` decimal, as SI says (issue #34: `1GB` was taken as
+/// 1 GiB); bytes by default.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -436,17 +483,41 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("{s:?} is not a size like 512MiB or 2GiB"))?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        other => return Err(format!("unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB)")),
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB for powers of 10)"
+            ));
+        }
     };
     let bytes = n * mult as f64;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
         return Err(format!("{s:?} is out of range"));
     }
     Ok(bytes as u64)
+}
+
+/// Levenshtein distance, by characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(test)]
@@ -459,6 +530,12 @@ mod tests {
         assert_eq!(parse_size("2GiB"), Ok(2 << 30));
         assert_eq!(parse_size("1.5g"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
+        // SI units are SI (issue #34), binary ones binary.
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("500MB"), Ok(500_000_000));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert!(parse_size("1XB").unwrap_err().contains("GB"));
         assert!(parse_size("lots").is_err());
         assert!(parse_size("5 parsecs").is_err());
         assert!(parse_size("0").is_err());

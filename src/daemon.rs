@@ -99,6 +99,26 @@ fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
     }
 }
 
+/// `nzfs mount MOUNTPOINT STORE` (issue #34): the "store" is an empty
+/// directory and the "mount point" holds Zarr metadata.
+fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {
+    let empty_dir = std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none());
+    let looks_like_store = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
+        .iter()
+        .any(|f| mp.join(f).is_file());
+    if empty_dir && looks_like_store {
+        return fail(format!(
+            "the arguments look swapped: {} holds Zarr metadata and {} is an empty directory; \
+             the store comes first: nzfs mount {} {}",
+            mp.display(),
+            store.display(),
+            mp.display(),
+            store.display()
+        ));
+    }
+    Ok(())
+}
+
 fn check_dev_fuse() -> Result<(), CliError> {
     std::fs::OpenOptions::new()
         .read(true)
@@ -218,7 +238,11 @@ fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
                     }
                     plan.ownership.umask = Some(m);
                 }
-                _ => plan.fuse.push(MountOption::CUSTOM(other.into())),
+                // The one kernel option worth passing on as it is.
+                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.fuse.push(MountOption::CUSTOM(other.into())),
+                // Anything else would reach the kernel, whose EINVAL names
+                // nothing (issue #34): refuse it here, with the nearest.
+                _ => return Err(unknown_mount_option(other)),
             },
         }
     }
@@ -228,6 +252,43 @@ fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
         plan.fuse.push(MountOption::DefaultPermissions);
     }
     Ok(plan)
+}
+
+/// The `-o` options nzfs knows, for suggestions.
+const MOUNT_OPTIONS: &[&str] = &[
+    "allow_other",
+    "allow_root",
+    "auto_unmount",
+    "default_permissions",
+    "follow_symlinks",
+    "nonempty",
+    "ro",
+    "noexec",
+    "noatime",
+    "fsname=",
+    "subtype=",
+    "uid=",
+    "gid=",
+    "umask=",
+    "max_read=",
+];
+
+/// "unknown mount option", with the known option nearest to `o` when one is
+/// near enough to be a misspelling.
+fn unknown_mount_option(o: &str) -> CliError {
+    let key = o.split_once('=').map_or(o, |(k, _)| k);
+    let near = MOUNT_OPTIONS
+        .iter()
+        .map(|k| (crate::cli::edit_distance(key, k.trim_end_matches('=')), *k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
+    CliError::new(match near {
+        Some((_, k)) => format!("unknown mount option `{o}`; did you mean `{k}`? (nzfs mount --help lists them)"),
+        None => format!(
+            "unknown mount option `{o}`; nzfs knows {} (and ignores mount(8)'s generic ones)",
+            MOUNT_OPTIONS.join(", ")
+        ),
+    })
 }
 
 /// Options that mount(8), fstab and systemd add and that mean nothing to a
@@ -290,15 +351,89 @@ pub fn default_log_file(mp: &Path) -> PathBuf {
     dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
 }
 
+/// The most log files kept in the default log directory, and the age past
+/// which one goes (issue #34: one per mount point, for ever).
+const KEEP_LOGS: usize = 50;
+const KEEP_LOG_DAYS: u64 = 14;
+/// A log longer than this is moved to `NAME.log.1` when its mount point is
+/// mounted again (one old copy kept).
+const ROTATE_LOG_BYTES: u64 = 8 << 20;
+
+/// Bound the default log directory before a mount writes to `current`:
+/// rotate `current` past [`ROTATE_LOG_BYTES`]; remove logs not written for
+/// [`KEEP_LOG_DAYS`] days, then the oldest past [`KEEP_LOGS`], except those
+/// of mount points mounted now. Best effort: a failure is only logged.
+fn prune_logs(dir: &Path, current: &Path) {
+    if std::fs::metadata(current).is_ok_and(|m| m.len() > ROTATE_LOG_BYTES) {
+        let mut old = current.as_os_str().to_owned();
+        old.push(".1");
+        let _ = std::fs::rename(current, &old);
+    }
+    let live: std::collections::HashSet<PathBuf> = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.split_whitespace().nth(2).is_some_and(|t| t.starts_with("fuse")))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .map(|mp| default_log_file(Path::new(&unescape_mount(mp))))
+        })
+        .collect();
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = std::time::SystemTime::now();
+    let mut logs: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".log") || p.to_string_lossy().ends_with(".log.1"))
+        .filter(|p| p != current && !live.contains(p))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    logs.sort();
+    let old = |t: &std::time::SystemTime| {
+        now.duration_since(*t)
+            .is_ok_and(|d| d.as_secs() > KEEP_LOG_DAYS * 86_400)
+    };
+    let excess = logs.len().saturating_sub(KEEP_LOGS);
+    for (i, (t, p)) in logs.iter().enumerate() {
+        if (i < excess || old(t))
+            && let Err(e) = std::fs::remove_file(p)
+        {
+            tracing::debug!(path = %p.display(), error = %e, "cannot remove an old log");
+        }
+    }
+}
+
+/// A mount point as /proc/mounts writes it (space, tab, newline and `\`
+/// as octal escapes), back to the path.
+fn unescape_mount(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `nzfs mount` in the parent: check, start the daemon, wait for it.
 pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliError> {
     let plan = mount_options(&args.options, &args.store)?;
+    check_swapped(&args.store, &args.mountpoint)?;
     check_mountpoint(&args.mountpoint, plan.nonempty)?;
     check_dev_fuse()?;
     check_fusermount()?;
     crate::open::check_version(&args.store, &args.symlinks)?;
     if let Some(dir) = log_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
+        if log_file.starts_with(default_log_file(Path::new("/")).parent().unwrap_or(dir)) {
+            prune_logs(dir, log_file);
+        }
     }
     let mut child_args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     child_args.push("--daemon-child".into());

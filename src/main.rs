@@ -26,7 +26,14 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
                 .map_err(|e| CliError::new(format!("log file {}: {e}", path.display())))?;
             builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
         }
-        None => builder.with_writer(std::io::stderr).init(),
+        // Colour only on a terminal (issue #34: `-f 2>file` held ANSI codes).
+        None => {
+            use std::io::IsTerminal;
+            builder
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_writer(std::io::stderr)
+                .init()
+        }
     }
     Ok(())
 }
@@ -79,7 +86,7 @@ fn check(args: &CheckArgs) -> ExitCode {
     } else {
         print!("{}", nzfs::nz::to_text(&report));
         println!(
-            "{} (Zarr v{}): {} NZ-1.0 ({} errors, {} warnings)",
+            "{} (Zarr v{}): {} NZ-1.0 ({}, {})",
             daemon::shown_store(&args.store),
             report.zarr_format,
             if report.errors() == 0 {
@@ -87,8 +94,8 @@ fn check(args: &CheckArgs) -> ExitCode {
             } else {
                 "does not conform to"
             },
-            report.errors(),
-            report.warnings()
+            nzfs::naming::count(report.errors() as u64, "error"),
+            nzfs::naming::count(report.warnings() as u64, "warning")
         );
     }
     if report.errors() > 0 {
@@ -101,7 +108,10 @@ fn check(args: &CheckArgs) -> ExitCode {
 fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Check(_) => unreachable!("handled in main"),
-        Command::Mount(args) => mount(&args),
+        Command::Mount(mut args) => {
+            args.absolutize();
+            mount(&args)
+        }
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
         Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
@@ -128,8 +138,25 @@ fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 fn main() -> ExitCode {
+    // A misspelled subcommand gets the nearest one (clap suggests only
+    // close spellings: not `mount` for `mnt`).
+    if let Some(word) = std::env::args().nth(1)
+        && let Some(near) = nzfs::cli::misspelled_command(&word)
+    {
+        eprintln!("nzfs: unknown command `{word}`; did you mean `{near}`? (nzfs --help lists the commands)");
+        return ExitCode::from(2);
+    }
     // mount(8) runs `nzfs SOURCE MOUNTPOINT -o OPTIONS`: see normalize_args.
     let cli = Cli::parse_from(nzfs::cli::normalize_args(std::env::args_os()));
+    // Commands that print end quietly on a closed pipe (`nzfs completions
+    // bash | head -1`, issue #34), as cat does: SIGPIPE's default action.
+    // Not the mount daemon, which must outlive any reader that goes away.
+    if !matches!(cli.command, Command::Mount(_)) {
+        // SAFETY: resetting a signal's disposition before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     if let Command::Check(args) = &cli.command {
         return check(args);
     }

@@ -329,6 +329,16 @@ pub fn comment(s: &str) -> String {
     out
 }
 
+/// `n` and `noun`, plural unless `n` is 1 (`1 chunk file`, `2 chunk
+/// files`; issue #34). `noun` takes an `s`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

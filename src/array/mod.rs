@@ -295,6 +295,14 @@ impl Array {
             .fold(m.data_type.size() as u64, |acc, &s| acc.saturating_mul(s))
     }
 
+    /// Tell the store that chunk `index`'s object will be read soon
+    /// ([`ReadableStore::will_need`]).
+    pub fn will_need(&self, index: u64) {
+        if let Ok(key) = self.chunk_key(index) {
+            self.shared.store.will_need(&key);
+        }
+    }
+
     /// Whether chunk `index`'s whole decoded form is in the cache.
     pub fn is_cached(&self, index: u64) -> bool {
         self.shared.cache.is_present(&CacheKey::whole(self.id, index))

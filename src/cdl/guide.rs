@@ -36,8 +36,8 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
         let grid = a.grid_shape();
         let _ = writeln!(
             out,
-            "{at}{} chunk files named like {}.txt: each chunk's {} values, one per line; no data.bin",
-            grid.iter().product::<u64>(),
+            "{at}{} named like {}.txt: each chunk's {} values, one per line; no data.bin",
+            naming::count(grid.iter().product::<u64>(), "chunk file"),
             if grid.is_empty() {
                 "0".to_string()
             } else {
@@ -89,7 +89,8 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
             .collect::<Vec<_>>();
         let _ = writeln!(
             out,
-            "{at}{count} chunk files, grid {} over ({}), named like {}.bin (zero-padded indices, C order)",
+            "{at}{}, grid {} over ({}), named like {}.bin (zero-padded indices, C order)",
+            naming::count(count, "chunk file"),
             x(&grid),
             naming::comment(&dim_names.join(", ")),
             example.join(".")

@@ -248,6 +248,9 @@ impl NzFs {
                     return; // the workers are busy enough; the run goes on later
                 }
                 p.counters.queued.fetch_add(1, Ordering::Relaxed);
+                // The disk reads the window's objects while the workers
+                // decode the ones before (issue #33).
+                array.will_need(next);
             }
             run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
         }

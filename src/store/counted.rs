@@ -118,6 +118,10 @@ impl ReadableStore for Counted {
         self.inner.rereads_are_cheap()
     }
 
+    fn will_need(&self, key: &StoreKey) {
+        self.inner.will_need(key)
+    }
+
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         self.inner.access(path)
     }

@@ -422,6 +422,15 @@ impl ReadableStore for FilesystemStore {
         true
     }
 
+    fn will_need(&self, key: &StoreKey) {
+        if let Ok(Some((file, _))) = self.open_object(key) {
+            // SAFETY: a valid open descriptor; advice only, result ignored.
+            unsafe {
+                libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED);
+            }
+        }
+    }
+
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let _reading = inflight::begin(path);
         Ok(self.stat_path(path)?.map(|st| Access {

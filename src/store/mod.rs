@@ -228,6 +228,13 @@ pub trait ReadableStore: Send + Sync {
     fn rereads_are_cheap(&self) -> bool {
         false
     }
+    /// A hint that the value at `key` will be read soon (issue #33: the
+    /// prefetch window's objects): a local filesystem asks the kernel to
+    /// read it into the page cache in the background, so the disk works
+    /// ahead of the decoders. Never an error; the default does nothing.
+    fn will_need(&self, key: &StoreKey) {
+        let _ = key;
+    }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.
     fn access(&self, path: &str) -> io::Result<Option<Access>> {

@@ -1,0 +1,49 @@
+//! Build script (Cargo.toml: `build = "src/build.rs"`): records what a bug
+//! report needs in `nzfs --version` (issue #34): the git commit the binary
+//! was built from (`unknown` outside a checkout, or from `NZFS_COMMIT`) and
+//! the enabled cargo features.
+
+use std::process::Command;
+
+fn main() {
+    let commit = std::env::var("NZFS_COMMIT").ok().or_else(|| {
+        let out = Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .output()
+            .ok()?;
+        let hash = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        if !out.status.success() || hash.is_empty() {
+            return None;
+        }
+        let dirty = Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no"])
+            .output()
+            .ok()
+            .is_some_and(|o| !o.stdout.is_empty());
+        Some(if dirty { format!("{hash}-modified") } else { hash })
+    });
+    let mut features: Vec<String> = std::env::vars()
+        .filter_map(|(k, _)| {
+            k.strip_prefix("CARGO_FEATURE_")
+                .map(|f| f.to_lowercase().replace('_', "-"))
+        })
+        .filter(|f| f != "default")
+        .collect();
+    features.sort();
+    let features = if features.is_empty() {
+        "none".to_string()
+    } else {
+        features.join(", ")
+    };
+    println!(
+        "cargo:rustc-env=NZFS_BUILD_INFO=commit {}; features: {features}",
+        commit.as_deref().unwrap_or("unknown")
+    );
+    println!("cargo:rerun-if-env-changed=NZFS_COMMIT");
+    for f in [".git/HEAD", ".git/index"] {
+        if std::path::Path::new(f).exists() {
+            println!("cargo:rerun-if-changed={f}");
+        }
+    }
+    println!("cargo:rerun-if-changed=src/build.rs");
+}

@@ -1,0 +1,269 @@
+//! Issue #34: a newcomer's mistakes get helpful answers, through the real
+//! binary and real mounts: a misspelled `-o` option, swapped arguments, a
+//! misspelled command, a closed pipe, relative paths, log colours and
+//! bounds, SI sizes, `--version`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use common::mount::nzfs;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_nzfs"))
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn sample() -> String {
+    common::data_dir().join("sample.zarr").to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_misspelled_mount_option_names_itself_and_the_nearest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().to_str().unwrap();
+    let out = nzfs(&["mount", "-o", "ro,alow_other", &sample(), mp]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("unknown mount option `alow_other`") && err.contains("`allow_other`"),
+        "{err}"
+    );
+    assert!(!err.contains("rootmode") && !err.contains("fd="), "{err}");
+    let out = nzfs(&["mount", "-o", "frobnicate", &sample(), mp]);
+    assert!(
+        stderr(&out).contains("unknown mount option `frobnicate`"),
+        "{}",
+        stderr(&out)
+    );
+    // mount(8)'s generic options are still accepted (and ignored).
+    let m = common::mount::Mount::new("sample.zarr", &["-o", "defaults,noauto,_netdev,x-systemd.automount"]);
+    assert!(m.mp.join("header.cdl").is_file());
+}
+
+#[test]
+fn swapped_arguments_are_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = nzfs(&["mount", empty.to_str().unwrap(), &sample()]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("look swapped") && err.contains("store comes first"),
+        "{err}"
+    );
+    assert!(!err.contains("is not empty"), "{err}");
+}
+
+#[test]
+fn a_misspelled_command_gets_the_nearest_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (typed, meant) in [
+        ("mnt", "mount"),
+        ("stauts", "status"),
+        ("unmuont", "unmount"),
+        ("chek", "check"),
+    ] {
+        let out = nzfs(&[typed, &sample(), tmp.path().to_str().unwrap()]);
+        assert!(!out.status.success(), "{typed}");
+        let err = stderr(&out);
+        assert!(err.contains(&format!("did you mean `{meant}`")), "{typed}: {err}");
+        assert!(!err.contains("unexpected argument"), "{typed}: {err}");
+    }
+    // mount(8)'s helper form (`nzfs SOURCE MOUNTPOINT`) still mounts.
+    let out = nzfs(&["store-that-is-not-here.zarr", "/nonexistent-mp"]);
+    let err = stderr(&out);
+    assert!(err.contains("mount point") && !err.contains("unknown command"), "{err}");
+}
+
+#[test]
+fn printing_commands_end_quietly_on_a_closed_pipe() {
+    let store = sample();
+    for args in [vec!["completions", "bash"], vec!["cdl", store.as_str()]] {
+        let mut child = bin()
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader goes away before the output is written (as `head -1`
+        // does after its line): every write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?}",
+            out.status
+        );
+    }
+}
+
+#[test]
+fn relative_paths_are_shown_absolute() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    std::fs::create_dir_all(tmp.path().join("a/mnt")).unwrap();
+    let data = common::data_dir();
+    // From tests/data: the store as `sample.zarr`, the mount point through `..`.
+    let rel_mp = pathdiff(&tmp.path().join("a/mnt"), &data).expect("relative path");
+    assert!(rel_mp.starts_with(".."));
+    let out = bin()
+        .args(["mount", "sample.zarr", rel_mp.to_str().unwrap()])
+        .current_dir(&data)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mp = std::fs::canonicalize(tmp.path().join("a/mnt")).unwrap();
+    let status = nzfs(&["status", "--json", mp.to_str().unwrap()]);
+    let doc = nzfs::zarr::json::parse(&status.stdout).unwrap();
+    let store = doc.get("store").and_then(|v| v.as_str()).unwrap().to_string();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let line = mounts
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(mp.to_str().unwrap()))
+        .map(str::to_string);
+    let logs: Vec<String> = std::fs::read_dir(state.join("nzfs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let _ = nzfs(&["unmount", mp.to_str().unwrap()]);
+    let want = std::fs::canonicalize(data.join("sample.zarr")).unwrap();
+    assert_eq!(store, want.to_str().unwrap());
+    assert!(line.unwrap().starts_with(&format!("nzfs:{}", want.display())));
+    assert!(logs.iter().all(|l| !l.contains("..")), "{logs:?}");
+    assert!(
+        logs.iter().any(|l| l.ends_with("_a_mnt.log")),
+        "the log is named after the absolute mount point: {logs:?}"
+    );
+}
+
+/// `to` relative to `base`, for both absolute.
+fn pathdiff(to: &Path, base: &Path) -> Option<std::path::PathBuf> {
+    let to = std::fs::canonicalize(to).ok()?;
+    let base = std::fs::canonicalize(base).ok()?;
+    let common = to
+        .components()
+        .zip(base.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = std::path::PathBuf::new();
+    for _ in base.components().skip(common) {
+        out.push("..");
+    }
+    for c in to.components().skip(common) {
+        out.push(c);
+    }
+    Some(out)
+}
+
+#[test]
+fn logs_have_no_colour_codes_and_the_log_directory_stays_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let dir = state.join("nzfs");
+    std::fs::create_dir_all(&dir).unwrap();
+    // 80 logs of old mounts: 20 not written for a month, 60 recent.
+    let month_ago = SystemTime::now() - Duration::from_secs(30 * 86_400);
+    for i in 0..80 {
+        let p = dir.join(format!("tmp_old{i}.log"));
+        std::fs::write(&p, b"x").unwrap();
+        let when = if i < 20 {
+            month_ago
+        } else {
+            SystemTime::now() - Duration::from_secs(3600 + i)
+        };
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    // This mount point's own log is past the rotation size.
+    let own = dir.join(format!(
+        "{}.log",
+        mp.to_string_lossy().trim_matches('/').replace('/', "_")
+    ));
+    std::fs::write(&own, vec![b'l'; 9 << 20]).unwrap();
+    let out = bin()
+        .args(["mount", &sample(), mp.to_str().unwrap()])
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let _ = std::fs::read(mp.join("t2m/data.bin")).unwrap();
+    let _ = nzfs(&["unmount", mp.to_str().unwrap()]);
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let old_left = (0..20).filter(|i| names.contains(&format!("tmp_old{i}.log"))).count();
+    assert_eq!(old_left, 0, "logs a month old are removed: {names:?}");
+    assert!(names.len() <= 52, "{} logs kept: {names:?}", names.len());
+    let rotated = format!("{}.1", own.file_name().unwrap().to_string_lossy());
+    assert!(names.contains(&rotated), "the big log was rotated: {names:?}");
+    let log = std::fs::read_to_string(&own).unwrap();
+    assert!(log.contains("mounted") || log.contains("INFO"), "{log}");
+    assert!(!log.contains('\u{1b}'), "colour codes in the log file: {log}");
+
+    // -f with stderr to a file: no colour codes either.
+    let mp2 = tmp.path().join("mnt2");
+    std::fs::create_dir(&mp2).unwrap();
+    let err_file = tmp.path().join("stderr.txt");
+    let mut child = bin()
+        .args(["mount", "-f", &sample(), mp2.to_str().unwrap()])
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !nzfs::daemon::is_mount_point(&mp2) {
+        assert!(start.elapsed() < Duration::from_secs(20), "no foreground mount");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = nzfs(&["unmount", mp2.to_str().unwrap()]);
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&err_file).unwrap();
+    assert!(!text.is_empty() && !text.contains('\u{1b}'), "{text:?}");
+}
+
+#[test]
+fn si_sizes_are_si_and_the_version_says_commit_and_features() {
+    let m = common::mount::Mount::new("sample.zarr", &["--cache-size", "1GB"]);
+    let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    let doc = nzfs::zarr::json::parse(&status.stdout).unwrap();
+    let budget = doc
+        .get("cache")
+        .and_then(|c| c.get("budget_bytes"))
+        .and_then(|v| v.as_u64());
+    assert_eq!(budget, Some(1_000_000_000));
+    let out = nzfs(&["mount", "--cache-size", "1XB", &sample(), "/nonexistent"]);
+    assert!(
+        stderr(&out).contains("GB") && stderr(&out).contains("GiB"),
+        "{}",
+        stderr(&out)
+    );
+    let v = String::from_utf8_lossy(&nzfs(&["--version"]).stdout).into_owned();
+    assert!(v.contains("commit ") && v.contains("features: "), "{v}");
+    for (feature, on) in [
+        ("remote", cfg!(feature = "remote")),
+        ("icechunk", cfg!(feature = "icechunk")),
+        ("zfp", cfg!(feature = "zfp")),
+    ] {
+        assert_eq!(v.contains(feature), on, "{feature}: {v}");
+    }
+}

@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
 # Build nzfs, mount the bundled sample NZ dataset, show its tree, a header
 # and a chunk, then unmount. Usage: scripts/demo.sh
+#
+# The sample is local, so the demo builds the light local-only binary
+# (--no-default-features: no object storage, Icechunk or zfp; issue #34: the
+# full build's three cloud SDKs made the first mount wait minutes) into
+# target/demo; `cargo build --release` builds the full one when needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-cargo build --release --locked --quiet
+bash scripts/setup.sh --demo
+start=$(date +%s)
+cargo build --release --locked --quiet --no-default-features --target-dir target/demo
+nzfs=./target/demo/release/nzfs
+echo "demo: built $($nzfs --version) in $(( $(date +%s) - start )) s"
 mp=$(mktemp -d /tmp/nzfs-demo.XXXXXX)
-trap './target/release/nzfs unmount "$mp" 2>/dev/null || true; rmdir "$mp"' EXIT
-./target/release/nzfs mount tests/data/sample.zarr "$mp"
-echo; echo "== the tree (ls -lR $mp, first lines)"
-ls -lR "$mp" | head -n 30
+trap '"$nzfs" unmount "$mp" 2>/dev/null || true; rmdir "$mp"' EXIT
+"$nzfs" mount tests/data/sample.zarr "$mp"
+echo; echo "== the tree: $mp and each array directory (ls -l, first lines of each)"
+for d in "$mp" "$mp"/*/; do
+  echo "-- $d"
+  ls -l "$d" | head -n 12
+done
 echo; echo "== $mp/header.cdl"
 cat "$mp/header.cdl"
-echo; echo "== first 7 floats of $mp/t2m/0.0.0.bin (time 0, lat 0, lon 0..6; -9999 is _FillValue)"
+echo; echo "== first 7 floats of $mp/t2m/0.0.0.bin (time 0, lat 0, lon 0..6)"
 od -A d -t f4 -N 28 "$mp/t2m/0.0.0.bin"
+cat <<'TEXT'
+
+-9999 above is t2m's _FillValue: xarray wrote missing values into the data
+as -9999, the CF missing value netCDF tools look for. The Zarr fill_value in
+the header's guide is NaN: what a chunk absent from the store reads as.
+Both are in header.cdl; only _FillValue marks missing data in the files.
+TEXT

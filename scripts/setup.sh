@@ -3,7 +3,8 @@
 # ncgen/ncdump/nccopy, gdal-bin and cdo for the reader checks, bindfs for the
 # dead-store tests, systemd and man-db for the system tests, gfortran,
 # libnetcdf-dev and nco for the legacy-tool programs).
-# Debian/Ubuntu; uses sudo when not root. Idempotent.
+# Debian/Ubuntu; uses sudo when not root. Idempotent. --demo: what
+# scripts/demo.sh needs (no libclang); --test: everything the tests need.
 set -euo pipefail
 need=()
 command -v fusermount3 >/dev/null || need+=(fuse3)
@@ -11,7 +12,10 @@ command -v fusermount3 >/dev/null || need+=(fuse3)
 # (feature zfp, default; without it: --no-default-features --features
 # remote,icechunk).
 command -v cc >/dev/null || need+=(build-essential)
-compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null || need+=(libclang-dev)
+# (The demo builds without zfp: no libclang.)
+if [ "${1:-}" != "--demo" ]; then
+  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null || need+=(libclang-dev)
+fi
 if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)
   command -v ncdump >/dev/null || need+=(netcdf-bin)

@@ -184,29 +184,12 @@ pub fn unique<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     unique_avoiding(names.into_iter().map(|n| (n, false)), &[])
 }
 
-/// Attribute names ncgen reads as its special attributes (netCDF-C's
-/// `ncgen.l`), which a store's attribute of that name would break: ncgen
-/// refuses each of them as a group attribute, and as a variable attribute
-/// unless its value is what netCDF-4 means by it (`_Storage = "chunked"`).
-/// `_FillValue` is a variable's own (typed separately); the three that
-/// describe a file are left to groups when their type fits.
-const NCGEN_SPECIAL: &[&str] = &[
-    "_FillValue",
-    "_Format",
-    "_Storage",
-    "_ChunkSizes",
-    "_Fletcher32",
-    "_DeflateLevel",
-    "_Shuffle",
-    "_Endianness",
-    "_NoFill",
-    "_NCProperties",
-    "_IsNetcdf4",
-    "_SuperblockVersion",
-    "_Filter",
-    "_Codecs",
+/// Attribute names ncgen refuses as a store's attribute beyond
+/// [`SPECIAL_TOKENS`] (netCDF-C's `ncgen.l`): with those, ncgen refuses
+/// each of them as a group attribute, and as a variable attribute unless
+/// its value is what netCDF-4 means by it (`_Storage = "chunked"`).
+const ATTRIBUTE_ONLY: &[&str] = &[
     "_QuantizeBitGroomNumberOfSignificantDigits",
-    "_QuantizeGranularBitRoundNumberOfSignificantDigits",
     "_QuantizeBitRoundNumberOfSignificantBits",
     "_Netcdf4Dimid",
     "_nc3_strict",
@@ -218,8 +201,9 @@ const NCGEN_SPECIAL: &[&str] = &[
 /// (issue #30: a group attribute `_FillValue` made `header.cdl` fail in
 /// ncgen), except a variable's `_FillValue`.
 pub fn attribute_names<'a>(keys: impl IntoIterator<Item = &'a str>, group: bool) -> Vec<String> {
-    let reserved: Vec<&str> = NCGEN_SPECIAL
+    let reserved: Vec<&str> = SPECIAL_TOKENS
         .iter()
+        .chain(ATTRIBUTE_ONLY)
         .copied()
         .filter(|&k| group || k != "_FillValue")
         .collect();

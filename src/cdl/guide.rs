@@ -18,12 +18,7 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
             "{at}no chunk files ({}); data.bin gives EIO",
             naming::comment(reason)
         );
-        let _ = writeln!(
-            out,
-            "{at}zarr fill_value {}; codecs {}",
-            naming::comment(&a.fill_value_json.to_string()),
-            naming::comment(&codec_chain_text(a))
-        );
+        fill_and_codecs(out, &at, a);
         return;
     }
     if a.data_type.is_text() {
@@ -48,12 +43,7 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
             },
             a.data_type.name()
         );
-        let _ = writeln!(
-            out,
-            "{at}zarr fill_value {}; codecs {}",
-            naming::comment(&a.fill_value_json.to_string()),
-            naming::comment(&codec_chain_text(a))
-        );
+        fill_and_codecs(out, &at, a);
         return;
     }
     let grid = a.grid_shape();
@@ -117,12 +107,7 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "{at}zarr fill_value {}; codecs {}",
-        naming::comment(&a.fill_value_json.to_string()),
-        naming::comment(&codec_chain_text(a))
-    );
+    fill_and_codecs(out, &at, a);
     let total = a
         .shape
         .iter()
@@ -157,4 +142,14 @@ fn codec_chain_text(a: &ArrayMetadata) -> String {
         })
         .collect();
     parts.join(" | ")
+}
+
+/// The `zarr fill_value ...; codecs ...` line of the guide.
+fn fill_and_codecs(out: &mut String, at: &str, a: &ArrayMetadata) {
+    let _ = writeln!(
+        out,
+        "{at}zarr fill_value {}; codecs {}",
+        naming::comment(&a.fill_value_json.to_string()),
+        naming::comment(&codec_chain_text(a))
+    );
 }

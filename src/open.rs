@@ -169,6 +169,25 @@ fn is_zip(store: &Path) -> bool {
         .is_ok_and(|()| magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06")
 }
 
+/// Whether the local file `store` looks like a kerchunk reference set
+/// (issue #35): JSON whose first kilobytes hold `"refs"` or `".zgroup"`
+/// keys, or a compressed `.json.gz`/`.json.zst`.
+fn is_reference_json(store: &Path) -> bool {
+    let name = store.to_string_lossy();
+    if name.ends_with(".json.gz") || name.ends_with(".json.zst") {
+        return true;
+    }
+    let mut head = vec![0u8; 4096];
+    let Ok(n) = std::fs::File::open(store).and_then(|mut f| std::io::Read::read(&mut f, &mut head)) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&head[..n]);
+    text.trim_start().starts_with('{')
+        && ["\"refs\"", "\".zgroup\"", "\".zattrs\"", "\"version\""]
+            .iter()
+            .any(|k| text.contains(k))
+}
+
 /// Open the zip at `key` of `inner` as a store (issue #30).
 fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Opened, CliError> {
     let key = crate::store::StoreKey::new(key).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
@@ -182,6 +201,13 @@ fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Ope
 fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
+        Ok(m) if !m.is_dir() && is_reference_json(store) => {
+            return fail(format!(
+                "store {} is a kerchunk/VirtualiZarr reference set (JSON): nzfs does not read reference \
+                 sets yet; open it with fsspec or zarr-python, or convert it to Zarr or Icechunk first",
+                store.display()
+            ));
+        }
         Ok(m) if !m.is_dir() => {
             return fail(format!(
                 "store {} is not a directory or a zip: nzfs mounts a store directory, a zip of one \

@@ -577,3 +577,30 @@ fn zip_stores_mount_as_their_directory() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("a zip of one"), "{err}");
 }
+
+/// Issue #35: a kerchunk Parquet reference set has a `.zmetadata` that
+/// reads as consolidated Zarr v2, but its chunks are byte ranges of other
+/// files: mounting it showed the fill value where the data is. It is
+/// refused, as is a JSON reference set, each with a message that says what
+/// it is (fixtures written by kerchunk: scripts/fixtures_kerchunk.py).
+#[test]
+fn kerchunk_reference_sets_are_refused_not_shown_as_fill() {
+    let data = common::data_dir().join("kerchunk");
+    for (store, says) in [
+        ("refs.parq", "Parquet reference set"),
+        ("refs.json", "reference set (JSON)"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = common::mount::nzfs(&[
+            "mount",
+            data.join(store).to_str().unwrap(),
+            tmp.path().to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{store} mounted");
+        assert!(err.contains(says) && err.contains("does not read"), "{store}: {err}");
+        assert!(!nzfs::daemon::is_mount_point(tmp.path()));
+        let out = common::mount::nzfs(&["cdl", data.join(store).to_str().unwrap()]);
+        assert!(!out.status.success(), "{store}: cdl showed it");
+    }
+}

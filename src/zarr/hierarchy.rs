@@ -119,6 +119,15 @@ pub enum OpenError {
     NotZarr,
     #[error("the root {key} is unusable: {reason}")]
     BadRoot { key: &'static str, reason: MetadataError },
+    /// A kerchunk/VirtualiZarr Parquet reference set (issue #35): its
+    /// `.zmetadata` looks like consolidated Zarr v2, but its chunks are byte
+    /// ranges of other files, so reading it as Zarr would show fill values
+    /// where the data is.
+    #[error(
+        "a kerchunk Parquet reference set (its .zmetadata has record_size): its chunks are byte ranges \
+         of other files, which nzfs does not read yet; refused rather than shown as fill values"
+    )]
+    References,
 }
 
 /// Whether `name` may name a node (core spec, "Node names").
@@ -244,6 +253,9 @@ impl Hierarchy {
         } else if let Some(bytes) = store.get(&key(".zmetadata"), MAX_METADATA_BYTES)? {
             h.zarr_format = 2;
             let doc = json::parse(&bytes).map_err(|e| bad_root(".zmetadata")(e.into()))?;
+            if doc.get("record_size").is_some() {
+                return Err(OpenError::References);
+            }
             h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
         } else if let Some(kind) = v2_node(store, "", &mut h.budget)? {
             h.zarr_format = 2;

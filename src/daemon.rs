@@ -45,9 +45,14 @@ pub fn dataset_name(store: &Path) -> String {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
     };
-    let base = base.unwrap_or_else(|| "dataset".into());
-    let base = base.strip_suffix(".zip").unwrap_or(&base);
-    base.strip_suffix(".zarr").unwrap_or(base).to_string()
+    let mut base = base.unwrap_or_else(|| "dataset".into());
+    // A reference set's compression, then its format, then the store's.
+    for suffix in [".gz", ".zst", ".json", ".zip", ".zarr"] {
+        if let Some(b) = base.strip_suffix(suffix).filter(|b| !b.is_empty()) {
+            base = b.to_string();
+        }
+    }
+    base
 }
 
 /// Whether `mp` is a FUSE mount whose daemon is gone ("Transport endpoint

@@ -148,6 +148,19 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     if args.disk_cache.is_some() {
         tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
     }
+    if store.is_file() && is_reference_json(store) {
+        let path = store.canonicalize()?;
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+            return fail(format!("store {}: not a file name nzfs can read", store.display()));
+        };
+        let shown = shown_store(store);
+        let inner = FilesystemStore::with_symlinks(dir, args.policy());
+        let key = crate::store::StoreKey::new(name).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+        let refs = crate::store::references::ReferenceStore::open(Box::new(inner), key, dir)
+            .map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+        let hierarchy = Hierarchy::open(&refs).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+        return Ok(Opened::plain(Box::new(refs), hierarchy, shown));
+    }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;
         let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
@@ -170,8 +183,8 @@ fn is_zip(store: &Path) -> bool {
 }
 
 /// Whether the local file `store` looks like a kerchunk reference set
-/// (issue #35): JSON whose first kilobytes hold `"refs"` or `".zgroup"`
-/// keys, or a compressed `.json.gz`/`.json.zst`.
+/// (issue #35): JSON whose first kilobytes hold `"refs"`, `".zgroup"`,
+/// `".zattrs"` or `"version"` keys, or a compressed `.json.gz`/`.json.zst`.
 fn is_reference_json(store: &Path) -> bool {
     let name = store.to_string_lossy();
     if name.ends_with(".json.gz") || name.ends_with(".json.zst") {
@@ -201,13 +214,6 @@ fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Ope
 fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
-        Ok(m) if !m.is_dir() && is_reference_json(store) => {
-            return fail(format!(
-                "store {} is a kerchunk/VirtualiZarr reference set (JSON): nzfs does not read reference \
-                 sets yet; open it with fsspec or zarr-python, or convert it to Zarr or Icechunk first",
-                store.display()
-            ));
-        }
         Ok(m) if !m.is_dir() => {
             return fail(format!(
                 "store {} is not a directory or a zip: nzfs mounts a store directory, a zip of one \

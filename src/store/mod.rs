@@ -19,6 +19,7 @@ pub mod inflight;
 mod memory;
 #[cfg(feature = "remote")]
 pub mod object;
+pub mod references;
 pub mod zip;
 
 use std::fmt;

@@ -137,11 +137,7 @@ fn clean(s: &str, tokens: bool) -> String {
         out.insert(0, '_');
     }
     if out.len() > MAX_NAME {
-        let mut end = MAX_NAME;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
+        out.truncate(cut(&out, MAX_NAME).len());
     }
     // No trailing space (NC_check_name), even after the cut.
     let kept = out.trim_end_matches(' ').len();
@@ -257,11 +253,19 @@ fn unique_with<'a>(
 /// netCDF name `name` with `suffix` after it, `name` shortened so that the
 /// suffix always fits [`MAX_NAME`] (a loop over suffixes always ends).
 pub fn with_suffix(name: &str, suffix: &str) -> String {
-    let mut base = name.to_string();
-    while base.len() + suffix.len() > MAX_NAME {
-        base.pop();
-    }
+    let base = cut(name, MAX_NAME.saturating_sub(suffix.len()));
     netcdf(&format!("{base}{suffix}"))
+}
+
+/// `s` cut to at most `max` bytes, at a character boundary: the one place
+/// names and texts are shortened (netCDF names, node names past NAME_MAX,
+/// long values in comments).
+pub fn cut(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
 }
 
 /// The `_nz_renamed_*` text of a scope: `new = "original"` for each name

@@ -180,11 +180,7 @@ fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{} ...", &text[..end])
+    format!("{} ...", naming::cut(text, max))
 }
 
 /// The user-defined types the subtree needs, as CDL declarations.

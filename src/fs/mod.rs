@@ -81,15 +81,6 @@ const MAX_NODES: usize = 1 << 22;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
-/// `name` cut to at most `max` bytes, at a character boundary.
-fn cut_name(name: &str, max: usize) -> &str {
-    let mut end = max.min(name.len());
-    while !name.is_char_boundary(end) {
-        end -= 1;
-    }
-    &name[..end]
-}
-
 /// Settings of the core, already validated.
 #[derive(Debug, Clone)]
 pub struct FsOptions {
@@ -333,7 +324,7 @@ impl NzFs {
         for (id, node) in hierarchy.nodes.iter().enumerate() {
             if node.name.len() > NAME_MAX {
                 let tag = format!("~{id}");
-                let name = format!("{}{tag}", cut_name(&node.name, NAME_MAX - tag.len()));
+                let name = format!("{}{tag}", crate::naming::cut(&node.name, NAME_MAX - tag.len()));
                 tracing::warn!(path = %node.path, listed_as = %name, "a node name longer than 255 bytes is cut");
                 info[id].dir_name = name;
             }
@@ -348,7 +339,7 @@ impl NzFs {
             let base = cdl::title(hierarchy, id, &options.dataset_name, version);
             let nc = format!(
                 "{}.nc",
-                cut_name(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
+                crate::naming::cut(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
             );
             info[id].nc_name = Some(nc.clone());
             for &c in &node.children {

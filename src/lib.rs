@@ -32,5 +32,6 @@ pub mod naming;
 pub mod netcdf;
 pub mod nz;
 pub mod open;
+pub mod references;
 pub mod store;
 pub mod zarr;

@@ -156,7 +156,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         let shown = shown_store(store);
         let inner = FilesystemStore::with_symlinks(dir, args.policy());
         let key = crate::store::StoreKey::new(name).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
-        let refs = crate::store::references::ReferenceStore::open(Box::new(inner), key, dir)
+        let refs = crate::references::ReferenceStore::open(Box::new(inner), key, dir)
             .map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
         let hierarchy = Hierarchy::open(&refs).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
         return Ok(Opened::plain(Box::new(refs), hierarchy, shown));

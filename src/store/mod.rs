@@ -19,7 +19,6 @@ pub mod inflight;
 mod memory;
 #[cfg(feature = "remote")]
 pub mod object;
-pub mod references;
 pub mod zip;
 
 use std::fmt;

@@ -3,7 +3,7 @@
 //! answers, never panics, reads past the data or hands out more than asked.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nzfs::store::references::ReferenceStore;
+use nzfs::references::ReferenceStore;
 use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
 
 fuzz_target!(|data: &[u8]| {

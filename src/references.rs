@@ -1,4 +1,6 @@
-//! kerchunk / VirtualiZarr JSON reference sets as a store (issue #35): each
+//! kerchunk / VirtualiZarr JSON reference sets as a store (issue #35; a
+//! module of its own, since it reads JSON and `store` imports no Zarr
+//! model): each
 //! key is inline data, or a byte range (or the whole) of a target file, as
 //! fsspec's reference spec (versions 0 and 1) writes them:
 //!
@@ -26,7 +28,7 @@ use std::path::Path;
 
 use base64::Engine;
 
-use super::{Access, Listing, ReadableStore, Stamp, StoreKey};
+use crate::store::{Access, Listing, ReadableStore, Stamp, StoreKey};
 use crate::zarr::json::{self, Value};
 
 /// The largest reference file read, decompressed: it is parsed whole and
@@ -242,7 +244,7 @@ impl ReadableStore for ReferenceStore {
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
         let Some(stamp) = self.stat(key)? else { return Ok(None) };
-        super::check_stamp(key, stamp, expect)?;
+        crate::store::check_stamp(key, stamp, expect)?;
         if offset.checked_add(len).is_none_or(|end| end > stamp.len) {
             return Err(io::Error::other(format!("{key}: range past its {} bytes", stamp.len)));
         }

@@ -22,7 +22,7 @@
 //! too short for it is an error naming the key); a value's stamp is its
 //! length and the reference file's version.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
 
@@ -280,25 +280,7 @@ impl ReadableStore for ReferenceStore {
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
-        let start = if prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}/")
-        };
-        let mut listing = Listing::default();
-        let mut seen: HashMap<String, ()> = HashMap::new();
-        for key in self.refs.range(start.clone()..).map(|(k, _)| k) {
-            let Some(rest) = key.strip_prefix(&start) else { break };
-            match rest.split_once('/') {
-                None => listing.keys.push(rest.to_string()),
-                Some((dir, _)) => {
-                    if seen.insert(dir.to_string(), ()).is_none() {
-                        listing.prefixes.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        Ok(listing)
+        Ok(crate::store::sorted_listing(&self.refs, prefix))
     }
 
     fn rereads_are_cheap(&self) -> bool {
@@ -309,12 +291,12 @@ impl ReadableStore for ReferenceStore {
     /// by whoever may read it).
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let file = self.inner.access(self.file.as_str())?;
-        Ok(file.map(|a| match self.refs.contains_key(path) {
-            true => a,
-            false => Access {
-                mode: a.mode | (a.mode & 0o444) >> 2,
-                ..a
-            },
+        Ok(file.map(|a| {
+            if self.refs.contains_key(path) {
+                a
+            } else {
+                a.searchable()
+            }
         }))
     }
 }

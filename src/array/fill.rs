@@ -13,13 +13,13 @@ pub(super) fn is_sentinel(m: &ArrayMetadata, chunk: &Chunk) -> bool {
     chunk.is_empty() && m.data_type.element_size().is_some()
 }
 
-/// Bytes `[offset, offset + size)` of a cached chunk of an array of `m`,
-/// clipped to it; of the fill when the cache holds the sentinel (for a
-/// chunk of `total` bytes).
-pub(super) fn slice(m: &ArrayMetadata, total: u64, chunk: Chunk, offset: u64, size: u32) -> ReadData {
+/// Bytes `[offset, offset + size)` of cached chunk `index` of an array of
+/// `m`, clipped to it; of the fill when the cache holds the sentinel.
+pub(super) fn slice(m: &ArrayMetadata, index: u64, chunk: Chunk, offset: u64, size: u32) -> ReadData {
     if !is_sentinel(m, &chunk) {
         return ReadData::slice(chunk, offset, size);
     }
+    let total = m.chunk_bytes_of(index);
     let start = offset.min(total);
     let end = start.saturating_add(u64::from(size)).min(total);
     let mut out = vec![0u8; (end - start) as usize];

@@ -119,7 +119,7 @@ impl Array {
             Some(sharding) => self.read_shard(sharding, index, offset, size, share),
             None => Ok(fill::slice(
                 self.metadata(),
-                self.metadata().chunk_bytes_of(index),
+                index,
                 self.cached_chunk(index)?,
                 offset,
                 size,
@@ -144,12 +144,11 @@ impl Array {
         }
         // The metadata for the callback: a reference count, not a copy.
         let node = self.node.clone();
-        let total = self.metadata().chunk_bytes_of(index);
         self.recheck(index, false);
         self.shared.cache.get_or_decode_then(
             &CacheKey::whole(self.id, index),
             || self.load_chunk(index),
-            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, total, buffer, offset, size)))),
+            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, index, buffer, offset, size)))),
         );
     }
 
@@ -163,7 +162,7 @@ impl Array {
             // cached buffer, no copy.
             return Ok(fill::slice(
                 self.metadata(),
-                self.metadata().chunk_bytes_of(index),
+                index,
                 self.cached_chunk(index)?,
                 at,
                 (end - start) as u32,

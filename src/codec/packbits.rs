@@ -82,11 +82,7 @@ impl PackBits {
                 _ => return Err(bad(format!("unknown `padding_encoding` {v}"))),
             },
         };
-        if let Some(c) = config.and_then(Value::as_object)
-            && let Some((k, _)) = c
-                .iter()
-                .find(|(k, _)| !["padding_encoding", "first_bit", "last_bit"].contains(&k.as_str()))
-        {
+        if let Some(k) = super::unknown_member(config, &["padding_encoding", "first_bit", "last_bit"]) {
             return Err(bad(format!("unknown configuration member `{k}`")));
         }
         Ok(PackBits {

@@ -45,9 +45,7 @@ fn bad(reason: String) -> MetadataError {
 
 impl ScaleOffset {
     pub fn from_configuration(config: Option<&Value>, dt: DataType) -> Result<Self, MetadataError> {
-        if let Some(Value::Object(members)) = config
-            && let Some((k, _)) = members.iter().find(|(k, _)| k != "offset" && k != "scale")
-        {
+        if let Some(k) = super::unknown_member(config, &["offset", "scale"]) {
             return Err(bad(format!("unknown configuration member `{k}`")));
         }
         let get = |name: &str| config.and_then(|c| c.get(name));

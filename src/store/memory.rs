@@ -53,22 +53,6 @@ impl ReadableStore for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
-        let start = if prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}/")
-        };
-        let mut listing = Listing::default();
-        for key in self.values.keys().filter(|k| k.starts_with(&start)) {
-            match key[start.len()..].split_once('/') {
-                None => listing.keys.push(key[start.len()..].to_string()),
-                Some((dir, _)) => {
-                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
-                        listing.prefixes.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        Ok(listing)
+        Ok(super::sorted_listing(&self.values, prefix))
     }
 }

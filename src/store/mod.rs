@@ -148,6 +148,40 @@ pub struct Access {
     pub mode: u32,
 }
 
+impl Access {
+    /// What a directory inside one file (a zip, a reference set) shows:
+    /// the file's access, with the search bit beside each read bit, so
+    /// that whoever may read the file may walk its directories.
+    pub fn searchable(self) -> Access {
+        Access {
+            mode: self.mode | (self.mode & 0o444) >> 2,
+            ..self
+        }
+    }
+}
+
+/// The listing of `prefix` in a store whose keys are those of `keys` (any
+/// sorted map of full keys): a memory store, a zip's members, a reference
+/// set's keys. The keys under one sub-prefix are adjacent in byte order, so
+/// each sub-prefix is pushed once.
+pub fn sorted_listing<V>(keys: &std::collections::BTreeMap<String, V>, prefix: &str) -> Listing {
+    let start = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}/")
+    };
+    let mut out = Listing::default();
+    for key in keys.range(start.clone()..).map(|(k, _)| k) {
+        let Some(rest) = key.strip_prefix(&start) else { break };
+        match rest.split_once('/') {
+            None => out.keys.push(rest.to_string()),
+            Some((dir, _)) if out.prefixes.last().is_none_or(|p| p != dir) => out.prefixes.push(dir.to_string()),
+            Some(_) => {}
+        }
+    }
+    out
+}
+
 /// A readable, listable store.
 pub trait ReadableStore: Send + Sync {
     /// The value at `key`, or `None` when there is none. Values longer than

@@ -312,22 +312,7 @@ impl ReadableStore for ZipStore {
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
-        let start = if prefix.is_empty() {
-            String::new()
-        } else {
-            format!("{prefix}/")
-        };
-        let mut out = Listing::default();
-        for name in self.members.range(start.clone()..).map(|(k, _)| k) {
-            let Some(rest) = name.strip_prefix(&start) else { break };
-            match rest.split_once('/') {
-                None => out.keys.push(rest.to_string()),
-                Some((dir, _)) if out.prefixes.last().is_none_or(|p| p != dir) => out.prefixes.push(dir.to_string()),
-                Some(_) => {}
-            }
-        }
-        out.prefixes.dedup();
-        Ok(out)
+        Ok(super::sorted_listing(&self.members, prefix))
     }
 
     fn concurrency(&self) -> usize {
@@ -344,12 +329,12 @@ impl ReadableStore for ZipStore {
     /// combined file 000 under `allow_other`).
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let zip = self.inner.access(self.key.as_str())?;
-        Ok(zip.map(|a| match self.members.contains_key(path) {
-            true => a,
-            false => Access {
-                mode: a.mode | (a.mode & 0o444) >> 2,
-                ..a
-            },
+        Ok(zip.map(|a| {
+            if self.members.contains_key(path) {
+                a
+            } else {
+                a.searchable()
+            }
         }))
     }
 }

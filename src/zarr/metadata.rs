@@ -103,13 +103,20 @@ impl ArrayMetadata {
         self.axes.iter().zip(grid).map(|(a, &i)| a.edge(i)).collect()
     }
 
-    /// Elements in chunk `linear` (C order over the grid).
+    /// Elements in chunk `linear` (C order over the grid), with no
+    /// allocation (asked on the read path).
     pub fn chunk_elements_of(&self, linear: u64) -> u64 {
         if self.is_regular() {
             return self.chunk_elements();
         }
-        let grid = super::chunk_key::unravel(&self.grid_shape(), linear);
-        self.chunk_shape_at(&grid).iter().product()
+        let mut rest = linear;
+        let mut elements = 1;
+        for axis in self.axes.iter().rev() {
+            let count = axis.count().max(1);
+            elements *= axis.edge(rest % count);
+            rest /= count;
+        }
+        elements
     }
 
     /// Decoded bytes of chunk `linear`, the size of its chunk file.

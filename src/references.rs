@@ -354,6 +354,32 @@ mod tests {
         assert_eq!(s.get(&k("x/0"), 10).unwrap().unwrap(), b"z");
     }
 
+    /// `.json.gz` and `.json.zst` are read decompressed; every key shows
+    /// the reference file's owner and mode, a directory with search bits.
+    #[test]
+    fn compressed_sets_read_and_keys_show_the_files_access() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let doc = br#"{"version": 1, "refs": {"a/0": ["d", 1, 2], "b": "x"}}"#;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("d"), b"0123").unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(doc).unwrap();
+        std::fs::write(dir.path().join("r.json.gz"), gz.finish().unwrap()).unwrap();
+        std::fs::write(dir.path().join("r.json.zst"), zstd::encode_all(&doc[..], 3).unwrap()).unwrap();
+        for name in ["r.json.gz", "r.json.zst"] {
+            let file = dir.path().join(name);
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let inner = crate::store::FilesystemStore::new(dir.path());
+            let s = ReferenceStore::open(Box::new(inner), StoreKey::new(name).unwrap(), dir.path()).unwrap();
+            let k = |s: &str| StoreKey::new(s).unwrap();
+            assert_eq!(s.get(&k("a/0"), 10).unwrap().unwrap(), b"12", "{name}");
+            assert_eq!(s.get(&k("b"), 10).unwrap().unwrap(), b"x", "{name}");
+            assert_eq!(s.access("a/0").unwrap().unwrap().mode & 0o777, 0o640, "{name}");
+            assert_eq!(s.access("a").unwrap().unwrap().mode & 0o777, 0o750, "{name}");
+        }
+    }
+
     #[test]
     fn targets_outside_remote_or_generated_are_refused() {
         for doc in [

@@ -200,6 +200,25 @@ fn logs_have_no_colour_codes_and_the_log_directory_stays_bounded() {
         mp.to_string_lossy().trim_matches('/').replace('/', "_")
     ));
     std::fs::write(&own, vec![b'l'; 9 << 20]).unwrap();
+    // A mount that is live, whose log was last written a month ago: kept.
+    let live = tmp.path().join("live");
+    std::fs::create_dir(&live).unwrap();
+    let out = bin()
+        .args(["mount", &sample(), live.to_str().unwrap()])
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let live_log = dir.join(format!(
+        "{}.log",
+        live.to_string_lossy().trim_matches('/').replace('/', "_")
+    ));
+    std::fs::File::options()
+        .write(true)
+        .open(&live_log)
+        .unwrap()
+        .set_modified(month_ago)
+        .unwrap();
     let out = bin()
         .args(["mount", &sample(), mp.to_str().unwrap()])
         .env("XDG_STATE_HOME", &state)
@@ -208,13 +227,16 @@ fn logs_have_no_colour_codes_and_the_log_directory_stays_bounded() {
     assert!(out.status.success(), "{}", stderr(&out));
     let _ = std::fs::read(mp.join("t2m/data.bin")).unwrap();
     let _ = nzfs(&["unmount", mp.to_str().unwrap()]);
+    let _ = nzfs(&["unmount", live.to_str().unwrap()]);
+    assert!(live_log.exists(), "the log of a live mount is kept, however old");
     let names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     let old_left = (0..20).filter(|i| names.contains(&format!("tmp_old{i}.log"))).count();
     assert_eq!(old_left, 0, "logs a month old are removed: {names:?}");
-    assert!(names.len() <= 52, "{} logs kept: {names:?}", names.len());
+    // 50 old ones, this mount's log and its rotated copy, the live one's.
+    assert!(names.len() <= 53, "{} logs kept: {names:?}", names.len());
     let rotated = format!("{}.1", own.file_name().unwrap().to_string_lossy());
     assert!(names.contains(&rotated), "the big log was rotated: {names:?}");
     let log = std::fs::read_to_string(&own).unwrap();

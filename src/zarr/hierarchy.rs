@@ -535,6 +535,20 @@ mod tests {
     const ARRAY_V2: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|u1",
         "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
 
+    /// Issue #35: a kerchunk Parquet reference set is refused from any
+    /// store (the check reads the root `.zmetadata`, not a local path).
+    #[test]
+    fn a_parquet_reference_set_is_refused_from_any_store() {
+        let mut m = MemoryStore::default();
+        m.insert(
+            ".zmetadata",
+            format!(
+                r#"{{"metadata": {{".zgroup": {{"zarr_format": 2}}, "t/.zarray": {ARRAY_V2}}}, "record_size": 100000}}"#
+            ),
+        );
+        assert!(matches!(Hierarchy::open(&m), Err(OpenError::References)));
+    }
+
     fn names(h: &Hierarchy) -> Vec<String> {
         h.nodes.iter().map(|n| n.path.clone()).collect()
     }

@@ -205,8 +205,11 @@ pub struct StoreArgs {
     /// Remote stores: an object_store option KEY=VALUE (repeatable), e.g.
     /// aws_endpoint=http://127.0.0.1:9000 or aws_region=eu-west-1. The
     /// usual AWS_*, GOOGLE_* and AZURE_* environment variables are read too.
-    /// Icechunk repositories also take virtual_chunks=PREFIX (e.g.
-    /// s3://bucket/ or file:///data/): read the virtual chunks there.
+    /// Icechunk repositories and reference sets (kerchunk, VirtualiZarr)
+    /// also take virtual_chunks=PREFIX (e.g. s3://bucket/ or
+    /// file:///data/): read the virtual chunks, or the targets, there (a
+    /// reference set's own directory needs no option). Targets are read
+    /// with the same options and credentials.
     #[arg(long = "store-option", value_name = "KEY=VALUE")]
     pub store_options: Vec<String>,
     /// Remote stores: read a public bucket without credentials (like

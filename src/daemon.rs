@@ -47,7 +47,7 @@ pub fn dataset_name(store: &Path) -> String {
     };
     let mut base = base.unwrap_or_else(|| "dataset".into());
     // A reference set's compression, then its format, then the store's.
-    for suffix in [".gz", ".zst", ".json", ".zip", ".zarr"] {
+    for suffix in [".gz", ".zst", ".json", ".parq", ".parquet", ".zip", ".zarr"] {
         if let Some(b) = base.strip_suffix(suffix).filter(|b| !b.is_empty()) {
             base = b.to_string();
         }

@@ -11,6 +11,7 @@ use std::path::Path;
 use crate::array::Dataset;
 use crate::cdl::VersionRoot;
 use crate::cli::{CliError, StoreArgs};
+use crate::references::{Home, ReferenceStore, TargetOptions, Targets};
 use crate::store::{FilesystemStore, ReadableStore, Symlinks};
 use crate::zarr::hierarchy::Hierarchy;
 
@@ -114,6 +115,28 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
                 .map_err(|e| CliError::new(format!("store {e}")))?;
             return open_zip(Box::new(remote), name, &shown_store(store));
         }
+        // A reference set in object storage: its directory is its home.
+        let json = [".json", ".json.gz", ".json.zst"].iter().any(|x| path.ends_with(x));
+        let parquet = !json && {
+            let options = reference_options(args)?.1;
+            crate::store::object::RemoteStore::open(url, &options)
+                .is_ok_and(|s| crate::references::parquet::is_parquet_set(&s, ""))
+        };
+        if (json || parquet)
+            && let Some((parent, name)) = path.trim_end_matches('/').rsplit_once('/')
+        {
+            let parent = format!("{parent}/");
+            let home = crate::store::object::RemoteStore::open(&parent, &reference_options(args)?.1)
+                .map_err(|e| CliError::new(format!("store {e}")))?;
+            return open_references(
+                Box::new(home),
+                Home::Remote(parent),
+                name,
+                parquet,
+                args,
+                shown_store(store),
+            );
+        }
         let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
             .map_err(|e| CliError::new(format!("store {e}")))?;
         let shown = remote.display().to_string();
@@ -153,13 +176,30 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
             return fail(format!("store {}: not a file name nzfs can read", store.display()));
         };
-        let shown = shown_store(store);
-        let inner = FilesystemStore::with_symlinks(dir, args.policy());
-        let key = crate::store::StoreKey::new(name).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
-        let refs = crate::references::ReferenceStore::open(Box::new(inner), key, dir)
-            .map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
-        let hierarchy = Hierarchy::open(&refs).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
-        return Ok(Opened::plain(Box::new(refs), hierarchy, shown));
+        let home = FilesystemStore::with_symlinks(dir, args.policy());
+        return open_references(
+            Box::new(home),
+            Home::Local(dir.to_path_buf()),
+            name,
+            false,
+            args,
+            shown_store(store),
+        );
+    }
+    if store.is_dir() && crate::references::parquet::is_parquet_set(&FilesystemStore::new(store), "") {
+        let path = store.canonicalize()?;
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+            return fail(format!("store {}: not a directory nzfs can read", store.display()));
+        };
+        let home = FilesystemStore::with_symlinks(dir, args.policy());
+        return open_references(
+            Box::new(home),
+            Home::Local(dir.to_path_buf()),
+            name,
+            true,
+            args,
+            shown_store(store),
+        );
     }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;
@@ -171,6 +211,65 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     }
     let (s, h) = open_local_store(store, args.policy())?;
     Ok(Opened::plain(Box::new(s), h, shown_store(store)))
+}
+
+/// The `virtual_chunks=` prefixes of `--store-option`, and the remote
+/// options without them (issue #35: they allow reference targets, and are
+/// no object_store setting).
+#[cfg(feature = "remote")]
+fn reference_options(args: &StoreArgs) -> Result<(Vec<String>, crate::store::object::RemoteOptions), CliError> {
+    let mut options = remote_options(args)?;
+    let mut allowed = Vec::new();
+    options.options.retain(|(k, v)| {
+        let target = k == "virtual_chunks";
+        if target {
+            allowed.extend(v.split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()));
+        }
+        !target
+    });
+    Ok((allowed, options))
+}
+
+/// Open the reference set `name` in `home` (a JSON file, or with `parquet`
+/// a Parquet directory), its targets read as `args` allow.
+fn open_references(
+    home: Box<dyn ReadableStore>,
+    at: Home,
+    name: &str,
+    parquet: bool,
+    args: &StoreArgs,
+    shown: String,
+) -> Result<Opened, CliError> {
+    #[cfg(feature = "remote")]
+    let options = {
+        let (allowed, remote) = reference_options(args)?;
+        TargetOptions {
+            allowed,
+            symlinks: args.policy(),
+            remote: Some(remote),
+        }
+    };
+    #[cfg(not(feature = "remote"))]
+    let options = TargetOptions {
+        allowed: args
+            .store_options
+            .iter()
+            .filter_map(|kv| kv.strip_prefix("virtual_chunks="))
+            .map(str::to_string)
+            .collect(),
+        symlinks: args.policy(),
+    };
+    let key = crate::store::StoreKey::new(name).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    let targets = Targets::new(std::sync::Arc::from(home), at, options);
+    let refs = if parquet {
+        ReferenceStore::open_parquet(targets, key)
+    } else {
+        ReferenceStore::open(targets, key)
+    }
+    .map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    let hierarchy = Hierarchy::open(&refs).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
+    tracing::info!(store = %shown, "opened a {} reference set", if parquet { "Parquet" } else { "JSON" });
+    Ok(Opened::plain(Box::new(refs), hierarchy, shown))
 }
 
 /// Whether the local file `store` is a zip (its first bytes are `PK\x03\x04`,

@@ -160,6 +160,16 @@ impl Access {
     }
 }
 
+/// Whether `s` is an object-store URL (a scheme the `remote` feature
+/// reads), whether or not this build reads it.
+pub fn object_url(s: &str) -> bool {
+    [
+        "s3://", "gs://", "az://", "abfs://", "abfss://", "http://", "https://", "adl://", "azure://",
+    ]
+    .iter()
+    .any(|p| s.starts_with(p))
+}
+
 /// The listing of `prefix` in a store whose keys are those of `keys` (any
 /// sorted map of full keys): a memory store, a zip's members, a reference
 /// set's keys. The keys under one sub-prefix are adjacent in byte order, so

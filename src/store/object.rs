@@ -187,11 +187,7 @@ pub struct RemoteStore {
 
 /// Whether `s` names a remote store (a URL with a scheme nzfs reads).
 pub fn is_remote(s: &str) -> bool {
-    [
-        "s3://", "gs://", "az://", "abfs://", "abfss://", "http://", "https://", "adl://", "azure://",
-    ]
-    .iter()
-    .any(|p| s.starts_with(p))
+    super::object_url(s)
 }
 
 fn io_error(what: &str, e: object_store::Error) -> io::Error {

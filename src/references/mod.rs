@@ -1,0 +1,635 @@
+//! kerchunk / VirtualiZarr reference sets as a store (issue #35; a module
+//! of its own, since it reads JSON and `store` imports no Zarr model): each
+//! key is inline data, or a byte range (or the whole) of a target file, as
+//! fsspec's reference spec writes them, in JSON (versions 0 and 1, with
+//! `templates` and `gen`; [`document`]) or Parquet ([`parquet`]):
+//!
+//! ```text
+//! {"version": 1, "templates": {"u": "data.nc"},
+//!  "refs": {".zgroup": "{\"zarr_format\":2}", "t/0.0": ["{{u}}", 10808, 27],
+//!           "t/1.0": ["base64:AAEC"], "x/0": ["s3://bucket/other.nc"]}}
+//! ```
+//!
+//! Targets are read through [`targets::Targets`]: the reference file's own
+//! directory, or prefixes the user allowed, local or in object storage.
+//! Where a target is in object storage, small references that lie next to
+//! each other in one target are read in one request, and the pieces the
+//! reader did not ask for yet are kept for it (bounded by [`PIECES_BYTES`]).
+//!
+//! Invariants: the reference file is read once, bounded by
+//! [`MAX_REFERENCE_BYTES`]; a key's bytes are exactly its range (a target
+//! too short for it is an error naming the key and the target); a key whose
+//! reference is bad (a malformed template, a refused target) is an error on
+//! that key only, with the reason; a value's stamp is its length and the
+//! reference file's version.
+
+mod document;
+pub mod parquet;
+pub mod targets;
+mod template;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+
+use crate::store::{Access, Listing, ReadableStore, Stamp, StoreKey};
+use crate::zarr::json;
+pub use targets::{Home, TargetOptions, Targets};
+
+/// The largest reference file read, decompressed: it is parsed whole and
+/// its references held in memory (a parsed document costs several times
+/// its text), so sets larger than this belong in Parquet.
+pub const MAX_REFERENCE_BYTES: u64 = 64 << 20;
+
+/// The bytes of merged reads kept for the keys that were read along.
+pub const PIECES_BYTES: usize = 32 << 20;
+/// A merged read covers at most this many bytes...
+const MERGE_BYTES: u64 = 8 << 20;
+/// ...of references each shorter than this...
+const MERGE_PIECE: u64 = 2 << 20;
+/// ...with at most this gap between two of them.
+const MERGE_GAP: u64 = 16 << 10;
+
+/// What one key refers to, its target resolved.
+#[derive(Debug, Clone)]
+pub(crate) enum Ref {
+    Inline(Arc<[u8]>),
+    /// `len` bytes at `offset` of target `target`; `None` for the whole.
+    Range {
+        target: u32,
+        span: Option<(u64, u64)>,
+    },
+    /// Why the key cannot be read.
+    Bad(Arc<str>),
+}
+
+/// The spans of each target that references name, sorted, so that a read
+/// can take its neighbours along.
+pub(crate) type Spans = HashMap<u32, Vec<(u64, u64)>>;
+
+/// Spans of the references in `refs`.
+pub(crate) fn spans_of<'a>(refs: impl Iterator<Item = &'a Ref>) -> Spans {
+    let mut out: Spans = HashMap::new();
+    for r in refs {
+        if let Ref::Range {
+            target,
+            span: Some(span),
+        } = r
+        {
+            out.entry(*target).or_default().push(*span);
+        }
+    }
+    for v in out.values_mut() {
+        v.sort_unstable();
+        v.dedup();
+    }
+    out
+}
+
+/// A resolved reference from its text form.
+pub(crate) fn resolve(targets: &Targets, spec: document::Spec) -> Ref {
+    match spec {
+        document::Spec::Inline(data) => Ref::Inline(data.into()),
+        document::Spec::Bad(why) => Ref::Bad(why.into()),
+        document::Spec::Url { url, span } => match targets.intern(&url) {
+            Ok(target) => Ref::Range { target, span },
+            Err(why) => Ref::Bad(why.into()),
+        },
+    }
+}
+
+enum Refs {
+    Json {
+        refs: BTreeMap<String, Ref>,
+        spans: Arc<Spans>,
+    },
+    Parquet(parquet::ParquetRefs),
+}
+
+type Span = (u32, u64, u64);
+
+/// Leftovers of merged reads, `(target, offset, len)` to its bytes, and
+/// the spans a merged read is fetching now (whose readers wait for it
+/// rather than ask again).
+struct Pieces {
+    lru: LruCache<Span, Vec<u8>>,
+    bytes: usize,
+    fetching: std::collections::HashSet<Span>,
+}
+
+/// How long a reader waits for another's merged read before it asks for
+/// its own span itself.
+const WAIT_FOR_MERGED: std::time::Duration = std::time::Duration::from_secs(120);
+
+pub struct ReferenceStore {
+    targets: Targets,
+    /// The reference file's (or Parquet directory's) key in the home store.
+    file: StoreKey,
+    refs: Refs,
+    version: u64,
+    pieces: Mutex<Pieces>,
+    fetched: std::sync::Condvar,
+}
+
+fn bad(file: &str, reason: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("reference set {file}: {reason}"))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `raw` decompressed, bounded by [`MAX_REFERENCE_BYTES`].
+fn decompressed(name: &str, raw: Vec<u8>) -> io::Result<Vec<u8>> {
+    let reader: Box<dyn io::Read + '_> = if name.ends_with(".gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(&raw[..]))
+    } else if name.ends_with(".zst") {
+        Box::new(zstd::stream::read::Decoder::new(&raw[..])?)
+    } else {
+        return Ok(raw);
+    };
+    let mut out = Vec::new();
+    io::Read::read_to_end(&mut io::Read::take(reader, MAX_REFERENCE_BYTES + 1), &mut out)?;
+    Ok(out)
+}
+
+impl ReferenceStore {
+    fn with(targets: Targets, file: StoreKey, refs: Refs, version: u64) -> ReferenceStore {
+        let refused = targets.refused();
+        if !refused.is_empty() {
+            tracing::warn!(
+                "reference set {file}: targets under {} are not read (EIO) unless allowed with --store-option \
+                 virtual_chunks=PREFIX",
+                refused.join(", ")
+            );
+        }
+        ReferenceStore {
+            targets,
+            file,
+            refs,
+            version,
+            pieces: Mutex::new(Pieces {
+                lru: LruCache::unbounded(),
+                bytes: 0,
+                fetching: Default::default(),
+            }),
+            fetched: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Read the JSON reference set at `file` of the home store of `targets`
+    /// (`.json`, or compressed `.json.gz`/`.json.zst`).
+    pub fn open(targets: Targets, file: StoreKey) -> io::Result<ReferenceStore> {
+        let name = file.as_str().to_string();
+        let inner = targets.home();
+        let stamp = inner
+            .stat(&file)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file")))?;
+        let raw = inner
+            .get(&file, MAX_REFERENCE_BYTES)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file")))?;
+        let raw = decompressed(&name, raw).map_err(|e| bad(&name, e))?;
+        if raw.len() as u64 > MAX_REFERENCE_BYTES {
+            return Err(bad(&name, format!("more than {MAX_REFERENCE_BYTES} bytes")));
+        }
+        let doc = json::parse(&raw).map_err(|e| bad(&name, e))?;
+        drop(raw);
+        let entries = document::entries(&doc).map_err(|e| bad(&name, e))?;
+        drop(doc);
+        let mut refs = BTreeMap::new();
+        for (key, spec) in entries {
+            let r = match StoreKey::new(key.clone()) {
+                Ok(_) => resolve(&targets, spec),
+                Err(e) => return Err(bad(&name, e)),
+            };
+            refs.insert(key, r);
+        }
+        let spans = Arc::new(spans_of(refs.values()));
+        Ok(ReferenceStore::with(
+            targets,
+            file,
+            Refs::Json { refs, spans },
+            stamp.version,
+        ))
+    }
+
+    /// Open the Parquet reference set in directory `dir` of the home store
+    /// of `targets` (kerchunk's `refs_to_dataframe`: `.zmetadata` with
+    /// `record_size`, and `VAR/refs.N.parq`), reading no record yet.
+    pub fn open_parquet(targets: Targets, dir: StoreKey) -> io::Result<ReferenceStore> {
+        let (set, version) = parquet::ParquetRefs::open(targets.home(), &dir)?;
+        Ok(ReferenceStore::with(targets, dir, Refs::Parquet(set), version))
+    }
+
+    /// The reference of `key`, and the spans of its neighbours.
+    fn lookup(&self, key: &StoreKey) -> io::Result<Option<(Ref, Arc<Spans>)>> {
+        match &self.refs {
+            Refs::Json { refs, spans } => Ok(refs.get(key.as_str()).map(|r| (r.clone(), Arc::clone(spans)))),
+            Refs::Parquet(p) => p.lookup(key, &self.targets),
+        }
+    }
+
+    fn failed(&self, key: &StoreKey, target: u32, e: impl std::fmt::Display, kind: io::ErrorKind) -> io::Error {
+        io::Error::new(kind, format!("{key}: target {}: {e}", self.targets.get(target).url))
+    }
+
+    /// The store and key of `target`, or the reason it cannot be read.
+    fn at(&self, key: &StoreKey, target: u32) -> io::Result<(Arc<dyn ReadableStore>, StoreKey)> {
+        let t = self.targets.get(target);
+        t.at.clone()
+            .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}")))
+    }
+
+    /// `len` bytes at `offset` of `target`, merged with its neighbours'
+    /// when the target is in object storage: the next spans of the same
+    /// target within [`MERGE_GAP`] come along in the same request, and
+    /// their readers (prefetch asks for them at the same time) wait for it.
+    fn read_span(&self, key: &StoreKey, target: u32, offset: u64, len: u64, spans: &Spans) -> io::Result<Vec<u8>> {
+        let (store, tkey) = self.at(key, target)?;
+        let own = (target, offset, len);
+        let merging = !store.rereads_are_cheap() && len < MERGE_PIECE;
+        let mut along = Vec::new();
+        if merging {
+            let deadline = std::time::Instant::now() + WAIT_FOR_MERGED;
+            let mut p = lock(&self.pieces);
+            loop {
+                if let Some(bytes) = p.lru.pop(&own) {
+                    p.bytes -= bytes.len();
+                    return Ok(bytes);
+                }
+                let now = std::time::Instant::now();
+                if !p.fetching.contains(&own) || now >= deadline {
+                    break;
+                }
+                p = self
+                    .fetched
+                    .wait_timeout(p, deadline - now)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            let neighbours = spans.get(&target).map(Vec::as_slice).unwrap_or_default();
+            if let Ok(at) = neighbours.binary_search(&(offset, len)) {
+                let mut end = offset + len;
+                for &(o, n) in &neighbours[at + 1..] {
+                    let next = (target, o, n);
+                    if o < end
+                        || o > end + MERGE_GAP
+                        || n >= MERGE_PIECE
+                        || o + n - offset > MERGE_BYTES
+                        || p.fetching.contains(&next)
+                        || p.lru.contains(&next)
+                    {
+                        break;
+                    }
+                    along.push(next);
+                    end = o + n;
+                }
+            }
+            p.fetching.insert(own);
+            p.fetching.extend(along.iter().copied());
+        }
+        let end = along.last().map_or(offset + len, |&(_, o, n)| o + n);
+        let got = store.get_range(&tkey, offset, end - offset, None);
+        if merging {
+            let mut p = lock(&self.pieces);
+            p.fetching.remove(&own);
+            for s in &along {
+                p.fetching.remove(s);
+            }
+            if let Ok(Some(block)) = &got {
+                for &(t, o, n) in &along {
+                    let piece = block[(o - offset) as usize..(o - offset + n) as usize].to_vec();
+                    p.bytes += piece.len();
+                    if let Some(old) = p.lru.put((t, o, n), piece) {
+                        p.bytes -= old.len();
+                    }
+                }
+                while p.bytes > PIECES_BYTES {
+                    match p.lru.pop_lru() {
+                        Some((_, b)) => p.bytes -= b.len(),
+                        None => break,
+                    }
+                }
+            }
+            drop(p);
+            self.fetched.notify_all();
+        }
+        let mut block = got
+            .map_err(|e| self.failed(key, target, &e, e.kind()))?
+            .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?;
+        block.truncate(len as usize);
+        Ok(block)
+    }
+}
+
+impl ReadableStore for ReferenceStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        let Some((r, spans)) = self.lookup(key)? else {
+            return Ok(None);
+        };
+        match r {
+            Ref::Inline(data) if data.len() as u64 > max_len => {
+                Err(crate::store::too_large(data.len() as u64, max_len))
+            }
+            Ref::Inline(data) => Ok(Some(data.to_vec())),
+            Ref::Bad(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Ref::Range { target, span: None } => {
+                let (store, tkey) = self.at(key, target)?;
+                let got = store
+                    .get(&tkey, max_len)
+                    .map_err(|e| self.failed(key, target, &e, e.kind()))?;
+                Ok(Some(got.ok_or_else(|| {
+                    self.failed(key, target, "no such object", io::ErrorKind::NotFound)
+                })?))
+            }
+            Ref::Range {
+                target,
+                span: Some((offset, len)),
+            } => {
+                if len > max_len {
+                    return Err(crate::store::too_large(len, max_len));
+                }
+                self.read_span(key, target, offset, len, &spans).map(Some)
+            }
+        }
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        let Some(stamp) = self.stat(key)? else { return Ok(None) };
+        crate::store::check_stamp(key, stamp, expect)?;
+        if offset.checked_add(len).is_none_or(|end| end > stamp.len) {
+            return Err(crate::store::short_value(key, offset, len, stamp.len));
+        }
+        match self.lookup(key)? {
+            Some((Ref::Inline(data), _)) => Ok(Some(data[offset as usize..(offset + len) as usize].to_vec())),
+            Some((Ref::Range { target, span }, _)) => {
+                let (store, tkey) = self.at(key, target)?;
+                let base = span.map_or(0, |(o, _)| o);
+                Ok(Some(
+                    store
+                        .get_range(&tkey, base + offset, len, None)
+                        .map_err(|e| self.failed(key, target, &e, e.kind()))?
+                        .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?,
+                ))
+            }
+            Some((Ref::Bad(why), _)) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            None => Ok(None),
+        }
+    }
+
+    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        let len = match self.lookup(key)? {
+            None => return Ok(None),
+            Some((Ref::Inline(data), _)) => data.len() as u64,
+            Some((
+                Ref::Range {
+                    span: Some((_, len)), ..
+                },
+                _,
+            )) => len,
+            Some((Ref::Range { target, span: None }, _)) => {
+                let (store, tkey) = self.at(key, target)?;
+                store
+                    .stat(&tkey)
+                    .map_err(|e| self.failed(key, target, &e, e.kind()))?
+                    .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?
+                    .len
+            }
+            Some((Ref::Bad(why), _)) => {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}")));
+            }
+        };
+        Ok(Some(Stamp {
+            len,
+            version: self.version,
+        }))
+    }
+
+    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        Ok(match &self.refs {
+            Refs::Json { refs, .. } => crate::store::sorted_listing(refs, prefix),
+            Refs::Parquet(p) => crate::store::sorted_listing(p.metadata(), prefix),
+        })
+    }
+
+    fn rereads_are_cheap(&self) -> bool {
+        !self.targets.may_be_remote() && self.targets.home().rereads_are_cheap()
+    }
+
+    fn concurrency(&self) -> usize {
+        if self.targets.may_be_remote() {
+            16
+        } else {
+            self.targets.home().concurrency()
+        }
+    }
+
+    /// Every path as the reference file itself (a directory also searchable
+    /// by whoever may read it).
+    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+        let file = self.targets.home().access(self.file.as_str())?;
+        let is_key = match &self.refs {
+            Refs::Json { refs, .. } => refs.contains_key(path),
+            Refs::Parquet(p) => p.metadata().contains_key(path),
+        };
+        Ok(file.map(|a| if is_key { a } else { a.searchable() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn store(doc: &str, files: &[(&str, &[u8])]) -> io::Result<ReferenceStore> {
+        let mut mem = MemoryStore::default();
+        mem.insert("refs.json", doc.as_bytes().to_vec());
+        for (k, v) in files {
+            mem.insert(k, v.to_vec());
+        }
+        let home = Home::Local("/nonexistent-dir".into());
+        ReferenceStore::open(
+            Targets::new(Arc::new(mem), home, TargetOptions::home_only()),
+            StoreKey::new("refs.json").unwrap(),
+        )
+    }
+
+    #[test]
+    fn version_0_and_1_references_read_their_bytes() {
+        let s = store(
+            r#"{"version": 1, "templates": {"u": "data.bin"},
+                "refs": {".zgroup": "{\"zarr_format\":2}", "a/0": ["{{u}}", 2, 3], "a/1": ["base64:AAEC"],
+                         "a/2": ["data.bin"], "b/c/d": "x"}}"#,
+            &[("data.bin", b"0123456789")],
+        )
+        .unwrap();
+        let k = |s: &str| StoreKey::new(s).unwrap();
+        assert_eq!(s.get(&k(".zgroup"), 100).unwrap().unwrap(), br#"{"zarr_format":2}"#);
+        assert_eq!(s.get(&k("a/0"), 100).unwrap().unwrap(), b"234");
+        assert_eq!(s.get(&k("a/1"), 100).unwrap().unwrap(), [0, 1, 2]);
+        assert_eq!(s.get(&k("a/2"), 100).unwrap().unwrap(), b"0123456789");
+        assert_eq!(s.get_range(&k("a/0"), 1, 2, None).unwrap().unwrap(), b"34");
+        assert!(s.get_range(&k("a/0"), 2, 2, None).is_err());
+        assert_eq!(s.stat(&k("a/2")).unwrap().unwrap().len, 10);
+        assert!(s.get(&k("nope"), 100).unwrap().is_none());
+        let root = s.list_dir("").unwrap();
+        assert_eq!(root.keys, [".zgroup"]);
+        assert_eq!(root.prefixes, ["a", "b"]);
+        assert_eq!(s.list_dir("a").unwrap().keys, ["0", "1", "2"]);
+        assert_eq!(s.list_dir("b").unwrap().prefixes, ["c"]);
+        // Version 0: the references themselves.
+        let s = store(r#"{"x/.zarray": "{}", "x/0": ["d", 0, 1]}"#, &[("d", b"z")]).unwrap();
+        assert_eq!(s.get(&k("x/0"), 10).unwrap().unwrap(), b"z");
+    }
+
+    /// `.json.gz` and `.json.zst` are read decompressed; every key shows
+    /// the reference file's owner and mode, a directory with search bits.
+    #[test]
+    fn compressed_sets_read_and_keys_show_the_files_access() {
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
+        let doc = br#"{"version": 1, "refs": {"a/0": ["d", 1, 2], "b": "x"}}"#;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("d"), b"0123").unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(doc).unwrap();
+        std::fs::write(dir.path().join("r.json.gz"), gz.finish().unwrap()).unwrap();
+        std::fs::write(dir.path().join("r.json.zst"), zstd::encode_all(&doc[..], 3).unwrap()).unwrap();
+        for name in ["r.json.gz", "r.json.zst"] {
+            let file = dir.path().join(name);
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let inner = crate::store::FilesystemStore::new(dir.path());
+            let targets = Targets::new(
+                Arc::new(inner),
+                Home::Local(dir.path().into()),
+                TargetOptions::home_only(),
+            );
+            let s = ReferenceStore::open(targets, StoreKey::new(name).unwrap()).unwrap();
+            let k = |s: &str| StoreKey::new(s).unwrap();
+            assert_eq!(s.get(&k("a/0"), 10).unwrap().unwrap(), b"12", "{name}");
+            assert_eq!(s.get(&k("b"), 10).unwrap().unwrap(), b"x", "{name}");
+            assert_eq!(s.access("a/0").unwrap().unwrap().mode & 0o777, 0o640, "{name}");
+            assert_eq!(s.access("a").unwrap().unwrap().mode & 0o777, 0o750, "{name}");
+        }
+    }
+
+    /// Targets outside the home are refused on their own key, with the
+    /// option that would allow them; the rest of the set reads. A bad
+    /// structure refuses the set.
+    #[test]
+    fn targets_outside_are_refused_on_their_key_only() {
+        let s = store(
+            r#"{"ok": ["d", 0, 1], "a": ["/etc/passwd", 0, 10], "b": ["file:///etc/passwd"],
+                "c": ["s3://bucket/x.nc", 0, 10], "d": ["../up.nc", 0, 10], "e": ["d", 1], "f": 5,
+                "g": ["ftp://h/x", 0, 1], "h": ["d", 0, 10]}"#,
+            &[("d", b"x")],
+        )
+        .unwrap();
+        let k = |s: &str| StoreKey::new(s).unwrap();
+        assert_eq!(s.get(&k("ok"), 10).unwrap().unwrap(), b"x");
+        for (key, hint) in [
+            ("a", "virtual_chunks=file:///etc/"),
+            ("b", "virtual_chunks=file:///etc/"),
+            ("c", "virtual_chunks=s3://bucket/"),
+            ("d", ".."),
+            ("e", "[url, offset, length]"),
+            ("f", "not a reference"),
+            ("g", "not a path or a URL"),
+            ("h", "past the end"),
+        ] {
+            let e = s.get(&k(key), 100).unwrap_err().to_string();
+            assert!(e.contains(hint) && e.contains(key), "{key}: {e}");
+        }
+        for doc in [
+            r#"{"version": 1, "refs": {}, "gen": [{"key": "k", "url": "u"}]}"#,
+            r#"{"version": 2, "refs": {}}"#,
+            r#"[1]"#,
+            r#"{"a/../b": "x"}"#,
+        ] {
+            assert!(store(doc, &[]).is_err(), "{doc}");
+        }
+    }
+
+    /// A local directory allowed with `virtual_chunks=` is read; its
+    /// neighbour is not.
+    #[test]
+    fn allowed_local_prefixes_are_read() {
+        let data = tempfile::tempdir().unwrap();
+        std::fs::create_dir(data.path().join("in")).unwrap();
+        std::fs::write(data.path().join("in/t.nc"), b"0123456789").unwrap();
+        std::fs::write(data.path().join("out.nc"), b"secret").unwrap();
+        let dir = data.path().join("in").canonicalize().unwrap();
+        let doc = format!(
+            r#"{{"a": ["{0}/t.nc", 2, 3], "b": ["file://{0}/t.nc"], "c": ["{0}/../out.nc"], "d": ["{1}/out.nc"]}}"#,
+            dir.display(),
+            data.path().canonicalize().unwrap().display()
+        );
+        let mut mem = MemoryStore::default();
+        mem.insert("refs.json", doc.into_bytes());
+        let options = TargetOptions {
+            allowed: vec![format!("file://{}/", dir.display())],
+            ..TargetOptions::home_only()
+        };
+        let targets = Targets::new(Arc::new(mem), Home::Local("/nonexistent".into()), options);
+        let s = ReferenceStore::open(targets, StoreKey::new("refs.json").unwrap()).unwrap();
+        let k = |s: &str| StoreKey::new(s).unwrap();
+        assert_eq!(s.get(&k("a"), 10).unwrap().unwrap(), b"234");
+        assert_eq!(s.get(&k("b"), 10).unwrap().unwrap(), b"0123456789");
+        assert!(s.get(&k("c"), 10).is_err());
+        assert!(s.get(&k("d"), 10).unwrap_err().to_string().contains("virtual_chunks"));
+    }
+
+    /// A store that counts its requests, and is not cheap to read again
+    /// (as object storage is not).
+    struct Counting(MemoryStore, std::sync::atomic::AtomicUsize);
+
+    impl ReadableStore for Counting {
+        fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.get(key, max_len)
+        }
+        fn get_range(&self, key: &StoreKey, o: u64, n: u64, e: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+            self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.0.get_range(key, o, n, e)
+        }
+        fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+            self.0.stat(key)
+        }
+        fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+            self.0.list_dir(prefix)
+        }
+    }
+
+    /// Adjacent small references of one target are read in one request
+    /// where rereads cost a request; a far one is not merged.
+    #[test]
+    fn adjacent_ranges_are_read_in_one_request() {
+        let mut mem = MemoryStore::default();
+        mem.insert(
+            "refs.json",
+            br#"{"a/0": ["t", 0, 4], "a/1": ["t", 4, 4], "a/2": ["t", 10, 2], "a/3": ["t", 100000, 2]}"#.to_vec(),
+        );
+        let mut t: Vec<u8> = (0..=255).cycle().take(100002).collect();
+        t[4..8].copy_from_slice(b"WXYZ");
+        mem.insert("t", t.clone());
+        let counting = Arc::new(Counting(mem, Default::default()));
+        let targets = Targets::new(
+            counting.clone(),
+            Home::Local("/nonexistent".into()),
+            TargetOptions::home_only(),
+        );
+        let s = ReferenceStore::open(targets, StoreKey::new("refs.json").unwrap()).unwrap();
+        let before = counting.1.load(std::sync::atomic::Ordering::Relaxed);
+        let k = |s: &str| StoreKey::new(s).unwrap();
+        for (key, want) in [("a/0", &t[0..4]), ("a/1", b"WXYZ"), ("a/2", &t[10..12])] {
+            assert_eq!(s.get(&k(key), 10).unwrap().unwrap(), want, "{key}");
+        }
+        assert_eq!(counting.1.load(std::sync::atomic::Ordering::Relaxed) - before, 1);
+        assert_eq!(s.get(&k("a/3"), 10).unwrap().unwrap(), &t[100000..]);
+        assert_eq!(counting.1.load(std::sync::atomic::Ordering::Relaxed) - before, 2);
+        // Read again, a merged piece is read again (it was handed over).
+        assert_eq!(s.get(&k("a/1"), 10).unwrap().unwrap(), b"WXYZ");
+    }
+}

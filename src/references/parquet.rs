@@ -1,0 +1,335 @@
+//! kerchunk's Parquet reference sets (`kerchunk.df.refs_to_dataframe`,
+//! fsspec's `LazyReferenceMapper`): a directory holding `.zmetadata`
+//! (`{"metadata": {key: JSON, ...}, "record_size": N}`) and, per array,
+//! `VAR/refs.R.parq` files of `record_size` rows each, with columns `path`,
+//! `offset`, `size` and `raw`. A chunk's row is its index in the C-order
+//! flattening of the chunk grid (from `VAR/.zarray`); `raw` is inline data,
+//! a null `path` (and `raw`) an absent chunk, and `offset == size == 0`
+//! the whole target.
+//!
+//! Invariants: records are read lazily, when a key in them is first read,
+//! and kept in an LRU of at most [`RECORDS_BYTES`] (estimated); a record
+//! file is read bounded by [`MAX_RECORD_FILE`], and a corrupt one is an
+//! error on the keys it holds (the Parquet reader runs under
+//! `catch_unwind`, so even a panic in it stays an error); a missing record
+//! file means its chunks are absent, as fsspec reads it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+
+use super::{Ref, Spans, Targets, lock, spans_of};
+use crate::store::{ReadableStore, StoreKey};
+use crate::zarr::json::{self, Value};
+
+/// Decoded records kept, estimated in bytes.
+pub const RECORDS_BYTES: usize = 64 << 20;
+/// The largest `refs.R.parq` file read.
+pub const MAX_RECORD_FILE: u64 = 256 << 20;
+/// The largest `.zmetadata` read.
+const MAX_ZMETADATA: u64 = 64 << 20;
+
+/// One record file's references, by row; or why it cannot be read.
+struct Record {
+    rows: Result<Vec<Option<Ref>>, Arc<str>>,
+    spans: Arc<Spans>,
+    bytes: usize,
+}
+
+type Records = LruCache<(String, u64), Arc<Record>>;
+
+pub struct ParquetRefs {
+    /// The set's directory in the home store (`refs.parq`).
+    dir: String,
+    record_size: u64,
+    /// Each metadata key's JSON text, and `.zmetadata` as consolidated
+    /// Zarr v2 metadata (without `record_size`).
+    meta: BTreeMap<String, Arc<[u8]>>,
+    /// The chunk counts of each array (by its path).
+    grids: HashMap<String, Vec<u64>>,
+    /// Records read, by `(array, record number)`, and their bytes.
+    records: Mutex<(Records, usize)>,
+}
+
+fn bad(what: &str, reason: impl std::fmt::Display) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, format!("reference set {what}: {reason}"))
+}
+
+/// Whether `dir/.zmetadata` of `store` is a Parquet reference set's.
+pub fn is_parquet_set(store: &dyn ReadableStore, dir: &str) -> bool {
+    let Ok(key) = crate::store::join(dir, ".zmetadata") else {
+        return false;
+    };
+    store
+        .get(&key, MAX_ZMETADATA)
+        .ok()
+        .flatten()
+        .filter(|b| b.windows(13).any(|w| w == b"\"record_size\""))
+        .and_then(|b| json::parse(&b).ok())
+        .is_some_and(|doc| doc.get("record_size").is_some())
+}
+
+impl ParquetRefs {
+    /// Read the set's `.zmetadata`; its version is the set's stamp.
+    pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> io::Result<(ParquetRefs, u64)> {
+        let name = dir.as_str();
+        let key = crate::store::join(name, ".zmetadata")?;
+        let stamp = home
+            .stat(&key)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
+        let raw = home
+            .get(&key, MAX_ZMETADATA)?
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
+        let doc = json::parse(&raw).map_err(|e| bad(name, e))?;
+        let record_size = doc
+            .get("record_size")
+            .and_then(Value::as_u64)
+            .filter(|&n| n > 0)
+            .ok_or_else(|| bad(name, "record_size is not a positive integer"))?;
+        let Some(Value::Object(entries)) = doc.get("metadata") else {
+            return Err(bad(name, "no `metadata` object in .zmetadata"));
+        };
+        let mut meta = BTreeMap::new();
+        let mut consolidated = Vec::new();
+        let mut grids = HashMap::new();
+        for (k, v) in entries {
+            StoreKey::new(k.clone()).map_err(|e| bad(name, e))?;
+            // Values are JSON objects; a writer may have put their text.
+            let value = match v {
+                Value::Str(s) => json::parse(s.as_bytes()).map_err(|e| bad(name, format!("{k}: {e}")))?,
+                other => other.clone(),
+            };
+            if let Some(array) = k.strip_suffix(".zarray").map(|a| a.trim_end_matches('/')) {
+                grids.insert(
+                    array.to_string(),
+                    chunk_counts(&value).map_err(|e| bad(name, format!("{k}: {e}")))?,
+                );
+            }
+            meta.insert(k.clone(), Arc::from(value.to_string().into_bytes()));
+            consolidated.push((k.clone(), value));
+        }
+        let zmetadata = Value::Object(vec![
+            ("metadata".into(), Value::Object(consolidated)),
+            ("zarr_consolidated_format".into(), Value::UInt(1)),
+        ]);
+        meta.insert(".zmetadata".into(), Arc::from(zmetadata.to_string().into_bytes()));
+        Ok((
+            ParquetRefs {
+                dir: name.to_string(),
+                record_size,
+                meta,
+                grids,
+                records: Mutex::new((LruCache::unbounded(), 0)),
+            },
+            stamp.version,
+        ))
+    }
+
+    /// The metadata keys (the only keys a listing shows).
+    pub(crate) fn metadata(&self) -> &BTreeMap<String, Arc<[u8]>> {
+        &self.meta
+    }
+
+    /// The reference of `key`: metadata, or a chunk's row of its record.
+    pub(crate) fn lookup(&self, key: &StoreKey, targets: &Targets) -> io::Result<Option<(Ref, Arc<Spans>)>> {
+        if let Some(m) = self.meta.get(key.as_str()) {
+            return Ok(Some((Ref::Inline(Arc::clone(m)), Arc::default())));
+        }
+        let Some((array, chunk)) = key.as_str().rsplit_once('/') else {
+            return Ok(None);
+        };
+        let Some(counts) = self.grids.get(array) else {
+            return Ok(None);
+        };
+        let Some(number) = chunk_number(chunk, counts) else {
+            return Ok(None);
+        };
+        let (record, row) = (number / self.record_size, (number % self.record_size) as usize);
+        let rec = self.record(array, record, targets)?;
+        match &rec.rows {
+            Err(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Ok(rows) => Ok(rows.get(row).cloned().flatten().map(|r| (r, Arc::clone(&rec.spans)))),
+        }
+    }
+
+    fn record(&self, array: &str, record: u64, targets: &Targets) -> io::Result<Arc<Record>> {
+        let id = (array.to_string(), record);
+        if let Some(r) = lock(&self.records).0.get(&id) {
+            return Ok(Arc::clone(r));
+        }
+        let file = crate::store::join(&self.dir, &format!("{array}/refs.{record}.parq"))?;
+        let rows = match targets.home().get(&file, MAX_RECORD_FILE) {
+            Ok(None) => Ok(Vec::new()),
+            Ok(Some(bytes)) => read_rows(bytes, self.record_size)
+                .map(|rows| {
+                    rows.into_iter()
+                        .map(|r| r.map(|s| super::resolve(targets, s)))
+                        .collect()
+                })
+                .map_err(|e| Arc::from(format!("{file}: {e}"))),
+            // A record that cannot be read now may be read later.
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{file}: {e}"))),
+        };
+        let (spans, bytes) = match &rows {
+            Ok(rows) => {
+                let bytes = rows
+                    .iter()
+                    .map(|r| {
+                        32 + match r {
+                            Some(Ref::Inline(d)) => d.len(),
+                            _ => 0,
+                        }
+                    })
+                    .sum();
+                (Arc::new(spans_of(rows.iter().flatten())), bytes)
+            }
+            Err(_) => (Arc::default(), 64),
+        };
+        let rec = Arc::new(Record { rows, spans, bytes });
+        let mut cache = lock(&self.records);
+        cache.1 += rec.bytes;
+        if let Some(old) = cache.0.put(id, Arc::clone(&rec)) {
+            cache.1 -= old.bytes;
+        }
+        while cache.1 > RECORDS_BYTES && cache.0.len() > 1 {
+            if let Some((_, old)) = cache.0.pop_lru() {
+                cache.1 -= old.bytes;
+            }
+        }
+        Ok(rec)
+    }
+}
+
+/// The chunks along each axis of a `.zarray` (`[1]` for a scalar).
+fn chunk_counts(zarray: &Value) -> Result<Vec<u64>, String> {
+    let ints = |k: &str| -> Result<Vec<u64>, String> {
+        zarray
+            .get(k)
+            .and_then(Value::as_array)
+            .ok_or(format!("no `{k}`"))?
+            .iter()
+            .map(|v| v.as_u64().ok_or(format!("`{k}` holds a non-integer")))
+            .collect()
+    };
+    let (shape, chunks) = (ints("shape")?, ints("chunks")?);
+    if shape.len() != chunks.len() || chunks.contains(&0) {
+        return Err("`shape` and `chunks` do not match".into());
+    }
+    let counts: Vec<u64> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
+    Ok(if counts.is_empty() { vec![1] } else { counts })
+}
+
+/// The C-order number of chunk `name` (`i.j.k`) in a grid of `counts`.
+fn chunk_number(name: &str, counts: &[u64]) -> Option<u64> {
+    let parts: Vec<&str> = name.split('.').collect();
+    if parts.len() != counts.len() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for (p, &c) in parts.iter().zip(counts) {
+        let i: u64 = p.parse().ok()?;
+        if i >= c || (p.len() > 1 && p.starts_with('0')) {
+            return None;
+        }
+        n = n.checked_mul(c)?.checked_add(i)?;
+    }
+    Some(n)
+}
+
+/// The rows of one record file, at most `record_size`.
+fn read_rows(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, String> {
+    std::panic::catch_unwind(move || rows_of(bytes, record_size))
+        .unwrap_or_else(|_| Err("the Parquet reader failed on this file".into()))
+}
+
+fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, String> {
+    use super::document::Spec;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(|e| e.to_string())?;
+    let n = reader.metadata().file_metadata().num_rows();
+    if n < 0 || n as u64 > record_size {
+        return Err(format!("{n} rows, more than the record size {record_size}"));
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for row in reader.get_row_iter(None).map_err(|e| e.to_string())? {
+        let row = row.map_err(|e| e.to_string())?;
+        if out.len() as u64 >= record_size {
+            return Err(format!("more rows than the record size {record_size}"));
+        }
+        let (mut path, mut offset, mut size, mut raw) = (None, 0u64, 0u64, None);
+        for (name, field) in row.get_column_iter() {
+            let int = |f: &Field| match f {
+                Field::Long(v) => u64::try_from(*v).map_err(|_| format!("{name} {v}")),
+                Field::Int(v) => u64::try_from(*v).map_err(|_| format!("{name} {v}")),
+                Field::ULong(v) => Ok(*v),
+                Field::UInt(v) => Ok(u64::from(*v)),
+                Field::Null => Ok(0),
+                other => Err(format!("{name} is a {other:?}")),
+            };
+            match (name.as_str(), field) {
+                (_, Field::Null) => {}
+                ("path", Field::Str(s)) => path = Some(s.clone()),
+                ("path", Field::Bytes(b)) => path = Some(String::from_utf8_lossy(b.data()).into_owned()),
+                ("offset", f) => offset = int(f)?,
+                ("size", f) => size = int(f)?,
+                ("raw", Field::Bytes(b)) => raw = Some(b.data().to_vec()),
+                ("raw", Field::Str(s)) => raw = Some(s.as_bytes().to_vec()),
+                (other, f) if ["path", "raw"].contains(&other) => return Err(format!("{other} is a {f:?}")),
+                _ => {}
+            }
+        }
+        out.push(match (raw, path) {
+            (Some(data), _) => Some(Spec::Inline(data)),
+            (None, None) => None,
+            (None, Some(url)) if offset == 0 && size == 0 => Some(Spec::Url { url, span: None }),
+            (None, Some(url)) => Some(Spec::Url {
+                url,
+                span: Some((offset, size)),
+            }),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunk_numbers_are_c_order_and_bounded() {
+        assert_eq!(chunk_number("1.2", &[3, 4]), Some(6));
+        assert_eq!(chunk_number("0", &[1]), Some(0));
+        assert_eq!(chunk_number("2.3", &[3, 4]), Some(11));
+        for bad in ["3.0", "0.4", "1", "1.2.3", "01.2", "a.1", "-1.0"] {
+            assert_eq!(chunk_number(bad, &[3, 4]), None, "{bad}");
+        }
+        let z = json::parse(br#"{"shape": [10, 7], "chunks": [4, 7]}"#).unwrap();
+        assert_eq!(chunk_counts(&z).unwrap(), [3, 1]);
+        let z = json::parse(br#"{"shape": [], "chunks": []}"#).unwrap();
+        assert_eq!(chunk_counts(&z).unwrap(), [1]);
+        let z = json::parse(br#"{"shape": [10], "chunks": [0]}"#).unwrap();
+        assert!(chunk_counts(&z).is_err());
+    }
+
+    /// Garbage where a record file should be is an error, never a panic.
+    #[test]
+    fn corrupt_record_files_are_errors() {
+        for bytes in [
+            b"PAR1garbagePAR1".to_vec(),
+            b"not parquet at all".to_vec(),
+            Vec::new(),
+            [
+                b"PAR1".to_vec(),
+                vec![0xff; 64],
+                40u32.to_le_bytes().to_vec(),
+                b"PAR1".to_vec(),
+            ]
+            .concat(),
+        ] {
+            assert!(read_rows(bytes, 10).is_err());
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Where a reference's target URL is read from: the reference file's own
+//! directory (its "home": a local directory or an object-store prefix), or
+//! a prefix the user allowed with `--store-option virtual_chunks=PREFIX`
+//! (the option Icechunk's virtual chunks use too), through the same store
+//! layer as any mount (local files, or S3/GCS/Azure/HTTP with the mount's
+//! options and credentials).
+//!
+//! Invariants: a target outside the home and every allowed prefix is never
+//! read (a reference set cannot make the daemon serve `/etc/shadow`, or
+//! another bucket the mounting user's credentials reach, to other users of
+//! an `allow_other` mount); such a reference is an error on its own key,
+//! whose message says which option would allow it. Each distinct URL is
+//! resolved once ([`Targets::intern`]) and each allowed prefix opened once;
+//! at most [`MAX_TARGETS`] distinct URLs are kept.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::store::{FilesystemStore, ReadableStore, StoreKey, Symlinks};
+
+/// The most distinct target URLs one reference set may name.
+pub const MAX_TARGETS: usize = 1 << 20;
+
+/// Where the reference file is: relative targets resolve against it.
+#[derive(Debug, Clone)]
+pub enum Home {
+    /// A local directory (canonical).
+    Local(PathBuf),
+    /// An object-store prefix, ending in `/` (`s3://bucket/refs/`).
+    Remote(String),
+}
+
+/// How targets are reached, from the mount's options.
+pub struct TargetOptions {
+    /// `virtual_chunks=` prefixes: `file:///dir/`, `/dir/` or a URL prefix.
+    pub allowed: Vec<String>,
+    pub symlinks: Symlinks,
+    /// Options and credentials for object-store targets (the mount's own).
+    #[cfg(feature = "remote")]
+    pub remote: Option<crate::store::object::RemoteOptions>,
+}
+
+impl TargetOptions {
+    /// Targets in the home only.
+    pub fn home_only() -> TargetOptions {
+        TargetOptions {
+            allowed: Vec::new(),
+            symlinks: Symlinks::default(),
+            #[cfg(feature = "remote")]
+            remote: None,
+        }
+    }
+}
+
+enum Allowed {
+    Local(PathBuf),
+    Remote(String),
+}
+
+/// One target: its URL as messages show it, and where it is read.
+pub struct Target {
+    pub url: String,
+    pub at: Result<(Arc<dyn ReadableStore>, StoreKey), String>,
+}
+
+#[derive(Default)]
+struct Table {
+    ids: HashMap<String, u32>,
+    list: Vec<Arc<Target>>,
+}
+
+pub struct Targets {
+    home: Arc<dyn ReadableStore>,
+    home_at: Home,
+    allowed: Vec<Allowed>,
+    options: TargetOptions,
+    /// The store of each allowed prefix opened so far.
+    stores: Mutex<HashMap<String, Arc<dyn ReadableStore>>>,
+    table: RwLock<Table>,
+    /// The prefixes of refused targets, for one message at open.
+    refused: Mutex<BTreeSet<String>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The directory form of a local prefix (canonical where it exists).
+fn local_dir(path: &str) -> PathBuf {
+    let p = Path::new(path);
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// `scheme://authority/` of a URL.
+fn url_root(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://{}/", rest.split('/').next().unwrap_or_default()),
+        None => url.to_string(),
+    }
+}
+
+impl Targets {
+    pub fn new(home: Arc<dyn ReadableStore>, home_at: Home, options: TargetOptions) -> Targets {
+        let allowed = options
+            .allowed
+            .iter()
+            .map(|p| {
+                let local = p
+                    .strip_prefix("file://")
+                    .or_else(|| p.starts_with('/').then_some(p.as_str()));
+                match local {
+                    Some(path) => Allowed::Local(local_dir(path)),
+                    None if p.ends_with('/') => Allowed::Remote(p.clone()),
+                    None => Allowed::Remote(format!("{p}/")),
+                }
+            })
+            .collect();
+        Targets {
+            home,
+            home_at,
+            allowed,
+            options,
+            stores: Mutex::new(HashMap::new()),
+            table: RwLock::new(Table::default()),
+            refused: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// The reference file's own store.
+    pub fn home(&self) -> &dyn ReadableStore {
+        self.home.as_ref()
+    }
+
+    /// Whether every target store read so far rereads cheaply (local).
+    pub fn home_is_local(&self) -> bool {
+        matches!(self.home_at, Home::Local(_))
+    }
+
+    /// Whether some target may be in object storage.
+    pub fn may_be_remote(&self) -> bool {
+        !self.home_is_local() || self.allowed.iter().any(|a| matches!(a, Allowed::Remote(_)))
+    }
+
+    /// The id of target `url` (resolved on first sight).
+    pub fn intern(&self, url: &str) -> Result<u32, String> {
+        if let Some(&id) = self.table.read().unwrap_or_else(|e| e.into_inner()).ids.get(url) {
+            return Ok(id);
+        }
+        let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(&id) = table.ids.get(url) {
+            return Ok(id);
+        }
+        if table.list.len() >= MAX_TARGETS {
+            return Err(format!("more than {MAX_TARGETS} distinct target files"));
+        }
+        let id = table.list.len() as u32;
+        let at = self.resolve(url);
+        table.list.push(Arc::new(Target {
+            url: crate::store::redact_url(url),
+            at,
+        }));
+        table.ids.insert(url.to_string(), id);
+        Ok(id)
+    }
+
+    pub fn get(&self, id: u32) -> Arc<Target> {
+        Arc::clone(&self.table.read().unwrap_or_else(|e| e.into_inner()).list[id as usize])
+    }
+
+    /// The prefixes that refused targets would need allowed.
+    pub fn refused(&self) -> Vec<String> {
+        lock(&self.refused).iter().cloned().collect()
+    }
+
+    fn refuse(&self, url: &str, suggest: String) -> String {
+        let home = match &self.home_at {
+            Home::Local(d) => d.display().to_string(),
+            Home::Remote(u) => crate::store::redact_url(u),
+        };
+        let msg = format!(
+            "target {} is outside the reference file's directory {home} and every allowed prefix; \
+             allow it with --store-option virtual_chunks={suggest}",
+            crate::store::redact_url(url)
+        );
+        lock(&self.refused).insert(suggest);
+        msg
+    }
+
+    fn resolve(&self, url: &str) -> Result<(Arc<dyn ReadableStore>, StoreKey), String> {
+        let key = |rest: &str| StoreKey::new(rest.trim_start_matches("./")).map_err(|e| format!("target {url}: {e}"));
+        let local = match url.split_once("://") {
+            Some(("file", rest)) => Some(rest),
+            Some(_) => None,
+            None => Some(url),
+        };
+        if let Some(path) = local {
+            let p = Path::new(path);
+            if p.is_relative() {
+                return Ok((Arc::clone(&self.home), key(path)?));
+            }
+            if let Home::Local(dir) = &self.home_at
+                && let Ok(rel) = p.strip_prefix(dir)
+            {
+                return Ok((Arc::clone(&self.home), key(&rel.to_string_lossy())?));
+            }
+            for a in &self.allowed {
+                if let Allowed::Local(dir) = a
+                    && let Ok(rel) = p.strip_prefix(dir)
+                {
+                    return Ok((
+                        self.store_for(&dir.display().to_string())?,
+                        key(&rel.to_string_lossy())?,
+                    ));
+                }
+            }
+            let parent = p.parent().map_or("/".to_string(), |d| format!("{}/", d.display()));
+            return Err(self.refuse(
+                url,
+                format!("file://{}", parent.trim_end_matches('/').to_string() + "/"),
+            ));
+        }
+        if let Home::Remote(base) = &self.home_at
+            && let Some(rest) = url.strip_prefix(base.as_str())
+        {
+            return Ok((Arc::clone(&self.home), key(rest)?));
+        }
+        for a in &self.allowed {
+            if let Allowed::Remote(prefix) = a
+                && let Some(rest) = url.strip_prefix(prefix.as_str())
+            {
+                return Ok((self.store_for(prefix)?, key(rest)?));
+            }
+        }
+        if !crate::store::object_url(url) {
+            return Err(format!("target {url}: not a path or a URL nzfs reads"));
+        }
+        Err(self.refuse(url, url_root(url)))
+    }
+
+    /// The store of an allowed prefix (a local directory or a URL).
+    fn store_for(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
+        let mut stores = lock(&self.stores);
+        if let Some(s) = stores.get(prefix) {
+            return Ok(Arc::clone(s));
+        }
+        let store: Arc<dyn ReadableStore> = if prefix.starts_with('/') {
+            Arc::new(FilesystemStore::with_symlinks(prefix, self.options.symlinks))
+        } else {
+            self.remote(prefix)?
+        };
+        stores.insert(prefix.to_string(), Arc::clone(&store));
+        Ok(store)
+    }
+
+    #[cfg(feature = "remote")]
+    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
+        let opts = self
+            .options
+            .remote
+            .as_ref()
+            .ok_or_else(|| format!("{prefix}: no object-store options"))?;
+        crate::store::object::RemoteStore::open(prefix, opts)
+            .map(|s| Arc::new(s) as Arc<dyn ReadableStore>)
+            .map_err(|e| e.to_string())
+    }
+
+    #[cfg(not(feature = "remote"))]
+    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
+        Err(format!(
+            "{prefix}: this nzfs was built without object storage (feature `remote`)"
+        ))
+    }
+}

@@ -1,17 +1,45 @@
-//! Any bytes as a kerchunk reference set (issue #35): opening it, listing
-//! it, and reading every key whose target is the one data file errs or
-//! answers, never panics, reads past the data or hands out more than asked.
+//! Any bytes as a kerchunk reference set (issue #35): as JSON, or (when they
+//! start with `PAR1`) as the record file of a Parquet set of a 10-chunk
+//! array. Opening it, listing it, and reading every key (and every chunk of
+//! the Parquet set) whose target is the one data file errs or answers,
+//! never panics, reads past the data or hands out more than asked.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nzfs::references::ReferenceStore;
+use std::sync::Arc;
+
+use nzfs::references::{Home, ReferenceStore, TargetOptions, Targets};
 use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
 
 fuzz_target!(|data: &[u8]| {
     let mut mem = MemoryStore::default();
-    mem.insert("refs.json", data.to_vec());
+    let parquet = data.starts_with(b"PAR1");
+    if parquet {
+        mem.insert(
+            "p/.zmetadata",
+            br#"{"record_size": 4, "metadata": {".zgroup": {"zarr_format": 2},
+                "x/.zarray": {"shape": [10], "chunks": [1], "dtype": "<u1", "compressor": null,
+                              "fill_value": 0, "filters": null, "order": "C", "zarr_format": 2}}}"#
+                .to_vec(),
+        );
+        mem.insert("p/x/refs.1.parq", data.to_vec());
+    } else {
+        mem.insert("refs.json", data.to_vec());
+    }
     mem.insert("d", b"0123456789".to_vec());
-    let key = StoreKey::new("refs.json").unwrap();
-    let Ok(s) = ReferenceStore::open(Box::new(mem), key, std::path::Path::new("/nonexistent")) else { return };
+    let targets = Targets::new(Arc::new(mem), Home::Local("/nonexistent".into()), TargetOptions::home_only());
+    let opened = if parquet {
+        ReferenceStore::open_parquet(targets, StoreKey::new("p").unwrap())
+    } else {
+        ReferenceStore::open(targets, StoreKey::new("refs.json").unwrap())
+    };
+    let Ok(s) = opened else { return };
+    for i in 0..10 {
+        let key = StoreKey::new(format!("x/{i}")).unwrap();
+        if let Ok(Some(v)) = s.get(&key, 64) {
+            assert!(v.len() <= 64);
+        }
+        let _ = s.stat(&key);
+    }
     let mut stack = vec![String::new()];
     let mut seen = 0;
     while let Some(prefix) = stack.pop() {

@@ -114,6 +114,8 @@ pub struct ManArgs {
     nzfs mount --missing-chunks error data.zarr /mnt/nz\n  \
     nzfs mount --anonymous s3://noaa-nwm-retro-v2-zarr-pds/ /mnt/nwm   # a public bucket\n  \
     AWS_PROFILE=lab nzfs mount --disk-cache ~/.cache/nzfs s3://bucket/data.zarr /mnt/nz\n  \
+    nzfs mount refs.json /mnt/sst                   # a kerchunk set: its netCDF-4 files as one dataset\n  \
+    nzfs mount --store-option virtual_chunks=s3://bucket/ refs.parq /mnt/sst  # targets elsewhere\n  \
     mount -t fuse.nzfs /data/era5.zarr /mnt/era5 -o ro,allow_other,cache_size=2GiB\n\n\
     mount(8) and /etc/fstab (type fuse.nzfs) run `nzfs SOURCE MOUNTPOINT -o OPTIONS`; every\n\
     setting above can then be an -o option with '_' for '-': cache_size=2GiB, missing_chunks=error,\n\
@@ -126,7 +128,9 @@ pub struct MountArgs {
     /// The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip,
     /// also in a bucket), or a URL: s3://, gs://, az://, http(s)://. An
     /// Icechunk repository: its directory, or icechunk+s3://, icechunk+gs://,
-    /// icechunk+az://, icechunk+file://
+    /// icechunk+az://, icechunk+file://. A kerchunk/VirtualiZarr reference
+    /// set: refs.json (.json.gz, .json.zst) or a Parquet directory
+    /// (refs.parq), local or in a bucket
     pub store: PathBuf,
     /// An empty directory to mount on
     pub mountpoint: PathBuf,
@@ -324,8 +328,9 @@ pub struct UnmountArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
-    /// http(s)://), or an Icechunk repository (its directory, or
-    /// icechunk+s3:// and the like)
+    /// http(s)://), an Icechunk repository (its directory, or
+    /// icechunk+s3:// and the like), or a reference set (refs.json,
+    /// refs.parq)
     pub store: PathBuf,
     /// Print the findings as one JSON document (shape in README.md)
     #[arg(long)]
@@ -340,8 +345,9 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct CdlArgs {
     /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
-    /// http(s)://), or an Icechunk repository (its directory, or
-    /// icechunk+s3:// and the like)
+    /// http(s)://), an Icechunk repository (its directory, or
+    /// icechunk+s3:// and the like), or a reference set (refs.json,
+    /// refs.parq)
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,

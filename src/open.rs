@@ -171,35 +171,15 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     if args.disk_cache.is_some() {
         tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
     }
-    if store.is_file() && is_reference_json(store) {
+    let parquet = store.is_dir() && crate::references::parquet::is_parquet_set(&FilesystemStore::new(store), "");
+    if parquet || (store.is_file() && is_reference_json(store)) {
         let path = store.canonicalize()?;
         let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-            return fail(format!("store {}: not a file name nzfs can read", store.display()));
+            return fail(format!("store {}: not a name nzfs can read", store.display()));
         };
         let home = FilesystemStore::with_symlinks(dir, args.policy());
-        return open_references(
-            Box::new(home),
-            Home::Local(dir.to_path_buf()),
-            name,
-            false,
-            args,
-            shown_store(store),
-        );
-    }
-    if store.is_dir() && crate::references::parquet::is_parquet_set(&FilesystemStore::new(store), "") {
-        let path = store.canonicalize()?;
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
-            return fail(format!("store {}: not a directory nzfs can read", store.display()));
-        };
-        let home = FilesystemStore::with_symlinks(dir, args.policy());
-        return open_references(
-            Box::new(home),
-            Home::Local(dir.to_path_buf()),
-            name,
-            true,
-            args,
-            shown_store(store),
-        );
+        let at = Home::Local(dir.to_path_buf());
+        return open_references(Box::new(home), at, name, parquet, args, shown_store(store));
     }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;

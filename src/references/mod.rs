@@ -141,6 +141,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The stamp and bytes of the file at `key` (at most `max_len` of them),
+/// which must exist.
+pub(crate) fn read_whole(store: &dyn ReadableStore, key: &StoreKey, max_len: u64) -> io::Result<(Stamp, Vec<u8>)> {
+    let missing = || io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file"));
+    let stamp = store.stat(key)?.ok_or_else(missing)?;
+    Ok((stamp, store.get(key, max_len)?.ok_or_else(missing)?))
+}
+
 /// `raw` decompressed, bounded by [`MAX_REFERENCE_BYTES`].
 fn decompressed(name: &str, raw: Vec<u8>) -> io::Result<Vec<u8>> {
     let reader: Box<dyn io::Read + '_> = if name.ends_with(".gz") {
@@ -183,13 +191,7 @@ impl ReferenceStore {
     /// (`.json`, or compressed `.json.gz`/`.json.zst`).
     pub fn open(targets: Targets, file: StoreKey) -> io::Result<ReferenceStore> {
         let name = file.as_str().to_string();
-        let inner = targets.home();
-        let stamp = inner
-            .stat(&file)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file")))?;
-        let raw = inner
-            .get(&file, MAX_REFERENCE_BYTES)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{name}: no such file")))?;
+        let (stamp, raw) = read_whole(targets.home(), &file, MAX_REFERENCE_BYTES)?;
         let raw = decompressed(&name, raw).map_err(|e| bad(&name, e))?;
         if raw.len() as u64 > MAX_REFERENCE_BYTES {
             return Err(bad(&name, format!("more than {MAX_REFERENCE_BYTES} bytes")));

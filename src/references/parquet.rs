@@ -76,12 +76,7 @@ impl ParquetRefs {
     pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> io::Result<(ParquetRefs, u64)> {
         let name = dir.as_str();
         let key = crate::store::join(name, ".zmetadata")?;
-        let stamp = home
-            .stat(&key)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
-        let raw = home
-            .get(&key, MAX_ZMETADATA)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
+        let (stamp, raw) = super::read_whole(home, &key, MAX_ZMETADATA)?;
         let doc = json::parse(&raw).map_err(|e| bad(name, e))?;
         let record_size = doc
             .get("record_size")

@@ -6,6 +6,8 @@
 use std::process::Command;
 
 fn main() {
+    #[cfg(feature = "csi")]
+    csi();
     let commit = std::env::var("NZFS_COMMIT").ok().or_else(|| {
         let out = Command::new("git")
             .args(["rev-parse", "--short=12", "HEAD"])
@@ -46,4 +48,17 @@ fn main() {
         }
     }
     println!("cargo:rerun-if-changed=src/build.rs");
+}
+
+/// The CSI gRPC services from csi.proto (spec 1.x, as copied from the CSI
+/// repository), compiled by protox: no protoc needed.
+#[cfg(feature = "csi")]
+fn csi() {
+    println!("cargo:rerun-if-changed=src/csi/csi.proto");
+    let fds = protox::compile(["csi.proto"], ["src/csi"]).expect("compile src/csi/csi.proto");
+    tonic_prost_build::configure()
+        .build_server(true)
+        .build_client(true)
+        .compile_fds(fds)
+        .expect("generate the CSI services");
 }

@@ -75,11 +75,50 @@ pub enum Command {
         nzfs completions fish > /usr/share/fish/vendor_completions.d/nzfs.fish\n  \
         source <(nzfs completions bash)   # this shell only")]
     Completions(CompletionsArgs),
+    /// Serve the Kubernetes CSI node plugin (Identity and Node services) on a unix socket
+    #[cfg(feature = "csi")]
+    Csi(CsiArgs),
     /// Write the man pages (nzfs.1 and one per subcommand) into a directory
     #[command(after_help = "Examples:\n  \
         nzfs man /usr/local/share/man/man1 && mandb -q\n  \
         nzfs man /tmp/man && man -l /tmp/man/nzfs-mount.1")]
     Man(ManArgs),
+}
+
+/// The driver name a `CSIDriver` object and PersistentVolumes name.
+pub const CSI_DRIVER_NAME: &str = "nzfs.csi.nzfs.dev";
+
+/// `nzfs csi` as the command line gives it (served by the csi module).
+#[derive(Debug, Clone, Args)]
+#[command(after_help = "Examples:\n  \
+    nzfs csi --endpoint unix:///csi/csi.sock --node-id $(hostname)\n  \
+    nzfs csi --endpoint unix:///csi/csi.sock --node-id node-1 --mount-cgroup /sys/fs/cgroup/nzfs-mounts\n\n\
+    The kubelet reaches the plugin through node-driver-registrar; deploy/kubernetes/ in the\n\
+    source holds the CSIDriver, the DaemonSet and an example volume. A volume's\n\
+    volumeAttributes name the store (store: s3://bucket/era5.zarr) and nzfs mount's long\n\
+    options without dashes in front (cache-size: 2GiB, missing-chunks: error, store-option:\n\
+    aws_region=eu-west-1, anonymous: \"true\"); its nodePublishSecretRef's keys\n\
+    (AWS_ACCESS_KEY_ID, ...) become the mount daemon's environment.")]
+pub struct CsiArgs {
+    /// Where to serve gRPC: unix:///PATH (a stale socket file there is replaced)
+    #[arg(long)]
+    pub endpoint: String,
+    /// This node's name, as NodeGetInfo reports it (the Kubernetes node name)
+    #[arg(long)]
+    pub node_id: String,
+    /// The driver name GetPluginInfo reports
+    #[arg(long, default_value = CSI_DRIVER_NAME)]
+    pub driver_name: String,
+    /// Move each mount daemon into this cgroup (v2; created if missing), out
+    /// of the plugin container's, so that restarting the plugin leaves the
+    /// workloads' mounts up. In Kubernetes: the host's /sys/fs/cgroup
+    /// mounted into the plugin, and hostPID
+    #[arg(long)]
+    pub mount_cgroup: Option<PathBuf>,
+    /// Write each mount daemon's log here, one file per volume (default:
+    /// nzfs's own log directory)
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -357,7 +396,7 @@ pub struct CdlArgs {
 
 /// nzfs's own settings as `-o NAME=VALUE` (mount(8), fstab), and the flag
 /// each stands for.
-const O_SETTINGS: &[(&str, &str)] = &[
+pub(crate) const O_SETTINGS: &[(&str, &str)] = &[
     ("cache_size", "--cache-size"),
     ("missing_chunks", "--missing-chunks"),
     ("threads", "--threads"),
@@ -375,7 +414,7 @@ const O_SETTINGS: &[(&str, &str)] = &[
 ];
 
 /// nzfs's own switches as bare `-o NAME`.
-const O_SWITCHES: &[(&str, &str)] = &[
+pub(crate) const O_SWITCHES: &[(&str, &str)] = &[
     ("anonymous", "--anonymous"),
     ("verbose", "--verbose"),
     ("all_versions", "--all-versions"),
@@ -389,6 +428,7 @@ const SUBCOMMANDS: &[&str] = &[
     "cdl",
     "status",
     "completions",
+    "csi",
     "man",
     "help",
 ];

@@ -24,6 +24,8 @@ pub mod cache;
 pub mod cdl;
 pub mod cli;
 pub mod codec;
+#[cfg(feature = "csi")]
+pub mod csi;
 pub mod daemon;
 pub mod fs;
 pub mod fuse;

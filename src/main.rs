@@ -115,6 +115,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
         Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
+        #[cfg(feature = "csi")]
+        Command::Csi(args) => {
+            init_logging(0, None)?;
+            nzfs::csi::serve(args)
+        }
         Command::Completions(args) => {
             nzfs::admin::print_completions(args.shell);
             Ok(())
@@ -150,8 +155,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(nzfs::cli::normalize_args(std::env::args_os()));
     // Commands that print end quietly on a closed pipe (`nzfs completions
     // bash | head -1`, issue #34), as cat does: SIGPIPE's default action.
-    // Not the mount daemon, which must outlive any reader that goes away.
-    if !matches!(cli.command, Command::Mount(_)) {
+    // Not the mount daemon, which must outlive any reader that goes away,
+    // nor the CSI plugin, whose clients may hang up (a kubelet's probe).
+    #[cfg(feature = "csi")]
+    let serves = matches!(cli.command, Command::Mount(_) | Command::Csi(_));
+    #[cfg(not(feature = "csi"))]
+    let serves = matches!(cli.command, Command::Mount(_));
+    if !serves {
         // SAFETY: resetting a signal's disposition before any thread starts.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);

@@ -244,6 +244,16 @@ fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::documen
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
     let reader = SerializedFileReader::new(bytes::Bytes::from(bytes)).map_err(|e| e.to_string())?;
+    // The reader asserts (panics) on a column chunk with a negative offset
+    // or size: such a file is refused here first.
+    for group in reader.metadata().row_groups() {
+        for c in group.columns() {
+            let start = c.dictionary_page_offset().unwrap_or_else(|| c.data_page_offset());
+            if start < 0 || c.compressed_size() < 0 {
+                return Err("a column chunk with a negative offset or size".into());
+            }
+        }
+    }
     let n = reader.metadata().file_metadata().num_rows();
     if n < 0 || n as u64 > record_size {
         return Err(format!("{n} rows, more than the record size {record_size}"));

@@ -11,6 +11,13 @@ use nzfs::references::{Home, ReferenceStore, TargetOptions, Targets};
 use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
 
 fuzz_target!(|data: &[u8]| {
+    // The daemon reads Parquet under catch_unwind, so a panic inside the
+    // reader is an error there (see references/parquet.rs); libfuzzer-sys's
+    // hook would abort on it even when caught. The default hook only
+    // prints: a panic that escapes still fails the run (libfuzzer-sys
+    // aborts on it).
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| std::panic::set_hook(Box::new(|info| eprintln!("caught? {info}"))));
     let mut mem = MemoryStore::default();
     let parquet = data.starts_with(b"PAR1");
     if parquet {

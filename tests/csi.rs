@@ -1,0 +1,386 @@
+//! Issue #36: `nzfs csi`, the Kubernetes CSI node plugin, driven over its
+//! unix socket by a CSI client as the kubelet drives it (csi-sanity's node
+//! cases are the model): plugin info and probe, publish of a local store
+//! and of an `s3://` store on moto with secrets, publish and unpublish
+//! twice, the refusals and their gRPC codes, no secret in any
+//! `/proc/*/cmdline` or log, a plugin restart under a live mount, and the
+//! daemon moved out of the plugin's cgroup.
+#![cfg(feature = "csi")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nzfs::csi::proto;
+use proto::identity_client::IdentityClient;
+use proto::node_client::NodeClient;
+use proto::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
+use tonic::Code;
+use tonic::transport::Channel;
+
+/// A running `nzfs csi`, killed on drop.
+struct Plugin {
+    child: Child,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Plugin {
+    fn start(dir: &Path, extra: &[&str]) -> Plugin {
+        let socket = dir.join("csi.sock");
+        static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let log = dir.join(format!("plugin-{n}.log"));
+        let child = Command::new(env!("CARGO_BIN_EXE_nzfs"))
+            .args(["csi", "--endpoint"])
+            .arg(format!("unix://{}", socket.display()))
+            .args(["--node-id", "node-1"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start nzfs csi");
+        let start = Instant::now();
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(10), "the plugin never listened");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Plugin { child, socket, log }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Plugin {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!("the plugin's log:\n{}", self.log());
+        }
+    }
+}
+
+async fn channel(socket: &Path) -> Channel {
+    let socket = socket.to_path_buf();
+    tonic::transport::Endpoint::try_from("http://[::]:50051")
+        .unwrap()
+        .connect_with_connector(tower::service_fn(move |_| {
+            let socket = socket.clone();
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(socket).await?,
+                ))
+            }
+        }))
+        .await
+        .expect("connect to the plugin")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn publish_request(store: &str, target: &Path, mode: Mode) -> proto::NodePublishVolumeRequest {
+    proto::NodePublishVolumeRequest {
+        volume_id: "vol-1".into(),
+        target_path: target.to_string_lossy().into(),
+        volume_capability: Some(proto::VolumeCapability {
+            access_mode: Some(AccessMode { mode: mode as i32 }),
+            access_type: Some(AccessType::Mount(MountVolume::default())),
+        }),
+        readonly: true,
+        volume_context: HashMap::from([
+            ("store".to_string(), store.to_string()),
+            ("cache-size".to_string(), "32MiB".to_string()),
+            ("csi.storage.k8s.io/pod.name".to_string(), "reader-0".to_string()),
+        ]),
+        ..Default::default()
+    }
+}
+
+fn unpublish_request(target: &Path) -> proto::NodeUnpublishVolumeRequest {
+    proto::NodeUnpublishVolumeRequest {
+        volume_id: "vol-1".into(),
+        target_path: target.to_string_lossy().into(),
+    }
+}
+
+fn expected_t2m() -> Vec<u8> {
+    std::fs::read(common::data_dir().join("expected/sample/t2m.bin")).unwrap()
+}
+
+#[test]
+fn identity_and_node_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &[]);
+    runtime().block_on(async {
+        let ch = channel(&plugin.socket).await;
+        let mut id = IdentityClient::new(ch.clone());
+        let info = id
+            .get_plugin_info(proto::GetPluginInfoRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(info.name, "nzfs.csi.nzfs.dev");
+        assert_eq!(info.vendor_version, env!("CARGO_PKG_VERSION"));
+        let caps = id
+            .get_plugin_capabilities(proto::GetPluginCapabilitiesRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(caps.capabilities.is_empty(), "no controller service: {caps:?}");
+        assert_eq!(
+            id.probe(proto::ProbeRequest {}).await.unwrap().into_inner().ready,
+            Some(true)
+        );
+        let mut node = NodeClient::new(ch);
+        let info = node
+            .node_get_info(proto::NodeGetInfoRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(info.node_id, "node-1");
+        let caps = node
+            .node_get_capabilities(proto::NodeGetCapabilitiesRequest {})
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(caps.capabilities.is_empty(), "no STAGE_UNSTAGE_VOLUME: {caps:?}");
+        let e = node
+            .node_stage_volume(proto::NodeStageVolumeRequest::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::Unimplemented);
+    });
+}
+
+/// Publish a local store (the target created), twice; read it; unpublish
+/// twice (the target removed). Then the refusals and their codes.
+#[test]
+fn publish_and_unpublish_a_local_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &["--log-dir", dir.path().to_str().unwrap()]);
+    let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
+    let store = store.to_str().unwrap();
+    let target = dir.path().join("pods/uid-1/volumes/vol-1/mount");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        for _ in 0..2 {
+            node.node_publish_volume(publish_request(store, &target, Mode::MultiNodeReaderOnly))
+                .await
+                .unwrap();
+            assert!(nzfs::daemon::is_mount_point(&target));
+        }
+        assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());
+        // Another store at a published target: ALREADY_EXISTS.
+        let other = common::data_dir().join("hier.zarr").canonicalize().unwrap();
+        let e = node
+            .node_publish_volume(publish_request(
+                other.to_str().unwrap(),
+                &target,
+                Mode::MultiNodeReaderOnly,
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::AlreadyExists, "{e:?}");
+        for _ in 0..2 {
+            node.node_unpublish_volume(unpublish_request(&target)).await.unwrap();
+            assert!(!nzfs::daemon::is_mount_point(&target));
+            assert!(!target.exists(), "the target the plugin created is removed");
+        }
+        // The refusals, each with its code and a message that says why.
+        let t2 = dir.path().join("pods/uid-2/mount");
+        let mut cases: Vec<(proto::NodePublishVolumeRequest, Code, &str)> = Vec::new();
+        let mut r = publish_request(store, &t2, Mode::MultiNodeReaderOnly);
+        r.volume_context.remove("store");
+        cases.push((r, Code::InvalidArgument, "store"));
+        cases.push((
+            publish_request(store, &t2, Mode::SingleNodeWriter),
+            Code::FailedPrecondition,
+            "read-only",
+        ));
+        cases.push((
+            publish_request(store, Path::new(""), Mode::MultiNodeReaderOnly),
+            Code::InvalidArgument,
+            "target_path",
+        ));
+        cases.push((
+            publish_request("/nonexistent/data.zarr", &t2, Mode::MultiNodeReaderOnly),
+            Code::NotFound,
+            "/nonexistent/data.zarr",
+        ));
+        let mut r = publish_request(store, &t2, Mode::MultiNodeReaderOnly);
+        r.volume_context.insert("missing-chunks".into(), "sometimes".into());
+        cases.push((r, Code::InvalidArgument, "missing-chunks"));
+        let mut r = publish_request(store, &t2, Mode::MultiNodeReaderOnly);
+        r.readonly = false;
+        cases.push((r, Code::FailedPrecondition, "readonly"));
+        for (req, code, needle) in cases {
+            let e = node.node_publish_volume(req).await.unwrap_err();
+            assert_eq!(e.code(), code, "{e:?}");
+            assert!(e.message().contains(needle), "{e:?}");
+            assert!(!nzfs::daemon::is_mount_point(&t2));
+        }
+        let e = node
+            .node_unpublish_volume(proto::NodeUnpublishVolumeRequest::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument);
+    });
+    assert!(plugin.log().contains("published"), "{}", plugin.log());
+}
+
+/// Killing the plugin leaves the mount up; a new plugin on the same socket
+/// finds it and unpublishes it. With --mount-cgroup, the daemon leaves the
+/// plugin's cgroup.
+#[test]
+fn mounts_survive_a_plugin_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    // A cgroup v2 hierarchy this test may write (the unified one of a
+    // hybrid host, or the root of a pure v2 host).
+    let cgroup_root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.join("cgroup.procs").exists() && p.join("cgroup.controllers").exists());
+    let cgroup = cgroup_root.map(|r| r.join(format!("nzfs-csi-test-{}", std::process::id())));
+    let mut extra: Vec<String> = Vec::new();
+    if let Some(c) = &cgroup {
+        extra.extend(["--mount-cgroup".into(), c.display().to_string()]);
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let mut plugin = Plugin::start(dir.path(), &extra);
+    let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
+    let target = dir.path().join("mount");
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        node.node_publish_volume(publish_request(
+            store.to_str().unwrap(),
+            &target,
+            Mode::SingleNodeReaderOnly,
+        ))
+        .await
+        .unwrap();
+    });
+    let pid = daemon_of(&target).expect("the mount's daemon");
+    if let Some(c) = &cgroup {
+        let name = c.file_name().unwrap().to_str().unwrap();
+        let of = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+        assert!(of.lines().any(|l| l.starts_with("0::") && l.ends_with(name)), "{of}");
+    }
+    plugin.kill();
+    assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());
+    let plugin = Plugin::start(dir.path(), &[]);
+    assert!(plugin.log().contains("replaced a stale socket"), "{}", plugin.log());
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        node.node_unpublish_volume(unpublish_request(&target)).await.unwrap();
+    });
+    assert!(!nzfs::daemon::is_mount_point(&target));
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(start.elapsed() < Duration::from_secs(10), "the daemon did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if let Some(c) = &cgroup {
+        std::fs::remove_dir(c).unwrap();
+    }
+}
+
+/// The pid of the nzfs daemon serving `target` (its command line names it).
+fn daemon_of(target: &Path) -> Option<i32> {
+    let t = target.to_str().unwrap();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        if args.iter().any(|a| *a == b"--daemon-child") && args.contains(&t.as_bytes()) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// An `s3://` store on moto, its credentials given as secrets: the data
+/// reads, and the secret is in no process's command line and no log.
+#[test]
+fn publish_an_s3_store_with_secrets() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/csi", b""), 200);
+    moto.upload("csi", &common::data_dir().join("sample.zarr"), "sample.zarr");
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &["--log-dir", dir.path().to_str().unwrap()]);
+    let target = dir.path().join("mount");
+    let secret = format!("nzfs-csi-secret-{}", std::process::id());
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        let mut req = publish_request("s3://csi/sample.zarr", &target, Mode::MultiNodeReaderOnly);
+        req.volume_context.insert(
+            "store-option".into(),
+            format!("aws_endpoint=http://127.0.0.1:{}\naws_region=us-east-1", moto.port),
+        );
+        req.secrets = HashMap::from([
+            ("AWS_ACCESS_KEY_ID".to_string(), "test".to_string()),
+            ("AWS_SECRET_ACCESS_KEY".to_string(), secret.clone()),
+        ]);
+        node.node_publish_volume(req).await.unwrap();
+        assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());
+        // No secret in any command line, nor in the plugin's or daemon's log.
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+                assert!(
+                    !String::from_utf8_lossy(&cmd).contains(&secret),
+                    "the secret is in /proc/{}/cmdline",
+                    e.file_name().to_string_lossy()
+                );
+            }
+        }
+        // A store that does not exist: NOT_FOUND.
+        let mut req = publish_request(
+            "s3://csi/nothing.zarr",
+            &dir.path().join("m2"),
+            Mode::MultiNodeReaderOnly,
+        );
+        req.volume_context.insert(
+            "store-option".into(),
+            format!("aws_endpoint=http://127.0.0.1:{} aws_region=us-east-1", moto.port),
+        );
+        req.secrets = HashMap::from([
+            ("AWS_ACCESS_KEY_ID".to_string(), "test".to_string()),
+            ("AWS_SECRET_ACCESS_KEY".to_string(), secret.clone()),
+        ]);
+        let e = node.node_publish_volume(req).await.unwrap_err();
+        assert_eq!(e.code(), Code::NotFound, "{e:?}");
+        node.node_unpublish_volume(unpublish_request(&target)).await.unwrap();
+    });
+    let mut logs = plugin.log();
+    for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        if f.path().extension().is_some_and(|x| x == "log") {
+            logs.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+        }
+    }
+    assert!(
+        logs.contains("AWS_SECRET_ACCESS_KEY"),
+        "the secret's name is logged: {logs}"
+    );
+    assert!(!logs.contains(&secret), "the secret is in a log");
+}

@@ -48,4 +48,6 @@ if [ "${1:-}" = "--test" ]; then
   venv=${NZFS_VENV:-.venv}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   [ -x "$venv/bin/moto_server" ] || "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
+  # The Kubernetes manifests' offline schema check (scripts/check_deploy.py).
+  [ -x "$venv/bin/kubernetes-validate" ] || "$venv/bin/pip" install -q -r scripts/deploy-requirements.txt
 fi

@@ -633,12 +633,59 @@ def make_nz():
               lambda d: d["attributes"].update(units="km"))
 
 
+def make_previews():
+    """previews.zarr (issue #37): arrays whose preview.png is checked pixel
+    for pixel against one computed from zarr-python's values
+    (scripts/check_previews.py): a float field with NaN and fill values
+    over an increasing latitude (shown north-up), strided 2; an int16 array
+    with no coordinates; a sharded uint16 array strided 3, whose preview
+    must decode only the inner chunks its sample points fall in."""
+    g = fresh_group("previews", Conventions="NZ-1.0")
+    y = np.linspace(-60, 60, 520, dtype="float32")
+    lat = g.create_array("lat", shape=(520,), chunks=(520,), dtype="float32", dimension_names=["lat"],
+                         fill_value=np.nan)
+    lat[:] = y
+    lat.attrs.update(units="degrees_north", standard_name="latitude")
+    lon = g.create_array("lon", shape=(260,), chunks=(260,), dtype="float32", dimension_names=["lon"],
+                         fill_value=np.nan)
+    lon[:] = np.linspace(0, 359, 260, dtype="float32")
+    lon.attrs.update(units="degrees_east")
+    yy, xx = np.meshgrid(np.arange(520), np.arange(260), indexing="ij")
+    base = np.round(280 + 15 * np.sin(yy / 60.0) * np.cos(xx / 45.0), 1).astype("float32")
+    field = np.stack([base, base[::-1]])
+    field[0, 100:140, 30:90] = np.nan
+    field[0, 300:330, 150:200] = -999.0
+    f = g.create_array("field", shape=field.shape, chunks=(1, 130, 130), dtype="float32",
+                       dimension_names=["time", "lat", "lon"], fill_value=-999.0)
+    f[:] = field
+    f.attrs.update(units="K", long_name="a smooth field with holes", _FillValue=-999.0)
+    t = g.create_array("time", shape=(2,), chunks=(2,), dtype="int32", dimension_names=["time"], fill_value=0)
+    t[:] = [0, 1]
+    t.attrs.update(units="days since 2026-01-01")
+    counts = ((yy[:, :90] // 7 + xx[:, :90] // 5) % 50).astype("int16")
+    c = g.create_array("counts", shape=(520, 90), chunks=(100, 90), dtype="int16", dimension_names=["y", "x"],
+                       fill_value=0)
+    c[:] = counts
+    sy, sx = np.meshgrid(np.arange(1030), np.arange(700), indexing="ij")
+    sharded = ((sy // 3 + sx // 4) % 4000).astype("uint16")
+    s = g.create_array("sharded", shape=(1030, 700), shards=(520, 350), chunks=(40, 50), dtype="uint16",
+                       dimension_names=["row", "col"], fill_value=0, compressors=[ZstdCodec(level=3)])
+    s[:] = sharded
+    # Strided 8 over inner chunks 4 rows high: the preview reads every
+    # other inner chunk only (tests/previews.rs counts the decodes).
+    st = g.create_array("strided", shape=(4096, 64), shards=(4096, 64), chunks=(4, 64), dtype="uint8",
+                        dimension_names=["r", "c"], fill_value=0, compressors=[ZstdCodec(level=3)])
+    st[:] = ((np.arange(4096)[:, None] // 16 + np.arange(64)[None, :]) % 251).astype("uint8")
+    for path in ["field", "counts", "sharded", "strided", "lat", "lon", "time"]:
+        record("previews", path)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
-                 make_sharding, make_bad_sharding, make_differential, make_nz, make_zips]:
+                 make_sharding, make_bad_sharding, make_differential, make_nz, make_zips, make_previews]:
         make()
     import fixtures_strings
     import fixtures_v2

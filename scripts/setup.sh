@@ -2,7 +2,8 @@
 # Install what nzfs needs to build (a C compiler, libclang), to mount (fuse3) and to test (netcdf-bin for
 # ncgen/ncdump/nccopy, gdal-bin and cdo for the reader checks, bindfs for the
 # dead-store tests, systemd and man-db for the system tests, gfortran,
-# libnetcdf-dev and nco for the legacy-tool programs).
+# libnetcdf-dev and nco for the legacy-tool programs, chromium for the
+# index.html screenshot).
 # Debian/Ubuntu; uses sudo when not root. Idempotent. --demo: what
 # scripts/demo.sh needs (no libclang); --test: everything the tests need.
 set -euo pipefail
@@ -34,6 +35,8 @@ if [ "${1:-}" = "--test" ]; then
   command -v gfortran >/dev/null || need+=(gfortran)
   command -v nc-config >/dev/null || need+=(libnetcdf-dev)
   command -v ncks >/dev/null || need+=(nco)
+  # Headless Chromium opens index.html from a mount (scripts/check_previews.py).
+  command -v chromium >/dev/null || need+=(chromium)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"

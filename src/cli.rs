@@ -185,6 +185,11 @@ pub struct MountArgs {
     /// What a chunk with no object in the store reads as
     #[arg(long, value_enum, default_value_t = MissingChunksArg::Fill)]
     pub missing_chunks: MissingChunksArg,
+    /// Show no preview.png in array directories and no index.html at the
+    /// root (they are on by default: a picture of each array's first 2-D
+    /// plane, rendered on first read, and a page of the whole dataset)
+    #[arg(long)]
+    pub no_previews: bool,
     /// Serve open chunk files from kernel-held memory (FUSE passthrough:
     /// each chunk of an unsharded array decoded once into a sealed memfd
     /// that the kernel reads, no round trip per read). Needs CAP_SYS_ADMIN
@@ -418,6 +423,7 @@ pub(crate) const O_SWITCHES: &[(&str, &str)] = &[
     ("anonymous", "--anonymous"),
     ("verbose", "--verbose"),
     ("all_versions", "--all-versions"),
+    ("no_previews", "--no-previews"),
 ];
 
 const SUBCOMMANDS: &[&str] = &[

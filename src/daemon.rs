@@ -538,6 +538,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
         .map_err(CliError::new)?
         .with_ownership(plan.ownership)
+        .with_previews(!args.no_previews)
         .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});

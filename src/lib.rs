@@ -34,6 +34,7 @@ pub mod naming;
 pub mod netcdf;
 pub mod nz;
 pub mod open;
+pub mod preview;
 pub mod references;
 pub mod store;
 pub mod zarr;

@@ -202,6 +202,7 @@ fn layout_rules() {
             "..",
             "header.cdl",
             "hier.nc",
+            "index.html",
             "empty",
             "header.cdl.node",
             "implicit",

@@ -199,7 +199,16 @@ fn a_root_array_fills_the_mount_point() {
     names.sort();
     assert_eq!(
         names,
-        ["0.0.bin", "0.1.bin", "1.0.bin", "1.1.bin", "data.bin", "header.cdl"]
+        [
+            "0.0.bin",
+            "0.1.bin",
+            "1.0.bin",
+            "1.1.bin",
+            "data.bin",
+            "header.cdl",
+            "index.html",
+            "preview.png"
+        ]
     );
 }
 

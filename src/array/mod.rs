@@ -217,6 +217,16 @@ impl Array {
     /// The sharding codec when shards are decoded partially (never for
     /// bfloat16, whose chunks are widened whole, nor for a rectilinear
     /// grid, whose shards differ in shape).
+    /// The extent along dimension `d` of what one read decodes: an inner
+    /// chunk of a shard read in part, else a chunk (the longest edge of a
+    /// rectilinear axis).
+    pub fn read_unit_along(&self, d: usize) -> u64 {
+        match self.partial_sharding() {
+            Some(s) => s.inner_extent(d),
+            None => self.node.metadata.chunk_shape.get(d).copied().unwrap_or(1),
+        }
+    }
+
     fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
         self.chain.partial_sharding().filter(|_| {
             self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16 && self.shape_chains.is_none()

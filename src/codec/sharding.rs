@@ -152,6 +152,11 @@ impl ShardingCodec {
     }
 
     /// Decoded bytes of one inner chunk.
+    /// The inner chunks' extent along dimension `d`.
+    pub fn inner_extent(&self, d: usize) -> u64 {
+        self.inner_shape.get(d).copied().unwrap_or(1)
+    }
+
     pub fn inner_bytes(&self) -> usize {
         self.inner_shape.iter().product::<u64>() as usize * self.data_type.size()
     }

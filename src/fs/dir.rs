@@ -24,12 +24,18 @@ impl NzFs {
         if self.info[p].nc_name.as_deref() == Some(name) {
             return self.getattr(Inode::NetCdf(p).to_ino());
         }
+        if p == 0 && name == crate::preview::INDEX_NAME && self.has_index() {
+            return self.getattr(Inode::Index.to_ino());
+        }
         if let Some(names) = &self.info[p].chunk_names {
             if name == DATA_NAME && self.has_data_bin(p) {
                 return self.getattr(Inode::Data(p).to_ino());
             }
             if name == TEXT_NAME && self.info[p].text.is_some() {
                 return self.getattr(Inode::Text(p).to_ino());
+            }
+            if name == crate::preview::PREVIEW_NAME && self.has_preview(p) {
+                return self.getattr(Inode::Preview(p).to_ino());
             }
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
@@ -95,6 +101,12 @@ impl NzFs {
         }
         if self.info[n].text.is_some() {
             files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));
+        }
+        if self.has_preview(n) {
+            files.push((Inode::Preview(n).to_ino(), crate::preview::PREVIEW_NAME.to_string()));
+        }
+        if n == 0 && self.has_index() {
+            files.push((Inode::Index.to_ino(), crate::preview::INDEX_NAME.to_string()));
         }
         let fixed = 2 + files.len() as u64;
         let total = fixed

@@ -44,6 +44,7 @@ mod dir;
 pub mod error;
 pub mod names;
 mod prefetch;
+mod previews;
 mod read;
 pub use read::ChunkContent;
 mod served;
@@ -75,6 +76,8 @@ const HEADER: u64 = 1 << 62;
 const DATA: u64 = 1 << 61;
 const NETCDF: u64 = 1 << 60;
 const TEXT: u64 = 1 << 59;
+const PREVIEW: u64 = 1 << 58;
+const INDEX: u64 = 1 << 57;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -120,6 +123,10 @@ pub enum Inode {
     NetCdf(usize),
     /// `data.txt` of string-valued array `n`.
     Text(usize),
+    /// `preview.png` of array `n` (issue #37).
+    Preview(usize),
+    /// `index.html` at the root.
+    Index,
     Chunk {
         node: usize,
         index: u64,
@@ -130,7 +137,13 @@ impl Inode {
     /// The node the inode shows, or one of whose files it is.
     pub fn node(self) -> usize {
         match self {
-            Inode::Node(n) | Inode::Header(n) | Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => n,
+            Inode::Node(n)
+            | Inode::Header(n)
+            | Inode::Data(n)
+            | Inode::NetCdf(n)
+            | Inode::Text(n)
+            | Inode::Preview(n) => n,
+            Inode::Index => 0,
             Inode::Chunk { node, .. } => node,
         }
     }
@@ -142,6 +155,8 @@ impl Inode {
             Inode::Data(n) => DATA | n as u64,
             Inode::NetCdf(n) => NETCDF | n as u64,
             Inode::Text(n) => TEXT | n as u64,
+            Inode::Preview(n) => PREVIEW | n as u64,
+            Inode::Index => INDEX,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -161,6 +176,12 @@ impl Inode {
             Some(Inode::NetCdf((ino & !NETCDF) as usize))
         } else if ino & TEXT != 0 {
             Some(Inode::Text((ino & !TEXT) as usize))
+        } else if ino & PREVIEW != 0 {
+            Some(Inode::Preview((ino & !PREVIEW) as usize))
+        } else if ino == INDEX {
+            Some(Inode::Index)
+        } else if ino & INDEX != 0 {
+            None
         } else {
             (ino as usize).checked_sub(1).map(Inode::Node)
         }
@@ -233,6 +254,9 @@ struct NodeInfo {
     /// A group's children ordered by `dir_name`, so that `lookup` in a
     /// group of 100,000 arrays is a binary search, not a scan (issue #29).
     by_name: Vec<u32>,
+    /// What an array's `preview.png` shows, from metadata (issue #37), and
+    /// the latitude coordinate that decides its orientation.
+    preview: OnceLock<Option<(crate::preview::Plan, Option<usize>)>>,
 }
 
 /// The read-only filesystem over one store.
@@ -244,6 +268,10 @@ pub struct NzFs {
     prefetch: OnceLock<prefetch::Prefetcher>,
     served: served::Served,
     status: status::Status,
+    /// Whether `preview.png` and `index.html` are shown (`--no-previews`).
+    previews: bool,
+    /// The rendered `index.html`.
+    index: OnceLock<Chunk>,
 }
 
 impl NzFs {
@@ -316,6 +344,7 @@ impl NzFs {
                 values_access: OnceLock::new(),
                 version: options.versions.iter().position(|v| v.holds(&n.path)),
                 by_name: Vec::new(),
+                preview: OnceLock::new(),
             })
             .collect();
         // A directory entry holds at most NAME_MAX (255) bytes: a longer node
@@ -343,7 +372,10 @@ impl NzFs {
             );
             info[id].nc_name = Some(nc.clone());
             for &c in &node.children {
-                if info[c].dir_name == HEADER_NAME || info[c].dir_name == nc {
+                let generated = info[c].dir_name == HEADER_NAME
+                    || info[c].dir_name == nc
+                    || (id == 0 && info[c].dir_name == crate::preview::INDEX_NAME);
+                if generated {
                     let mut name = format!("{}.node", info[c].dir_name);
                     while node.children.iter().any(|&o| hierarchy.nodes[o].name == name) {
                         name.push_str(".node");
@@ -370,7 +402,15 @@ impl NzFs {
             prefetch: OnceLock::new(),
             served: served::Served::default(),
             status: status::Status::default(),
+            previews: true,
+            index: OnceLock::new(),
         }
+    }
+
+    /// Show `preview.png` and `index.html` (the default), or not.
+    pub fn with_previews(mut self, on: bool) -> Self {
+        self.previews = on;
+        self
     }
 
     /// Name the store in the status document (as /proc/mounts shows it).
@@ -493,6 +533,8 @@ impl NzFs {
             Inode::Node(n) => self.dir_access(n),
             Inode::Header(n) => self.header_access(n),
             Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
+            Inode::Preview(n) => self.preview_access(n),
+            Inode::Index => self.header_access(0),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
         };
         let (perm, uid, gid) = self.ownership_of(access, kind);
@@ -533,6 +575,8 @@ impl NzFs {
             Inode::Data(_) => return Err(FsError::NotFound),
             Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
             Inode::Text(n) => (Kind::File, self.text_size(n)?),
+            Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
+            Inode::Index => (Kind::File, self.index_html()?.len() as u64),
             Inode::Chunk { node, index } => {
                 let (m, names) = self.array_files(node)?;
                 if index >= names.count() {
@@ -563,6 +607,8 @@ impl NzFs {
             Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
             Inode::Text(n) => return self.read_text(n, offset, size),
+            Inode::Preview(n) => self.preview_png(n)?,
+            Inode::Index => self.index_html()?,
             Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
         };
         Ok(ReadData::slice(buffer, offset, size))

@@ -26,6 +26,8 @@ pub(super) struct Status {
     pub(super) store: String,
     pub(super) store_counters: Option<Arc<StoreCounters>>,
     errors: Mutex<Errors>,
+    /// `preview.png` files rendered (issue #37).
+    pub(super) previews_rendered: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Default)]
@@ -41,6 +43,7 @@ impl Default for Status {
             store: String::new(),
             store_counters: None,
             errors: Mutex::default(),
+            previews_rendered: Default::default(),
         }
     }
 }
@@ -133,6 +136,14 @@ impl NzFs {
                 ]),
             ),
             ("chunks_decoded", int(decodes)),
+            (
+                "previews",
+                obj(vec![
+                    ("shown", Value::Bool(self.previews)),
+                    // Each also counts once in the cache's decodes.
+                    ("rendered", load(&self.status.previews_rendered)),
+                ]),
+            ),
             ("store_reads", store),
             ("prefetch", prefetch),
             (

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Check preview.png and index.html through real mounts (issue #37).
+
+For every array with a preview in the given stores, the PNG is decoded with
+Pillow and compared pixel for pixel with an image computed here,
+independently, from zarr-python's values: the first plane of the last two
+dimensions, the same stride (long side at most 512), numpy's 2nd and 98th
+percentiles of the sampled values, matplotlib's viridis, the fill value
+(`_FillValue`, else the Zarr fill_value) and NaN transparent, rows
+flipped when a latitude coordinate increases along them. Its tEXt range
+must be those percentiles. Then, where Debian's `chromium` is installed,
+headless Chromium opens index.html from the mount of the first store and
+takes a screenshot (kept in target/previews/), which must show the
+thumbnails: at least 60% of their area in viridis colours.
+
+Usage: python scripts/check_previews.py NZFS_BINARY STORE.zarr...
+(needs zarr, numpy, Pillow and matplotlib: scripts/requirements.txt)
+"""
+import base64
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import zarr
+from matplotlib import colormaps
+from PIL import Image
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+LUT = colormaps["viridis"](np.arange(256), bytes=True)[:, :3]
+
+
+def fail(msg):
+    print(f"check_previews: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def expected_image(arr, group):
+    """The RGBA image and range of the preview of zarr array `arr`."""
+    shape = arr.shape
+    ny, nx = shape[-2], shape[-1]
+    s = max(1, math.ceil(max(ny, nx) / 512))
+    plane = np.asarray(arr[(0,) * (len(shape) - 2) + (slice(None), slice(None))])
+    sample = plane[::s, ::s].astype("float64")
+    fill = arr.attrs.get("_FillValue", None)
+    if isinstance(fill, str):
+        # NZ-1.0's forms: "NaN", "Infinity", or base64 of a float64.
+        fill = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill) \
+            or float(np.frombuffer(base64.b64decode(fill), "<f8")[0])
+    if fill is None:
+        fill = arr.fill_value
+    if fill is not None and arr.dtype.kind == "f":
+        fill = float(np.asarray(fill).astype(arr.dtype))  # in the array's type, as netCDF does
+    valid = ~np.isnan(sample)
+    if fill is not None and not math.isnan(float(fill)):
+        valid &= sample != float(fill)
+    values = sample[valid]
+    dims = arr.metadata.dimension_names or [None] * len(shape)
+    flip = False
+    ydim = dims[-2]
+    if ydim is not None and ydim in group.array_keys():
+        c = group[ydim]
+        units = c.attrs.get("units", "")
+        if c.shape == (ny,) and (c.attrs.get("standard_name") == "latitude" or units in (
+                "degrees_north", "degree_north", "degree_N", "degrees_N", "degreeN", "degreesN")):
+            lat = np.asarray(c[:])
+            flip = float(lat[0]) < float(lat[-1])
+    h, w = sample.shape
+    img = np.zeros((h, w, 4), dtype="uint8")
+    rng = None
+    if values.size:
+        lo, hi = np.percentile(values, [2, 98])
+        rng = (float(lo), float(hi))
+        if hi > lo:
+            idx = np.clip(np.floor((sample - lo) / (hi - lo) * 255 + 0.5), 0, 255)
+        else:
+            idx = np.zeros_like(sample)
+        idx = np.where(valid, idx, 0).astype(int)
+        img[..., :3] = LUT[idx]
+        img[..., 3] = np.where(valid, 255, 0)
+        img[~valid] = 0
+    if flip:
+        img = img[::-1]
+    return img, rng
+
+
+def rust_exp(x):
+    """Rust's `{:+.6e}` of x: sign, 7 digits, `e` and the bare exponent."""
+    m, e = f"{x:+.6e}".split("e")
+    return f"{m}e{int(e)}"
+
+
+def check_store(nzfs, store, mp):
+    subprocess.run([nzfs, "mount", store, mp], check=True, stdout=subprocess.DEVNULL)
+    checked = 0
+    try:
+        root = zarr.open_group(store, mode="r")
+        for path, arr in sorted(root.members(max_depth=None)):
+            if not isinstance(arr, zarr.Array):
+                continue
+            png = os.path.join(mp, path, "preview.png")
+            has = os.path.exists(png)
+            want = arr.ndim >= 2 and arr.dtype.kind in "iuf" and all(arr.shape)
+            if has != want:
+                fail(f"{store}/{path}: preview.png {'shown' if has else 'missing'}")
+            if not has:
+                continue
+            size = os.stat(png).st_size
+            with open(png, "rb") as f:
+                data = f.read()
+            if len(data) != size:
+                fail(f"{path}: stat says {size} bytes, the file has {len(data)}")
+            im = Image.open(png)
+            im.load()
+            got = np.asarray(im.convert("RGBA"))
+            parent = root[os.path.dirname(path)] if os.path.dirname(path) else root
+            want_img, rng = expected_image(arr, parent)
+            if got.shape != want_img.shape:
+                fail(f"{path}: {got.shape} pixels, expected {want_img.shape}")
+            diff = np.argwhere(np.any(got != want_img, axis=-1))
+            if len(diff):
+                y, x = diff[0]
+                fail(f"{path}: {len(diff)} pixels differ, first at row {y} column {x}: "
+                     f"{got[y, x].tolist()} vs {want_img[y, x].tolist()}")
+            shown = im.text.get("nzfs:range", "").split()
+            expect_range = [rust_exp(rng[0]), rust_exp(rng[1])] if rng else ["none"]
+            if shown != expect_range:
+                fail(f"{path}: tEXt range {shown}, expected {expect_range}")
+            if im.text.get("nzfs:units", None) != arr.attrs.get("units", ""):
+                fail(f"{path}: tEXt units {im.text.get('nzfs:units')!r}")
+            checked += 1
+        html = os.path.join(mp, "index.html")
+        with open(html) as f:
+            page = f.read()
+        if len(page.encode()) != os.stat(html).st_size or "<script" in page or "http" in page.split("<body>")[1]:
+            fail("index.html: wrong size, a script or a network link")
+        for path, arr in root.members(max_depth=None):
+            if isinstance(arr, zarr.Array) and os.path.exists(os.path.join(mp, path, "preview.png")):
+                if f'src="{path}/preview.png"' not in page:
+                    fail(f"index.html has no thumbnail of {path}")
+    finally:
+        subprocess.run([nzfs, "unmount", mp], check=False)
+    return checked
+
+
+def screenshot(nzfs, store, mp):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not browser:
+        if os.environ.get("CI"):
+            fail("chromium is missing (scripts/setup.sh --test installs it)")
+        print("check_previews: no chromium; the screenshot is skipped")
+        return
+    out_dir = os.path.join(ROOT, "target", "previews")
+    os.makedirs(out_dir, exist_ok=True)
+    shot = os.path.join(out_dir, f"{os.path.basename(store).removesuffix('.zarr')}-index.png")
+    subprocess.run([nzfs, "mount", store, mp], check=True, stdout=subprocess.DEVNULL)
+    try:
+        with tempfile.TemporaryDirectory() as profile:
+            subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            f"--user-data-dir={profile}", "--force-device-scale-factor=1",
+                            "--window-size=1000,560", "--virtual-time-budget=5000",
+                            f"--screenshot={shot}", f"file://{mp}/index.html"],
+                           check=True, capture_output=True, timeout=120)
+        status = json.loads(subprocess.run([nzfs, "status", "--json", mp], capture_output=True, text=True,
+                                           check=True).stdout)
+        with open(os.path.join(mp, "index.html")) as f:
+            html = f.read()
+    finally:
+        subprocess.run([nzfs, "unmount", mp], check=False)
+    rendered = status["previews"]["rendered"]
+    page = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
+    # Pixels in viridis colours (the page's own colours are greys and blue;
+    # thumbnails are scaled with image-rendering: pixelated, which keeps
+    # their colours).
+    packed = (page[:, 0].astype(np.int64) << 16) | (page[:, 1].astype(np.int64) << 8) | page[:, 2]
+    lut = (LUT[:, 0].astype(np.int64) << 16) | (LUT[:, 1].astype(np.int64) << 8) | LUT[:, 2]
+    coloured = int(np.isin(packed, lut).sum())
+    # The area the thumbnails take, as index.html sizes them.
+    area = sum(int(w) * int(h) for w, h in re.findall(r'<img [^>]*width="(\d+)" height="(\d+)"', html))
+    print(f"check_previews: screenshot {shot}: {coloured} viridis pixels over {area} of thumbnails, "
+          f"{rendered} previews rendered")
+    if rendered == 0 or coloured < 0.6 * area:
+        fail(f"the screenshot does not show the thumbnails ({coloured} viridis pixels, {area} expected)")
+
+
+def main():
+    nzfs = os.path.abspath(sys.argv[1])
+    stores = sys.argv[2:]
+    with tempfile.TemporaryDirectory() as tmp:
+        mp = os.path.join(tmp, "mnt")
+        os.makedirs(mp)
+        checked = sum(check_store(nzfs, s, mp) for s in stores)
+        screenshot(nzfs, stores[0], mp)
+    print(f"check_previews: {checked} previews equal to the images computed from zarr-python's values")
+
+
+if __name__ == "__main__":
+    main()

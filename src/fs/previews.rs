@@ -1,0 +1,138 @@
+//! `preview.png` in each array directory and `index.html` at the root
+//! (issue #37; what they show is [`crate::preview`]'s).
+//!
+//! Invariants: their sizes come from metadata ([`crate::preview::Plan`],
+//! and the page, which is metadata only), so `stat` and `ls -l` decode
+//! nothing; a preview is rendered on its first read, kept in the
+//! decoded-chunk cache under its array's node (so it counts against the
+//! cache budget and is let go like a chunk), and counted in `nzfs status`;
+//! a preview shows what its array's `data.bin` shows (and the first and
+//! last value of the latitude coordinate that orients it), so its owner
+//! and mode are the meet of those sources'.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::access::{Meet, Need};
+use super::{FsError, NzFs};
+use crate::array::CacheKey;
+use crate::cache::Chunk;
+use crate::preview::{self, Plan};
+use crate::store::Access;
+use crate::zarr::hierarchy::NodeKind;
+
+/// The cache key part of a rendered preview (chunk parts are below it).
+const PREVIEW_PART: u64 = CacheKey::INDEX - 1;
+
+impl NzFs {
+    /// Whether array `n` shows `preview.png`.
+    pub(super) fn has_preview(&self, n: usize) -> bool {
+        self.previews && self.dataset.array(n).is_some() && self.plan_of(n).is_some()
+    }
+
+    /// Whether the root shows `index.html`.
+    pub(super) fn has_index(&self) -> bool {
+        self.previews
+    }
+
+    fn plan_of(&self, n: usize) -> Option<&(Plan, Option<usize>)> {
+        self.info
+            .get(n)?
+            .preview
+            .get_or_init(|| preview::plan(self.hierarchy(), n))
+            .as_ref()
+    }
+
+    /// The plan of array `n`'s preview, when it has one.
+    pub(super) fn preview_plan(&self, n: usize) -> Result<&(Plan, Option<usize>), FsError> {
+        if !self.has_preview(n) {
+            return Err(FsError::NotFound);
+        }
+        self.plan_of(n).ok_or(FsError::NotFound)
+    }
+
+    /// The meet of what array `n`'s preview shows: its values, and its
+    /// latitude coordinate's.
+    pub(super) fn preview_access(&self, n: usize) -> Result<Option<Access>, ()> {
+        let own = self.values_access(n)?;
+        let lat = self.plan_of(n).and_then(|(_, lat)| *lat);
+        match (own, lat) {
+            (Some(a), Some(c)) => match self.values_access(c)? {
+                Some(b) => {
+                    let mut meet = Meet::new(a.uid, a.gid);
+                    meet.require(&a, Need::Read);
+                    meet.require(&b, Need::Read);
+                    Ok(Some(meet.access()))
+                }
+                None => Ok(Some(a)),
+            },
+            (own, _) => Ok(own),
+        }
+    }
+
+    /// Array `n`'s `preview.png`, rendered on first read.
+    pub(super) fn preview_png(&self, n: usize) -> Result<Chunk, FsError> {
+        let (plan, lat) = self.preview_plan(n)?;
+        let array = self.dataset.array(n).ok_or(FsError::NotFound)?;
+        let key = CacheKey {
+            node: n,
+            chunk: 0,
+            part: PREVIEW_PART,
+            version: 0,
+        };
+        let chunk = self.cache().get_or_decode(&key, || {
+            let mut plan = plan.clone();
+            if let Some(c) = lat.and_then(|c| self.dataset.array(c)) {
+                // Latitude increasing along rows: rows go bottom-up.
+                let len = c.metadata().shape[0];
+                let first = c.read_region(&[0], &[1])?;
+                let last = c.read_region(&[len - 1], &[1])?;
+                let t = c.metadata().data_type;
+                plan.flip = matches!((t.value_f64(&first, 0), t.value_f64(&last, 0)), (Some(a), Some(b)) if a < b);
+            }
+            let values = preview::sample(array, &plan)?;
+            self.status.previews_rendered.fetch_add(1, Ordering::Relaxed);
+            tracing::debug!(path = %array.path(), width = plan.width, height = plan.height, "rendered a preview");
+            Ok(preview::render(&plan, &values))
+        })?;
+        Ok(chunk)
+    }
+
+    /// The page at the root, made on first use from metadata.
+    pub(super) fn index_html(&self) -> Result<Chunk, FsError> {
+        if !self.has_index() {
+            return Err(FsError::NotFound);
+        }
+        Ok(self
+            .index
+            .get_or_init(|| {
+                let h = self.hierarchy();
+                let dir = |n: usize| {
+                    let mut parts = Vec::new();
+                    let mut at = Some(n);
+                    while let Some(p) = at.filter(|&p| p != 0) {
+                        parts.push(self.info[p].dir_name.clone());
+                        at = h.nodes[p].parent;
+                    }
+                    parts.reverse();
+                    parts.join("/")
+                };
+                let nc = |n: usize| self.info[n].nc_name.clone();
+                let shown_preview = |n: usize| {
+                    self.has_preview(n)
+                        .then(|| self.plan_of(n).map(|(p, _)| (p.width, p.height)))
+                        .flatten()
+                };
+                let data_bin = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_data_bin(n);
+                let shown = preview::Shown {
+                    dir: &dir,
+                    nc: &nc,
+                    preview: &shown_preview,
+                    data_bin: &data_bin,
+                };
+                let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
+                Arc::new(preview::index_html(h, title, &shown).into_bytes())
+            })
+            .clone())
+    }
+}

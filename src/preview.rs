@@ -1,0 +1,817 @@
+//! Previews (issue #37): `preview.png`, a picture of an array's first 2-D
+//! plane, and `index.html`, a page of the whole dataset, both from the
+//! mounted dataset alone.
+//!
+//! A preview shows the last two dimensions at leading indices 0, sampled
+//! with one stride along both so that its long side is at most
+//! [`MAX_SIDE`] pixels; only the sampled points are read (a region read per
+//! sampled row, or per point where the stride skips whole chunks), so a
+//! preview of a 1 TB array decodes at most the chunks, or inner chunks of
+//! shards, those points fall in. Values map to viridis over the plane's
+//! 2nd-98th percentiles (numpy's linear method, bit for bit); the fill
+//! value (the `_FillValue` attribute, else the Zarr `fill_value`) and NaN
+//! are transparent; a plane whose latitude coordinate increases along rows
+//! is flipped, so that north is up.
+//!
+//! Invariants: a PNG's length follows from the metadata alone
+//! ([`Plan::png_len`]): its image data is stored (uncompressed) deflate
+//! blocks, and its text chunks have fixed widths, so `stat` decodes
+//! nothing. The encoder is hand-written because no well-kept crate writes
+//! stored deflate blocks (the `png` crate's fastest setting still
+//! compresses, whose length is known only after encoding).
+
+use crate::array::Array;
+use crate::zarr::data_type::DataType;
+use crate::zarr::hierarchy::{Hierarchy, NodeKind};
+use crate::zarr::json::Value;
+
+/// The longest side of a preview, in pixels.
+pub const MAX_SIDE: u64 = 512;
+/// The name of the preview in an array directory.
+pub const PREVIEW_NAME: &str = "preview.png";
+/// The name of the page at the mount root.
+pub const INDEX_NAME: &str = "index.html";
+
+/// matplotlib's viridis, as `Colormap(i, bytes=True)` gives it.
+const VIRIDIS: [[u8; 3]; 256] = [
+    [68, 1, 84],
+    [68, 2, 85],
+    [68, 3, 87],
+    [69, 5, 88],
+    [69, 6, 90],
+    [69, 8, 91],
+    [70, 9, 92],
+    [70, 11, 94],
+    [70, 12, 95],
+    [70, 14, 97],
+    [71, 15, 98],
+    [71, 17, 99],
+    [71, 18, 101],
+    [71, 20, 102],
+    [71, 21, 103],
+    [71, 22, 105],
+    [71, 24, 106],
+    [72, 25, 107],
+    [72, 26, 108],
+    [72, 28, 110],
+    [72, 29, 111],
+    [72, 30, 112],
+    [72, 32, 113],
+    [72, 33, 114],
+    [72, 34, 115],
+    [72, 35, 116],
+    [71, 37, 117],
+    [71, 38, 118],
+    [71, 39, 119],
+    [71, 40, 120],
+    [71, 42, 121],
+    [71, 43, 122],
+    [71, 44, 123],
+    [70, 45, 124],
+    [70, 47, 124],
+    [70, 48, 125],
+    [70, 49, 126],
+    [69, 50, 127],
+    [69, 52, 127],
+    [69, 53, 128],
+    [69, 54, 129],
+    [68, 55, 129],
+    [68, 57, 130],
+    [67, 58, 131],
+    [67, 59, 131],
+    [67, 60, 132],
+    [66, 61, 132],
+    [66, 62, 133],
+    [66, 64, 133],
+    [65, 65, 134],
+    [65, 66, 134],
+    [64, 67, 135],
+    [64, 68, 135],
+    [63, 69, 135],
+    [63, 71, 136],
+    [62, 72, 136],
+    [62, 73, 137],
+    [61, 74, 137],
+    [61, 75, 137],
+    [61, 76, 137],
+    [60, 77, 138],
+    [60, 78, 138],
+    [59, 80, 138],
+    [59, 81, 138],
+    [58, 82, 139],
+    [58, 83, 139],
+    [57, 84, 139],
+    [57, 85, 139],
+    [56, 86, 139],
+    [56, 87, 140],
+    [55, 88, 140],
+    [55, 89, 140],
+    [54, 90, 140],
+    [54, 91, 140],
+    [53, 92, 140],
+    [53, 93, 140],
+    [52, 94, 141],
+    [52, 95, 141],
+    [51, 96, 141],
+    [51, 97, 141],
+    [50, 98, 141],
+    [50, 99, 141],
+    [49, 100, 141],
+    [49, 101, 141],
+    [49, 102, 141],
+    [48, 103, 141],
+    [48, 104, 141],
+    [47, 105, 141],
+    [47, 106, 141],
+    [46, 107, 142],
+    [46, 108, 142],
+    [46, 109, 142],
+    [45, 110, 142],
+    [45, 111, 142],
+    [44, 112, 142],
+    [44, 113, 142],
+    [44, 114, 142],
+    [43, 115, 142],
+    [43, 116, 142],
+    [42, 117, 142],
+    [42, 118, 142],
+    [42, 119, 142],
+    [41, 120, 142],
+    [41, 121, 142],
+    [40, 122, 142],
+    [40, 122, 142],
+    [40, 123, 142],
+    [39, 124, 142],
+    [39, 125, 142],
+    [39, 126, 142],
+    [38, 127, 142],
+    [38, 128, 142],
+    [38, 129, 142],
+    [37, 130, 142],
+    [37, 131, 141],
+    [36, 132, 141],
+    [36, 133, 141],
+    [36, 134, 141],
+    [35, 135, 141],
+    [35, 136, 141],
+    [35, 137, 141],
+    [34, 137, 141],
+    [34, 138, 141],
+    [34, 139, 141],
+    [33, 140, 141],
+    [33, 141, 140],
+    [33, 142, 140],
+    [32, 143, 140],
+    [32, 144, 140],
+    [32, 145, 140],
+    [31, 146, 140],
+    [31, 147, 139],
+    [31, 148, 139],
+    [31, 149, 139],
+    [31, 150, 139],
+    [30, 151, 138],
+    [30, 152, 138],
+    [30, 153, 138],
+    [30, 153, 138],
+    [30, 154, 137],
+    [30, 155, 137],
+    [30, 156, 137],
+    [30, 157, 136],
+    [30, 158, 136],
+    [30, 159, 136],
+    [30, 160, 135],
+    [31, 161, 135],
+    [31, 162, 134],
+    [31, 163, 134],
+    [32, 164, 133],
+    [32, 165, 133],
+    [33, 166, 133],
+    [33, 167, 132],
+    [34, 167, 132],
+    [35, 168, 131],
+    [35, 169, 130],
+    [36, 170, 130],
+    [37, 171, 129],
+    [38, 172, 129],
+    [39, 173, 128],
+    [40, 174, 127],
+    [41, 175, 127],
+    [42, 176, 126],
+    [43, 177, 125],
+    [44, 177, 125],
+    [46, 178, 124],
+    [47, 179, 123],
+    [48, 180, 122],
+    [50, 181, 122],
+    [51, 182, 121],
+    [53, 183, 120],
+    [54, 184, 119],
+    [56, 185, 118],
+    [57, 185, 118],
+    [59, 186, 117],
+    [61, 187, 116],
+    [62, 188, 115],
+    [64, 189, 114],
+    [66, 190, 113],
+    [68, 190, 112],
+    [69, 191, 111],
+    [71, 192, 110],
+    [73, 193, 109],
+    [75, 194, 108],
+    [77, 194, 107],
+    [79, 195, 105],
+    [81, 196, 104],
+    [83, 197, 103],
+    [85, 198, 102],
+    [87, 198, 101],
+    [89, 199, 100],
+    [91, 200, 98],
+    [94, 201, 97],
+    [96, 201, 96],
+    [98, 202, 95],
+    [100, 203, 93],
+    [103, 204, 92],
+    [105, 204, 91],
+    [107, 205, 89],
+    [109, 206, 88],
+    [112, 206, 86],
+    [114, 207, 85],
+    [116, 208, 84],
+    [119, 208, 82],
+    [121, 209, 81],
+    [124, 210, 79],
+    [126, 210, 78],
+    [129, 211, 76],
+    [131, 211, 75],
+    [134, 212, 73],
+    [136, 213, 71],
+    [139, 213, 70],
+    [141, 214, 68],
+    [144, 214, 67],
+    [146, 215, 65],
+    [149, 215, 63],
+    [151, 216, 62],
+    [154, 216, 60],
+    [157, 217, 58],
+    [159, 217, 56],
+    [162, 218, 55],
+    [165, 218, 53],
+    [167, 219, 51],
+    [170, 219, 50],
+    [173, 220, 48],
+    [175, 220, 46],
+    [178, 221, 44],
+    [181, 221, 43],
+    [183, 221, 41],
+    [186, 222, 39],
+    [189, 222, 38],
+    [191, 223, 36],
+    [194, 223, 34],
+    [197, 223, 33],
+    [199, 224, 31],
+    [202, 224, 30],
+    [205, 224, 29],
+    [207, 225, 28],
+    [210, 225, 27],
+    [212, 225, 26],
+    [215, 226, 25],
+    [218, 226, 24],
+    [220, 226, 24],
+    [223, 227, 24],
+    [225, 227, 24],
+    [228, 227, 24],
+    [231, 228, 25],
+    [233, 228, 25],
+    [236, 228, 26],
+    [238, 229, 27],
+    [241, 229, 28],
+    [243, 229, 30],
+    [246, 230, 31],
+    [248, 230, 33],
+    [250, 230, 34],
+    [253, 231, 36],
+];
+
+/// What a preview of one array shows, from metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub width: u64,
+    pub height: u64,
+    pub stride: u64,
+    /// The index of each leading dimension (all 0) and the names of the
+    /// two shown, for the text chunk.
+    pub plane: String,
+    pub units: String,
+    /// Whether rows are shown bottom-up (latitude increasing along them).
+    pub flip: bool,
+}
+
+/// Whether array metadata can be previewed: a numeric type (not bool or
+/// complex), two dimensions or more, none of them empty.
+pub fn previewable(m: &crate::zarr::metadata::ArrayMetadata) -> bool {
+    m.data_type.is_number()
+        && !matches!(m.data_type, DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. })
+        && m.shape.len() >= 2
+        && m.shape.iter().all(|&s| s > 0)
+}
+
+fn attr<'a>(attrs: &'a [(String, Value)], name: &str) -> Option<&'a Value> {
+    attrs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// The sibling 1-D array that is the coordinate of dimension `dim` of
+/// node `n`, when it is latitude (CF: `units` degrees north, or
+/// `standard_name` latitude).
+fn latitude_of(h: &Hierarchy, n: usize, dim: &str, len: u64) -> Option<usize> {
+    let parent = h.nodes[n].parent?;
+    h.nodes[parent].children.iter().copied().find(|&c| {
+        let node = &h.nodes[c];
+        let NodeKind::Array(a) = &node.kind else { return false };
+        let m = &a.metadata;
+        let units = attr(&m.attributes, "units").and_then(Value::as_str).unwrap_or_default();
+        let standard = attr(&m.attributes, "standard_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        node.name == dim
+            && m.shape == [len]
+            && m.data_type.is_number()
+            && (standard == "latitude"
+                || [
+                    "degrees_north",
+                    "degree_north",
+                    "degree_N",
+                    "degrees_N",
+                    "degreeN",
+                    "degreesN",
+                ]
+                .contains(&units))
+    })
+}
+
+/// The plan of a preview of array node `n` (`None` if it has none), and
+/// the latitude coordinate whose first and last values decide the flip.
+pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
+    let node = h.nodes.get(n)?;
+    let NodeKind::Array(a) = &node.kind else { return None };
+    let m = &a.metadata;
+    if !previewable(m) {
+        return None;
+    }
+    let nd = m.shape.len();
+    let (ny, nx) = (m.shape[nd - 2], m.shape[nd - 1]);
+    let stride = ny.max(nx).div_ceil(MAX_SIDE).max(1);
+    let name = |d: usize| {
+        m.dimension_names
+            .get(d)
+            .cloned()
+            .flatten()
+            .unwrap_or_else(|| format!("dim{d}"))
+    };
+    let lead: Vec<String> = (0..nd - 2).map(|d| format!("{}=0", name(d))).collect();
+    let plane = format!(
+        "{}[{}{}:, :] ({} down, {} across, every {stride})",
+        node.path,
+        "0, ".repeat(nd - 2),
+        "",
+        name(nd - 2),
+        name(nd - 1),
+    ) + &if lead.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", lead.join(", "))
+    };
+    let units = attr(&m.attributes, "units")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let lat = m
+        .dimension_names
+        .get(nd - 2)
+        .cloned()
+        .flatten()
+        .and_then(|d| latitude_of(h, n, &d, ny));
+    Some((
+        Plan {
+            width: nx.div_ceil(stride),
+            height: ny.div_ceil(stride),
+            stride,
+            plane,
+            units,
+            flip: false,
+        },
+        lat,
+    ))
+}
+
+/// The text chunks of a preview: key and text (the range as written by
+/// [`range_text`], always [`RANGE_WIDTH`] bytes).
+fn texts(plan: &Plan, range: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("Software", format!("nzfs {}", env!("CARGO_PKG_VERSION"))),
+        ("nzfs:plane", plan.plane.clone()),
+        ("nzfs:units", plan.units.clone()),
+        ("nzfs:range", range.to_string()),
+        (
+            "nzfs:colors",
+            "viridis over the 2nd-98th percentiles; fill values and NaN transparent".to_string(),
+        ),
+    ]
+}
+
+/// The width of the `nzfs:range` text.
+pub const RANGE_WIDTH: usize = 2 * 14 + 1;
+
+/// `lo hi` in a fixed width (`none` when the plane has no value).
+pub fn range_text(range: Option<(f64, f64)>) -> String {
+    let t = match range {
+        Some((lo, hi)) => format!("{:<14} {:<14}", format!("{lo:+.6e}"), format!("{hi:+.6e}")),
+        None => "none".to_string(),
+    };
+    format!("{t:<RANGE_WIDTH$}")
+}
+
+impl Plan {
+    /// The raw image data: a filter byte and 4 bytes (RGBA) a pixel, a row.
+    fn raw_len(&self) -> u64 {
+        self.height * (1 + 4 * self.width)
+    }
+
+    /// The length of the PNG, from the plan alone.
+    pub fn png_len(&self) -> u64 {
+        let raw = self.raw_len();
+        let blocks = raw.div_ceil(65535).max(1);
+        let idat = 2 + raw + 5 * blocks + 4;
+        let text: u64 = texts(self, &range_text(None))
+            .iter()
+            .map(|(k, t)| 12 + k.len() as u64 + 1 + t.len() as u64)
+            .sum();
+        8 + 25 + text + 12 + idat + 12
+    }
+}
+
+/// numpy's `percentile(a, q)` (method "linear") of sorted `a`, bit for bit.
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let n = sorted.len();
+    if n == 1 {
+        return sorted[0];
+    }
+    let q = q / 100.0;
+    // numpy's "linear" method: (n - 1) * q, then its _lerp.
+    let virtual_index = (n - 1) as f64 * q;
+    if virtual_index >= (n - 1) as f64 {
+        return sorted[n - 1];
+    }
+    if virtual_index < 0.0 {
+        return sorted[0];
+    }
+    let previous = virtual_index.floor();
+    let gamma = virtual_index - previous;
+    let (a, b) = (sorted[previous as usize], sorted[previous as usize + 1]);
+    let diff = b - a;
+    if gamma >= 0.5 {
+        b - diff * (1.0 - gamma)
+    } else {
+        a + diff * gamma
+    }
+}
+
+/// The palette index of `v` over `[lo, hi]`.
+pub fn color_index(v: f64, lo: f64, hi: f64) -> usize {
+    if hi <= lo {
+        return 0;
+    }
+    ((v - lo) / (hi - lo) * 255.0 + 0.5).floor().clamp(0.0, 255.0) as usize
+}
+
+/// The sampled values of the plan's plane of `array`, row by row (rows in
+/// array order), as numbers; `None` where the element is the fill or NaN.
+pub fn sample(array: &Array, plan: &Plan) -> Result<Vec<Option<f64>>, crate::array::ArrayError> {
+    let m = array.metadata();
+    let nd = m.shape.len();
+    let (ny, nx) = (m.shape[nd - 2], m.shape[nd - 1]);
+    let s = plan.stride;
+    // The `_FillValue` attribute (numbers, "NaN", base64 float64) in the
+    // array's type, else the Zarr fill value.
+    let narrow = |x: f64| match m.data_type {
+        DataType::Float16 | DataType::BFloat16 | DataType::Float32 => f64::from(x as f32),
+        _ => x,
+    };
+    let fill = attr(&m.attributes, "_FillValue")
+        .and_then(|v| crate::zarr::data_type::fill_value_number(v).ok())
+        .map(|n| narrow(n.as_f64()))
+        .or_else(|| m.data_type.value_f64(&m.fill_value.0, 0));
+    // Along x: one region a row when every chunk (or inner chunk) of it
+    // holds a sample anyway, else one read a point.
+    let unit = array.read_unit_along(nd - 1);
+    let item = m.data_type.size();
+    let mut out = Vec::with_capacity((plan.width * plan.height) as usize);
+    let mut start = vec![0u64; nd];
+    let mut shape = vec![1u64; nd];
+    for y in (0..ny).step_by(s as usize) {
+        start[nd - 2] = y;
+        let mut push = |bytes: &[u8], i: usize| {
+            let v = m.data_type.value_f64(bytes, i).filter(|v| !v.is_nan());
+            out.push(v.filter(|v| Some(*v) != fill));
+        };
+        if s <= unit {
+            start[nd - 1] = 0;
+            shape[nd - 1] = nx;
+            let row = array.read_region(&start, &shape)?;
+            for x in (0..nx).step_by(s as usize) {
+                push(&row, x as usize);
+            }
+            debug_assert_eq!(row.len(), nx as usize * item);
+        } else {
+            shape[nd - 1] = 1;
+            for x in (0..nx).step_by(s as usize) {
+                start[nd - 1] = x;
+                let one = array.read_region(&start, &shape)?;
+                push(&one, 0);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The PNG of sampled `values` (rows in array order) under `plan`.
+pub fn render(plan: &Plan, values: &[Option<f64>]) -> Vec<u8> {
+    let mut finite: Vec<f64> = values.iter().flatten().copied().collect();
+    finite.sort_by(f64::total_cmp);
+    let range = (!finite.is_empty()).then(|| (percentile(&finite, 2.0), percentile(&finite, 98.0)));
+    let (w, h) = (plan.width as usize, plan.height as usize);
+    let mut raw = Vec::with_capacity(plan.raw_len() as usize);
+    for r in 0..h {
+        let row = if plan.flip { h - 1 - r } else { r };
+        raw.push(0);
+        for v in &values[row * w..(row + 1) * w] {
+            match (v, range) {
+                (Some(v), Some((lo, hi))) => {
+                    let [r, g, b] = VIRIDIS[color_index(*v, lo, hi)];
+                    raw.extend([r, g, b, 255]);
+                }
+                _ => raw.extend([0, 0, 0, 0]),
+            }
+        }
+    }
+    let texts = texts(plan, &range_text(range));
+    let png = encode(plan.width as u32, plan.height as u32, &texts, &raw);
+    debug_assert_eq!(png.len() as u64, plan.png_len());
+    png
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    b << 16 | a
+}
+
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend((data.len() as u32).to_be_bytes());
+    let at = out.len();
+    out.extend(kind);
+    out.extend(data);
+    let crc = crc32fast::hash(&out[at..]);
+    out.extend(crc.to_be_bytes());
+}
+
+/// An 8-bit RGBA PNG of `raw` scanlines (filter bytes included), its image
+/// data in stored deflate blocks, with `tEXt` chunks.
+pub fn encode(width: u32, height: u32, texts: &[(&str, String)], raw: &[u8]) -> Vec<u8> {
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend(width.to_be_bytes());
+    ihdr.extend(height.to_be_bytes());
+    ihdr.extend([8, 6, 0, 0, 0]);
+    chunk(&mut out, b"IHDR", &ihdr);
+    for (k, t) in texts {
+        // tEXt is Latin-1: other characters become '?'.
+        let text: Vec<u8> = t
+            .chars()
+            .map(|c| if (c as u32) < 256 { c as u8 } else { b'?' })
+            .collect();
+        chunk(&mut out, b"tEXt", &[k.as_bytes(), &[0], &text].concat());
+    }
+    let mut z = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = if raw.is_empty() {
+        vec![&[][..]]
+    } else {
+        raw.chunks(65535).collect()
+    };
+    for (i, block) in blocks.iter().enumerate() {
+        z.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        z.extend(len.to_le_bytes());
+        z.extend((!len).to_le_bytes());
+        z.extend(*block);
+    }
+    z.extend(adler32(raw).to_be_bytes());
+    chunk(&mut out, b"IDAT", &z);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A path as a relative URL (each segment percent-encoded where needed).
+fn href(path: &str) -> String {
+    path.split('/')
+        .map(|seg| {
+            seg.bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                    b => format!("%{b:02X}"),
+                })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// What [`index_html`] needs of the mount for each node: its path in the
+/// mount (as listed), the group's `.nc` name, and whether it has a
+/// preview, `data.bin`.
+pub struct Shown<'a> {
+    pub dir: &'a dyn Fn(usize) -> String,
+    pub nc: &'a dyn Fn(usize) -> Option<String>,
+    pub preview: &'a dyn Fn(usize) -> Option<(u64, u64)>,
+    pub data_bin: &'a dyn Fn(usize) -> bool,
+}
+
+/// The page at the mount root: the group tree, each array's shape, type,
+/// dimensions, `units` and `long_name`, its thumbnail and its files; no
+/// scripts, no network, relative links (it works from `file://`).
+pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>\n\
+         body {{ font-family: sans-serif; margin: 1.5em; color: #222; }}\n\
+         ul {{ list-style: none; padding-left: 1.2em; }}\n\
+         li.array {{ display: flex; gap: 1em; align-items: flex-start; margin: 0.8em 0; }}\n\
+         li.array img {{ border: 1px solid #ccc; image-rendering: pixelated; \
+         background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 16px 16px; }}\n\
+         .meta {{ color: #555; font-size: 0.9em; }}\n\
+         code {{ background: #f4f4f4; padding: 0 0.2em; }}\n\
+         </style>\n</head>\n<body>\n<h1>{t}</h1>\n\
+         <p class=\"meta\">Made by nzfs {v} from the dataset's metadata. Each picture is the first 2-D plane of an \
+         array in viridis over its 2nd&ndash;98th percentiles; fill values and NaN are transparent.</p>\n",
+        t = escape(title),
+        v = env!("CARGO_PKG_VERSION")
+    );
+    fn item(h: &Hierarchy, n: usize, shown: &Shown, out: &mut String) {
+        let node = &h.nodes[n];
+        let dir = (shown.dir)(n);
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", href(&dir))
+        };
+        match &node.kind {
+            NodeKind::Array(a) => {
+                let m = &a.metadata;
+                let dims: Vec<String> = (0..m.shape.len())
+                    .map(|d| {
+                        let name = m
+                            .dimension_names
+                            .get(d)
+                            .cloned()
+                            .flatten()
+                            .unwrap_or_else(|| format!("dim{d}"));
+                        format!("{}={}", escape(&name), m.shape[d])
+                    })
+                    .collect();
+                let text = |k: &str| attr(&m.attributes, k).and_then(Value::as_str).map(escape);
+                out.push_str("<li class=\"array\">");
+                if let Some((w, hgt)) = (shown.preview)(n) {
+                    // Shown with its long side between 128 and 256 pixels
+                    // (small ones scaled up, pixelated).
+                    let long = w.max(hgt).max(1);
+                    let side = long.clamp(128, 256);
+                    let (dw, dh) = (w * side / long, hgt * side / long);
+                    out.push_str(&format!(
+                        "<a href=\"{prefix}{PREVIEW_NAME}\"><img src=\"{prefix}{PREVIEW_NAME}\" loading=\"lazy\" \
+                         width=\"{}\" height=\"{}\" alt=\"{}\"></a>",
+                        dw.max(1),
+                        dh.max(1),
+                        escape(&node.name)
+                    ));
+                }
+                out.push_str(&format!(
+                    "<div><b>{}</b> <span class=\"meta\">{} ({})</span>",
+                    escape(&node.name),
+                    escape(&m.data_type.name()),
+                    dims.join(", ")
+                ));
+                if let Some(l) = text("long_name") {
+                    out.push_str(&format!("<br>{l}"));
+                }
+                if let Some(u) = text("units") {
+                    out.push_str(&format!("<br><span class=\"meta\">units: {u}</span>"));
+                }
+                out.push_str(&format!("<br><a href=\"{prefix}header.cdl\">header.cdl</a>"));
+                if (shown.data_bin)(n) {
+                    out.push_str(&format!(" &middot; <a href=\"{prefix}data.bin\">data.bin</a>"));
+                }
+                out.push_str("</div></li>\n");
+            }
+            NodeKind::Group { .. } => {
+                let name = if n == 0 { "/".to_string() } else { node.name.clone() };
+                out.push_str(&format!("<li class=\"group\"><b>{}</b>", escape(&name)));
+                out.push_str(&format!(
+                    " <span class=\"meta\"><a href=\"{prefix}header.cdl\">header.cdl</a>"
+                ));
+                if let Some(nc) = (shown.nc)(n) {
+                    out.push_str(&format!(
+                        " &middot; <a href=\"{prefix}{}\">{}</a>",
+                        href(&nc),
+                        escape(&nc)
+                    ));
+                }
+                out.push_str("</span>\n<ul>\n");
+                for &c in &node.children {
+                    item(h, c, shown, out);
+                }
+                out.push_str("</ul></li>\n");
+            }
+            NodeKind::Broken { reason } => {
+                out.push_str(&format!(
+                    "<li><b>{}</b> <span class=\"meta\">unreadable: {}</span></li>\n",
+                    escape(&node.name),
+                    escape(reason)
+                ));
+            }
+        }
+    }
+    out.push_str("<ul>\n");
+    item(h, 0, shown, &mut out);
+    out.push_str("</ul>\n</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encoder's output inflates (flate2) to the scanlines it was
+    /// given, its chunks' CRCs check, and its length is the plan's.
+    #[test]
+    fn stored_deflate_pngs_decode_and_have_the_planned_length() {
+        for (w, h) in [(1u64, 1u64), (512, 300), (200, 512), (7, 3)] {
+            let plan = Plan {
+                width: w,
+                height: h,
+                stride: 1,
+                plane: "x[:, :]".into(),
+                units: "K".into(),
+                flip: false,
+            };
+            let values: Vec<Option<f64>> = (0..w * h).map(|i| (i % 7 != 0).then_some(i as f64)).collect();
+            let png = render(&plan, &values);
+            assert_eq!(png.len() as u64, plan.png_len());
+            // Walk the chunks.
+            let mut at = 8;
+            let mut idat = Vec::new();
+            while at < png.len() {
+                let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+                let body = &png[at + 4..at + 8 + len];
+                let crc = u32::from_be_bytes(png[at + 8 + len..at + 12 + len].try_into().unwrap());
+                assert_eq!(crc32fast::hash(body), crc);
+                if &body[..4] == b"IDAT" {
+                    idat.extend(&body[4..]);
+                }
+                at += 12 + len;
+            }
+            let mut raw = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&idat[..]), &mut raw).unwrap();
+            assert_eq!(raw.len() as u64, h * (1 + 4 * w));
+            // Pixel 0 is transparent (a fill), pixel 1 is opaque.
+            assert_eq!(raw[1..5], [0, 0, 0, 0]);
+            if w > 1 {
+                assert_eq!(raw[8], 255);
+            }
+        }
+    }
+
+    /// numpy.percentile([1, 2, 3, 4], [2, 98]) and of 10 values.
+    #[test]
+    fn percentiles_are_numpys() {
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 2.0), 1.06);
+        assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 98.0), 3.94);
+        let ten: Vec<f64> = (0..10).map(f64::from).collect();
+        assert_eq!(percentile(&ten, 2.0), 0.18);
+        assert_eq!(percentile(&ten, 98.0), 8.82);
+        assert_eq!(percentile(&[5.0], 98.0), 5.0);
+        assert_eq!(range_text(Some((271.5, -1e-300))).len(), RANGE_WIDTH);
+        assert_eq!(range_text(None).len(), RANGE_WIDTH);
+    }
+}

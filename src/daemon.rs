@@ -410,7 +410,7 @@ fn prune_logs(dir: &Path, current: &Path) {
 
 /// A mount point as /proc/mounts writes it (space, tab, newline and `\`
 /// as octal escapes), back to the path.
-fn unescape_mount(field: &str) -> String {
+pub(crate) fn unescape_mount(field: &str) -> String {
     let b = field.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex};
 
 use tonic::{Code, Status};
 
+use crate::daemon::unescape_mount;
+
 use super::proto::volume_capability::{AccessType, access_mode::Mode};
 use super::proto::{self};
 use super::{CsiArgs, Reply};
@@ -165,28 +167,11 @@ pub fn mounted_at(target: &Path) -> Option<(String, String)> {
     let target = target.to_string_lossy();
     info.lines().rev().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;
-        let point = unescape(left.split(' ').nth(4)?);
+        let point = unescape_mount(left.split(' ').nth(4)?);
         let mut r = right.split(' ');
-        let (fstype, source) = (r.next()?.to_string(), unescape(r.next()?));
+        let (fstype, source) = (r.next()?.to_string(), unescape_mount(r.next()?));
         (point == target).then_some((fstype, source))
     })
-}
-
-/// mountinfo's octal escapes (`\040` for a space) undone.
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 4 <= b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 pub struct Node {
@@ -506,58 +491,51 @@ mod tests {
             f(&mut r);
             code(r)
         };
-        assert_eq!(with(&|r| r.readonly = false), Code::FailedPrecondition);
-        assert_eq!(with(&|r| r.volume_id.clear()), Code::InvalidArgument);
-        assert_eq!(with(&|r| r.target_path.clear()), Code::InvalidArgument);
-        assert_eq!(with(&|r| r.target_path = "rel/path".into()), Code::InvalidArgument);
-        assert_eq!(with(&|r| r.volume_capability = None), Code::InvalidArgument);
-        assert_eq!(
-            with(&|r| {
-                r.volume_context.remove("store");
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| {
-                r.volume_context.insert("store".into(), "data.zarr".into());
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| {
-                r.volume_context.insert("cache_sise".into(), "1".into());
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| {
-                r.volume_context.insert("follow-symlinks".into(), "true".into());
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| {
-                r.volume_context.insert("anonymous".into(), "yes".into());
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| {
-                r.secrets.insert("BAD KEY".into(), "x".into());
-            }),
-            Code::InvalidArgument
-        );
-        assert_eq!(
-            with(&|r| r.volume_capability.as_mut().unwrap().access_type = Some(AccessType::Block(Default::default()))),
-            Code::FailedPrecondition
-        );
+        type Edit = Box<dyn Fn(&mut proto::NodePublishVolumeRequest)>;
+        let context = |k: &'static str, v: &'static str| -> Edit {
+            Box::new(move |r| {
+                r.volume_context.insert(k.into(), v.into());
+            })
+        };
+        let cases: Vec<(Edit, Code)> = vec![
+            (Box::new(|r| r.readonly = false), Code::FailedPrecondition),
+            (Box::new(|r| r.volume_id.clear()), Code::InvalidArgument),
+            (Box::new(|r| r.target_path.clear()), Code::InvalidArgument),
+            (Box::new(|r| r.target_path = "rel/path".into()), Code::InvalidArgument),
+            (Box::new(|r| r.volume_capability = None), Code::InvalidArgument),
+            (
+                Box::new(|r| {
+                    r.volume_context.remove("store");
+                }),
+                Code::InvalidArgument,
+            ),
+            (context("store", "data.zarr"), Code::InvalidArgument),
+            (context("cache_sise", "1"), Code::InvalidArgument),
+            (context("follow-symlinks", "true"), Code::InvalidArgument),
+            (context("anonymous", "yes"), Code::InvalidArgument),
+            (
+                Box::new(|r| {
+                    r.secrets.insert("BAD KEY".into(), "x".into());
+                }),
+                Code::InvalidArgument,
+            ),
+            (
+                Box::new(|r| {
+                    r.volume_capability.as_mut().unwrap().access_type = Some(AccessType::Block(Default::default()))
+                }),
+                Code::FailedPrecondition,
+            ),
+        ];
+        for (i, (edit, want)) in cases.into_iter().enumerate() {
+            assert_eq!(with(&*edit), want, "case {i}");
+        }
     }
 
     #[test]
     fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape(r"/var/lib/a\040b"), "/var/lib/a b");
-        assert_eq!(unescape(r"nzfs:/x\134y"), r"nzfs:/x\y");
-        assert_eq!(unescape(r"end\04"), r"end\04");
+        assert_eq!(unescape_mount(r"/var/lib/a\040b"), "/var/lib/a b");
+        assert_eq!(unescape_mount(r"nzfs:/x\134y"), r"nzfs:/x\y");
+        assert_eq!(unescape_mount(r"end\04"), r"end\04");
         // This test's own root is a mount point with a type.
         assert!(mounted_at(Path::new("/")).is_some());
     }

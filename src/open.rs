@@ -115,27 +115,26 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
                 .map_err(|e| CliError::new(format!("store {e}")))?;
             return open_zip(Box::new(remote), name, &shown_store(store));
         }
-        // A reference set in object storage: its directory is its home.
-        let json = [".json", ".json.gz", ".json.zst"].iter().any(|x| path.ends_with(x));
-        let parquet = !json && {
-            let options = reference_options(args)?.1;
-            crate::store::object::RemoteStore::open(url, &options)
-                .is_ok_and(|s| crate::references::parquet::is_parquet_set(&s, ""))
-        };
-        if (json || parquet)
-            && let Some((parent, name)) = path.trim_end_matches('/').rsplit_once('/')
-        {
+        // A reference set in object storage: its directory is its home. A
+        // Parquet set is told by its .zmetadata (below).
+        let remote_references = |parquet: bool| -> Result<Opened, CliError> {
+            let Some((parent, name)) = path.trim_end_matches('/').rsplit_once('/') else {
+                return fail(format!("store {}: not a reference set's URL", shown_store(store)));
+            };
             let parent = format!("{parent}/");
             let home = crate::store::object::RemoteStore::open(&parent, &reference_options(args)?.1)
                 .map_err(|e| CliError::new(format!("store {e}")))?;
-            return open_references(
+            open_references(
                 Box::new(home),
                 Home::Remote(parent),
                 name,
                 parquet,
                 args,
                 shown_store(store),
-            );
+            )
+        };
+        if [".json", ".json.gz", ".json.zst"].iter().any(|x| path.ends_with(x)) {
+            return remote_references(false);
         }
         let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
             .map_err(|e| CliError::new(format!("store {e}")))?;
@@ -147,7 +146,12 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             ),
             None => Box::new(remote),
         };
-        let hierarchy = Hierarchy::open(remote.as_ref()).map_err(|e| {
+        let hierarchy = match Hierarchy::open(remote.as_ref()) {
+            // A kerchunk Parquet set: mounted as one, from its directory's parent.
+            Err(crate::zarr::hierarchy::OpenError::References) => return remote_references(true),
+            other => other,
+        };
+        let hierarchy = hierarchy.map_err(|e| {
             let http = url.starts_with("http://") || url.starts_with("https://");
             let text = e.to_string();
             let hint = match e {

@@ -70,6 +70,18 @@ impl Drop for Plugin {
     }
 }
 
+/// A target path unmounted (lazily) on drop, should a test fail before
+/// unpublishing it.
+struct Target(PathBuf);
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if nzfs::daemon::is_mount_point(&self.0) || nzfs::daemon::is_stale(&self.0) {
+            let _ = Command::new("fusermount3").args(["-u", "-z"]).arg(&self.0).status();
+        }
+    }
+}
+
 async fn channel(socket: &Path) -> Channel {
     let socket = socket.to_path_buf();
     tonic::transport::Endpoint::try_from("http://[::]:50051")
@@ -176,6 +188,7 @@ fn publish_and_unpublish_a_local_store() {
     let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
     let store = store.to_str().unwrap();
     let target = dir.path().join("pods/uid-1/volumes/vol-1/mount");
+    let _cleanup = Target(target.clone());
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     runtime().block_on(async {
         let mut node = NodeClient::new(channel(&plugin.socket).await);
@@ -265,6 +278,7 @@ fn mounts_survive_a_plugin_restart() {
     let mut plugin = Plugin::start(dir.path(), &extra);
     let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
     let target = dir.path().join("mount");
+    let _cleanup = Target(target.clone());
     runtime().block_on(async {
         let mut node = NodeClient::new(channel(&plugin.socket).await);
         node.node_publish_volume(publish_request(
@@ -330,6 +344,7 @@ fn publish_an_s3_store_with_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let plugin = Plugin::start(dir.path(), &["--log-dir", dir.path().to_str().unwrap()]);
     let target = dir.path().join("mount");
+    let _cleanup = Target(target.clone());
     let secret = format!("nzfs-csi-secret-{}", std::process::id());
     runtime().block_on(async {
         let mut node = NodeClient::new(channel(&plugin.socket).await);

@@ -160,10 +160,13 @@ def screenshot(nzfs, store, mp):
     shot = os.path.join(out_dir, f"{os.path.basename(store).removesuffix('.zarr')}-index.png")
     subprocess.run([nzfs, "mount", store, mp], check=True, stdout=subprocess.DEVNULL)
     try:
+        # Tall enough for every entry of the page (each at most ~280 px).
+        with open(os.path.join(mp, "index.html")) as f:
+            height = max(560, 200 + 280 * f.read().count("<li"))
         with tempfile.TemporaryDirectory() as profile:
             subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                             f"--user-data-dir={profile}", "--force-device-scale-factor=1",
-                            "--window-size=1000,560", "--virtual-time-budget=5000",
+                            f"--window-size=1000,{height}", "--virtual-time-budget=5000",
                             f"--screenshot={shot}", f"file://{mp}/index.html"],
                            check=True, capture_output=True, timeout=120)
         status = json.loads(subprocess.run([nzfs, "status", "--json", mp], capture_output=True, text=True,

@@ -174,6 +174,7 @@ pub fn mounted_at(target: &Path) -> Option<(String, String)> {
     })
 }
 
+#[derive(Clone)]
 pub struct Node {
     args: CsiArgs,
     exe: PathBuf,
@@ -337,11 +338,7 @@ impl proto::node_server::Node for Node {
         request: tonic::Request<proto::NodePublishVolumeRequest>,
     ) -> Reply<proto::NodePublishVolumeResponse> {
         let plan = plan(request.get_ref())?;
-        let this = Node {
-            args: self.args.clone(),
-            exe: self.exe.clone(),
-            busy: Arc::clone(&self.busy),
-        };
+        let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let _one = busy(&this.busy);
             this.publish(&plan)
@@ -362,11 +359,7 @@ impl proto::node_server::Node for Node {
         if req.target_path.is_empty() {
             return Err(invalid("target_path is missing"));
         }
-        let this = Node {
-            args: self.args.clone(),
-            exe: self.exe.clone(),
-            busy: Arc::clone(&self.busy),
-        };
+        let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let _one = busy(&this.busy);
             this.unpublish(&req.volume_id, Path::new(&req.target_path))

@@ -210,7 +210,17 @@ pub struct Nginx {
 }
 
 impl Drop for Nginx {
+    /// SIGTERM, so that the master stops its workers too (SIGKILL left
+    /// them running after each test), then SIGKILL if it takes over 5 s.
     fn drop(&mut self) {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

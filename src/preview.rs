@@ -369,10 +369,9 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
     };
     let lead: Vec<String> = (0..nd - 2).map(|d| format!("{}=0", name(d))).collect();
     let plane = format!(
-        "{}[{}{}:, :] ({} down, {} across, every {stride})",
+        "{}[{}:, :] ({} down, {} across, every {stride})",
         node.path,
         "0, ".repeat(nd - 2),
-        "",
         name(nd - 2),
         name(nd - 1),
     ) + &if lead.is_empty() {
@@ -441,9 +440,10 @@ impl Plan {
         let raw = self.raw_len();
         let blocks = raw.div_ceil(65535).max(1);
         let idat = 2 + raw + 5 * blocks + 4;
+        // A tEXt chunk holds one Latin-1 byte per character ([`latin1`]).
         let text: u64 = texts(self, &range_text(None))
             .iter()
-            .map(|(k, t)| 12 + k.len() as u64 + 1 + t.len() as u64)
+            .map(|(k, t)| 12 + k.len() as u64 + 1 + t.chars().count() as u64)
             .sum();
         8 + 25 + text + 12 + idat + 12
     }
@@ -581,6 +581,11 @@ fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
     out.extend(crc.to_be_bytes());
 }
 
+/// `t` as tEXt holds it: Latin-1, one byte a character (others `?`).
+fn latin1(t: &str) -> Vec<u8> {
+    t.chars().map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?')).collect()
+}
+
 /// An 8-bit RGBA PNG of `raw` scanlines (filter bytes included), its image
 /// data in stored deflate blocks, with `tEXt` chunks.
 pub fn encode(width: u32, height: u32, texts: &[(&str, String)], raw: &[u8]) -> Vec<u8> {
@@ -591,12 +596,7 @@ pub fn encode(width: u32, height: u32, texts: &[(&str, String)], raw: &[u8]) -> 
     ihdr.extend([8, 6, 0, 0, 0]);
     chunk(&mut out, b"IHDR", &ihdr);
     for (k, t) in texts {
-        // tEXt is Latin-1: other characters become '?'.
-        let text: Vec<u8> = t
-            .chars()
-            .map(|c| if (c as u32) < 256 { c as u8 } else { b'?' })
-            .collect();
-        chunk(&mut out, b"tEXt", &[k.as_bytes(), &[0], &text].concat());
+        chunk(&mut out, b"tEXt", &[k.as_bytes(), &[0], &latin1(t)].concat());
     }
     let mut z = vec![0x78, 0x01];
     let blocks: Vec<&[u8]> = if raw.is_empty() {
@@ -771,8 +771,8 @@ mod tests {
                 width: w,
                 height: h,
                 stride: 1,
-                plane: "x[:, :]".into(),
-                units: "K".into(),
+                plane: "données[:, :]".into(),
+                units: "°C ≈ K".into(),
                 flip: false,
             };
             let values: Vec<Option<f64>> = (0..w * h).map(|i| (i % 7 != 0).then_some(i as f64)).collect();

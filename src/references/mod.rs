@@ -244,6 +244,30 @@ impl ReferenceStore {
             .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}")))
     }
 
+    /// The stamp of `key`'s value: its length (a whole target's asks the
+    /// target) and the set's version.
+    fn stamp_of(&self, key: &StoreKey, r: &Ref) -> io::Result<Stamp> {
+        let len = match r {
+            Ref::Inline(data) => data.len() as u64,
+            Ref::Range {
+                span: Some((_, len)), ..
+            } => *len,
+            Ref::Range { target, span: None } => {
+                let (store, tkey) = self.at(key, *target)?;
+                store
+                    .stat(&tkey)
+                    .map_err(|e| self.failed(key, *target, &e, e.kind()))?
+                    .ok_or_else(|| self.failed(key, *target, "no such object", io::ErrorKind::NotFound))?
+                    .len
+            }
+            Ref::Bad(why) => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+        };
+        Ok(Stamp {
+            len,
+            version: self.version,
+        })
+    }
+
     /// `len` bytes at `offset` of `target`, merged with its neighbours'
     /// when the target is in object storage: the next spans of the same
     /// target within [`MERGE_GAP`] come along in the same request, and
@@ -358,15 +382,20 @@ impl ReadableStore for ReferenceStore {
         }
     }
 
+    /// One lookup: the key's reference, its bounds checked against its
+    /// stamp, then the range read.
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
-        let Some(stamp) = self.stat(key)? else { return Ok(None) };
+        let Some((r, _)) = self.lookup(key)? else {
+            return Ok(None);
+        };
+        let stamp = self.stamp_of(key, &r)?;
         crate::store::check_stamp(key, stamp, expect)?;
         if offset.checked_add(len).is_none_or(|end| end > stamp.len) {
             return Err(crate::store::short_value(key, offset, len, stamp.len));
         }
-        match self.lookup(key)? {
-            Some((Ref::Inline(data), _)) => Ok(Some(data[offset as usize..(offset + len) as usize].to_vec())),
-            Some((Ref::Range { target, span }, _)) => {
+        match r {
+            Ref::Inline(data) => Ok(Some(data[offset as usize..(offset + len) as usize].to_vec())),
+            Ref::Range { target, span } => {
                 let (store, tkey) = self.at(key, target)?;
                 let base = span.map_or(0, |(o, _)| o);
                 Ok(Some(
@@ -376,37 +405,15 @@ impl ReadableStore for ReferenceStore {
                         .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?,
                 ))
             }
-            Some((Ref::Bad(why), _)) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
-            None => Ok(None),
+            Ref::Bad(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
         }
     }
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
-        let len = match self.lookup(key)? {
-            None => return Ok(None),
-            Some((Ref::Inline(data), _)) => data.len() as u64,
-            Some((
-                Ref::Range {
-                    span: Some((_, len)), ..
-                },
-                _,
-            )) => len,
-            Some((Ref::Range { target, span: None }, _)) => {
-                let (store, tkey) = self.at(key, target)?;
-                store
-                    .stat(&tkey)
-                    .map_err(|e| self.failed(key, target, &e, e.kind()))?
-                    .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?
-                    .len
-            }
-            Some((Ref::Bad(why), _)) => {
-                return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}")));
-            }
-        };
-        Ok(Some(Stamp {
-            len,
-            version: self.version,
-        }))
+        match self.lookup(key)? {
+            None => Ok(None),
+            Some((r, _)) => self.stamp_of(key, &r).map(Some),
+        }
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {

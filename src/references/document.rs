@@ -130,13 +130,33 @@ fn spec(value: &Value, scope: &Scope) -> Spec {
     }
 }
 
+/// A `gen` entry's `dimensions` object.
+fn dimensions_of(g: &Value) -> Result<&[(String, Value)], String> {
+    g.get("dimensions")
+        .and_then(Value::as_object)
+        .ok_or_else(|| "a `gen` entry without `dimensions`".to_string())
+}
+
+/// A range dimension's `start` (default 0), `stop` and `step` (default 1,
+/// never 0).
+fn range_of(name: &str, d: &Value) -> Result<(i64, i64, i64), String> {
+    let n = |k: &str, default: Option<i64>| match d.get(k) {
+        None => default.ok_or(format!("dimension {name}: no `{k}`")),
+        Some(Value::Int(i)) => Ok(*i),
+        Some(Value::UInt(u)) => i64::try_from(*u).map_err(|_| format!("dimension {name}: {k}")),
+        Some(_) => Err(format!("dimension {name}: `{k}` is not an integer")),
+    };
+    let (start, stop, step) = (n("start", Some(0))?, n("stop", None)?, n("step", Some(1))?);
+    if step == 0 {
+        return Err(format!("dimension {name}: step 0"));
+    }
+    Ok((start, stop, step))
+}
+
 /// A `gen` entry's dimensions: each a list of values or a range.
 fn dimensions(g: &Value) -> Result<Vec<(&str, Vec<Val>)>, String> {
-    let dims = g
-        .get("dimensions")
-        .and_then(Value::as_object)
-        .ok_or("a `gen` entry without `dimensions`")?;
-    dims.iter()
+    dimensions_of(g)?
+        .iter()
         .map(|(name, d)| {
             let values = match d {
                 Value::Array(items) => items
@@ -149,16 +169,7 @@ fn dimensions(g: &Value) -> Result<Vec<(&str, Vec<Val>)>, String> {
                     })
                     .collect::<Result<Vec<_>, _>>()?,
                 Value::Object(_) => {
-                    let n = |k: &str, default: Option<i64>| match d.get(k) {
-                        None => default.ok_or(format!("dimension {name}: no `{k}`")),
-                        Some(Value::Int(i)) => Ok(*i),
-                        Some(Value::UInt(u)) => i64::try_from(*u).map_err(|_| format!("dimension {name}: {k}")),
-                        Some(_) => Err(format!("dimension {name}: `{k}` is not an integer")),
-                    };
-                    let (start, stop, step) = (n("start", Some(0))?, n("stop", None)?, n("step", Some(1))?);
-                    if step == 0 {
-                        return Err(format!("dimension {name}: step 0"));
-                    }
+                    let (start, stop, step) = range_of(name, d)?;
                     let len = range_len(start, stop, step);
                     if len > MAX_REFERENCES {
                         return Err(format!("dimension {name}: {len} values"));
@@ -187,30 +198,13 @@ fn range_len(start: i64, stop: i64, step: i64) -> u64 {
 
 /// How many keys a `gen` entry makes, without making them.
 fn gen_count(g: &Value) -> Result<u64, String> {
-    let dims = g
-        .get("dimensions")
-        .and_then(Value::as_object)
-        .ok_or("a `gen` entry without `dimensions`")?;
     let mut n: u64 = 1;
-    for (name, d) in dims {
+    for (name, d) in dimensions_of(g)? {
         let len = match d {
             Value::Array(items) => items.len() as u64,
             Value::Object(_) => {
-                let get = |k: &str, default: i64| {
-                    d.get(k).map_or(Some(default), |v| match v {
-                        Value::Int(i) => Some(*i),
-                        Value::UInt(u) => i64::try_from(*u).ok(),
-                        _ => None,
-                    })
-                };
-                match (
-                    get("start", 0),
-                    d.get("stop").and_then(|_| get("stop", 0)),
-                    get("step", 1),
-                ) {
-                    (Some(a), Some(b), Some(s)) if s != 0 => range_len(a, b, s),
-                    _ => return Err(format!("dimension {name}: a range needs integer start, stop and step")),
-                }
+                let (start, stop, step) = range_of(name, d)?;
+                range_len(start, stop, step)
             }
             _ => return Err(format!("dimension {name} is neither a list nor a range")),
         };

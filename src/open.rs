@@ -175,15 +175,19 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     if args.disk_cache.is_some() {
         tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
     }
-    let parquet = store.is_dir() && crate::references::parquet::is_parquet_set(&FilesystemStore::new(store), "");
-    if parquet || (store.is_file() && is_reference_json(store)) {
+    // A reference set: a JSON file, or (told by the hierarchy's refusal of
+    // its .zmetadata, below) a Parquet directory; its home is its parent.
+    let local_references = |parquet: bool| -> Result<Opened, CliError> {
         let path = store.canonicalize()?;
         let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
             return fail(format!("store {}: not a name nzfs can read", store.display()));
         };
         let home = FilesystemStore::with_symlinks(dir, args.policy());
         let at = Home::Local(dir.to_path_buf());
-        return open_references(Box::new(home), at, name, parquet, args, shown_store(store));
+        open_references(Box::new(home), at, name, parquet, args, shown_store(store))
+    };
+    if store.is_file() && is_reference_json(store) {
+        return local_references(false);
     }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;
@@ -193,7 +197,11 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         let inner = FilesystemStore::with_symlinks(dir, args.policy());
         return open_zip(Box::new(inner), name, &shown_store(store));
     }
-    let (s, h) = open_local_store(store, args.policy())?;
+    let s = local_store(store, args.policy())?;
+    let h = match Hierarchy::open(&s) {
+        Err(crate::zarr::hierarchy::OpenError::References) => return local_references(true),
+        h => h.map_err(|e| CliError::new(format!("store {}: {e}", store.display())))?,
+    };
     Ok(Opened::plain(Box::new(s), h, shown_store(store)))
 }
 
@@ -293,8 +301,8 @@ fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Ope
     Ok(Opened::plain(Box::new(zip), hierarchy, shown.to_string()))
 }
 
-/// Open a store directory and discover its hierarchy.
-fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore, Hierarchy), CliError> {
+/// The store of a directory (its hierarchy is discovered by the caller).
+fn local_store(store: &Path, symlinks: Symlinks) -> Result<FilesystemStore, CliError> {
     match std::fs::metadata(store) {
         Err(e) => return fail(format!("store {}: {e}", store.display())),
         Ok(m) if !m.is_dir() => {
@@ -314,9 +322,7 @@ fn open_local_store(store: &Path, symlinks: Symlinks) -> Result<(FilesystemStore
              every user can read what they point at"
         );
     }
-    let fs_store = FilesystemStore::with_symlinks(store.canonicalize()?, symlinks);
-    let hierarchy = Hierarchy::open(&fs_store).map_err(|e| CliError::new(format!("store {}: {e}", store.display())))?;
-    Ok((fs_store, hierarchy))
+    Ok(FilesystemStore::with_symlinks(store.canonicalize()?, symlinks))
 }
 
 /// Open a store directory as a dataset, for reading it without a mount

@@ -57,20 +57,6 @@ fn bad(what: &str, reason: impl std::fmt::Display) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("reference set {what}: {reason}"))
 }
 
-/// Whether `dir/.zmetadata` of `store` is a Parquet reference set's.
-pub fn is_parquet_set(store: &dyn ReadableStore, dir: &str) -> bool {
-    let Ok(key) = crate::store::join(dir, ".zmetadata") else {
-        return false;
-    };
-    store
-        .get(&key, MAX_ZMETADATA)
-        .ok()
-        .flatten()
-        .filter(|b| b.windows(13).any(|w| w == b"\"record_size\""))
-        .and_then(|b| json::parse(&b).ok())
-        .is_some_and(|doc| doc.get("record_size").is_some())
-}
-
 impl ParquetRefs {
     /// Read the set's `.zmetadata`; its version is the set's stamp.
     pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> io::Result<(ParquetRefs, u64)> {

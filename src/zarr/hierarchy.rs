@@ -122,10 +122,12 @@ pub enum OpenError {
     /// A kerchunk/VirtualiZarr Parquet reference set (issue #35): its
     /// `.zmetadata` looks like consolidated Zarr v2, but its chunks are byte
     /// ranges of other files, so reading it as Zarr would show fill values
-    /// where the data is.
+    /// where the data is. `open` takes this refusal as the sign to open
+    /// the directory as a reference set instead.
     #[error(
         "a kerchunk Parquet reference set (its .zmetadata has record_size): its chunks are byte ranges \
-         of other files, which nzfs does not read yet; refused rather than shown as fill values"
+         of other files; mount its directory itself (not inside a zip) to read them; refused rather than \
+         shown as fill values"
     )]
     References,
 }

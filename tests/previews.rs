@@ -91,6 +91,9 @@ fn no_previews_hides_them() {
         status(&m.mp).get("previews").unwrap().get("shown"),
         Some(&nzfs::zarr::json::Value::Bool(false))
     );
+    // The same as a mount(8)/fstab option.
+    let o = Mount::new("previews.zarr", &["-o", "no_previews"]);
+    assert!(!o.mp.join("index.html").exists() && !o.mp.join("field/preview.png").exists());
     // A 1-D array has none, with previews on.
     let m = Mount::new("previews.zarr", &[]);
     assert!(!m.mp.join("lat/preview.png").exists());

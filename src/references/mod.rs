@@ -93,6 +93,14 @@ pub(crate) fn resolve(targets: &Targets, spec: document::Spec) -> Ref {
     match spec {
         document::Spec::Inline(data) => Ref::Inline(data.into()),
         document::Spec::Bad(why) => Ref::Bad(why.into()),
+        // A range must end inside a file that can exist (below 2^63), so
+        // that the end and the merge arithmetic on it cannot overflow.
+        document::Spec::Url {
+            span: Some((offset, len)),
+            ..
+        } if offset.checked_add(len).is_none_or(|end| end > i64::MAX as u64) => {
+            Ref::Bad(format!("byte range {offset}+{len} ends past any file's size").into())
+        }
         document::Spec::Url { url, span } => match targets.intern(&url) {
             Ok(target) => Ref::Range { target, span },
             Err(why) => Ref::Bad(why.into()),
@@ -588,6 +596,25 @@ mod tests {
         assert_eq!(s.get(&k("b"), 10).unwrap().unwrap(), b"0123456789");
         assert!(s.get(&k("c"), 10).is_err());
         assert!(s.get(&k("d"), 10).unwrap_err().to_string().contains("virtual_chunks"));
+    }
+
+    /// A range that ends past 2^63 (the fuzzer's `18446744073709551615`)
+    /// is an error on its key, and reading its neighbour, which would
+    /// merge it, still reads (it once overflowed in the merge).
+    #[test]
+    fn ranges_past_any_file_are_bad_on_their_key() {
+        let s = store(
+            r#"{"x/0": ["d", 18446744073709551615, 1], "x/1": ["d", 9223372036854775807, 1], "x/2": ["d", 0, 1]}"#,
+            &[("d", b"z")],
+        )
+        .unwrap();
+        let k = |s: &str| StoreKey::new(s).unwrap();
+        for key in ["x/0", "x/1"] {
+            let e = s.get(&k(key), 10).unwrap_err().to_string();
+            assert!(e.contains(key) && e.contains("past any file"), "{e}");
+            assert!(s.stat(&k(key)).is_err());
+        }
+        assert_eq!(s.get(&k("x/2"), 10).unwrap().unwrap(), b"z");
     }
 
     /// A store that counts its requests, and is not cheap to read again

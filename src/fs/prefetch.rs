@@ -3,9 +3,10 @@
 //! Two readers are recognised: one that starts chunk file `k` of an array
 //! right after starting `k - 1`, and one that reads the flat bytes of an
 //! array (`data.bin`, or a variable of a group's `.nc`) where its last read
-//! ended. Each run gets a window of chunks ahead of it, decoded by
-//! background workers through the cache. The window starts at about
-//! [`START_BYTES`] and doubles with every step the run continues (as
+//! ended; a read of the first chunk file, or of the flat bytes from
+//! offset 0, starts a run. Each run gets a window of chunks ahead of it,
+//! decoded by background workers through the cache. The window starts at
+//! about [`START_BYTES`] and doubles with every step the run continues (as
 //! mountpoint-s3 does), up to [`MAX_WINDOW`] chunks and a third of the
 //! cache budget, so prefetching never evicts what is being read. Any other
 //! access resets the run.
@@ -143,7 +144,13 @@ impl NzFs {
         let previous = run.last_started.swap(index, Ordering::Relaxed);
         if previous.checked_add(1) != Some(index) {
             self.reset_run(node);
-            return;
+            // A reader starting at the array's first chunk is taken to go
+            // on (`cat`, `cp -r`, a glob in order), as the kernel's
+            // readahead takes a read at offset 0: the first window saves a
+            // round trip to the store before the run is recognised.
+            if index != 0 {
+                return;
+            }
         }
         let Ok((array, _)) = self.array(node) else { return };
         let Some(window) = self.grow(node, array) else { return };
@@ -173,7 +180,8 @@ impl NzFs {
             array,
             array.chunks_touched(offset, end, QUEUE).into_iter().skip(1),
         );
-        if !continues {
+        // A read from the start goes on, as for chunk files.
+        if !continues && offset != 0 {
             return;
         }
         let Some(window) = self.grow(node, array) else { return };

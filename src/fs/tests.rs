@@ -108,13 +108,9 @@ fn open_and_access_ask_the_store_for_no_owner() {
     );
 }
 
-/// Prefetch skips a chunk that a reader has just read whole and let go to
-/// the kernel page cache (`served`): a run that reaches it queues the
-/// chunks after it, not it.
-#[test]
-fn prefetch_skips_a_chunk_just_let_go() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
+/// A filesystem with its prefetch workers over array `a` of 16 chunks of
+/// 1 KiB (chunk `i` holds bytes `i`), and `a`'s node.
+fn sixteen_chunks(root: &std::path::Path) -> (std::sync::Arc<NzFs>, usize) {
     std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
     std::fs::create_dir_all(root.join("a/c")).unwrap();
     std::fs::write(
@@ -132,6 +128,28 @@ fn prefetch_skips_a_chunk_just_let_go() {
     let fs = std::sync::Arc::new(NzFs::new(Box::new(store), h, ownerless().options().clone()).unwrap());
     fs.start_prefetcher();
     let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
+    (fs, node)
+}
+
+/// Chunks the prefetch workers were given, once they have finished them.
+fn prefetched(fs: &NzFs) -> u64 {
+    let counters = &fs.prefetch.get().unwrap().counters;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
+    while load(&counters.done) < load(&counters.queued) {
+        assert!(std::time::Instant::now() < deadline, "the workers did not finish");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    load(&counters.queued)
+}
+
+/// Prefetch skips a chunk that a reader has just read whole and let go to
+/// the kernel page cache (`served`): a run that reaches it queues the
+/// chunks after it, not it.
+#[test]
+fn prefetch_skips_a_chunk_just_let_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fs, node) = sixteen_chunks(dir.path());
     let ino = |index| Inode::Chunk { node, index }.to_ino();
     let cached = |index| fs.array(node).unwrap().0.is_cached(index);
 
@@ -142,14 +160,34 @@ fn prefetch_skips_a_chunk_just_let_go() {
     // Chunks 3 then 4 started: a run, whose window covers 5 to 15.
     fs.read(ino(3), 0, 1024).unwrap();
     fs.read(ino(4), 0, 1024).unwrap();
-    let counters = &fs.prefetch.get().unwrap().counters;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let load = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::Relaxed);
-    while load(&counters.done) < load(&counters.queued) {
-        assert!(std::time::Instant::now() < deadline, "the workers did not finish");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    assert_eq!(load(&counters.queued), 10, "chunks 6 to 15");
+    assert_eq!(prefetched(&fs), 10, "chunks 6 to 15");
     assert!((6..16).all(cached), "the window after it was prefetched");
     assert!(!cached(5), "the chunk let go was not decoded again");
+}
+
+/// A read of the first chunk file, or of `data.bin` from offset 0, starts
+/// a run at once (a reader from the start is taken to go on); a read that
+/// starts elsewhere does not.
+#[test]
+fn a_read_from_the_start_starts_a_run() {
+    for first in ["a chunk file", "data.bin"] {
+        let dir = tempfile::tempdir().unwrap();
+        let (fs, node) = sixteen_chunks(dir.path());
+        let cached = |index| fs.array(node).unwrap().0.is_cached(index);
+        let ino = |index| Inode::Chunk { node, index }.to_ino();
+        let data_bin = fs.lookup(node as u64 + 1, OsStr::new("data.bin")).unwrap().ino;
+        // Elsewhere: nothing queued.
+        match first {
+            "data.bin" => assert_eq!(fs.read(data_bin, 7 * 1024, 1024).unwrap().bytes(), [7; 1024]),
+            _ => assert_eq!(fs.read(ino(7), 0, 1024).unwrap().bytes(), [7; 1024]),
+        }
+        assert_eq!(prefetched(&fs), 0, "{first}: after a read of chunk 7");
+        // From the start: the window (START_BYTES covers all 15 others).
+        match first {
+            "data.bin" => assert_eq!(fs.read(data_bin, 0, 1024).unwrap().bytes(), [0; 1024]),
+            _ => assert_eq!(fs.read(ino(0), 0, 1024).unwrap().bytes(), [0; 1024]),
+        }
+        assert_eq!(prefetched(&fs), 14, "{first}: chunks 1 to 15 but 7");
+        assert!((1..16).all(cached), "{first}");
+    }
 }

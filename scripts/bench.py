@@ -489,7 +489,12 @@ def main():
         m = Mount(args.nzfs, store, mp, "--cache-size", args.cache_size)
         try:
             paths = [(os.path.join(mp, array, shard_name(g)), off) for g, off, _ in picks]
+            usage = Usage(store)
+            a = usage.snapshot()
             t = median_time(lambda: timed_preads(paths, legacy), 1)
+            _, cores, disk, read = Usage.between(a, usage.snapshot())
+            profile[array] = (f"; cores busy {cores:.2f} of {os.cpu_count()}, disk busy {100 * disk:.0f}%, "
+                              f"{read / len(picks) / 1024:.0f} KiB read from it per read")
             rss[f"random, {array}"] = m.status("VmHWM")
         finally:
             m.close()
@@ -504,6 +509,7 @@ def main():
         tz = median_time(zarr_reads, 1)
         return len(picks) / t, n / tz, dropped
 
+    profile = {}
     log("random 4 KiB reads, square 64 KiB inner chunks, open/pread/close, no fadvise ...")
     sq_ops, sq_zarr, dropped = random_phase("square", True)
     log("random 4 KiB reads, 32 KiB-row inner chunks, FADV_RANDOM ...")
@@ -571,10 +577,12 @@ def main():
         f"{r4b:.2f}x", ">= 0.9x", r4b >= 0.9, daemon + " (kernel page cache)")
     r5 = sq_ops / sq_zarr
     row("random 4 KiB, 64 KiB square inner chunks, open/pread/close, no fadvise, vs zarr-python",
-        f"{sq_ops:,.0f} op/s", f"{sq_zarr:,.0f} op/s", f"{r5:.1f}x", ">= 20x", r5 >= 20, daemon + " (shard file)")
+        f"{sq_ops:,.0f} op/s", f"{sq_zarr:,.0f} op/s", f"{r5:.1f}x", ">= 20x", r5 >= 20,
+        daemon + " (shard file), store on disk" + profile["square"])
     r5b = row_ops / row_zarr
     row("random 4 KiB, 32 KiB-row inner chunks, FADV_RANDOM, vs zarr-python",
-        f"{row_ops:,.0f} op/s", f"{row_zarr:,.0f} op/s", f"{r5b:.1f}x", ">= 30x", r5b >= 30, daemon + " (shard file)")
+        f"{row_ops:,.0f} op/s", f"{row_zarr:,.0f} op/s", f"{r5b:.1f}x", ">= 30x", r5b >= 30,
+        daemon + " (shard file), store on disk" + profile["sharded"])
     if t_cold1_pt is not None:
         rp = t_zarr / t_cold1_pt
         row("cold, 1 reader vs zarr-python whole read", f"{gbs(t_cold1_pt):.2f} GB/s", f"{gbs(t_zarr):.2f} GB/s",

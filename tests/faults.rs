@@ -112,7 +112,7 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     );
     assert_eq!(proxy.requests(), 0, "listing and header.cdl went to the network");
     // A warm re-read comes from the decoded cache, with no request at all.
-    assert_eq!(read("0.0.0.bin").unwrap(), want("0.0.0.bin"));
+    assert_eq!(read("1.1.1.bin").unwrap(), want("1.1.1.bin"));
     assert_eq!(proxy.requests(), 0, "a cached chunk was requested again");
 }
 

@@ -67,23 +67,9 @@ fn every_header_is_cdl_that_ncgen_accepts() {
         walk_headers(&m.mp, &mut headers);
         for h in headers {
             let nc = tmp.path().join(format!("h{checked}.nc"));
-            let out = Command::new("ncgen")
-                .args(["-k", "nc4", "-o"])
-                .arg(&nc)
-                .arg(&h)
-                .output()
-                .expect("ncgen must be installed (apt-get install netcdf-bin)");
-            assert!(
-                out.status.success(),
-                "ncgen rejected {}:\n{}\n{}",
-                h.display(),
-                String::from_utf8_lossy(&out.stderr),
-                std::fs::read_to_string(&h).unwrap()
-            );
+            common::netcdf_tools::ncgen(&h, &nc);
             // ncdump reads the file back and names the same variables.
-            let dump = Command::new("ncdump").arg("-h").arg(&nc).output().expect("ncdump");
-            assert!(dump.status.success());
-            let dump = String::from_utf8_lossy(&dump.stdout);
+            let dump = common::netcdf_tools::ncdump(&["-h"], &nc);
             let dir = h.parent().unwrap();
             if std::fs::read_dir(dir)
                 .unwrap()

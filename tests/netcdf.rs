@@ -6,25 +6,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 use common::mount::Mount;
-
-fn ncdump(args: &[&str], file: &Path) -> String {
-    let out = Command::new("ncdump")
-        .args(args)
-        .arg(file)
-        .output()
-        .expect("ncdump (apt-get install netcdf-bin)");
-    assert!(
-        out.status.success(),
-        "ncdump {}: {}",
-        file.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::netcdf_tools::ncdump;
 
 /// Lines, trimmed, sorted, without the first (`netcdf NAME {`) and blanks.
 /// ncdump splits a char attribute after each `\n` (`"a\n",` then `"b"`)

@@ -14,9 +14,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::mount::Mount;
+use common::netcdf_tools::{ncdump, ncgen};
 
 /// Each set, and the directory of its expected values.
 const SETS: [(&str, &str); 8] = [
@@ -56,18 +56,7 @@ fn cdl_type(header: &str) -> String {
 /// The values of `var` in `nc` as netCDF-C prints them at full precision
 /// (`_` for a fill value).
 fn ncdump_values(nc: &Path, var: &str) -> Vec<String> {
-    let out = Command::new("ncdump")
-        .args(["-p", "9,17", "-v", var])
-        .arg(nc)
-        .output()
-        .expect("ncdump (apt-get install netcdf-bin)");
-    assert!(
-        out.status.success(),
-        "ncdump {}: {}",
-        nc.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = ncdump(&["-p", "9,17", "-v", var], nc);
     let data = text.split("data:").nth(1).expect("a data section");
     let body = data
         .split_once(&format!(" {var} ="))
@@ -104,18 +93,7 @@ fn numbers(bytes: &[u8], ty: &str) -> Vec<f64> {
 
 fn ncgen_accepts(cdl: &Path) {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new("ncgen")
-        .args(["-k", "nc4", "-o"])
-        .arg(dir.path().join("x.nc"))
-        .arg(cdl)
-        .output()
-        .expect("ncgen (apt-get install netcdf-bin)");
-    assert!(
-        out.status.success(),
-        "ncgen {}: {}",
-        cdl.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ncgen(cdl, &dir.path().join("x.nc"));
 }
 
 /// Check a mount of a set against the set's expected values: `data.bin`,

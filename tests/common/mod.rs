@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod mount;
+pub mod netcdf_tools;
 pub mod servers;
 
 use std::path::{Path, PathBuf};

@@ -190,6 +190,11 @@ pub struct MountArgs {
     /// plane, rendered on first read, and a page of the whole dataset)
     #[arg(long)]
     pub no_previews: bool,
+    /// Decode only what is read: no chunks decoded (or requested from
+    /// object storage) ahead of a sequential reader. For metered storage
+    /// or strictly random access; sequential reads get slower
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// Serve open chunk files from kernel-held memory (FUSE passthrough:
     /// each chunk of an unsharded array decoded once into a sealed memfd
     /// that the kernel reads, no round trip per read). Needs CAP_SYS_ADMIN
@@ -424,6 +429,7 @@ pub(crate) const O_SWITCHES: &[(&str, &str)] = &[
     ("verbose", "--verbose"),
     ("all_versions", "--all-versions"),
     ("no_previews", "--no-previews"),
+    ("no_prefetch", "--no-prefetch"),
 ];
 
 const SUBCOMMANDS: &[&str] = &[

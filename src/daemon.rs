@@ -539,6 +539,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .map_err(CliError::new)?
         .with_ownership(plan.ownership)
         .with_previews(!args.no_previews)
+        .with_prefetch(!args.no_prefetch)
         .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});

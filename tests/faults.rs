@@ -43,15 +43,15 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     let local = Mount::new("sample.zarr", &[]);
     let options = args(
         &s3_options(proxy.port, Some(("test", "test"))),
-        &["--request-timeout", "2", "--retries", "3"],
+        &["--request-timeout", "2", "--retries", "3", "--no-prefetch"],
     );
     let remote = Mount::at(Path::new("s3://nzfs/sample.zarr"), &as_strs(&options));
     let want = |f: &str| std::fs::read(local.mp.join("t2m").join(f)).unwrap();
     let read = |f: &str| std::fs::read(remote.mp.join("t2m").join(f));
-    // Chunk files in an order that never looks sequential, without the
-    // first chunk (whose read starts a run): no prefetch.
+    // Each fault below meets the read of one chunk file: with
+    // --no-prefetch, no other chunk is requested ahead of it.
     let mut files = [
-        "1.1.1.bin",
+        "0.0.0.bin",
         "0.1.0.bin",
         "1.0.0.bin",
         "1.1.0.bin",
@@ -60,12 +60,16 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     ]
     .into_iter();
 
-    // Latency: slower, same bytes.
+    // Latency: slower, same bytes; and one request (the chunk's own:
+    // nothing decoded ahead under --no-prefetch).
     proxy.set_latency(Duration::from_millis(150));
+    proxy.reset_counts();
     let f = files.next().unwrap();
     let t = Instant::now();
     assert_eq!(read(f).unwrap(), want(f));
     assert!(t.elapsed() >= Duration::from_millis(150));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(proxy.requests(), 1, "--no-prefetch: requests besides the chunk's own");
     proxy.set_latency(Duration::ZERO);
 
     // Throttling, resets and a truncated body are retried: same bytes.
@@ -112,7 +116,7 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     );
     assert_eq!(proxy.requests(), 0, "listing and header.cdl went to the network");
     // A warm re-read comes from the decoded cache, with no request at all.
-    assert_eq!(read("1.1.1.bin").unwrap(), want("1.1.1.bin"));
+    assert_eq!(read("0.0.0.bin").unwrap(), want("0.0.0.bin"));
     assert_eq!(proxy.requests(), 0, "a cached chunk was requested again");
 }
 

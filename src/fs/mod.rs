@@ -270,6 +270,8 @@ pub struct NzFs {
     status: status::Status,
     /// Whether `preview.png` and `index.html` are shown (`--no-previews`).
     previews: bool,
+    /// Whether sequential readers get chunks decoded ahead (`--no-prefetch`).
+    prefetching: bool,
     /// The rendered `index.html`.
     index: OnceLock<Chunk>,
 }
@@ -403,6 +405,7 @@ impl NzFs {
             served: served::Served::default(),
             status: status::Status::default(),
             previews: true,
+            prefetching: true,
             index: OnceLock::new(),
         }
     }
@@ -410,6 +413,13 @@ impl NzFs {
     /// Show `preview.png` and `index.html` (the default), or not.
     pub fn with_previews(mut self, on: bool) -> Self {
         self.previews = on;
+        self
+    }
+
+    /// Decode ahead of sequential readers (the default), or only what is
+    /// read. Takes effect at [`NzFs::start_prefetcher`].
+    pub fn with_prefetch(mut self, on: bool) -> Self {
+        self.prefetching = on;
         self
     }
 

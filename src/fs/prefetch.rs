@@ -1,7 +1,8 @@
 //! Prefetch along a sequential reader, with a window that grows.
 //!
-//! Two readers are recognised: one that starts chunk file `k` of an array
-//! right after starting `k - 1`, and one that reads the flat bytes of an
+//! Two readers are recognised: one that starts chunk files of an array in
+//! order (chunk file `k` soon after `k - 1`, give or take a few places for
+//! several readers sharing the files), and one that reads the flat bytes of an
 //! array (`data.bin`, or a variable of a group's `.nc`) where its last read
 //! ended; a read of the first chunk file, or of the flat bytes from
 //! offset 0, starts a run. Each run gets a window of chunks ahead of it,
@@ -10,6 +11,11 @@
 //! mountpoint-s3 does), up to [`MAX_WINDOW`] chunks and a third of the
 //! cache budget, so prefetching never evicts what is being read. Any other
 //! access resets the run.
+//!
+//! Threads of their own ([`ADVISERS`]) tell the disk which objects the
+//! window will need ([`Array::will_need`]), so that a reader's reply never
+//! waits for the opens (each can wait for the disk, for a cold directory
+//! or inode).
 //!
 //! There are as many workers as the store serves requests well at once
 //! ([`ReadableStore::concurrency`](crate::store::ReadableStore::concurrency):
@@ -44,6 +50,18 @@ const MAX_WINDOW: u64 = 64;
 /// A flat read that starts this close to where the last one ended still
 /// continues the run (the kernel's readahead may reorder a little).
 const SLACK: u64 = 1 << 20;
+/// A chunk file started this close to the last one started (either side)
+/// continues the run: several readers of one array, each taking every
+/// n-th file (`cat` of half the files each, `xargs -P`), start files a
+/// little out of order, and a run that reset at every swap would prefetch
+/// nothing for them.
+const NEAR_STARTS: u64 = 4;
+/// Threads that tell the disk what the window needs. An object's open can
+/// wait for the disk (a cold directory block or inode), and several such
+/// waits in flight at once keep the disk busy where one after another
+/// left it idle (a cold read of 128 chunks in 128 directories: one thread
+/// spent most of the read waiting for lookups, behind the decoders).
+const ADVISERS: usize = 4;
 /// Chunks waiting for a worker, at most.
 const QUEUE: usize = 4 * MAX_WINDOW as usize;
 
@@ -57,6 +75,11 @@ enum Job {
 
 pub(super) struct Prefetcher {
     requests: SyncSender<Job>,
+    /// Chunks whose store objects the disk should start reading
+    /// ([`Array::will_need`]), for the advising thread: opening an object
+    /// can itself wait for the disk (its directory and inode, cold), which
+    /// a reader's request must not.
+    advice: Option<SyncSender<(usize, u64)>>,
     pub(super) workers: usize,
     pub(super) counters: Arc<PrefetchCounters>,
 }
@@ -93,9 +116,13 @@ impl Default for Run {
 }
 
 impl NzFs {
-    /// Start the prefetch workers. They hold a weak reference and end when
-    /// the filesystem is dropped.
+    /// Start the prefetch workers (unless [`NzFs::with_prefetch`] said
+    /// no). They hold a weak reference and end when the filesystem is
+    /// dropped.
     pub fn start_prefetcher(self: &Arc<Self>) {
+        if !self.prefetching {
+            return;
+        }
         let workers = self.store().concurrency().clamp(1, 64);
         let (tx, rx) = sync_channel::<Job>(QUEUE);
         let rx = Arc::new(Mutex::new(rx));
@@ -129,9 +156,34 @@ impl NzFs {
                 });
             started += usize::from(spawned.is_ok());
         }
+        // Advice goes to a thread of its own, and only for stores where it
+        // does something (a local disk).
+        let advice = self.store().rereads_are_cheap().then(|| {
+            let (tx, rx) = sync_channel::<(usize, u64)>(QUEUE);
+            let rx = Arc::new(Mutex::new(rx));
+            let mut advisers = 0;
+            for i in 0..ADVISERS {
+                let (weak, rx): (Weak<NzFs>, _) = (Arc::downgrade(self), rx.clone());
+                let spawned = std::thread::Builder::new()
+                    .name(format!("nzfs-advise-{i}"))
+                    .spawn(move || {
+                        loop {
+                            let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                            let Ok((node, index)) = next else { return };
+                            let Some(fs) = weak.upgrade() else { return };
+                            if let Ok((array, _)) = fs.array(node) {
+                                array.will_need(index);
+                            }
+                        }
+                    });
+                advisers += usize::from(spawned.is_ok());
+            }
+            (advisers > 0).then_some(tx)
+        });
         if started > 0 {
             let _ = self.prefetch.set(Prefetcher {
                 requests: tx,
+                advice: advice.flatten(),
                 workers: started,
                 counters,
             });
@@ -142,7 +194,8 @@ impl NzFs {
     pub(super) fn note_chunk_start(&self, node: usize, index: u64) {
         let run = &self.info[node].run;
         let previous = run.last_started.swap(index, Ordering::Relaxed);
-        if previous.checked_add(1) != Some(index) {
+        let near = previous != u64::MAX && index != previous && index.abs_diff(previous) <= NEAR_STARTS;
+        if !near {
             self.reset_run(node);
             // A reader starting at the array's first chunk is taken to go
             // on (`cat`, `cp -r`, a glob in order), as the kernel's
@@ -257,8 +310,12 @@ impl NzFs {
                 }
                 p.counters.queued.fetch_add(1, Ordering::Relaxed);
                 // The disk reads the window's objects while the workers
-                // decode the ones before (issue #33).
-                array.will_need(next);
+                // decode the ones before (issue #33); asked of the advising
+                // thread, so that this reader's reply does not wait for the
+                // opens (a full channel drops the advice: it is only that).
+                if let Some(advice) = &p.advice {
+                    let _ = advice.try_send((node, next));
+                }
             }
             run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
         }

@@ -157,12 +157,31 @@ fn prefetch_skips_a_chunk_just_let_go() {
     assert_eq!(fs.read(ino(5), 0, 1024).unwrap().bytes(), [5; 1024]);
     fs.note_served(ino(5), 0, 1024);
     assert!(!cached(5));
-    // Chunks 3 then 4 started: a run, whose window covers 5 to 15.
+    // Chunk 3 started near 5: a run, whose window covers 4 to 15.
     fs.read(ino(3), 0, 1024).unwrap();
     fs.read(ino(4), 0, 1024).unwrap();
-    assert_eq!(prefetched(&fs), 10, "chunks 6 to 15");
+    assert_eq!(prefetched(&fs), 11, "chunks 4 and 6 to 15");
     assert!((6..16).all(cached), "the window after it was prefetched");
     assert!(!cached(5), "the chunk let go was not decoded again");
+}
+
+/// Two readers sharing an array's chunk files (one the even, one the odd)
+/// start them a little out of order: still one run, prefetched. A reader
+/// that jumps far is not one.
+#[test]
+fn readers_sharing_the_files_keep_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fs, node) = sixteen_chunks(dir.path());
+    let ino = |index| Inode::Chunk { node, index }.to_ino();
+    for i in [9, 2] {
+        fs.read(ino(i), 0, 1024).unwrap();
+    }
+    assert_eq!(prefetched(&fs), 0, "a jump of 7 is no run");
+    for i in [4, 3] {
+        fs.read(ino(i), 0, 1024).unwrap();
+    }
+    // 4 after 2, then 3 after 4: a run from 4 on (9 is cached).
+    assert_eq!(prefetched(&fs), 10, "chunks 5 to 15 but 9");
 }
 
 /// A read of the first chunk file, or of `data.bin` from offset 0, starts

@@ -173,6 +173,37 @@ impl Array {
         Ok(ReadData::owned(out))
     }
 
+    /// Like [`Array::read_bytes`], but hand the result to `then`. A read
+    /// that lies in one chunk never blocks on a decode another thread runs
+    /// (the decoding thread answers it), as
+    /// [`Array::read_chunk_bytes_then`] does for chunk files: a flat
+    /// reader's requests then leave the FUSE threads free while the
+    /// prefetch workers decode.
+    pub fn read_bytes_then(
+        &self,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
+    ) {
+        let total = self.size();
+        let start = offset.min(total);
+        let end = start.saturating_add(u64::from(size)).min(total);
+        let Some((index, at, _)) = self
+            .within_one_chunk(start, end)
+            .filter(|&(index, _, _)| self.check_chunk_index(index).is_ok())
+        else {
+            return then(self.read_bytes(offset, size));
+        };
+        let node = self.node.clone();
+        let len = (end - start) as u32;
+        self.recheck(index, false);
+        self.shared.cache.get_or_decode_then(
+            &CacheKey::whole(self.id, index),
+            || self.load_chunk(index),
+            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, index, buffer, at, len)))),
+        );
+    }
+
     /// When flat bytes `[start, end)` (non-empty) are one contiguous piece
     /// of one whole-decoded chunk: the chunk, the offset there, and the
     /// length of the chunk's whole stretch of `data.bin`. That is

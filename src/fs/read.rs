@@ -91,9 +91,15 @@ impl NzFs {
     }
 
     /// Tell prefetch of a read of chunk file `index` of `node` at `offset`:
-    /// the start of a whole chunk may continue a sequential run.
+    /// the start of a whole chunk may continue a sequential run. A read of
+    /// the start is also where a reader begins the file, as an open would
+    /// (which the kernel answers itself without passthrough): the chunk's
+    /// cached decode, perhaps made ahead of it by prefetch, is checked
+    /// against its store object now ([`NzFs::recheck_open`]'s check; a stat
+    /// of a local object, nothing for a remote one).
     fn note_chunk_read(&self, node: usize, array: &crate::array::Array, index: u64, offset: u64) {
         if offset == 0 && !array.reads_partially() {
+            array.recheck(index, true);
             self.note_chunk_start(node, index);
         }
     }
@@ -141,8 +147,16 @@ impl NzFs {
         size: u32,
         then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
     ) {
-        let Some(Inode::Chunk { node, index }) = Inode::from_ino(ino) else {
-            return then(self.read(ino, offset, size));
+        let (node, index) = match Inode::from_ino(ino) {
+            Some(Inode::Chunk { node, index }) => (node, index),
+            Some(Inode::Data(node)) => {
+                self.note_flat_read(node, offset, u64::from(size));
+                return match self.array(node) {
+                    Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
+                    Err(e) => then(Err(e)),
+                };
+            }
+            _ => return then(self.read(ino, offset, size)),
         };
         let (array, _) = match self.array(node) {
             Ok((array, names)) if index < names.count() => (array, names),

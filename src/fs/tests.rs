@@ -210,3 +210,26 @@ fn a_read_from_the_start_starts_a_run() {
         assert!((1..16).all(cached), "{first}");
     }
 }
+
+/// `data.bin` through `read_then` (the FUSE adapter's read): a read in one
+/// chunk is answered through the cache's callback, a read across chunks
+/// as `read` answers it; both carry the chunks' bytes, and a read from the
+/// start still starts a prefetch run.
+#[test]
+fn data_bin_reads_through_the_callback_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fs, node) = sixteen_chunks(dir.path());
+    let data_bin = fs.lookup(node as u64 + 1, OsStr::new("data.bin")).unwrap().ino;
+    let read_then = |offset, size| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        fs.read_then(data_bin, offset, size, move |r| {
+            tx.send(r.map(|d| d.bytes().to_vec())).unwrap()
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap().unwrap()
+    };
+    assert_eq!(read_then(0, 1024), [0; 1024]);
+    assert_eq!(read_then(3 * 1024 + 1000, 48), [[3; 24], [4; 24]].concat());
+    assert_eq!(read_then(15 * 1024 + 1000, 4096), [15; 24]);
+    assert_eq!(read_then(16 * 1024, 10), [0u8; 0]);
+    assert_eq!(prefetched(&fs), 15, "the run from offset 0: chunks 1 to 15");
+}

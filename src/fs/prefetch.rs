@@ -76,9 +76,9 @@ enum Job {
 pub(super) struct Prefetcher {
     requests: SyncSender<Job>,
     /// Chunks whose store objects the disk should start reading
-    /// ([`Array::will_need`]), for the advising thread: opening an object
+    /// ([`Array::will_need`]), for the advising threads: opening an object
     /// can itself wait for the disk (its directory and inode, cold), which
-    /// a reader's request must not.
+    /// a reader's request must not. `None` where advice does nothing.
     advice: Option<SyncSender<(usize, u64)>>,
     pub(super) workers: usize,
     pub(super) counters: Arc<PrefetchCounters>,
@@ -123,68 +123,44 @@ impl NzFs {
         if !self.prefetching {
             return;
         }
-        let workers = self.store().concurrency().clamp(1, 64);
-        let (tx, rx) = sync_channel::<Job>(QUEUE);
-        let rx = Arc::new(Mutex::new(rx));
         let counters = Arc::new(PrefetchCounters::default());
-        let mut started = 0;
-        for i in 0..workers {
-            let (weak, rx): (Weak<NzFs>, _) = (Arc::downgrade(self), rx.clone());
-            let counters = counters.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("nzfs-prefetch-{i}"))
-                .spawn(move || {
-                    loop {
-                        let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                        let Ok(job) = next else { return };
-                        let Some(fs) = weak.upgrade() else { return };
-                        match job {
-                            Job::Chunk(node, index) => {
-                                if fs.array(node).is_ok_and(|(a, _)| fs.worth_prefetching(node, a, index)) {
-                                    // Errors surface when (if) a reader asks for the chunk.
-                                    let _ = fs.array(node).map(|(a, _)| a.prefetch_chunk(index));
-                                }
-                            }
-                            Job::Inner(node, work) => {
-                                if let Ok((array, _)) = fs.array(node) {
-                                    array.decode_shared(&work);
-                                }
-                            }
-                        }
-                        counters.done.fetch_add(1, Ordering::Relaxed);
+        let finished = counters.clone();
+        let workers = self.store().concurrency().clamp(1, 64);
+        let (requests, workers) = spawn_pool(self, "nzfs-prefetch", workers, move |fs, job| {
+            match job {
+                Job::Chunk(node, index) => {
+                    if let Ok((array, _)) = fs.array(node)
+                        && fs.worth_prefetching(node, array, index)
+                    {
+                        // Errors surface when (if) a reader asks for the chunk.
+                        let _ = array.prefetch_chunk(index);
                     }
-                });
-            started += usize::from(spawned.is_ok());
-        }
-        // Advice goes to a thread of its own, and only for stores where it
-        // does something (a local disk).
-        let advice = self.store().rereads_are_cheap().then(|| {
-            let (tx, rx) = sync_channel::<(usize, u64)>(QUEUE);
-            let rx = Arc::new(Mutex::new(rx));
-            let mut advisers = 0;
-            for i in 0..ADVISERS {
-                let (weak, rx): (Weak<NzFs>, _) = (Arc::downgrade(self), rx.clone());
-                let spawned = std::thread::Builder::new()
-                    .name(format!("nzfs-advise-{i}"))
-                    .spawn(move || {
-                        loop {
-                            let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
-                            let Ok((node, index)) = next else { return };
-                            let Some(fs) = weak.upgrade() else { return };
-                            if let Ok((array, _)) = fs.array(node) {
-                                array.will_need(index);
-                            }
-                        }
-                    });
-                advisers += usize::from(spawned.is_ok());
+                }
+                Job::Inner(node, work) => {
+                    if let Ok((array, _)) = fs.array(node) {
+                        array.decode_shared(&work);
+                    }
+                }
             }
-            (advisers > 0).then_some(tx)
+            finished.done.fetch_add(1, Ordering::Relaxed);
         });
-        if started > 0 {
+        // Advice only where it does something (a local disk).
+        let advice = self
+            .store()
+            .rereads_are_cheap()
+            .then(|| {
+                spawn_pool(self, "nzfs-advise", ADVISERS, |fs, (node, index): (usize, u64)| {
+                    if let Ok((array, _)) = fs.array(node) {
+                        array.will_need(index);
+                    }
+                })
+            })
+            .and_then(|(tx, started)| (started > 0).then_some(tx));
+        if workers > 0 {
             let _ = self.prefetch.set(Prefetcher {
-                requests: tx,
-                advice: advice.flatten(),
-                workers: started,
+                requests,
+                advice,
+                workers,
                 counters,
             });
         }
@@ -311,7 +287,7 @@ impl NzFs {
                 p.counters.queued.fetch_add(1, Ordering::Relaxed);
                 // The disk reads the window's objects while the workers
                 // decode the ones before (issue #33); asked of the advising
-                // thread, so that this reader's reply does not wait for the
+                // threads, so that this reader's reply does not wait for the
                 // opens (a full channel drops the advice: it is only that).
                 if let Some(advice) = &p.advice {
                     let _ = advice.try_send((node, next));
@@ -320,4 +296,32 @@ impl NzFs {
             run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
         }
     }
+}
+
+/// Start `count` threads named `NAME-N` that take jobs from one channel (of
+/// [`QUEUE`] places) and hand each to `handle` with the filesystem, until
+/// the filesystem or the channel's sender is dropped (they hold a weak
+/// reference). The sender, and how many threads started.
+fn spawn_pool<T: Send + 'static>(
+    fs: &Arc<NzFs>,
+    name: &str,
+    count: usize,
+    handle: impl Fn(&NzFs, T) + Send + Clone + 'static,
+) -> (SyncSender<T>, usize) {
+    let (tx, rx) = sync_channel::<T>(QUEUE);
+    let rx = Arc::new(Mutex::new(rx));
+    let mut started = 0;
+    for i in 0..count {
+        let (weak, rx, handle): (Weak<NzFs>, _, _) = (Arc::downgrade(fs), rx.clone(), handle.clone());
+        let spawned = std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || {
+            loop {
+                let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                let Ok(job) = next else { return };
+                let Some(fs) = weak.upgrade() else { return };
+                handle(&fs, job);
+            }
+        });
+        started += usize::from(spawned.is_ok());
+    }
+    (tx, started)
 }

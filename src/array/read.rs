@@ -142,6 +142,19 @@ impl Array {
         if self.reads_partially() || self.check_chunk_index(index).is_err() {
             return then(self.read_chunk_bytes_sharing(index, offset, size, share));
         }
+        self.chunk_slice_then(index, offset, size, then);
+    }
+
+    /// `size` bytes at `offset` of whole chunk `index` (checked), handed to
+    /// `then` by whichever thread decodes the chunk: this one, or the one
+    /// already decoding it, so this never blocks on another's decode.
+    fn chunk_slice_then(
+        &self,
+        index: u64,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
+    ) {
         // The metadata for the callback: a reference count, not a copy.
         let node = self.node.clone();
         self.recheck(index, false);
@@ -154,9 +167,7 @@ impl Array {
 
     /// Read bytes `[offset, offset + size)` of the flat C-order array.
     pub fn read_bytes(&self, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
-        let total = self.size();
-        let start = offset.min(total);
-        let end = start.saturating_add(u64::from(size)).min(total);
+        let (start, end) = self.flat_range(offset, size);
         if let Some((index, at, _)) = self.within_one_chunk(start, end) {
             // A contiguous piece of one decoded chunk: replied from the
             // cached buffer, no copy.
@@ -168,9 +179,7 @@ impl Array {
                 (end - start) as u32,
             ));
         }
-        let mut out = vec![0u8; (end - start) as usize];
-        self.copy_flat(start, &mut out)?;
-        Ok(ReadData::owned(out))
+        self.flat_copy(start, end)
     }
 
     /// Like [`Array::read_bytes`], but hand the result to `then`. A read
@@ -185,23 +194,27 @@ impl Array {
         size: u32,
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
+        let (start, end) = self.flat_range(offset, size);
+        match self.within_one_chunk(start, end) {
+            // A chunk within_one_chunk names lies in the array: no check.
+            Some((index, at, _)) => self.chunk_slice_then(index, at, (end - start) as u32, then),
+            None => then(self.flat_copy(start, end)),
+        }
+    }
+
+    /// The flat bytes `[start, end)` a read of `size` at `offset` covers,
+    /// clamped to the array's size.
+    fn flat_range(&self, offset: u64, size: u32) -> (u64, u64) {
         let total = self.size();
         let start = offset.min(total);
-        let end = start.saturating_add(u64::from(size)).min(total);
-        let Some((index, at, _)) = self
-            .within_one_chunk(start, end)
-            .filter(|&(index, _, _)| self.check_chunk_index(index).is_ok())
-        else {
-            return then(self.read_bytes(offset, size));
-        };
-        let node = self.node.clone();
-        let len = (end - start) as u32;
-        self.recheck(index, false);
-        self.shared.cache.get_or_decode_then(
-            &CacheKey::whole(self.id, index),
-            || self.load_chunk(index),
-            Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, index, buffer, at, len)))),
-        );
+        (start, start.saturating_add(u64::from(size)).min(total))
+    }
+
+    /// Flat bytes `[start, end)` copied out of the chunks they span.
+    fn flat_copy(&self, start: u64, end: u64) -> Result<ReadData, ArrayError> {
+        let mut out = vec![0u8; (end - start) as usize];
+        self.copy_flat(start, &mut out)?;
+        Ok(ReadData::owned(out))
     }
 
     /// When flat bytes `[start, end)` (non-empty) are one contiguous piece

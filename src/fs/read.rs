@@ -42,6 +42,23 @@ impl NzFs {
         Ok(self.array(node)?.0.read_bytes(offset, size)?)
     }
 
+    /// Like [`NzFs::read_data`], but hand the result to `then`, never
+    /// blocking on a decode another thread runs
+    /// ([`crate::array::Array::read_bytes_then`]).
+    fn read_data_then(
+        &self,
+        node: usize,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
+    ) {
+        self.note_flat_read(node, offset, u64::from(size));
+        match self.array(node) {
+            Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
+            Err(e) => then(Err(e)),
+        }
+    }
+
     /// Read bytes of group `n`'s virtual netCDF file: the header, then each
     /// variable's elements converted to big-endian from `data.bin` reads;
     /// zeros in the alignment gaps.
@@ -149,13 +166,7 @@ impl NzFs {
     ) {
         let (node, index) = match Inode::from_ino(ino) {
             Some(Inode::Chunk { node, index }) => (node, index),
-            Some(Inode::Data(node)) => {
-                self.note_flat_read(node, offset, u64::from(size));
-                return match self.array(node) {
-                    Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
-                    Err(e) => then(Err(e)),
-                };
-            }
+            Some(Inode::Data(node)) => return self.read_data_then(node, offset, size, then),
             _ => return then(self.read(ino, offset, size)),
         };
         let (array, _) = match self.array(node) {

@@ -4,7 +4,7 @@
 use std::ffi::OsStr;
 
 use super::*;
-use crate::store::MemoryStore;
+use crate::store::{MemoryStore, Stamp, StoreKey};
 
 /// A store with no notion of owners (as object storage will be).
 fn ownerless() -> NzFs {
@@ -111,6 +111,14 @@ fn open_and_access_ask_the_store_for_no_owner() {
 /// A filesystem with its prefetch workers over array `a` of 16 chunks of
 /// 1 KiB (chunk `i` holds bytes `i`), and `a`'s node.
 fn sixteen_chunks(root: &std::path::Path) -> (std::sync::Arc<NzFs>, usize) {
+    sixteen_chunks_through(root, |store| Box::new(store))
+}
+
+/// [`sixteen_chunks`], its store wrapped by `wrap`.
+fn sixteen_chunks_through(
+    root: &std::path::Path,
+    wrap: impl FnOnce(crate::store::FilesystemStore) -> Box<dyn ReadableStore>,
+) -> (std::sync::Arc<NzFs>, usize) {
     std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
     std::fs::create_dir_all(root.join("a/c")).unwrap();
     std::fs::write(
@@ -123,9 +131,9 @@ fn sixteen_chunks(root: &std::path::Path) -> (std::sync::Arc<NzFs>, usize) {
     for i in 0..16u8 {
         std::fs::write(root.join(format!("a/c/{i}")), vec![i; 1024]).unwrap();
     }
-    let store = crate::store::FilesystemStore::new(root);
-    let h = Hierarchy::open(&store).unwrap();
-    let fs = std::sync::Arc::new(NzFs::new(Box::new(store), h, ownerless().options().clone()).unwrap());
+    let store = wrap(crate::store::FilesystemStore::new(root));
+    let h = Hierarchy::open(store.as_ref()).unwrap();
+    let fs = std::sync::Arc::new(NzFs::new(store, h, ownerless().options().clone()).unwrap());
     fs.start_prefetcher();
     let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
     (fs, node)
@@ -232,4 +240,58 @@ fn data_bin_reads_through_the_callback_path() {
     assert_eq!(read_then(15 * 1024 + 1000, 4096), [15; 24]);
     assert_eq!(read_then(16 * 1024, 10), [0u8; 0]);
     assert_eq!(prefetched(&fs), 15, "the run from offset 0: chunks 1 to 15");
+}
+
+/// A local store whose advice ([`ReadableStore::will_need`]) takes 300 ms
+/// an object, as opens of cold objects can, and is counted.
+struct SlowAdvice(
+    crate::store::FilesystemStore,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+);
+
+impl ReadableStore for SlowAdvice {
+    fn get(&self, key: &StoreKey, max_len: u64) -> std::io::Result<Option<Vec<u8>>> {
+        self.0.get(key, max_len)
+    }
+    fn get_range(&self, key: &StoreKey, o: u64, n: u64, e: Option<Stamp>) -> std::io::Result<Option<Vec<u8>>> {
+        self.0.get_range(key, o, n, e)
+    }
+    fn stat(&self, key: &StoreKey) -> std::io::Result<Option<Stamp>> {
+        self.0.stat(key)
+    }
+    fn list_dir(&self, prefix: &str) -> std::io::Result<crate::store::Listing> {
+        self.0.list_dir(prefix)
+    }
+    fn rereads_are_cheap(&self) -> bool {
+        true
+    }
+    fn will_need(&self, _key: &StoreKey) {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// The disk is told of a run's window by the advising threads, not in the
+/// reader's request: a read that queues 15 chunks answers long before 15
+/// slow advices (4.5 s) would let it, and all 15 are given meanwhile.
+#[test]
+fn advice_is_given_off_the_readers_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let advised = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = advised.clone();
+    let (fs, node) = sixteen_chunks_through(dir.path(), |store| Box::new(SlowAdvice(store, counter)));
+    let t = std::time::Instant::now();
+    let chunk0 = Inode::Chunk { node, index: 0 }.to_ino();
+    assert_eq!(fs.read(chunk0, 0, 1024).unwrap().bytes(), [0; 1024]);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(2),
+        "the read waited {:?}",
+        t.elapsed()
+    );
+    assert_eq!(prefetched(&fs), 15, "chunks 1 to 15 queued");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while advised.load(std::sync::atomic::Ordering::Relaxed) < 15 {
+        assert!(std::time::Instant::now() < deadline, "the advice was not all given");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }

@@ -67,7 +67,8 @@ class Proxy:
     `latency` before forwarding each request, and counts requests and the
     most in flight at once."""
 
-    def __init__(self, upstream, latency):
+    def __init__(self, upstream, latency, upstream_pid):
+        self.upstream_pid = upstream_pid  # whose CPU time timed() counts
         self.lock = threading.Lock()
         self.requests = self.in_flight = self.max_in_flight = 0
         proxy = self
@@ -188,18 +189,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-MOTO_PID = None
-
-
 def timed(proxy, fn):
     """Seconds, requests, most in flight, and the CPU seconds moto spent
     serving them (the server shares the two cores with the reader)."""
     proxy.reset()
-    c = cpu_seconds(MOTO_PID)
+    c = cpu_seconds(proxy.upstream_pid)
     t = time.perf_counter()
     fn()
     dt = time.perf_counter() - t
-    return dt, *proxy.counts(), cpu_seconds(MOTO_PID) - c
+    return dt, *proxy.counts(), cpu_seconds(proxy.upstream_pid) - c
 
 
 def median_row(runs):
@@ -207,7 +205,7 @@ def median_row(runs):
 
 
 def main():
-    global NZFS, MOTO_PID
+    global NZFS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--latency-ms", type=float, default=20)
@@ -222,7 +220,6 @@ def main():
     moto_port = free_port()
     moto = subprocess.Popen([os.path.join(VENV_BIN, "moto_server"), "-H", "127.0.0.1", "-p", str(moto_port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    MOTO_PID = moto.pid
     proxy = None
     mp = os.path.join(args.workdir, "mnt")
     try:
@@ -234,7 +231,7 @@ def main():
         s3.create_bucket(Bucket="bench")
         upload(s3, data, "bench", "data.zarr")
         upload(s3, many, "bench", "many.zarr")
-        proxy = Proxy(moto_port, args.latency_ms / 1000)
+        proxy = Proxy(moto_port, args.latency_ms / 1000, moto.pid)
         url = "s3://bench/data.zarr"
         expected = zarr.open_array(data, path="field")[:]
         size = expected.nbytes

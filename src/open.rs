@@ -122,14 +122,21 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
                 return fail(format!("store {}: not a reference set's URL", shown_store(store)));
             };
             let parent = format!("{parent}/");
-            let home = crate::store::object::RemoteStore::open(&parent, &reference_options(args)?.1)
+            // One set of options for the set's home and its targets.
+            let (allowed, remote) = reference_options(args)?;
+            let home = crate::store::object::RemoteStore::open(&parent, &remote)
                 .map_err(|e| CliError::new(format!("store {e}")))?;
+            let options = TargetOptions {
+                allowed,
+                symlinks: args.policy(),
+                remote: Some(remote),
+            };
             open_references(
                 Box::new(home),
                 Home::Remote(parent),
                 name,
                 parquet,
-                args,
+                options,
                 shown_store(store),
             )
         };
@@ -184,7 +191,14 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         };
         let home = FilesystemStore::with_symlinks(dir, args.policy());
         let at = Home::Local(dir.to_path_buf());
-        open_references(Box::new(home), at, name, parquet, args, shown_store(store))
+        open_references(
+            Box::new(home),
+            at,
+            name,
+            parquet,
+            target_options(args)?,
+            shown_store(store),
+        )
     };
     if store.is_file() && is_reference_json(store) {
         return local_references(false);
@@ -222,16 +236,10 @@ fn reference_options(args: &StoreArgs) -> Result<(Vec<String>, crate::store::obj
     Ok((allowed, options))
 }
 
-/// Open the reference set `name` in `home` (a JSON file, or with `parquet`
-/// a Parquet directory), its targets read as `args` allow.
-fn open_references(
-    home: Box<dyn ReadableStore>,
-    at: Home,
-    name: &str,
-    parquet: bool,
-    args: &StoreArgs,
-    shown: String,
-) -> Result<Opened, CliError> {
+/// How a reference set's targets may be read, from `args`: the
+/// `virtual_chunks=` prefixes, the symlink policy, and (with `remote`) the
+/// object-store options.
+fn target_options(args: &StoreArgs) -> Result<TargetOptions, CliError> {
     #[cfg(feature = "remote")]
     let options = {
         let (allowed, remote) = reference_options(args)?;
@@ -251,6 +259,19 @@ fn open_references(
             .collect(),
         symlinks: args.policy(),
     };
+    Ok(options)
+}
+
+/// Open the reference set `name` in `home` (a JSON file, or with `parquet`
+/// a Parquet directory), its targets read as `options` allow.
+fn open_references(
+    home: Box<dyn ReadableStore>,
+    at: Home,
+    name: &str,
+    parquet: bool,
+    options: TargetOptions,
+    shown: String,
+) -> Result<Opened, CliError> {
     let key = crate::store::StoreKey::new(name).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
     let targets = Targets::new(std::sync::Arc::from(home), at, options);
     let refs = if parquet {

@@ -15,7 +15,8 @@ command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v cc >/dev/null || need+=(build-essential)
 # (The demo builds without zfp: no libclang.)
 if [ "${1:-}" != "--demo" ]; then
-  compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" >/dev/null || compgen -G "/usr/lib/*/libclang*.so*" >/dev/null || need+=(libclang-dev)
+  # libclang itself: libclang-cpp (which other packages pull in) is not it.
+  compgen -G "/usr/lib/llvm-*/lib/libclang.so*" >/dev/null || compgen -G "/usr/lib/*/libclang-[0-9]*.so*" >/dev/null || need+=(libclang-dev)
 fi
 if [ "${1:-}" = "--test" ]; then
   command -v ncgen >/dev/null || need+=(netcdf-bin)

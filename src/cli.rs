@@ -119,6 +119,11 @@ pub struct CsiArgs {
     /// nzfs's own log directory)
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    /// Publish and unpublish only target paths below this directory (the
+    /// kubelet's root directory); a target outside it, with `..`, or
+    /// through a symlink is refused
+    #[arg(long, default_value = "/var/lib/kubelet")]
+    pub target_root: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -490,6 +495,12 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
     let mut out: Vec<OsString> = args.drain(..2).collect();
     let mut rest = args.into_iter();
     while let Some(a) = rest.next() {
+        if a == "--" {
+            // Only positionals follow: a mount point may start with `-`.
+            out.push(a);
+            out.extend(rest);
+            break;
+        }
         let list = if a == "-o" {
             match rest.next() {
                 Some(v) => v,
@@ -656,6 +667,11 @@ mod tests {
         assert_eq!(
             norm(&["nzfs", "a", "b", "-o", "log_file=/l"]),
             ["nzfs", "mount", "a", "b", "--log-file", "/l"]
+        );
+        // After `--`, a word that looks like -o is a positional.
+        assert_eq!(
+            norm(&["nzfs", "mount", "-o", "ro", "--", "a", "-ofs"]),
+            ["nzfs", "mount", "-o", "ro", "--", "a", "-ofs"]
         );
         // Subcommands, flags and lone words are left alone.
         for args in [

@@ -5,7 +5,8 @@
 //! the store, mounts (fuser's `Session::new` returns after the kernel's INIT
 //! handshake, so the mount is live), writes [`READY`] on that pipe and moves
 //! its stderr to the log file. The parent relays any error line and exits 0
-//! only on [`READY`]. SIGINT, SIGTERM and SIGHUP unmount cleanly.
+//! only on [`READY`]. SIGINT, SIGTERM, SIGHUP and SIGQUIT unmount cleanly;
+//! SIGUSR1, SIGUSR2 and SIGALRM are ignored.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
@@ -71,11 +72,7 @@ pub fn is_mount_point(path: &Path) -> bool {
     let Ok(canon) = path.canonicalize().or_else(|_| std::path::absolute(path)) else {
         return false;
     };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    let target = canon.to_string_lossy().replace(' ', "\\040");
-    info.lines().any(|l| l.split(' ').nth(4) == Some(target.as_str()))
+    crate::mounts::at(&canon).is_some()
 }
 
 fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
@@ -374,15 +371,10 @@ fn prune_logs(dir: &Path, current: &Path) {
         old.push(".1");
         let _ = std::fs::rename(current, &old);
     }
-    let live: std::collections::HashSet<PathBuf> = std::fs::read_to_string("/proc/self/mounts")
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.split_whitespace().nth(2).is_some_and(|t| t.starts_with("fuse")))
-        .filter_map(|l| {
-            l.split_whitespace()
-                .nth(1)
-                .map(|mp| default_log_file(Path::new(&unescape_mount(mp))))
-        })
+    let live: std::collections::HashSet<PathBuf> = crate::mounts::table()
+        .into_iter()
+        .filter(|m| m.fstype.starts_with("fuse"))
+        .map(|m| default_log_file(&m.point))
         .collect();
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let now = std::time::SystemTime::now();
@@ -408,22 +400,22 @@ fn prune_logs(dir: &Path, current: &Path) {
     }
 }
 
-/// A mount point as /proc/mounts writes it (space, tab, newline and `\`
-/// as octal escapes), back to the path.
-pub(crate) fn unescape_mount(field: &str) -> String {
-    let b = field.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c)) {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
+/// The environment variable that carries a store location holding a
+/// secret (`https://user:password@host/…`, a pre-signed URL), so that argv,
+/// which every user may read in `/proc/PID/cmdline`, holds only its
+/// redacted form.
+pub const STORE_ENV: &str = "NZFS_STORE_URL";
+
+/// Take the store from [`STORE_ENV`] when the command line names it by its
+/// redacted form (as the daemon and the CSI plugin's mounts are started).
+pub fn store_from_environment(args: &mut MountArgs) {
+    if let Ok(full) = std::env::var(STORE_ENV) {
+        if crate::store::redact_url(&full) == args.store.to_string_lossy() {
+            args.store = full.into();
         }
+        // SAFETY: called before any thread starts.
+        unsafe { std::env::remove_var(STORE_ENV) };
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `nzfs mount` in the parent: check, start the daemon, wait for it.
@@ -440,11 +432,28 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
             prune_logs(dir, log_file);
         }
     }
-    let mut child_args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    child_args.push("--daemon-child".into());
-    child_args.push("--log-file".into());
-    child_args.push(log_file.into());
+    // The store's secrets (user info, a signature) reach the daemon in its
+    // environment, never in its world-readable argv.
+    let store = args.store.as_os_str();
+    let shown = shown_store(&args.store);
+    // The child gets the command line as clap saw it, its own flags ahead
+    // of any `--` (after which a mount point may start with `-`).
+    let mut child_args: Vec<std::ffi::OsString> = vec![
+        "mount".into(),
+        "--daemon-child".into(),
+        "--log-file".into(),
+        log_file.into(),
+    ];
+    child_args.extend(
+        crate::cli::normalize_args(std::env::args_os())
+            .into_iter()
+            .skip(2)
+            .map(|a| if a == store { shown.clone().into() } else { a }),
+    );
     let mut cmd = Command::new(std::env::current_exe()?);
+    if shown.as_str() != store {
+        cmd.env(STORE_ENV, store);
+    }
     cmd.args(child_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -701,6 +710,13 @@ fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
     }
 }
 
+/// Signals whose default action would end the daemon and leave a dead
+/// mount, and that mean nothing to it: taken by the signal thread, logged
+/// and ignored.
+const IGNORED_SIGNALS: [i32; 3] = [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM];
+
+/// The signals the signal thread takes: the termination signals (SIGINT,
+/// SIGTERM, SIGHUP, SIGQUIT: unmount cleanly) and [`IGNORED_SIGNALS`].
 fn termination_set() -> libc::sigset_t {
     // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
     unsafe {
@@ -709,6 +725,10 @@ fn termination_set() -> libc::sigset_t {
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
         libc::sigaddset(&mut set, libc::SIGHUP);
+        libc::sigaddset(&mut set, libc::SIGQUIT);
+        for sig in IGNORED_SIGNALS {
+            libc::sigaddset(&mut set, sig);
+        }
         set
     }
 }
@@ -725,12 +745,17 @@ fn block_termination_signals() {
 
 fn wait_for_termination_signal() -> i32 {
     let set = termination_set();
-    let mut sig = 0;
-    // SAFETY: the set is valid and blocked in this thread.
-    unsafe {
-        libc::sigwait(&set, &mut sig);
+    loop {
+        let mut sig = 0;
+        // SAFETY: the set is valid and blocked in this thread.
+        unsafe {
+            libc::sigwait(&set, &mut sig);
+        }
+        if !IGNORED_SIGNALS.contains(&sig) {
+            return sig;
+        }
+        tracing::info!(signal = sig, "ignoring a signal that asks nothing of a mount");
     }
-    sig
 }
 
 fn fusermount(mp: &Path, lazy: bool) -> std::io::Result<std::process::Output> {

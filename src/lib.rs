@@ -30,6 +30,7 @@ pub mod daemon;
 pub mod fs;
 pub mod fuse;
 pub mod memory;
+pub mod mounts;
 pub mod naming;
 pub mod netcdf;
 pub mod nz;

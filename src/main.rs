@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use nzfs::cli::{CheckArgs, Cli, Command, MountArgs};
 use nzfs::daemon::{self, CliError};
+use nzfs::store::Redacting;
 
 fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
     let default = match verbose {
@@ -17,6 +18,8 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // Every log line is redacted: an error from a back end may quote the
+    // URL it asked, with its user info or signature.
     match log_file {
         Some(path) => {
             let file = std::fs::OpenOptions::new()
@@ -24,14 +27,16 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
                 .create(true)
                 .open(path)
                 .map_err(|e| CliError::new(format!("log file {}: {e}", path.display())))?;
-            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+            // The log lives as long as the process.
+            let file: &'static std::fs::File = Box::leak(Box::new(file));
+            builder.with_ansi(false).with_writer(move || Redacting(file)).init();
         }
-        // Colour only on a terminal (issue #34: `-f 2>file` held ANSI codes).
+        // Colour only on a terminal.
         None => {
             use std::io::IsTerminal;
             builder
                 .with_ansi(std::io::stderr().is_terminal())
-                .with_writer(std::io::stderr)
+                .with_writer(|| Redacting(std::io::stderr()))
                 .init()
         }
     }
@@ -59,7 +64,7 @@ fn check(args: &CheckArgs) -> ExitCode {
     let dataset = match daemon::open_dataset(&args.store, &args.symlinks, 256 << 20) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("nzfs: {}", e.message);
+            eprintln!("nzfs: {}", nzfs::store::redact_text(&e.message));
             return ExitCode::from(2);
         }
     };
@@ -109,6 +114,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Check(_) => unreachable!("handled in main"),
         Command::Mount(mut args) => {
+            daemon::store_from_environment(&mut args);
             args.absolutize();
             mount(&args)
         }
@@ -173,7 +179,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("nzfs: {}", e.message);
+            eprintln!("nzfs: {}", nzfs::store::redact_text(&e.message));
             ExitCode::from(e.code)
         }
     }

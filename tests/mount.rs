@@ -267,8 +267,8 @@ fn mount_refuses_bad_inputs_with_one_line() {
 }
 
 #[test]
-fn foreground_mount_unmounts_on_sigterm_sigint_and_sighup() {
-    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+fn foreground_mount_unmounts_on_sigterm_sigint_sighup_and_sigquit() {
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
         let tmp = tempfile::tempdir().unwrap();
         let mp = tmp.path().join("mp");
         std::fs::create_dir(&mp).unwrap();
@@ -289,6 +289,64 @@ fn foreground_mount_unmounts_on_sigterm_sigint_and_sighup() {
         let status = child.wait().unwrap();
         assert!(status.success(), "exit after signal {signal}: {status}");
         assert!(!is_mount_point(&mp), "still mounted after signal {signal}");
+    }
+}
+
+/// SIGUSR1, SIGUSR2 and SIGALRM (whose default action ends a process)
+/// leave the daemon serving: no stale mount.
+#[test]
+fn stray_signals_leave_the_daemon_serving() {
+    let m = Mount::new("sample.zarr", &[]);
+    let pid = m.daemon_pid();
+    let want = std::fs::read(m.mp.join("t2m/0.0.0.bin")).unwrap();
+    for signal in [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM] {
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(unsafe { libc::kill(pid, 0) }, 0, "the daemon died of signal {signal}");
+        assert!(!nzfs::daemon::is_stale(&m.mp), "stale after signal {signal}");
+        assert_eq!(
+            std::fs::read(m.mp.join("t2m/0.0.0.bin")).unwrap(),
+            want,
+            "after signal {signal}"
+        );
+    }
+}
+
+/// Mount points whose names hold a tab, a newline or a backslash (octal
+/// escapes in mountinfo), or that start with `-` (after `--`), mount and
+/// unmount by their real names.
+#[test]
+fn odd_mount_point_names_mount_and_unmount() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = common::data_dir().join("sample.zarr");
+    for name in ["tab\there", "new\nline", "back\\slash", "-dash"] {
+        let mp = tmp.path().join(name);
+        std::fs::create_dir(&mp).unwrap();
+        let log = tmp.path().join("log");
+        let run = |args: &[&std::ffi::OsStr]| {
+            let out = Command::new(env!("CARGO_BIN_EXE_nzfs"))
+                .current_dir(tmp.path())
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name:?}: {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(&[
+            "mount".as_ref(),
+            sample.as_os_str(),
+            "--log-file".as_ref(),
+            log.as_os_str(),
+            "--".as_ref(),
+            name.as_ref(),
+        ]);
+        assert!(is_mount_point(&mp), "{name:?} not mounted");
+        assert!(std::fs::metadata(mp.join("t2m/0.0.0.bin")).is_ok(), "{name:?}");
+        run(&["unmount".as_ref(), "--".as_ref(), name.as_ref()]);
+        assert!(!is_mount_point(&mp), "{name:?} still mounted");
     }
 }
 

@@ -276,6 +276,89 @@ fn targets_elsewhere_need_allowing() {
     check(&m, "multi.json", "absolute local targets");
 }
 
+/// A key that reads a target shows the meet of the reference file's mode,
+/// the target's and every directory's on the way, so another user of a
+/// root `allow_other` mount is refused, through the chunk file, `data.bin`
+/// and the `.nc`, exactly what a direct `cat` of the target refuses.
+#[test]
+fn keys_show_what_their_targets_allow() {
+    use std::os::unix::fs::PermissionsExt;
+    let users = common::users::Users::create();
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let zarray = r#"{"zarr_format":2,"shape":[16],"chunks":[16],"dtype":"|u1","compressor":null,"filters":null,"fill_value":0,"order":"C"}"#;
+    let bytes: Vec<u8> = (0..16u8).map(|i| i * 7).collect();
+    for (d, f, dm, fm) in [
+        ("public", "pub.bin", 0o755, 0o644),
+        ("private", "p.bin", 0o755, 0o600),
+        ("locked", "q.bin", 0o700, 0o644),
+    ] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+        std::fs::write(dir.path().join(d).join(f), &bytes).unwrap();
+        mode(&dir.path().join(d).join(f), fm);
+        mode(&dir.path().join(d), dm);
+    }
+    let quoted = |s: &str| format!("{s:?}");
+    let mut refs = vec![format!("\".zgroup\": {}", quoted(r#"{"zarr_format":2}"#))];
+    for (name, target) in [
+        ("open", "public/pub.bin"),
+        ("priv", "private/p.bin"),
+        ("lock", "locked/q.bin"),
+    ] {
+        refs.push(format!("\"{name}/.zarray\": {}", quoted(zarray)));
+        refs.push(format!("\"{name}/0\": [\"{target}\", 0, 16]"));
+    }
+    let doc = format!(r#"{{"version": 1, "refs": {{{}}}}}"#, refs.join(", "));
+    let set = dir.path().join("refs.json");
+    std::fs::write(&set, doc).unwrap();
+    mode(&set, 0o644);
+    mode(dir.path(), 0o755);
+    // The direct reads, as the other user: the rule's premise.
+    assert!(common::users::cat_as(&users.other, &dir.path().join("public/pub.bin")).is_ok());
+    for t in ["private/p.bin", "locked/q.bin"] {
+        let r = common::users::cat_as(&users.other, &dir.path().join(t));
+        assert!(matches!(&r, Err(e) if e.contains("Permission denied")), "{t}: {r:?}");
+    }
+    let m = Mount::at(&set, &["-o", "allow_other"]);
+    mode(m.dir.path(), 0o755);
+    let nc: Vec<PathBuf> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nc"))
+        .collect();
+    assert_eq!(nc.len(), 1);
+    for f in ["open/0.bin", "open/data.bin"] {
+        let got = common::users::cat_as(&users.other, &m.mp.join(f));
+        assert_eq!(got.as_deref(), Ok(&bytes[..]), "{f}");
+    }
+    for f in [
+        m.mp.join("priv/0.bin"),
+        m.mp.join("priv/data.bin"),
+        m.mp.join("lock/0.bin"),
+        m.mp.join("lock/data.bin"),
+        nc[0].clone(),
+    ] {
+        // Root reads it: the bytes are there, only refused.
+        assert!(
+            std::fs::read(&f).unwrap().windows(16).any(|w| w == bytes),
+            "{}",
+            f.display()
+        );
+        let r = common::users::cat_as(&users.other, &f);
+        assert!(
+            matches!(&r, Err(e) if e.contains("Permission denied")),
+            "{}: {r:?}",
+            f.display()
+        );
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o400,
+            "{}",
+            f.display()
+        );
+    }
+}
+
 #[cfg(feature = "remote")]
 mod remote {
     use super::*;

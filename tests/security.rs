@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::mount::{Mount, nzfs};
+use common::users::Users;
 
 /// 64 `uint8` elements in one chunk, `bytes` codec: any 64-byte file is a
 /// valid chunk, so only the store's refusal stops a leak.
@@ -58,59 +59,6 @@ fn timed_read(p: &Path) -> (std::io::Result<Vec<u8>>, Duration) {
     let t = Instant::now();
     let r = std::fs::read(p);
     (r, t.elapsed())
-}
-
-/// Two users and a group for the test; removed on drop.
-struct Users {
-    member: String,
-    other: String,
-    group: String,
-}
-
-impl Users {
-    fn create() -> Users {
-        let u = Users {
-            member: "nzfs-t-member".into(),
-            other: "nzfs-t-other".into(),
-            group: "nzfs-t-group".into(),
-        };
-        u.remove(); // left over from an interrupted run
-        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
-        ok(Command::new("groupadd").arg(&u.group));
-        for (name, groups) in [(&u.member, Some(&u.group)), (&u.other, None)] {
-            let mut c = Command::new("useradd");
-            c.args(["-M", "-N", "-s", "/usr/sbin/nologin"]);
-            if let Some(g) = groups {
-                c.args(["-G", g]);
-            }
-            ok(c.arg(name));
-        }
-        u
-    }
-
-    fn remove(&self) {
-        for name in [&self.member, &self.other] {
-            let _ = Command::new("userdel").arg(name).stderr(Stdio::null()).status();
-        }
-        let _ = Command::new("groupdel").arg(&self.group).stderr(Stdio::null()).status();
-    }
-
-    fn gid(&self) -> u32 {
-        let out = Command::new("getent").args(["group", &self.group]).output().unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .split(':')
-            .nth(2)
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Users {
-    fn drop(&mut self) {
-        self.remove();
-    }
 }
 
 /// Read `path` as `user`: the bytes, or the error `cat` printed.

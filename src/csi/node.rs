@@ -4,13 +4,12 @@
 //! its gRPC code), then carried out by running this binary's own
 //! `nzfs mount` / `nzfs unmount`, one call at a time.
 
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use tonic::{Code, Status};
-
-use crate::daemon::unescape_mount;
 
 use super::proto::volume_capability::{AccessType, access_mode::Mode};
 use super::proto::{self};
@@ -19,11 +18,142 @@ use super::{CsiArgs, Reply};
 /// Volume attributes the kubelet adds itself (`podInfoOnMount`).
 const KUBELET_PREFIX: &str = "csi.storage.k8s.io/";
 
-/// Volume attributes that are not a mount option: `store`, and those an
-/// operator must not hand to a workload (`log-file`: the plugin sets it;
-/// `follow-symlinks`: would show other users what a store's symlinks point
-/// at).
-const REFUSED: &[&str] = &["log-file", "follow-symlinks", "foreground"];
+/// Settings that no volume may carry, as an attribute or a mount flag: the
+/// plugin sets `log_file` itself; `follow_symlinks` would serve pods any
+/// node file a store's symlink names; `uid`, `gid` and `umask` would
+/// replace the store's owners and modes; `allow_root`, `dev`, `suid`,
+/// `exec`, `fsname`, `subtype`, `nonempty` and `auto_unmount` change what
+/// the plugin decides for every volume.
+const REFUSED: &[&str] = &[
+    "log_file",
+    "follow_symlinks",
+    "foreground",
+    "uid",
+    "gid",
+    "umask",
+    "allow_root",
+    "dev",
+    "suid",
+    "exec",
+    "rw",
+    "fsname",
+    "subtype",
+    "nonempty",
+    "auto_unmount",
+    "max_read",
+];
+
+/// Kernel mount flags a volume may add: each only narrows what the plugin
+/// already mounts (read-only, `allow_other` with the store's modes).
+const KERNEL_FLAGS: &[&str] = &[
+    "ro",
+    "nodev",
+    "nosuid",
+    "noexec",
+    "noatime",
+    "nodiratime",
+    "relatime",
+    "allow_other",
+    "default_permissions",
+];
+
+/// The environment variables a Secret may set: credentials, regions and
+/// endpoints that the object-store back ends read by value. Anything else
+/// is refused: the loader's (`LD_PRELOAD`, `LD_LIBRARY_PATH`) and libc's
+/// (`GLIBC_TUNABLES`) would run or bend code in a root process, and those
+/// that name a file on the node (`AWS_SHARED_CREDENTIALS_FILE`,
+/// `AWS_PROFILE`, `GOOGLE_APPLICATION_CREDENTIALS`, token files) would
+/// read node files as root and send them to a server the volume chooses.
+pub const SECRET_VARIABLES: &[&str] = &[
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT",
+    "AWS_ENDPOINT_URL",
+    "AWS_REQUEST_PAYER",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+    "GOOGLE_BUCKET",
+    "AZURE_STORAGE_ACCOUNT_NAME",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_ACCESS_KEY",
+    "AZURE_STORAGE_SAS_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_TOKEN",
+    "AZURE_STORAGE_CLIENT_ID",
+    "AZURE_STORAGE_CLIENT_SECRET",
+    "AZURE_STORAGE_TENANT_ID",
+    "AZURE_CLIENT_ID",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_TENANT_ID",
+    "AZURE_STORAGE_ENDPOINT",
+];
+
+/// Where a volume's option came from, for messages.
+#[derive(Clone, Copy)]
+enum Origin {
+    Attribute,
+    MountFlag,
+}
+
+/// The one check of a volume's option, whether a volume attribute
+/// (`cache-size: 64MiB`, `anonymous: "true"`) or a mount flag
+/// (`cache_size=64MiB`, `anonymous`, `noatime`): `name` in `_` form,
+/// `value` `None` for a bare flag. Adds `nzfs mount` flags to `flags`.
+fn volume_option(origin: Origin, name: &str, value: Option<&str>, flags: &mut Vec<String>) -> Result<(), Status> {
+    let shown = match (origin, value) {
+        (Origin::Attribute, _) => format!("volume attribute {}", name.replace('_', "-")),
+        (Origin::MountFlag, Some(v)) => format!("mount flag {name}={v}"),
+        (Origin::MountFlag, None) => format!("mount flag {name}"),
+    };
+    if REFUSED.contains(&name) {
+        return Err(invalid(format!(
+            "{shown} is not allowed in a volume: the plugin decides it for every volume"
+        )));
+    }
+    if let Some((_, flag)) = crate::cli::O_SETTINGS.iter().find(|(n, _)| *n == name) {
+        let Some(value) = value else {
+            return Err(invalid(format!("{shown} needs a value ({name}=VALUE)")));
+        };
+        if name == "store_option" {
+            // Several options, one per line or space-separated.
+            for opt in value.split_whitespace() {
+                flags.extend([flag.to_string(), opt.to_string()]);
+            }
+        } else {
+            flags.extend([flag.to_string(), value.to_string()]);
+        }
+        return Ok(());
+    }
+    let switch = crate::cli::O_SWITCHES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    let kernel = KERNEL_FLAGS.contains(&name);
+    if switch.is_none() && !kernel {
+        return Err(invalid(format!(
+            "{shown} is not an nzfs volume option; a volume may set {} and the kernel flags {}",
+            crate::cli::O_SETTINGS
+                .iter()
+                .chain(crate::cli::O_SWITCHES)
+                .map(|(n, _)| *n)
+                .filter(|n| !REFUSED.contains(n))
+                .collect::<Vec<_>>()
+                .join(", "),
+            KERNEL_FLAGS.join(", ")
+        )));
+    }
+    let on = match value {
+        None | Some("true") => true,
+        Some("false" | "") => false,
+        Some(other) => return Err(invalid(format!("{shown}: {other:?} is not true or false"))),
+    };
+    if on {
+        match switch {
+            Some(flag) => flags.push(flag.to_string()),
+            None => flags.extend(["-o".to_string(), name.to_string()]),
+        }
+    }
+    Ok(())
+}
 
 /// What one NodePublishVolume asks for, checked.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,18 +175,57 @@ fn precondition(msg: impl Into<String>) -> Status {
     Status::new(Code::FailedPrecondition, msg)
 }
 
-/// Check a NodePublishVolume request and say what to run.
-pub fn plan(req: &proto::NodePublishVolumeRequest) -> Result<Plan, Status> {
+/// A request's target path, normalised (`//`, `.` and a trailing `/`
+/// gone) and confined: absolute, without `..`, strictly below `root`.
+pub fn target_of(raw: &str, root: &Path) -> Result<PathBuf, Status> {
+    if raw.is_empty() {
+        return Err(invalid("target_path is missing"));
+    }
+    let path = Path::new(raw);
+    if !path.is_absolute() {
+        return Err(invalid(format!("target_path {raw} is not absolute")));
+    }
+    if path.components().any(|c| c == Component::ParentDir) {
+        return Err(invalid(format!("target_path {raw} has a `..` component")));
+    }
+    let normal: PathBuf = path.components().collect();
+    if !normal.starts_with(root) || normal == root {
+        return Err(invalid(format!(
+            "target_path {raw} is outside {} (nzfs csi --target-root)",
+            root.display()
+        )));
+    }
+    Ok(normal)
+}
+
+/// Refuse a target reached through a symlink below the target root (a
+/// mount would land on the link's destination).
+fn no_symlink_below(target: &Path, root: &Path) -> Result<(), Status> {
+    let mut at = root.to_path_buf();
+    for part in target.strip_prefix(root).unwrap_or(target).components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(precondition(format!(
+                    "target_path {}: {} is a symlink",
+                    target.display(),
+                    at.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
+}
+
+/// Check a NodePublishVolume request and say what to run; `root` is the
+/// directory targets must lie below.
+pub fn plan(req: &proto::NodePublishVolumeRequest, root: &Path) -> Result<Plan, Status> {
     if req.volume_id.is_empty() {
         return Err(invalid("volume_id is missing"));
     }
-    if req.target_path.is_empty() {
-        return Err(invalid("target_path is missing"));
-    }
-    let target = PathBuf::from(&req.target_path);
-    if !target.is_absolute() {
-        return Err(invalid(format!("target_path {} is not absolute", req.target_path)));
-    }
+    let target = target_of(&req.target_path, root)?;
     let cap = req
         .volume_capability
         .as_ref()
@@ -81,8 +250,15 @@ pub fn plan(req: &proto::NodePublishVolumeRequest) -> Result<Plan, Status> {
                     m.fs_type
                 )));
             }
-            for f in &m.mount_flags {
-                flags.extend(["-o".to_string(), f.clone()]);
+            for item in m.mount_flags.iter().flat_map(|f| f.split(',')).map(str::trim) {
+                if item.is_empty() {
+                    continue;
+                }
+                let (name, value) = match item.split_once('=') {
+                    Some((n, v)) => (n, Some(v)),
+                    None => (item, None),
+                };
+                volume_option(Origin::MountFlag, &name.replace('-', "_"), value, &mut flags)?;
             }
         }
         Some(AccessType::Block(_)) => return Err(precondition("block access: nzfs volumes are filesystems")),
@@ -111,34 +287,7 @@ pub fn plan(req: &proto::NodePublishVolumeRequest) -> Result<Plan, Status> {
         if key == "store" || key.starts_with(KUBELET_PREFIX) {
             continue;
         }
-        if REFUSED.contains(&key.as_str()) {
-            return Err(invalid(format!("volume attribute {key} is not allowed in a volume")));
-        }
-        let o = key.replace('-', "_");
-        if crate::cli::O_SETTINGS.iter().any(|(name, _)| *name == o) {
-            if key == "store-option" {
-                // Several options, one per line or space-separated.
-                for opt in value.split_whitespace() {
-                    flags.extend(["--store-option".to_string(), opt.to_string()]);
-                }
-            } else {
-                flags.extend([format!("--{key}"), value.clone()]);
-            }
-        } else if crate::cli::O_SWITCHES.iter().any(|(name, _)| *name == o) {
-            match value.as_str() {
-                "true" => flags.push(format!("--{key}")),
-                "false" | "" => {}
-                other => {
-                    return Err(invalid(format!(
-                        "volume attribute {key}: {other:?} is not true or false"
-                    )));
-                }
-            }
-        } else {
-            return Err(invalid(format!(
-                "volume attribute {key} is not an nzfs mount option (nzfs mount --help lists them)"
-            )));
-        }
+        volume_option(Origin::Attribute, &key.replace('-', "_"), Some(value), &mut flags)?;
     }
     let mut env = Vec::new();
     for (k, v) in &req.secrets {
@@ -147,6 +296,12 @@ pub fn plan(req: &proto::NodePublishVolumeRequest) -> Result<Plan, Status> {
             && !k.starts_with(|c: char| c.is_ascii_digit());
         if !ok {
             return Err(invalid(format!("secret key {k:?} is not an environment variable name")));
+        }
+        if !SECRET_VARIABLES.contains(&k.as_str()) {
+            return Err(invalid(format!(
+                "secret key {k} is not a credential nzfs reads; a Secret may set only {}",
+                SECRET_VARIABLES.join(", ")
+            )));
         }
         env.push((k.clone(), v.clone()));
     }
@@ -160,26 +315,21 @@ pub fn plan(req: &proto::NodePublishVolumeRequest) -> Result<Plan, Status> {
     })
 }
 
-/// The file system type and source of the mount at `target`, from
-/// `/proc/self/mountinfo` (the last one, if several are stacked).
+/// The file system type and source of the mount at `target` (the last
+/// one, if several are stacked).
 pub fn mounted_at(target: &Path) -> Option<(String, String)> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let target = target.to_string_lossy();
-    info.lines().rev().find_map(|line| {
-        let (left, right) = line.split_once(" - ")?;
-        let point = unescape_mount(left.split(' ').nth(4)?);
-        let mut r = right.split(' ');
-        let (fstype, source) = (r.next()?.to_string(), unescape_mount(r.next()?));
-        (point == target).then_some((fstype, source))
-    })
+    crate::mounts::at(target).map(|m| (m.fstype, m.source))
 }
 
 #[derive(Clone)]
 pub struct Node {
     args: CsiArgs,
     exe: PathBuf,
-    /// One publish or unpublish at a time.
-    busy: Arc<Mutex<()>>,
+    /// The targets with a publish or unpublish in progress: one at a time
+    /// per target, and a second call on a busy target is ABORTED at once
+    /// (the CSI spec's "operation pending"), so a store that hangs holds
+    /// up its own volume only.
+    busy: Arc<Mutex<HashSet<PathBuf>>>,
 }
 
 impl Node {
@@ -187,7 +337,7 @@ impl Node {
         Node {
             args,
             exe,
-            busy: Arc::new(Mutex::new(())),
+            busy: Arc::new(Mutex::new(HashSet::new())),
         }
     }
 
@@ -202,6 +352,7 @@ impl Node {
             return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
         let err = String::from_utf8_lossy(&out.stderr);
+        let err = crate::store::redact_text(&err);
         let line = err
             .lines()
             .find(|l| l.starts_with("nzfs: ") || l.starts_with("error: "))
@@ -235,13 +386,22 @@ impl Node {
         if !plan.store.contains("://") && !Path::new(&plan.store).exists() {
             return Err(Status::new(
                 Code::NotFound,
-                format!("store {}: no such file or directory", plan.store),
+                format!(
+                    "store {}: no such file or directory",
+                    crate::store::redact_url(&plan.store)
+                ),
             ));
         }
         std::fs::create_dir_all(&plan.target)
             .map_err(|e| Status::internal(format!("cannot create {}: {e}", plan.target.display())))?;
         let target = plan.target.to_string_lossy().into_owned();
-        let mut args: Vec<String> = vec!["mount".into(), plan.store.clone(), target.clone()];
+        // The store's secrets, if its URL holds any, go in the environment.
+        let shown_store = crate::store::redact_url(&plan.store);
+        let mut env = plan.env.clone();
+        if shown_store != plan.store {
+            env.push((crate::daemon::STORE_ENV.to_string(), plan.store.clone()));
+        }
+        let mut args: Vec<String> = vec!["mount".into(), shown_store, target.clone()];
         args.extend(plan.flags.iter().cloned());
         if let Some(dir) = &self.args.log_dir {
             use std::hash::{Hash, Hasher};
@@ -263,7 +423,7 @@ impl Node {
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let secrets: Vec<&str> = plan.env.iter().map(|(k, _)| k.as_str()).collect();
         tracing::info!(volume = %plan.volume_id, target = %target, args = ?&argv[1..], secrets = ?secrets, "publishing");
-        match self.nzfs(&argv, &plan.env) {
+        match self.nzfs(&argv, &env) {
             Ok(out) => {
                 let pid = out
                     .split("daemon pid ")
@@ -327,8 +487,32 @@ impl Node {
     }
 }
 
-fn busy<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// A target held by one publish or unpublish; released on drop.
+struct Held {
+    busy: Arc<Mutex<HashSet<PathBuf>>>,
+    target: PathBuf,
+}
+
+impl Held {
+    fn take(busy: &Arc<Mutex<HashSet<PathBuf>>>, target: &Path) -> Result<Held, Status> {
+        let mut set = busy.lock().unwrap_or_else(|e| e.into_inner());
+        if !set.insert(target.to_path_buf()) {
+            return Err(Status::aborted(format!(
+                "an operation on {} is in progress; retry later",
+                target.display()
+            )));
+        }
+        Ok(Held {
+            busy: Arc::clone(busy),
+            target: target.to_path_buf(),
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.target);
+    }
 }
 
 #[tonic::async_trait]
@@ -337,10 +521,12 @@ impl proto::node_server::Node for Node {
         &self,
         request: tonic::Request<proto::NodePublishVolumeRequest>,
     ) -> Reply<proto::NodePublishVolumeResponse> {
-        let plan = plan(request.get_ref())?;
+        let plan = plan(request.get_ref(), &self.args.target_root)?;
+        let held = Held::take(&self.busy, &plan.target)?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
-            let _one = busy(&this.busy);
+            let _held = held;
+            no_symlink_below(&plan.target, &this.args.target_root)?;
             this.publish(&plan)
         })
         .await
@@ -356,13 +542,13 @@ impl proto::node_server::Node for Node {
         if req.volume_id.is_empty() {
             return Err(invalid("volume_id is missing"));
         }
-        if req.target_path.is_empty() {
-            return Err(invalid("target_path is missing"));
-        }
+        let target = target_of(&req.target_path, &self.args.target_root)?;
+        let held = Held::take(&self.busy, &target)?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
-            let _one = busy(&this.busy);
-            this.unpublish(&req.volume_id, Path::new(&req.target_path))
+            let _held = held;
+            no_symlink_below(&target, &this.args.target_root)?;
+            this.unpublish(&req.volume_id, &target)
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
@@ -421,6 +607,58 @@ mod tests {
     use super::*;
     use proto::volume_capability::{AccessMode, MountVolume};
 
+    const ROOT_DIR: &str = "/var/lib/kubelet";
+
+    fn root() -> &'static Path {
+        Path::new(ROOT_DIR)
+    }
+
+    /// Targets are normalised, and refused with `..`, outside the root,
+    /// or at the root itself.
+    #[test]
+    fn targets_are_normalised_and_confined() {
+        let ok = |raw: &str| target_of(raw, root()).unwrap();
+        let want = Path::new("/var/lib/kubelet/pods/p/mount");
+        assert_eq!(ok("/var/lib/kubelet/pods/p/mount"), want);
+        assert_eq!(ok("/var/lib/kubelet//pods/./p/mount/"), want);
+        for bad in [
+            "",
+            "rel/path",
+            "/var/lib/kubelet/pods/../../../../etc",
+            "/var/lib/kubelet/../kubelet/pods/p",
+            "/etc/x",
+            "/var/lib/kubeletx/p",
+            "/var/lib/kubelet",
+            "/var/lib/kubelet/",
+        ] {
+            assert_eq!(
+                target_of(bad, root()).unwrap_err().code(),
+                Code::InvalidArgument,
+                "{bad:?}"
+            );
+        }
+        // A symlink below the root is refused; a real directory passes.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::os::unix::fs::symlink("/etc", dir.path().join("link")).unwrap();
+        assert!(no_symlink_below(&dir.path().join("real/new"), dir.path()).is_ok());
+        let e = no_symlink_below(&dir.path().join("link/new"), dir.path()).unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition);
+    }
+
+    /// One operation per target: a second on the same target is ABORTED,
+    /// another target goes ahead, and the hold ends with the first.
+    #[test]
+    fn one_operation_per_target() {
+        let busy = Arc::new(Mutex::new(HashSet::new()));
+        let (a, b) = (Path::new("/k/a"), Path::new("/k/b"));
+        let first = Held::take(&busy, a).unwrap();
+        assert_eq!(Held::take(&busy, a).err().unwrap().code(), Code::Aborted);
+        assert!(Held::take(&busy, b).is_ok());
+        drop(first);
+        assert!(Held::take(&busy, a).is_ok());
+    }
+
     fn request(mode: Mode) -> proto::NodePublishVolumeRequest {
         proto::NodePublishVolumeRequest {
             volume_id: "era5".into(),
@@ -447,7 +685,7 @@ mod tests {
 
     #[test]
     fn a_reader_volume_plans_its_mount_with_secrets_in_the_environment() {
-        let p = plan(&request(Mode::MultiNodeReaderOnly)).unwrap();
+        let p = plan(&request(Mode::MultiNodeReaderOnly), root()).unwrap();
         assert_eq!(p.store, "s3://bucket/era5.zarr");
         assert_eq!(
             p.flags,
@@ -465,12 +703,12 @@ mod tests {
         );
         assert!(!p.flags.iter().any(|f| f.contains("s3cr3t")));
         assert_eq!(p.env, [("AWS_SECRET_ACCESS_KEY".to_string(), "s3cr3t".to_string())]);
-        assert!(plan(&request(Mode::SingleNodeReaderOnly)).is_ok());
+        assert!(plan(&request(Mode::SingleNodeReaderOnly), root()).is_ok());
     }
 
     #[test]
     fn refusals_carry_their_codes() {
-        let code = |r: proto::NodePublishVolumeRequest| plan(&r).unwrap_err().code();
+        let code = |r: proto::NodePublishVolumeRequest| plan(&r, root()).unwrap_err().code();
         for mode in [
             Mode::SingleNodeWriter,
             Mode::MultiNodeMultiWriter,
@@ -490,7 +728,7 @@ mod tests {
                 r.volume_context.insert(k.into(), v.into());
             })
         };
-        let cases: Vec<(Edit, Code)> = vec![
+        let mut cases: Vec<(Edit, Code)> = vec![
             (Box::new(|r| r.readonly = false), Code::FailedPrecondition),
             (Box::new(|r| r.volume_id.clear()), Code::InvalidArgument),
             (Box::new(|r| r.target_path.clear()), Code::InvalidArgument),
@@ -512,24 +750,86 @@ mod tests {
                 }),
                 Code::InvalidArgument,
             ),
-            (
-                Box::new(|r| {
-                    r.volume_capability.as_mut().unwrap().access_type = Some(AccessType::Block(Default::default()))
-                }),
-                Code::FailedPrecondition,
-            ),
+            (context("uid", "0"), Code::InvalidArgument),
+            (context("log-file", "/etc/x"), Code::InvalidArgument),
         ];
+        // What a Secret may not set: the loader's, libc's, and variables
+        // that name node files.
+        for key in [
+            "LD_PRELOAD",
+            "LD_LIBRARY_PATH",
+            "GLIBC_TUNABLES",
+            "AWS_SHARED_CREDENTIALS_FILE",
+            "AWS_CONFIG_FILE",
+            "AWS_PROFILE",
+            "AWS_WEB_IDENTITY_TOKEN_FILE",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "PATH",
+        ] {
+            cases.push((
+                Box::new(move |r| {
+                    r.secrets.insert(key.into(), "/tmp/x".into());
+                }),
+                Code::InvalidArgument,
+            ));
+        }
+        // A PersistentVolume's mountOptions pass the same check as
+        // attributes, one by one and comma-separated.
+        for flag in [
+            "follow_symlinks",
+            "uid=0,gid=0,umask=000",
+            "allow_root,dev,suid",
+            "log_file=/var/log/x",
+            "ro,umask=000",
+            "foreground",
+            "rw",
+            "no_such_option",
+            "cache_size",
+        ] {
+            cases.push((
+                Box::new(move |r| {
+                    if let Some(AccessType::Mount(m)) = &mut r.volume_capability.as_mut().unwrap().access_type {
+                        m.mount_flags = vec![flag.into()];
+                    }
+                }),
+                Code::InvalidArgument,
+            ));
+        }
+        let more: Vec<(Edit, Code)> = vec![(
+            Box::new(|r| {
+                r.volume_capability.as_mut().unwrap().access_type = Some(AccessType::Block(Default::default()))
+            }),
+            Code::FailedPrecondition,
+        )];
+        cases.extend(more);
         for (i, (edit, want)) in cases.into_iter().enumerate() {
             assert_eq!(with(&*edit), want, "case {i}");
         }
     }
 
+    /// Mount flags within the vocabulary become the same `nzfs mount`
+    /// flags as the attributes that say the same.
     #[test]
-    fn mountinfo_escapes_are_undone() {
-        assert_eq!(unescape_mount(r"/var/lib/a\040b"), "/var/lib/a b");
-        assert_eq!(unescape_mount(r"nzfs:/x\134y"), r"nzfs:/x\y");
-        assert_eq!(unescape_mount(r"end\04"), r"end\04");
-        // This test's own root is a mount point with a type.
-        assert!(mounted_at(Path::new("/")).is_some());
+    fn mount_flags_and_attributes_share_one_vocabulary() {
+        let mut r = request(Mode::MultiNodeReaderOnly);
+        r.volume_context.retain(|k, _| k == "store");
+        if let Some(AccessType::Mount(m)) = &mut r.volume_capability.as_mut().unwrap().access_type {
+            m.mount_flags = vec!["ro,noatime".into(), "cache_size=64MiB".into(), "anonymous".into()];
+        }
+        let p = plan(&r, root()).unwrap();
+        assert_eq!(
+            p.flags,
+            [
+                "-o",
+                "allow_other",
+                "-o",
+                "ro",
+                "-o",
+                "noatime",
+                "--cache-size",
+                "64MiB",
+                "--anonymous"
+            ]
+        );
     }
 }

@@ -1,26 +1,15 @@
 //! Who may read what the mount shows: each file's owner, group and mode
-//! from its store objects (issue #19), and for a file that combines
-//! several objects the meet of theirs (issue #29).
+//! from its store objects, and for a file that combines several objects
+//! the meet of theirs ([`crate::store::Meet`]).
 //!
 //! `data.bin`, `data.txt`, `header.cdl` and a group's `.nc` show values and
 //! attributes of many objects at once. The kernel (`default_permissions`)
-//! checks one owner, group and mode, so such a file gets the *meet* of its
+//! checks one owner, group and mode, so such a file gets the meet of its
 //! sources: a user may open it only when the modes say that user may read
 //! every object it shows and search every directory on the way to them.
-//!
-//! The meet keeps the owner and group of the file's own metadata object
-//! (what `ls -l` showed before) and clears the read bit of each class of
-//! users (owner, group, others) unless every user of that class passes
-//! every source. A user of a class may fall into several classes of a
-//! source (a member of the file's group may or may not own the source, or
-//! be in its group), and the bit stays only if each of them grants what the
-//! source needs. When every source has the file's owner and group, this is
-//! the bitwise AND of their modes. Group membership is never looked up, so
-//! the answer is conservative: it may deny a user whom a direct read would
-//! let in, never the reverse.
 
 use super::{Kind, NzFs};
-use crate::store::{Access, ReadableStore, join};
+use crate::store::{Access, Meet, Need, ReadableStore, join};
 use crate::zarr::hierarchy::NodeKind;
 
 /// The most names a walk of one array's directory visits.
@@ -184,85 +173,6 @@ impl NzFs {
     }
 }
 
-/// What a reader of the combined file needs of one source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Need {
-    /// Read an object (`r`).
-    Read,
-    /// Pass through a directory (`x`).
-    Search,
-}
-
-/// The classes of users a mode distinguishes, as bit shifts.
-const OWNER: u32 = 6;
-const GROUP: u32 = 3;
-const OTHER: u32 = 0;
-
-/// The meet of the sources seen so far, for a file shown as `uid:gid`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Meet {
-    uid: u32,
-    gid: u32,
-    /// Read bits still granted (a subset of `0o444`).
-    mode: u32,
-}
-
-impl Meet {
-    /// A file shown as owned by `uid:gid`, readable by all until a source
-    /// says otherwise.
-    pub(crate) fn new(uid: u32, gid: u32) -> Meet {
-        Meet { uid, gid, mode: 0o444 }
-    }
-
-    /// Narrow the meet by one source that readers need `need` of.
-    pub(crate) fn require(&mut self, source: &Access, need: Need) {
-        let bit = match need {
-            Need::Read => 4,
-            Need::Search => 1,
-        };
-        let grants = |class: u32| source.mode >> class & bit != 0;
-        let owns = source.uid == self.uid;
-        let same_group = source.gid == self.gid;
-        for class in [OWNER, GROUP, OTHER] {
-            // The classes of `source` a user of `class` (of the combined
-            // file) may fall into.
-            let maybe_owner = match class {
-                OWNER => owns,
-                _ => !owns,
-            };
-            let maybe_group = match class {
-                OWNER => !owns,
-                GROUP => true,
-                _ => !same_group,
-            };
-            let maybe_other = match class {
-                OWNER => !owns,
-                GROUP => !same_group,
-                _ => true,
-            };
-            let ok =
-                (!maybe_owner || grants(OWNER)) && (!maybe_group || grants(GROUP)) && (!maybe_other || grants(OTHER));
-            if !ok {
-                self.mode &= !(4 << class);
-            }
-        }
-    }
-
-    /// Whether no user but root may read the file any more (a walk of the
-    /// sources may stop).
-    pub(crate) fn is_closed(&self) -> bool {
-        self.mode == 0
-    }
-
-    pub(crate) fn access(&self) -> Access {
-        Access {
-            uid: self.uid,
-            gid: self.gid,
-            mode: self.mode,
-        }
-    }
-}
-
 /// Narrow `meet` by every object under `prefix` (read) and every directory
 /// below it (search): the chunks, metadata and anything else an array's
 /// directory holds. Stops early once the meet is closed. The walk goes at
@@ -305,98 +215,4 @@ pub(crate) fn walk(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn a(uid: u32, gid: u32, mode: u32) -> Access {
-        Access { uid, gid, mode }
-    }
-
-    fn meet(sources: &[(Access, Need)]) -> u32 {
-        let mut m = Meet::new(10, 20);
-        for (s, n) in sources {
-            m.require(s, *n);
-        }
-        m.access().mode
-    }
-
-    #[test]
-    fn sources_of_the_same_owner_and_group_meet_as_a_bitwise_and() {
-        for (x, y) in [(0o644, 0o600), (0o640, 0o604), (0o444, 0o440), (0o755, 0o700)] {
-            assert_eq!(
-                meet(&[(a(10, 20, x), Need::Read), (a(10, 20, y), Need::Read)]),
-                x & y & 0o444,
-                "{x:o} {y:o}"
-            );
-        }
-        // A directory's search bit stands for its read bit.
-        assert_eq!(meet(&[(a(10, 20, 0o751), Need::Search)]), 0o444);
-        assert_eq!(meet(&[(a(10, 20, 0o750), Need::Search)]), 0o440);
-        assert_eq!(meet(&[(a(10, 20, 0o700), Need::Search)]), 0o400);
-    }
-
-    #[test]
-    fn a_source_of_another_owner_counts_its_owner_bits_against_everyone_else() {
-        // 0600 owned by uid 0: the file's owner (10) is "other" to it.
-        assert_eq!(meet(&[(a(0, 20, 0o600), Need::Read)]), 0);
-        // 0644 owned by someone else: everyone may read it.
-        assert_eq!(meet(&[(a(0, 99, 0o644), Need::Read)]), 0o444);
-        // 0640 in another group: only users in that group; membership is not
-        // looked up, so no class of the file passes.
-        assert_eq!(meet(&[(a(10, 99, 0o640), Need::Read)]), 0o400);
-        // 0604, a perverse mode: its group may not read, others may; the
-        // file's others may be in its group, so they are refused too.
-        assert_eq!(meet(&[(a(10, 99, 0o604), Need::Read)]), 0o400);
-        // 0044: its owner (the file's owner) may not read.
-        assert_eq!(meet(&[(a(10, 20, 0o044), Need::Read)]), 0o044);
-        // ... and owned by another: the file's owner may read it, but the
-        // file's group and others may include the one user it refuses.
-        assert_eq!(meet(&[(a(11, 20, 0o044), Need::Read)]), 0o400);
-    }
-
-    /// Brute force: for every user of a small world, what the meet grants
-    /// is no more than what every source grants.
-    #[test]
-    fn the_meet_never_grants_a_user_what_a_source_denies() {
-        // Users 0..4 (none root), groups 0..3; user u is in groups
-        // `memberships[u]`.
-        let memberships: [&[u32]; 4] = [&[0], &[0, 1], &[1, 2], &[]];
-        let may = |acc: &Access, user: u32, bit: u32| {
-            let class = if acc.uid == user {
-                OWNER
-            } else if memberships[user as usize].contains(&acc.gid) {
-                GROUP
-            } else {
-                OTHER
-            };
-            acc.mode >> class & bit != 0
-        };
-        let modes = [
-            0o000, 0o004, 0o040, 0o044, 0o400, 0o404, 0o440, 0o444, 0o111, 0o751, 0o705,
-        ];
-        for uid in 0..4 {
-            for gid in 0..3 {
-                for su in 0..4 {
-                    for sg in 0..3 {
-                        for &mode in &modes {
-                            for need in [Need::Read, Need::Search] {
-                                let src = a(su, sg, mode);
-                                let mut m = Meet::new(uid, gid);
-                                m.require(&src, need);
-                                let bit = if need == Need::Read { 4 } else { 1 };
-                                for user in 0..4 {
-                                    if may(&m.access(), user, 4) {
-                                        assert!(may(&src, user, bit), "{user} via {:?} of {src:?}", m.access());
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
 }

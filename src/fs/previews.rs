@@ -13,12 +13,12 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::access::{Meet, Need};
 use super::{FsError, NzFs};
 use crate::array::CacheKey;
 use crate::cache::Chunk;
 use crate::preview::{self, Plan};
 use crate::store::Access;
+use crate::store::{Meet, Need};
 use crate::zarr::hierarchy::NodeKind;
 
 /// The cache key part of a rendered preview (chunk parts are below it).

@@ -443,15 +443,37 @@ impl ReadableStore for ReferenceStore {
         }
     }
 
-    /// Every path as the reference file itself (a directory also searchable
-    /// by whoever may read it).
+    /// A directory: the reference file's access, searchable by whoever
+    /// may read it. A key: the meet of the reference file's access and,
+    /// for a key that reads a target, of the target's and of every
+    /// directory on the way to it, so that a set cannot show a user bytes
+    /// the user could not read directly.
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         let file = self.targets.home().access(self.file.as_str())?;
-        let is_key = match &self.refs {
-            Refs::Json { refs, .. } => refs.contains_key(path),
-            Refs::Parquet(p) => p.metadata().contains_key(path),
+        let found = match StoreKey::new(path) {
+            Ok(key) => self.lookup(&key)?,
+            Err(_) => None,
         };
-        Ok(file.map(|a| if is_key { a } else { a.searchable() }))
+        let target = match found {
+            None => return Ok(file.map(Access::searchable)),
+            Some((Ref::Range { target, .. }, _)) => target,
+            Some(_) => return Ok(file),
+        };
+        let t = self.targets.get(target);
+        let sources = t
+            .sources()
+            .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, format!("{path}: {why}")))?;
+        let Some(base) = file.or_else(|| sources.first().map(|s| s.0)) else {
+            return Ok(None);
+        };
+        let mut meet = crate::store::Meet::new(base.uid, base.gid);
+        if let Some(f) = &file {
+            meet.require(f, crate::store::Need::Read);
+        }
+        for (a, need) in sources {
+            meet.require(a, *need);
+        }
+        Ok(Some(meet.access()))
     }
 }
 
@@ -501,8 +523,9 @@ mod tests {
         assert_eq!(s.get(&k("x/0"), 10).unwrap().unwrap(), b"z");
     }
 
-    /// `.json.gz` and `.json.zst` are read decompressed; every key shows
-    /// the reference file's owner and mode, a directory with search bits.
+    /// `.json.gz` and `.json.zst` are read decompressed; a key shows the
+    /// meet of the reference file's mode and its target's, a directory the
+    /// file's with search bits.
     #[test]
     fn compressed_sets_read_and_keys_show_the_files_access() {
         use std::io::Write;
@@ -510,6 +533,8 @@ mod tests {
         let doc = br#"{"version": 1, "refs": {"a/0": ["d", 1, 2], "b": "x"}}"#;
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("d"), b"0123").unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(dir.path().join("d"), std::fs::Permissions::from_mode(0o644)).unwrap();
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(doc).unwrap();
         std::fs::write(dir.path().join("r.json.gz"), gz.finish().unwrap()).unwrap();
@@ -527,7 +552,9 @@ mod tests {
             let k = |s: &str| StoreKey::new(s).unwrap();
             assert_eq!(s.get(&k("a/0"), 10).unwrap().unwrap(), b"12", "{name}");
             assert_eq!(s.get(&k("b"), 10).unwrap().unwrap(), b"x", "{name}");
-            assert_eq!(s.access("a/0").unwrap().unwrap().mode & 0o777, 0o640, "{name}");
+            // a/0 reads d (0644): the meet of 0640 and 0644; b is inline.
+            assert_eq!(s.access("a/0").unwrap().unwrap().mode & 0o777, 0o440, "{name}");
+            assert_eq!(s.access("b").unwrap().unwrap().mode & 0o777, 0o640, "{name}");
             assert_eq!(s.access("a").unwrap().unwrap().mode & 0o777, 0o750, "{name}");
         }
     }

@@ -266,6 +266,22 @@ impl io::Read for StrictRead {
     }
 }
 
+/// The most rows made room for before they are read.
+const ROWS_RESERVED: usize = 4096;
+
+/// The most bytes one record's rows may decode to (paths and inline data).
+pub const MAX_RECORD_DECODED: usize = 64 << 20;
+
+/// The bytes a decoded field holds.
+fn field_bytes(f: &parquet::record::Field) -> usize {
+    use parquet::record::Field;
+    match f {
+        Field::Str(s) => s.len(),
+        Field::Bytes(b) => b.data().len(),
+        _ => 8,
+    }
+}
+
 fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, String> {
     use super::document::Spec;
     use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -285,11 +301,20 @@ fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::documen
     if n < 0 || n as u64 > record_size {
         return Err(format!("{n} rows, more than the record size {record_size}"));
     }
-    let mut out = Vec::with_capacity(n as usize);
+    // The row count is the file's word: room is made as rows come.
+    let mut out = Vec::with_capacity((n as usize).min(ROWS_RESERVED));
+    let mut decoded = 0usize;
     for row in reader.get_row_iter(None).map_err(|e| e.to_string())? {
         let row = row.map_err(|e| e.to_string())?;
         if out.len() as u64 >= record_size {
             return Err(format!("more rows than the record size {record_size}"));
+        }
+        decoded = decoded.saturating_add(row.get_column_iter().map(|(_, f)| field_bytes(f)).sum());
+        if decoded > MAX_RECORD_DECODED {
+            return Err(format!(
+                "its rows decode to more than {} MiB (the most one record may hold)",
+                MAX_RECORD_DECODED >> 20
+            ));
         }
         let (mut path, mut offset, mut size, mut raw) = (None, 0u64, 0u64, None);
         for (name, field) in row.get_column_iter() {
@@ -354,6 +379,47 @@ mod tests {
         assert_eq!(chunk_counts(&z).unwrap(), [1]);
         let z = json::parse(br#"{"shape": [10], "chunks": [0]}"#).unwrap();
         assert!(chunk_counts(&z).is_err());
+    }
+
+    /// A record file whose footer claims 2^40 rows, under a record size
+    /// as large: an error, with no allocation sized by the claim (which
+    /// aborted the daemon).
+    #[test]
+    fn a_record_claiming_2_to_the_40_rows_returns() {
+        use parquet::file::metadata::{FileMetaData, ParquetMetaData, ParquetMetaDataWriter};
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let file = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/kerchunk/refs.parq/t/refs.0.parq"
+        ))
+        .unwrap();
+        let reader = SerializedFileReader::new(bytes::Bytes::from(file.clone())).unwrap();
+        let meta = reader.metadata();
+        let f = meta.file_metadata();
+        let claimed = 1i64 << 40;
+        let lying = ParquetMetaData::new(
+            FileMetaData::new(
+                f.version(),
+                claimed,
+                f.created_by().map(str::to_string),
+                f.key_value_metadata().cloned(),
+                f.schema_descr_ptr(),
+                f.column_orders().cloned(),
+            ),
+            meta.row_groups()
+                .iter()
+                .map(|g| g.clone().into_builder().set_num_rows(claimed).build().unwrap())
+                .collect(),
+        );
+        let footer = u32::from_le_bytes(file[file.len() - 8..file.len() - 4].try_into().unwrap()) as usize;
+        let mut out = file[..file.len() - 8 - footer].to_vec();
+        ParquetMetaDataWriter::new(&mut out, &lying).finish().unwrap();
+        let check = SerializedFileReader::new(bytes::Bytes::from(out.clone())).unwrap();
+        assert_eq!(check.metadata().file_metadata().num_rows(), claimed);
+        // The rows there are, or an error: either way, it returns.
+        if let Ok(rows) = read_rows(out, 1 << 40) {
+            assert!(rows.len() < 1 << 20);
+        }
     }
 
     /// Garbage where a record file should be is an error, never a panic.

@@ -15,9 +15,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use crate::store::{FilesystemStore, ReadableStore, StoreKey, Symlinks};
+use crate::store::{Access, FilesystemStore, Need, ReadableStore, StoreKey, Symlinks};
 
 /// The most distinct target URLs one reference set may name.
 pub const MAX_TARGETS: usize = 1 << 20;
@@ -62,6 +62,37 @@ enum Allowed {
 pub struct Target {
     pub url: String,
     pub at: Result<(Arc<dyn ReadableStore>, StoreKey), String>,
+    /// Who may read it, found on first need ([`Target::sources`]).
+    sources: OnceLock<Result<Vec<(Access, Need)>, String>>,
+}
+
+impl Target {
+    /// What a reader of this target must pass, as sources of a meet: the
+    /// file itself (read) and every directory from its store's root down
+    /// to it (search). Empty where the store has no modes (object
+    /// storage). Asked of the store once per target.
+    pub fn sources(&self) -> Result<&[(Access, Need)], String> {
+        let found = self.sources.get_or_init(|| {
+            let (store, key) = self.at.as_ref().map_err(Clone::clone)?;
+            let why = |e: std::io::Error| format!("target {}: cannot read its owner and mode: {e}", self.url);
+            let mut out = Vec::new();
+            let mut dir = String::new();
+            for part in key.as_str().split('/') {
+                if let Some(a) = store.access(&dir).map_err(why)? {
+                    out.push((a, Need::Search));
+                }
+                if !dir.is_empty() {
+                    dir.push('/');
+                }
+                dir.push_str(part);
+            }
+            if let Some(a) = store.access(key.as_str()).map_err(why)? {
+                out.push((a, Need::Read));
+            }
+            Ok(out)
+        });
+        found.as_ref().map(Vec::as_slice).map_err(Clone::clone)
+    }
 }
 
 #[derive(Default)]
@@ -159,6 +190,7 @@ impl Targets {
         table.list.push(Arc::new(Target {
             url: crate::store::redact_url(url),
             at,
+            sources: OnceLock::new(),
         }));
         table.ids.insert(url.to_string(), id);
         Ok(id)

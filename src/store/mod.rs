@@ -10,6 +10,7 @@
 //! [`inflight`] so that a daemon can say which ones it abandoned when a
 //! store stops answering.
 
+mod access;
 pub mod counted;
 pub mod disk_cache;
 mod filesystem;
@@ -19,13 +20,16 @@ pub mod inflight;
 mod memory;
 #[cfg(feature = "remote")]
 pub mod object;
+mod redact;
 pub mod zip;
 
 use std::fmt;
 use std::io;
 
+pub use access::{Access, Meet, Need};
 pub use filesystem::{FilesystemStore, Symlinks};
 pub use memory::MemoryStore;
+pub use redact::{Redacting, redact_text, redact_url};
 
 /// A validated store key (see the module doc).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -55,23 +59,6 @@ impl StoreKey {
 impl fmt::Display for StoreKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
-    }
-}
-
-/// A store location as it may be shown (`/proc/mounts`, messages, logs): a
-/// URL loses its query string, fragment and user info, since a pre-signed
-/// URL or `user:password@` holds a secret; a path is shown as it is.
-pub fn redact_url(store: &str) -> String {
-    let Some((scheme, rest)) = store.split_once("://") else {
-        return store.to_string();
-    };
-    let rest = rest.split(['?', '#']).next().unwrap_or_default();
-    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if path.is_empty() && !rest.contains('/') {
-        format!("{scheme}://{host}")
-    } else {
-        format!("{scheme}://{host}/{path}")
     }
 }
 
@@ -136,28 +123,6 @@ pub struct ListPage {
     pub listing: Listing,
     /// The name to pass as `start_after` for the next page; `None` at the end.
     pub next: Option<String>,
-}
-
-/// Who may read a stored object or prefix: its owner, group and mode bits,
-/// as the store's own filesystem has them. Object stores have none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Access {
-    pub uid: u32,
-    pub gid: u32,
-    /// Permission bits (`0o7777` at most).
-    pub mode: u32,
-}
-
-impl Access {
-    /// What a directory inside one file (a zip, a reference set) shows:
-    /// the file's access, with the search bit beside each read bit, so
-    /// that whoever may read the file may walk its directories.
-    pub fn searchable(self) -> Access {
-        Access {
-            mode: self.mode | (self.mode & 0o444) >> 2,
-            ..self
-        }
-    }
 }
 
 /// Whether `s` is an object-store URL (a scheme the `remote` feature
@@ -379,13 +344,6 @@ mod tests {
             assert!(StoreKey::new(bad).is_err(), "{bad:?}");
         }
         assert!(StoreKey::new("a/b.c/zarr.json").is_ok());
-        assert_eq!(
-            redact_url("https://user:secret@example.org/data.zarr/?X-Amz-Signature=abc#frag"),
-            "https://example.org/data.zarr/"
-        );
-        assert_eq!(redact_url("s3://bucket/x.zarr"), "s3://bucket/x.zarr");
-        assert_eq!(redact_url("s3://bucket"), "s3://bucket");
-        assert_eq!(redact_url("/data/a@b?.zarr"), "/data/a@b?.zarr");
         assert_eq!(join("", "zarr.json").unwrap().as_str(), "zarr.json");
         assert_eq!(join("g/a", "c/0").unwrap().as_str(), "g/a/c/0");
     }

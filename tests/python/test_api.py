@@ -89,6 +89,22 @@ def test_a_given_mount_point_is_kept(tmp_path):
     assert mp.is_dir() and not mounted(mp)
 
 
+def test_odd_mount_point_names_and_foreground(tmp_path, monkeypatch):
+    # A relative mount point that starts with `-`, and one with a tab (an
+    # escape in /proc/mounts): mounted and unmounted by their names.
+    monkeypatch.chdir(tmp_path)
+    for name in ["-dash", "tab\there"]:
+        (tmp_path / name).mkdir()
+        m = nzfs.mount(SAMPLE, name)
+        assert os.path.ismount(tmp_path / name), name
+        assert (tmp_path / name / "t2m" / "header.cdl").read_text().startswith("netcdf t2m")
+        m.unmount()
+        assert not os.path.ismount(tmp_path / name), name
+    # foreground=True would never return: refused at once, with the way out.
+    with pytest.raises(ValueError, match="foreground"):
+        nzfs.mount(SAMPLE, tmp_path / "-dash", foreground=True)
+
+
 def test_errors_carry_nzfs_one_line_message(tmp_path):
     made = set(pathlib.Path(tempfile.gettempdir()).glob("nzfs-*"))
     with pytest.raises(nzfs.NzfsError) as e:

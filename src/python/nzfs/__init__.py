@@ -168,7 +168,7 @@ class Mount:
         Calling it again does nothing."""
         if not self._mounted:
             return
-        _run(["unmount", *(["--lazy"] if lazy else []), str(self.path)])
+        _run(["unmount", *(["--lazy"] if lazy else []), "--", str(self.path)])
         self._mounted = False
         if self._made:
             try:
@@ -205,6 +205,12 @@ def mount(store: StrPath, mountpoint: Optional[StrPath] = None, **options: Any) 
     Raises :class:`NzfsError` with nzfs's message when the mount fails; a
     normal user without ``fusermount3`` is told which system package has
     it."""
+    if options.get("foreground"):
+        raise ValueError(
+            "nzfs.mount(foreground=True) would not return until the mount ends; "
+            "mount() starts a background daemon and returns a Mount: leave foreground out, "
+            "or run `nzfs mount -f STORE MOUNTPOINT` yourself to stay attached"
+        )
     made = mountpoint is None
     mp = pathlib.Path(tempfile.mkdtemp(prefix="nzfs-")) if made else pathlib.Path(mountpoint)
     source = os.fspath(store)
@@ -212,7 +218,8 @@ def mount(store: StrPath, mountpoint: Optional[StrPath] = None, **options: Any) 
     if "://" not in source and os.path.exists(source):
         source = os.path.abspath(source)
     try:
-        _run(["mount", *_flags(options), source, str(mp)])
+        # `--`: a store or mount point may start with `-`.
+        _run(["mount", *_flags(options), "--", source, str(mp)])
     except BaseException:
         if made:
             try:

@@ -1,0 +1,73 @@
+//! Two throwaway users and a group, for tests of what other users may
+//! read through an `allow_other` mount: created by [`Users::create`] (as
+//! root, with `useradd`), removed on drop, also when the test fails.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Two users and a group for the test; removed on drop.
+pub struct Users {
+    pub member: String,
+    pub other: String,
+    pub group: String,
+}
+
+impl Users {
+    pub fn create() -> Users {
+        let u = Users {
+            member: "nzfs-t-member".into(),
+            other: "nzfs-t-other".into(),
+            group: "nzfs-t-group".into(),
+        };
+        u.remove(); // left over from an interrupted run
+        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        ok(Command::new("groupadd").arg(&u.group));
+        for (name, groups) in [(&u.member, Some(&u.group)), (&u.other, None)] {
+            let mut c = Command::new("useradd");
+            c.args(["-M", "-N", "-s", "/usr/sbin/nologin"]);
+            if let Some(g) = groups {
+                c.args(["-G", g]);
+            }
+            ok(c.arg(name));
+        }
+        u
+    }
+
+    pub fn remove(&self) {
+        for name in [&self.member, &self.other] {
+            let _ = Command::new("userdel").arg(name).stderr(Stdio::null()).status();
+        }
+        let _ = Command::new("groupdel").arg(&self.group).stderr(Stdio::null()).status();
+    }
+
+    pub fn gid(&self) -> u32 {
+        let out = Command::new("getent").args(["group", &self.group]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split(':')
+            .nth(2)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+impl Drop for Users {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Run `cat PATH` as `user`: its output, or the error it printed.
+pub fn cat_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
+    let out = Command::new("runuser")
+        .args(["-u", user, "--", "cat"])
+        .arg(path)
+        .output()
+        .unwrap();
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}

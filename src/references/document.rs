@@ -130,11 +130,22 @@ fn spec(value: &Value, scope: &Scope) -> Spec {
     }
 }
 
-/// A `gen` entry's `dimensions` object.
+/// The most dimensions one `gen` entry may have.
+pub const MAX_GEN_DIMENSIONS: usize = 32;
+
+/// A `gen` entry's `dimensions` object, of at most [`MAX_GEN_DIMENSIONS`].
 fn dimensions_of(g: &Value) -> Result<&[(String, Value)], String> {
-    g.get("dimensions")
+    let dims = g
+        .get("dimensions")
         .and_then(Value::as_object)
-        .ok_or_else(|| "a `gen` entry without `dimensions`".to_string())
+        .ok_or_else(|| "a `gen` entry without `dimensions`".to_string())?;
+    if dims.len() > MAX_GEN_DIMENSIONS {
+        return Err(format!(
+            "a `gen` entry with {} dimensions, more than {MAX_GEN_DIMENSIONS}",
+            dims.len()
+        ));
+    }
+    Ok(dims)
 }
 
 /// A range dimension's `start` (default 0), `stop` and `step` (default 1,
@@ -226,13 +237,16 @@ fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result
     if offset.is_some() != length.is_some() {
         return Err("a `gen` entry needs both `offset` and `length`, or neither".into());
     }
-    let dims = dimensions(g)?;
-    if dims.iter().any(|(_, v)| v.is_empty()) {
+    // Counted first: an entry with an empty dimension makes no key, and
+    // its other dimensions' values are never made.
+    if gen_count(g)? == 0 {
         return Ok(());
     }
+    let dims = dimensions(g)?;
     let mut at = vec![0usize; dims.len()];
+    // One scope for every key: the dimensions' values replace their own.
+    let mut scope: HashMap<&str, Val> = templates.clone();
     loop {
-        let mut scope: HashMap<&str, Val> = templates.clone();
         for ((name, values), &i) in dims.iter().zip(&at) {
             scope.insert(name, values[i].clone());
         }
@@ -350,5 +364,32 @@ mod tests {
         ] {
             assert!(parse(doc).is_err(), "{doc}");
         }
+    }
+
+    /// A `gen` entry with an empty dimension makes no key and builds none
+    /// of its other dimensions' values; more than MAX_GEN_DIMENSIONS
+    /// dimensions is an error before any is built.
+    #[test]
+    fn gen_entries_are_counted_before_they_are_built() {
+        let ranges = |n: usize| {
+            (0..n)
+                .map(|i| format!(r#""d{i}": {{"stop": 1048576}}"#))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let doc = format!(
+            r#"{{"version": 1, "refs": {{"a": "x"}}, "gen": [{{"key": "k", "url": "u",
+                "dimensions": {{"e": [], {}}}}}]}}"#,
+            ranges(MAX_GEN_DIMENSIONS - 1)
+        );
+        let got = parse(&doc).unwrap();
+        assert_eq!(got.len(), 1);
+        let doc = format!(
+            r#"{{"version": 1, "refs": {{}}, "gen": [{{"key": "k", "url": "u",
+                "dimensions": {{"e": [], {}}}}}]}}"#,
+            ranges(MAX_GEN_DIMENSIONS + 8)
+        );
+        let e = parse(&doc).unwrap_err();
+        assert!(e.contains("dimensions"), "{e}");
     }
 }

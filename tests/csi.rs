@@ -38,6 +38,8 @@ impl Plugin {
             .args(["csi", "--endpoint"])
             .arg(format!("unix://{}", socket.display()))
             .args(["--node-id", "node-1"])
+            .arg("--target-root")
+            .arg(dir)
             .args(extra)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -398,4 +400,106 @@ fn publish_an_s3_store_with_secrets() {
         "the secret's name is logged: {logs}"
     );
     assert!(!logs.contains(&secret), "the secret is in a log");
+}
+
+/// Every process's command line, as one text.
+fn all_command_lines() -> String {
+    let mut all = String::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            all.push_str(&String::from_utf8_lossy(&cmd));
+            all.push('\n');
+        }
+    }
+    all
+}
+
+/// A store URL with `user:password@`: the mount reads it, and the password
+/// is in no command line, no log and no error the kubelet gets (a failing
+/// publish of the same URL).
+#[test]
+fn credentials_in_a_store_url_are_shown_nowhere() {
+    let Some(nginx) = common::servers::Nginx::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &["--log-dir", dir.path().to_str().unwrap()]);
+    let target = dir.path().join("mount");
+    let _cleanup = Target(target.clone());
+    let password = format!("pw-{}-url", std::process::id());
+    let url = format!("http://alice:{password}@127.0.0.1:{}/sample.zarr", nginx.port);
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        node.node_publish_volume(publish_request(&url, &target, Mode::MultiNodeReaderOnly))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());
+        assert!(
+            !all_command_lines().contains(&password),
+            "the password is in a command line"
+        );
+        let missing = format!("http://alice:{password}@127.0.0.1:{}/nothing.zarr", nginx.port);
+        let e = node
+            .node_publish_volume(publish_request(
+                &missing,
+                &dir.path().join("m2"),
+                Mode::MultiNodeReaderOnly,
+            ))
+            .await
+            .unwrap_err();
+        assert!(!e.message().contains(&password), "the password is in the error: {e:?}");
+        node.node_unpublish_volume(unpublish_request(&target)).await.unwrap();
+    });
+    let mut logs = plugin.log();
+    for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        if f.path().extension().is_some_and(|x| x == "log") {
+            logs.push_str(&std::fs::read_to_string(f.path()).unwrap_or_default());
+        }
+    }
+    assert!(logs.contains("publishing"), "{logs}");
+    assert!(!logs.contains(&password), "the password is in a log: {logs}");
+}
+
+/// What a Secret and a PersistentVolume's mountOptions may not carry is
+/// refused over gRPC with INVALID_ARGUMENT, and nothing is mounted; so is
+/// a target outside the target root or with `..`.
+#[test]
+fn secrets_and_mount_flags_outside_the_vocabulary_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &[]);
+    let store = common::data_dir().join("sample.zarr");
+    let target = dir.path().join("mount");
+    let _cleanup = Target(target.clone());
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        for (k, v) in [
+            ("LD_PRELOAD", "/tmp/evil.so"),
+            ("GLIBC_TUNABLES", "x"),
+            ("AWS_SHARED_CREDENTIALS_FILE", "/etc/shadow"),
+        ] {
+            let mut req = publish_request(store.to_str().unwrap(), &target, Mode::MultiNodeReaderOnly);
+            req.secrets = HashMap::from([(k.to_string(), v.to_string())]);
+            let e = node.node_publish_volume(req).await.unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{k}: {e:?}");
+        }
+        for flags in [
+            "follow_symlinks",
+            "uid=0,gid=0,umask=000",
+            "allow_root,dev,suid",
+            "log_file=/tmp/x",
+        ] {
+            let mut req = publish_request(store.to_str().unwrap(), &target, Mode::MultiNodeReaderOnly);
+            if let Some(AccessType::Mount(m)) = &mut req.volume_capability.as_mut().unwrap().access_type {
+                m.mount_flags = vec![flags.to_string()];
+            }
+            let e = node.node_publish_volume(req).await.unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{flags}: {e:?}");
+        }
+        for t in ["/etc/nzfs-target".to_string(), format!("{}/../x", dir.path().display())] {
+            let req = publish_request(store.to_str().unwrap(), Path::new(&t), Mode::MultiNodeReaderOnly);
+            let e = node.node_publish_volume(req).await.unwrap_err();
+            assert_eq!(e.code(), Code::InvalidArgument, "{t}: {e:?}");
+        }
+    });
+    assert!(!nzfs::daemon::is_mount_point(&target));
 }

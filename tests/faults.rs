@@ -299,3 +299,32 @@ fn anonymous_reads_of_an_open_bucket_and_absent_chunks() {
     }
     assert!(absent > 0, "fills.zarr/integer has no absent chunk");
 }
+
+/// A server that answers each GET, a small range of a shard, with a 1 GiB
+/// body (its Content-Length saying so): the body is refused as it streams
+/// in, so the read is EIO, quickly, and the daemon's memory stays far
+/// below the body's size. (An error status's body is cut the same way:
+/// `bounded_http`'s unit test.)
+#[test]
+fn a_body_longer_than_the_range_is_refused_as_it_streams() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/nzfs", b""), 200, "create the bucket");
+    moto.upload("nzfs", &common::data_dir().join("sharding.zarr"), "sharding.zarr");
+    let proxy = Proxy::start(moto.port);
+    let options = args(
+        &s3_options(proxy.port, Some(("test", "test"))),
+        &["--request-timeout", "20", "--retries", "0", "--no-prefetch"],
+    );
+    let remote = Mount::at(Path::new("s3://nzfs/sharding.zarr"), &as_strs(&options));
+    let file = remote.mp.join("index_end/data.bin");
+    assert!(std::fs::metadata(&file).is_ok());
+    proxy.reset_counts();
+    proxy.set_fault(Fault::Flood(1 << 30));
+    let t = Instant::now();
+    let err = std::fs::read(&file).expect_err("a flooding server cannot give data");
+    proxy.set_fault(Fault::None);
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    let hwm = common::mount::vm_hwm(remote.daemon_pid());
+    assert!(hwm < 256 << 20, "the daemon held {} MiB", hwm >> 20);
+    assert!(t.elapsed() < Duration::from_secs(60), "took {:?}", t.elapsed());
+}

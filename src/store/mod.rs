@@ -11,6 +11,8 @@
 //! store stops answering.
 
 mod access;
+#[cfg(feature = "remote")]
+mod bounded_http;
 pub mod counted;
 pub mod disk_cache;
 mod filesystem;

@@ -22,6 +22,7 @@ use std::time::Duration;
 use object_store::path::Path;
 use object_store::{BackoffConfig, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 
+use super::bounded_http::BoundedConnector;
 use super::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp, inflight, short_value};
 
 /// How a remote store is reached.
@@ -153,23 +154,43 @@ fn build(url: &url::Url, opts: &RemoteOptions) -> Result<(Box<dyn ObjectStore>, 
         S::AmazonS3 => {
             let b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).build().map_err(e)?)
+            Box::new(
+                b.with_retry(retry)
+                    .with_http_connector(BoundedConnector)
+                    .build()
+                    .map_err(e)?,
+            )
         }
         S::GoogleCloudStorage => {
             let b = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).build().map_err(e)?)
+            Box::new(
+                b.with_retry(retry)
+                    .with_http_connector(BoundedConnector)
+                    .build()
+                    .map_err(e)?,
+            )
         }
         S::MicrosoftAzure => {
             let b = object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).build().map_err(e)?)
+            Box::new(
+                b.with_retry(retry)
+                    .with_http_connector(BoundedConnector)
+                    .build()
+                    .map_err(e)?,
+            )
         }
         S::Http => {
             let base = &url[..url::Position::BeforePath];
             let b = object_store::http::HttpBuilder::new().with_url(base);
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).build().map_err(e)?)
+            Box::new(
+                b.with_retry(retry)
+                    .with_http_connector(BoundedConnector)
+                    .build()
+                    .map_err(e)?,
+            )
         }
         other => return Err(format!("{other:?} URLs are not stores nzfs reads")),
     };
@@ -314,8 +335,7 @@ impl ReadableStore for RemoteStore {
                     result.meta.size
                 )));
             }
-            let bytes = result.bytes().await.map_err(|e| io_error(&name, e))?;
-            // The buffer is the response's own: no copy.
+            let bytes = body_within(result, max_len, &name).await?;
             Ok(Some(Vec::from(bytes)))
         })
     }
@@ -460,12 +480,47 @@ impl RemoteStore {
         if r.offset + r.len > have.len {
             return Err(short_value(&r.key, r.offset, r.len, have.len));
         }
+        // The client refuses a body longer than the range (bounded_http).
         let bytes = result.bytes().await.map_err(|e| io_error(&name, e))?;
         if bytes.len() as u64 != r.len {
             return Err(short_value(&r.key, r.offset, r.len, bytes.len() as u64));
         }
         Ok(Some(bytes))
     }
+}
+
+/// A whole object's body, refused as soon as it passes `limit` bytes (a
+/// server may send more than its Content-Length said, or send no length):
+/// nothing past the limit is held. A body that comes in one piece is kept as it
+/// came (no copy).
+async fn body_within(result: object_store::GetResult, limit: u64, name: &str) -> io::Result<bytes::Bytes> {
+    use futures::StreamExt;
+    let too_long = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{name}: the server sent more than the {limit} bytes asked for"),
+        )
+    };
+    let mut stream = result.into_stream();
+    let mut first: Option<bytes::Bytes> = None;
+    let mut rest = bytes::BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| io_error(name, e))?;
+        let held = first.as_ref().map_or(0, bytes::Bytes::len) + rest.len();
+        if (held + chunk.len()) as u64 > limit {
+            return Err(too_long());
+        }
+        match first.take() {
+            None if rest.is_empty() => first = Some(chunk),
+            None => rest.extend_from_slice(&chunk),
+            Some(f) => {
+                rest.reserve(f.len() + chunk.len());
+                rest.extend_from_slice(&f);
+                rest.extend_from_slice(&chunk);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| rest.freeze()))
 }
 
 /// Run futures concurrently and collect their outputs in order.

@@ -304,6 +304,9 @@ pub enum Fault {
     Stall,
     /// Send the next `n` answers with only half their body, then close.
     Truncate(usize),
+    /// Answer every GET with its own head but a body of this many zero
+    /// bytes (Content-Length says so), until the fault changes.
+    Flood(u64),
 }
 
 struct ProxyState {
@@ -506,7 +509,7 @@ fn answer(client: &mut TcpStream, request: &[u8], upstream: u16, state: &ProxySt
             }
             return false;
         }
-        Fault::None | Fault::Truncate(_) => {}
+        Fault::None | Fault::Truncate(_) | Fault::Flood(_) => {}
     }
     let latency = *state.latency.lock().unwrap();
     std::thread::sleep(latency);
@@ -525,6 +528,33 @@ fn answer(client: &mut TcpStream, request: &[u8], upstream: u16, state: &ProxySt
     };
     let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
     let sized = head.contains("content-length:");
+    if let Fault::Flood(size) = fault
+        && request.starts_with(b"GET ")
+    {
+        let head = String::from_utf8_lossy(&response[..split]).into_owned();
+        let head: String = head
+            .split("\r\n")
+            .filter(|l| !l.to_ascii_lowercase().starts_with("content-length:") && !l.is_empty())
+            .map(|l| format!("{l}\r\n"))
+            .collect();
+        if client
+            .write_all(format!("{head}Content-Length: {size}\r\n\r\n").as_bytes())
+            .is_err()
+        {
+            return false;
+        }
+        let zeros = vec![0u8; 1 << 20];
+        let mut sent = 0u64;
+        while sent < size && !state.stop.load(Ordering::SeqCst) {
+            let n = (size - sent).min(zeros.len() as u64) as usize;
+            if client.write_all(&zeros[..n]).is_err() {
+                break;
+            }
+            sent += n as u64;
+        }
+        let _ = client.shutdown(Shutdown::Both);
+        return false;
+    }
     if let Fault::Truncate(_) = fault {
         let cut = split + (response.len() - split) / 2;
         let _ = client.write_all(&response[..cut]);

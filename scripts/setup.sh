@@ -51,7 +51,9 @@ if [ "${1:-}" = "--test" ]; then
   # test venv (the same one scripts/check_fixtures.sh uses).
   venv=${NZFS_VENV:-.venv}
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  [ -x "$venv/bin/moto_server" ] || "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
+  # moto's S3 server, and grpcio for the CSI tests' second gRPC client.
+  { [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c "import grpc_tools" 2>/dev/null; } ||
+    "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
   # The Kubernetes manifests' offline schema check (scripts/check_deploy.py).
   [ -x "$venv/bin/kubernetes-validate" ] || "$venv/bin/pip" install -q -r scripts/deploy-requirements.txt
 fi

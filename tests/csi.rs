@@ -503,3 +503,63 @@ fn secrets_and_mount_flags_outside_the_vocabulary_are_refused() {
     });
     assert!(!nzfs::daemon::is_mount_point(&target));
 }
+
+/// The venv's Python with grpcio and grpcio-tools (scripts/setup.sh
+/// --test installs them), or `None` outside CI when it is missing.
+fn grpcio_python() -> Option<PathBuf> {
+    let venv = std::env::var_os("NZFS_VENV").map_or_else(|| PathBuf::from(".venv"), PathBuf::from);
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(venv).join("bin/python");
+    let ok = Command::new(&python)
+        .args(["-c", "import grpc, grpc_tools"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "grpcio missing from the venv (scripts/setup.sh --test installs it)"
+        );
+        eprintln!("skipping: no grpcio in the venv (run scripts/setup.sh --test)");
+        return None;
+    }
+    Some(python)
+}
+
+/// Python's grpcio, which sends the socket's path as `:authority` (h2
+/// alone answered every call with RST_STREAM): plugin info, probe and node
+/// info, a publish whose data.bin equals zarr-python's read, refusals with
+/// their code, and an unpublish.
+#[test]
+fn a_grpcio_client_is_served() {
+    let Some(python) = grpcio_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &[]);
+    let target = dir.path().join("pods/p/mount");
+    let _cleanup = Target(target.clone());
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    let store = common::data_dir().join("sample.zarr");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csi_grpcio.py");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new(&python)
+            .arg(&client)
+            .arg(&plugin.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["publish".as_ref(), store.as_os_str(), target.as_os_str()]);
+    assert!(nzfs::daemon::is_mount_point(&target));
+    assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());
+    run(&[
+        "refuse".as_ref(),
+        store.as_os_str(),
+        dir.path().join("other").as_os_str(),
+    ]);
+    run(&["unpublish".as_ref(), target.as_os_str()]);
+    assert!(!nzfs::daemon::is_mount_point(&target));
+}

@@ -18,6 +18,7 @@
 //! - secrets reach a daemon through its environment only, never its argv
 //!   or a log line (their names are logged, not their values).
 
+mod authority;
 mod node;
 
 use std::path::PathBuf;
@@ -80,11 +81,29 @@ pub fn serve(args: CsiArgs) -> Result<(), CliError> {
         tonic::transport::Server::builder()
             .add_service(proto::identity_server::IdentityServer::new(identity))
             .add_service(proto::node_server::NodeServer::new(node))
-            .serve_with_incoming_shutdown(tokio_stream::wrappers::UnixListenerStream::new(listener), stop)
+            .serve_with_incoming_shutdown(relayed(listener), stop)
             .await
             .map_err(|e| CliError::new(format!("gRPC: {e}")))?;
         let _ = std::fs::remove_file(&path);
         Ok(())
+    })
+}
+
+/// Each connection to the socket, through [`authority::relay`] to an
+/// in-memory stream the gRPC server reads.
+fn relayed(
+    listener: tokio::net::UnixListener,
+) -> impl futures::Stream<Item = std::io::Result<tokio::io::DuplexStream>> {
+    futures::stream::unfold(listener, |listener| async move {
+        let next = match listener.accept().await {
+            Ok((client, _)) => {
+                let (ours, theirs) = tokio::io::duplex(64 << 10);
+                tokio::spawn(authority::relay(client, ours));
+                Ok(theirs)
+            }
+            Err(e) => Err(e),
+        };
+        Some((next, listener))
     })
 }
 

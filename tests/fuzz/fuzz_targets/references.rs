@@ -1,4 +1,4 @@
-//! Any bytes as a kerchunk reference set (issue #35): as JSON, or (when they
+//! Any bytes as a kerchunk reference set: as JSON, or (when they
 //! start with `PAR1`) as the record file of a Parquet set of a 10-chunk
 //! array. Opening it, listing it, and reading every key (and every chunk of
 //! the Parquet set) whose target is the one data file errs or answers,
@@ -63,6 +63,8 @@ fuzz_target!(|data: &[u8]| {
             if let Ok(Some(v)) = s.get(&key, 64) {
                 assert!(v.len() <= 64);
             }
+            // Who may read it: the meet with its target's (no modes here).
+            let _ = s.access(key.as_str());
             if let Ok(Some(st)) = s.stat(&key) {
                 if let Ok(Some(v)) = s.get_range(&key, 0, st.len.min(16), Some(st)) {
                     assert_eq!(v.len() as u64, st.len.min(16));

@@ -474,7 +474,16 @@ impl Hierarchy {
             }
         };
         self.consolidated = true;
-        let attrs = |path: &str| meta.get(&format!("{path}.zattrs"));
+        // Every `.zattrs` by its node's path, found once (the last of a
+        // repeated key wins, as `Value::get` has it): a lookup per node
+        // scanning the document made large stores mount in quadratic time.
+        let mut all_attrs: HashMap<&str, &Value> = HashMap::new();
+        for (k, v) in meta.as_object().unwrap_or_default() {
+            if let Some(path) = k.strip_suffix(".zattrs") {
+                all_attrs.insert(path, v);
+            }
+        }
+        let attrs = |path: &str| all_attrs.get(path).copied();
         let root = match (meta.get(".zgroup"), meta.get(".zarray")) {
             (_, Some(a)) => v2_kind(true, a, attrs(""), ".zarray"),
             (Some(g), None) => v2_kind(false, g, attrs(""), ".zgroup"),
@@ -499,7 +508,6 @@ impl Hierarchy {
         Ok(())
     }
 
-    /// The child of `id` called `name`.
     /// The names the views (`header.cdl`, the `.nc`) show node `id`'s
     /// children as, in `children` order (issue #31): netCDF names, unique
     /// among them, a subgroup never named like one of `dims`, the group's
@@ -516,6 +524,7 @@ impl Hierarchy {
         )
     }
 
+    /// The child of `id` called `name`.
     pub fn child(&self, id: usize, name: &str) -> Option<usize> {
         self.nodes[id]
             .children
@@ -611,6 +620,41 @@ mod tests {
         s.insert("unlisted/zarr.json", GROUP); // not in the consolidated view
         let h = Hierarchy::open(&s).unwrap();
         assert_eq!(names(&h), ["", "g", "g/arr"]);
+    }
+
+    /// A Zarr v2 `.zmetadata` of 50,000 groups, each with attributes,
+    /// builds its tree with every group's attributes found (each lookup
+    /// scanned the document: 25k / 50k / 100k groups took 1.1 / 5.0 / 35 s
+    /// in a release daemon).
+    #[test]
+    fn a_large_consolidated_v2_store_finds_every_groups_attributes() {
+        let n = 50_000;
+        let mut meta = vec![r#"".zgroup": {"zarr_format": 2}"#.to_string()];
+        for i in 0..n {
+            meta.push(format!(r#""g{i}/.zgroup": {{"zarr_format": 2}}"#));
+            meta.push(format!(r#""g{i}/.zattrs": {{"n": {i}}}"#));
+        }
+        let doc = format!(
+            r#"{{"zarr_consolidated_format": 1, "metadata": {{{}}}}}"#,
+            meta.join(", ")
+        );
+        let mut s = MemoryStore::default();
+        s.insert(".zgroup", r#"{"zarr_format": 2}"#);
+        s.insert(".zmetadata", doc.as_str());
+        let h = Hierarchy::open(&s).unwrap();
+        assert_eq!(h.nodes.len(), n + 1);
+        let last = h.child(0, &format!("g{}", n - 1)).unwrap();
+        match &h.nodes[last].kind {
+            NodeKind::Group { metadata: Some(m) } => {
+                let got = m
+                    .attributes
+                    .iter()
+                    .find(|(k, _)| k == "n")
+                    .and_then(|(_, v)| v.as_u64());
+                assert_eq!(got, Some(n as u64 - 1));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! an `allow_other` mount); such a reference is an error on its own key,
 //! whose message says which option would allow it. Each distinct URL is
 //! resolved once ([`Targets::intern`]) and each allowed prefix opened once;
-//! at most [`MAX_TARGETS`] distinct URLs are kept.
+//! at most [`MAX_TARGETS`] distinct URLs are kept, holding at most
+//! [`MAX_TARGET_BYTES`].
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -21,6 +22,14 @@ use crate::store::{Access, FilesystemStore, Need, ReadableStore, StoreKey, Symli
 
 /// The most distinct target URLs one reference set may name.
 pub const MAX_TARGETS: usize = 1 << 20;
+
+/// The most memory the distinct targets may hold, their URLs and keys
+/// counted with a fixed cost per target: they are kept for the life of
+/// the mount.
+pub const MAX_TARGET_BYTES: usize = 64 << 20;
+
+/// What one target costs besides its URL's and key's bytes.
+const TARGET_OVERHEAD: usize = 160;
 
 /// Where the reference file is: relative targets resolve against it.
 #[derive(Debug, Clone)]
@@ -99,6 +108,8 @@ impl Target {
 struct Table {
     ids: HashMap<String, u32>,
     list: Vec<Arc<Target>>,
+    /// What `ids` and `list` hold, as [`MAX_TARGET_BYTES`] counts it.
+    bytes: usize,
 }
 
 pub struct Targets {
@@ -185,6 +196,15 @@ impl Targets {
         if table.list.len() >= MAX_TARGETS {
             return Err(format!("more than {MAX_TARGETS} distinct target files"));
         }
+        // The URL twice (the map's key and the shown form) and the key.
+        let cost = 3 * url.len() + TARGET_OVERHEAD;
+        if table.bytes + cost > MAX_TARGET_BYTES {
+            return Err(format!(
+                "the distinct target URLs pass {} MiB (the most a mount keeps)",
+                MAX_TARGET_BYTES >> 20
+            ));
+        }
+        table.bytes += cost;
         let id = table.list.len() as u32;
         let at = self.resolve(url);
         table.list.push(Arc::new(Target {
@@ -302,5 +322,31 @@ impl Targets {
         Err(format!(
             "{prefix}: this nzfs was built without object storage (feature `remote`)"
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// Distinct targets are kept for the mount's life, so their bytes are
+    /// bounded: past MAX_TARGET_BYTES a new URL is an error on its key,
+    /// and URLs already seen still resolve.
+    #[test]
+    fn interned_urls_are_bounded_in_bytes() {
+        let t = Targets::new(
+            Arc::new(MemoryStore::default()),
+            Home::Local("/nonexistent".into()),
+            TargetOptions::home_only(),
+        );
+        let url = |i: usize| format!("{i}/{}", "x".repeat(4000));
+        let first = t.intern(&url(0)).unwrap();
+        let refused = (1..20_000).map(|i| t.intern(&url(i))).position(|r| r.is_err());
+        let at = refused.expect("some URL past the budget is refused");
+        assert!(at * 3 * 4000 <= MAX_TARGET_BYTES, "refused only at {at}");
+        let e = t.intern(&url(19_999)).unwrap_err();
+        assert!(e.contains("MiB"), "{e}");
+        assert_eq!(t.intern(&url(0)).unwrap(), first);
     }
 }

@@ -10,6 +10,11 @@
 //! holds one top-level directory with the store in it (`zip -r x.zip
 //! x.zarr`), keys are read below it.
 //!
+//! A deflated member read by ranges (a shard's index, then its chunks) is
+//! inflated as far as each range needs, going on from where the last range
+//! stopped, so reading it in order inflates it once; its compressed bytes
+//! (at most [`MAX_DEFLATED_RANGED`]) are held meanwhile, one member per zip.
+//!
 //! Invariants: nothing is allocated from a size the zip claims before it is
 //! checked against the object's length and a limit; a member is never read
 //! past its own data; every member takes the zip object's owner and mode,
@@ -17,15 +22,15 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Access, Listing, ReadableStore, Stamp, StoreKey, check_stamp};
 
 /// The longest central directory read (members' names and sizes).
 const MAX_DIRECTORY: u64 = 256 << 20;
-/// The most a deflated member is inflated to for a ranged read (the size
-/// a decoded chunk may have, `zarr::metadata::MAX_CHUNK_BYTES`).
-const MAX_INFLATED: u64 = 2 << 30;
+/// The most a deflated member read by ranges may hold compressed: its
+/// compressed bytes are kept while it is read (see [`Inflating`]).
+pub const MAX_DEFLATED_RANGED: u64 = 64 << 20;
 /// The end record, its comment at most 64 KiB, and the ZIP64 locator.
 const TAIL: u64 = 22 + 65535 + 20;
 
@@ -40,6 +45,17 @@ struct Member {
     data: OnceLock<u64>,
 }
 
+/// A deflated member being read by ranges: its compressed bytes and an
+/// inflater standing at `at`, so that the next range at or after `at`
+/// goes on from there (a shard read index first, then chunk by chunk,
+/// inflates once, not once per range). One per zip; a range before `at`,
+/// or of another member, starts again from the member's start.
+struct Inflating {
+    name: String,
+    at: u64,
+    inflater: flate2::read::DeflateDecoder<io::Cursor<Arc<[u8]>>>,
+}
+
 /// A store read from the zip at `key` of `inner`.
 pub struct ZipStore {
     inner: Box<dyn ReadableStore>,
@@ -47,6 +63,8 @@ pub struct ZipStore {
     stamp: Stamp,
     /// Member names below `root`, without it.
     members: BTreeMap<String, Member>,
+    /// The deflated member read by ranges last.
+    inflating: Mutex<Option<Inflating>>,
 }
 
 fn bad(key: &StoreKey, what: impl std::fmt::Display) -> io::Error {
@@ -175,6 +193,7 @@ impl ZipStore {
             key,
             stamp,
             members: Self::below_root(members),
+            inflating: Mutex::new(None),
         })
     }
 
@@ -271,6 +290,60 @@ impl ZipStore {
         }
     }
 
+    /// Bytes `offset..end` of deflated member `name`, inflated only as far
+    /// as `end`, from where the last range of it stopped when it can.
+    fn inflated_range(&self, name: &str, m: &Member, offset: u64, end: u64) -> io::Result<Vec<u8>> {
+        if m.compressed > MAX_DEFLATED_RANGED {
+            return Err(io::Error::other(format!(
+                "{}/{name}: a deflated member of {} MiB compressed is read by ranges here; nzfs reads \
+                 deflated members of at most {} MiB so (re-zip the store with stored members: zip -0)",
+                self.key,
+                m.compressed >> 20,
+                MAX_DEFLATED_RANGED >> 20
+            )));
+        }
+        if m.method != 8 {
+            // Not stored, not deflated: value() says why.
+            return self
+                .value(name, m, m.size)
+                .map(|v| v[offset as usize..end as usize].to_vec());
+        }
+        let mut slot = self.inflating.lock().unwrap_or_else(|e| e.into_inner());
+        let reuse = slot.as_ref().is_some_and(|i| i.name == name && i.at <= offset);
+        if !reuse {
+            let at = self.data_at(name, m)?;
+            let stored = self
+                .inner
+                .get_range(&self.key, at, m.compressed, Some(self.stamp))?
+                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+            *slot = Some(Inflating {
+                name: name.to_string(),
+                at: 0,
+                inflater: flate2::read::DeflateDecoder::new(io::Cursor::new(Arc::from(stored))),
+            });
+        }
+        let Some(state) = slot.as_mut() else {
+            return Err(io::Error::other("no inflater"));
+        };
+        let failed = |e: io::Error| bad(&self.key, format!("{name}: {e}"));
+        let skip = offset - state.at;
+        let skipped = io::copy(&mut (&mut state.inflater).take(skip), &mut io::sink()).map_err(failed)?;
+        let mut out = Vec::with_capacity((end - offset) as usize);
+        (&mut state.inflater)
+            .take(end - offset)
+            .read_to_end(&mut out)
+            .map_err(failed)?;
+        if skipped != skip || out.len() as u64 != end - offset {
+            *slot = None;
+            return Err(bad(
+                &self.key,
+                format!("{name} inflates to fewer than {} bytes", m.size),
+            ));
+        }
+        state.at = end;
+        Ok(out)
+    }
+
     /// A member's stamp: its size, and the zip's version with its place.
     fn member_stamp(&self, m: &Member) -> Stamp {
         Stamp {
@@ -301,10 +374,7 @@ impl ReadableStore for ZipStore {
             let at = self.data_at(key.as_str(), m)?;
             return self.inner.get_range(&self.key, at + offset, len, Some(self.stamp));
         }
-        // A deflated member is inflated whole (it is one chunk or document),
-        // up to the size a chunk may have.
-        let value = self.value(key.as_str(), m, MAX_INFLATED)?;
-        Ok(Some(value[offset as usize..end as usize].to_vec()))
+        self.inflated_range(key.as_str(), m, offset, end).map(Some)
     }
 
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
@@ -348,27 +418,42 @@ mod tests {
     /// directory's sizes and offsets are in a ZIP64 extra field and the
     /// end record points to a ZIP64 one.
     fn zip(members: &[(&str, &[u8])], zip64: bool) -> Vec<u8> {
+        zip_with(members, zip64, false)
+    }
+
+    /// [`zip`], its members deflated when `deflate` (not with zip64).
+    fn zip_with(members: &[(&str, &[u8])], zip64: bool, deflate: bool) -> Vec<u8> {
+        use std::io::Write;
         let mut out = Vec::new();
         let mut central = Vec::new();
         for (name, data) in members {
             let offset = out.len() as u32;
+            let stored = if deflate {
+                let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+                e.write_all(data).unwrap();
+                e.finish().unwrap()
+            } else {
+                data.to_vec()
+            };
+            let method = if deflate { 8 } else { 0 };
             out.extend(0x0403_4b50u32.to_le_bytes());
-            out.extend([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            out.extend([20, 0, 0, 0, method, 0, 0, 0, 0, 0]);
             out.extend(crc32c::crc32c(data).to_le_bytes()); // any value: not checked
-            out.extend((data.len() as u32).to_le_bytes());
+            out.extend((stored.len() as u32).to_le_bytes());
             out.extend((data.len() as u32).to_le_bytes());
             out.extend((name.len() as u16).to_le_bytes());
             out.extend(0u16.to_le_bytes());
             out.extend(name.as_bytes());
-            out.extend(*data);
+            out.extend(&stored);
             central.extend(0x0201_4b50u32.to_le_bytes());
-            central.extend([45, 0, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            central.extend([45, 0, 45, 0, 0, 0, method, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
             let (size, off) = if zip64 {
                 (0xFFFF_FFFFu32, 0xFFFF_FFFFu32)
             } else {
                 (data.len() as u32, offset)
             };
-            central.extend(size.to_le_bytes());
+            let csize = if zip64 { size } else { stored.len() as u32 };
+            central.extend(csize.to_le_bytes());
             central.extend(size.to_le_bytes());
             central.extend((name.len() as u16).to_le_bytes());
             central.extend((if zip64 { 28u16 } else { 0 }).to_le_bytes());
@@ -443,6 +528,38 @@ mod tests {
                 (vec!["zarr.json".to_string()], vec!["c".to_string()])
             );
         }
+    }
+
+    /// A deflated member read by ranges in order (a shard: its index, then
+    /// chunk by chunk) is inflated once, as far as each range needs: its
+    /// compressed bytes are fetched once, not once per range; a range
+    /// before the last starts again; each range equals the data's.
+    #[test]
+    fn deflated_members_read_by_ranges_inflate_once() {
+        let data: Vec<u8> = (0..(4u32 << 20)).map(|i| (i % 251) as u8 ^ (i >> 12) as u8).collect();
+        let bytes = zip_with(&[("a/c/0", &data)], false, true);
+        let compressed = bytes.len() as u64;
+        let mut mem = MemoryStore::default();
+        mem.insert("s.zip", bytes);
+        let counted = crate::store::counted::Counted::new(Box::new(mem));
+        let counters = counted.counters();
+        let z = ZipStore::open(Box::new(counted), StoreKey::new("s.zip").unwrap()).unwrap();
+        let key = StoreKey::new("a/c/0").unwrap();
+        let fetched = || counters.bytes.load(std::sync::atomic::Ordering::Relaxed);
+        let before = fetched();
+        let step = 64 << 10;
+        for at in (0..data.len()).step_by(step) {
+            let got = z.get_range(&key, at as u64, step as u64, None).unwrap().unwrap();
+            assert_eq!(got, data[at..at + step], "at {at}");
+        }
+        assert!(
+            fetched() - before <= compressed + 4096,
+            "{} bytes fetched for a {compressed}-byte zip",
+            fetched() - before
+        );
+        // Backwards: from the start again, still right.
+        assert_eq!(z.get_range(&key, 10, 5, None).unwrap().unwrap(), data[10..15]);
+        assert_eq!(z.get(&key, 8 << 20).unwrap().unwrap(), data);
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, String> {
             };
             (doc.get("refs").ok_or("version 1 without `refs`")?, templates, gens)
         }
-        Some(v) => return Err(format!("version {v} (nzfs reads 0 and 1)")),
+        // A number is shown; other values are not (a file that is not a
+        // reference set may hold a secret there).
+        Some(v @ (Value::Int(_) | Value::UInt(_))) => return Err(format!("version {v} (nzfs reads 0 and 1)")),
+        Some(v) => return Err(format!("`version` is a {}, not 0 or 1", v.kind())),
     };
     let Value::Object(refs) = refs else {
         return Err("the references are not an object".into());
@@ -364,6 +367,11 @@ mod tests {
         ] {
             assert!(parse(doc).is_err(), "{doc}");
         }
+        // A JSON file that is no reference set: its values stay out of
+        // the message.
+        let e = parse(r#"{"version": "AKIAIOSFODNN7EXAMPLE", "secret": "x"}"#).unwrap_err();
+        assert!(!e.contains("AKIA"), "{e}");
+        assert!(e.contains("`version` is a string"), "{e}");
     }
 
     /// A `gen` entry with an empty dimension makes no key and builds none

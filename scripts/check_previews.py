@@ -73,8 +73,10 @@ def expected_image(arr, group):
     h, w = sample.shape
     img = np.zeros((h, w, 4), dtype="uint8")
     rng = None
-    if values.size:
-        lo, hi = np.percentile(values, [2, 98])
+    # The percentiles of the finite values: +-Inf take the ends of the scale.
+    finite = values[np.isfinite(values)]
+    if finite.size:
+        lo, hi = np.percentile(finite, [2, 98])
         rng = (float(lo), float(hi))
         if hi > lo:
             idx = np.clip(np.floor((sample - lo) / (hi - lo) * 255 + 0.5), 0, 255)

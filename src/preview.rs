@@ -533,11 +533,17 @@ pub fn sample(array: &Array, plan: &Plan) -> Result<Vec<Option<f64>>, crate::arr
     Ok(out)
 }
 
+/// The 2nd and 98th percentiles of the finite values (±Inf would make
+/// them NaN; they take the ends of the scale), or `None` when none is.
+pub fn value_range(values: &[Option<f64>]) -> Option<(f64, f64)> {
+    let mut finite: Vec<f64> = values.iter().flatten().copied().filter(|v| v.is_finite()).collect();
+    finite.sort_by(f64::total_cmp);
+    (!finite.is_empty()).then(|| (percentile(&finite, 2.0), percentile(&finite, 98.0)))
+}
+
 /// The PNG of sampled `values` (rows in array order) under `plan`.
 pub fn render(plan: &Plan, values: &[Option<f64>]) -> Vec<u8> {
-    let mut finite: Vec<f64> = values.iter().flatten().copied().collect();
-    finite.sort_by(f64::total_cmp);
-    let range = (!finite.is_empty()).then(|| (percentile(&finite, 2.0), percentile(&finite, 98.0)));
+    let range = value_range(values);
     let (w, h) = (plan.width as usize, plan.height as usize);
     let mut raw = Vec::with_capacity(plan.raw_len() as usize);
     for r in 0..h {
@@ -803,6 +809,19 @@ mod tests {
     }
 
     /// numpy.percentile([1, 2, 3, 4], [2, 98]) and of 10 values.
+    #[test]
+    fn infinities_take_the_ends_of_the_scale_not_the_range() {
+        let mut values: Vec<Option<f64>> = (0..100).map(|i| Some(f64::from(i))).collect();
+        values.extend([Some(f64::INFINITY), Some(f64::NEG_INFINITY)].repeat(5));
+        values.push(None);
+        let finite: Vec<f64> = (0..100).map(f64::from).collect();
+        let want = (percentile(&finite, 2.0), percentile(&finite, 98.0));
+        assert_eq!(value_range(&values), Some(want));
+        assert_eq!(color_index(f64::INFINITY, want.0, want.1), 255);
+        assert_eq!(color_index(f64::NEG_INFINITY, want.0, want.1), 0);
+        assert_eq!(value_range(&[Some(f64::INFINITY), None]), None);
+    }
+
     #[test]
     fn percentiles_are_numpys() {
         assert_eq!(percentile(&[1.0, 2.0, 3.0, 4.0], 2.0), 1.06);

@@ -174,7 +174,12 @@ impl ZipStore {
                 continue; // a directory entry
             }
             if flags & 1 != 0 {
-                tracing::warn!(zip = %key, member = %name, "an encrypted member: left out");
+                tracing::warn!(zip = %key, member = ?name, "an encrypted member: left out");
+                continue;
+            }
+            if let Err(e) = StoreKey::new(name.clone()) {
+                // `..`, `/abs`, `a//b`, NUL: no key of a store may be one.
+                tracing::warn!(zip = %key, member = ?name, "a member whose name is no store key, left out: {e}");
                 continue;
             }
             members.insert(
@@ -560,6 +565,47 @@ mod tests {
         // Backwards: from the start again, still right.
         assert_eq!(z.get_range(&key, 10, 5, None).unwrap().unwrap(), data[10..15]);
         assert_eq!(z.get(&key, 8 << 20).unwrap().unwrap(), data);
+    }
+
+    /// Members whose names no store key may have are left out, each with
+    /// a log line naming it; the rest of the zip reads.
+    #[test]
+    fn hostile_member_names_are_left_out_with_a_log_line() {
+        #[derive(Clone, Default)]
+        struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl io::Write for Lines {
+            fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let members: &[(&str, &[u8])] = &[
+            ("zarr.json", b"{}"),
+            ("../evil", b"x"),
+            ("/abs", b"x"),
+            ("a//b", b"x"),
+            ("a/c/0", b"ok"),
+        ];
+        let z = tracing::subscriber::with_default(subscriber, || open(zip(members, false)).unwrap());
+        assert_eq!(z.len(), 2);
+        assert_eq!(z.get(&StoreKey::new("a/c/0").unwrap(), 9).unwrap().unwrap(), b"ok");
+        let log = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        for name in ["../evil", "/abs", "a//b"] {
+            assert_eq!(
+                log.lines().filter(|l| l.contains(&format!("{name:?}"))).count(),
+                1,
+                "{name}: {log}"
+            );
+        }
     }
 
     #[test]

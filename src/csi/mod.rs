@@ -16,7 +16,10 @@
 //!   `--mount-cgroup`, moved into a cgroup of its own, so that the plugin
 //!   container's restart does not take the workloads' mounts down;
 //! - secrets reach a daemon through its environment only, never its argv
-//!   or a log line (their names are logged, not their values).
+//!   or a log line (their names are logged, not their values);
+//! - any gRPC client is served: each connection passes through
+//!   the `authority` module's relay, which gives the server an `:authority` it
+//!   accepts when the client sent its socket's path.
 
 mod authority;
 mod node;

@@ -2,7 +2,13 @@
 //! mount of the volume's store, NodeUnpublishVolume unmounts it. A request
 //! is first turned into a [`Plan`] (pure, unit-tested: every refusal and
 //! its gRPC code), then carried out by running this binary's own
-//! `nzfs mount` / `nzfs unmount`, one call at a time.
+//! `nzfs mount` / `nzfs unmount`, one call per target at a time.
+//!
+//! Invariants: a volume's attributes and mount flags pass one check with
+//! one vocabulary ([`volume_option`]); a Secret sets only
+//! [`SECRET_VARIABLES`]; a target is normalised and lies below the target
+//! root, reached through no symlink; no store URL with user info or a
+//! query reaches an argv, a log line or an error.
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};

@@ -23,6 +23,7 @@
 
 mod authority;
 mod node;
+mod plan;
 
 use std::path::PathBuf;
 

@@ -63,11 +63,7 @@ fn timed_read(p: &Path) -> (std::io::Result<Vec<u8>>, Duration) {
 
 /// Read `path` as `user`: the bytes, or the error `cat` printed.
 fn read_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
-    let out = Command::new("runuser")
-        .args(["-u", user, "--", "cat"])
-        .arg(path)
-        .output()
-        .unwrap();
+    let out = common::users::cat_output(user, path);
     if out.status.success() {
         Ok(out.stdout)
     } else {

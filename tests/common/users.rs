@@ -10,11 +10,17 @@ pub struct Users {
     pub member: String,
     pub other: String,
     pub group: String,
+    /// The users have fixed names: one test of a binary holds them at a
+    /// time (the test harness runs tests in parallel).
+    _one: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Users {
     pub fn create() -> Users {
         let u = Users {
+            _one: ONE.lock().unwrap_or_else(|e| e.into_inner()),
             member: "nzfs-t-member".into(),
             other: "nzfs-t-other".into(),
             group: "nzfs-t-group".into(),
@@ -58,13 +64,19 @@ impl Drop for Users {
     }
 }
 
-/// Run `cat PATH` as `user`: its output, or the error it printed.
-pub fn cat_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
-    let out = Command::new("runuser")
+/// `cat PATH` run as `user`, its output whole (what it printed even when
+/// it failed).
+pub fn cat_output(user: &str, path: &Path) -> std::process::Output {
+    Command::new("runuser")
         .args(["-u", user, "--", "cat"])
         .arg(path)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// Run `cat PATH` as `user`: its output, or the error it printed.
+pub fn cat_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
+    let out = cat_output(user, path);
     if out.status.success() {
         Ok(out.stdout)
     } else {

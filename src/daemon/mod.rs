@@ -14,11 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
-use fuser::{Config, MountOption, SessionACL};
+use fuser::Config;
 
 use crate::cli::MountArgs;
-use crate::fs::{FsOptions, NzFs, Ownership};
+
+mod options;
+mod signals;
+use crate::fs::{FsOptions, NzFs};
 use crate::fuse::FuseAdapter;
+use options::mount_options;
+use signals::{block_termination_signals, wait_for_termination_signal};
 
 /// The line a daemon child prints once its mount is live.
 pub const READY: &str = "nzfs: mount is live";
@@ -172,168 +177,6 @@ fn check_fusermount() -> Result<(), CliError> {
             .to_string(),
         ),
     }
-}
-
-/// What `-o a,b=c` values ask for.
-struct MountPlan {
-    /// Options for the kernel and fusermount3.
-    fuse: Vec<MountOption>,
-    acl: SessionACL,
-    nonempty: bool,
-    follow_symlinks: bool,
-    ownership: Ownership,
-}
-
-fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
-    u32::from_str_radix(v, radix).map_err(|_| CliError::new(format!("-o {name}={v}: not a number")))
-}
-
-/// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
-fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
-    let mut plan = MountPlan {
-        fuse: vec![
-            MountOption::RO,
-            MountOption::FSName(format!("nzfs:{}", shown_store(store))),
-            // Passed to the kernel (fuser keeps Subtype for fusermount only),
-            // so that mountinfo says fuse.nzfs for root mounts too.
-            MountOption::CUSTOM("subtype=nzfs".into()),
-            MountOption::NoDev,
-            MountOption::NoSuid,
-        ],
-        acl: SessionACL::Owner,
-        nonempty: false,
-        follow_symlinks: false,
-        ownership: Ownership::default(),
-    };
-    let mut default_permissions = false;
-    for o in raw
-        .iter()
-        .flat_map(|s| s.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        match o {
-            "allow_other" => plan.acl = SessionACL::All,
-            "allow_root" => plan.acl = SessionACL::RootAndOwner,
-            "auto_unmount" => plan.fuse.push(MountOption::AutoUnmount),
-            "default_permissions" => default_permissions = true,
-            "follow_symlinks" => plan.follow_symlinks = true,
-            "nonempty" => plan.nonempty = true,
-            "ro" => {}
-            "rw" => {
-                return fail(
-                    "-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)",
-                );
-            }
-            "noexec" => plan.fuse.push(MountOption::NoExec),
-            "noatime" => plan.fuse.push(MountOption::NoAtime),
-            _ if ignored_mount_option(o) => tracing::debug!(option = o, "ignoring a mount(8) option"),
-            other => match other.split_once('=') {
-                Some(("fsname", v)) => plan.fuse[1] = MountOption::FSName(v.into()),
-                Some(("subtype", v)) => plan.fuse[2] = MountOption::CUSTOM(format!("subtype={v}")),
-                Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
-                Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
-                Some(("umask", v)) => {
-                    let m = parse_id("umask", v, 8)?;
-                    if m > 0o777 {
-                        return fail(format!("-o umask={v}: not an octal umask like 022"));
-                    }
-                    plan.ownership.umask = Some(m);
-                }
-                // The one kernel option worth passing on as it is.
-                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.fuse.push(MountOption::CUSTOM(other.into())),
-                // Anything else would reach the kernel, whose EINVAL names
-                // nothing (issue #34): refuse it here, with the nearest.
-                _ => return Err(unknown_mount_option(other)),
-            },
-        }
-    }
-    // Other users see the store's owners and modes, and the kernel must
-    // enforce them: nzfs reads with the daemon's rights, not theirs.
-    if default_permissions || plan.acl != SessionACL::Owner {
-        plan.fuse.push(MountOption::DefaultPermissions);
-    }
-    Ok(plan)
-}
-
-/// The `-o` options nzfs knows, for suggestions.
-const MOUNT_OPTIONS: &[&str] = &[
-    "allow_other",
-    "allow_root",
-    "auto_unmount",
-    "default_permissions",
-    "follow_symlinks",
-    "nonempty",
-    "ro",
-    "noexec",
-    "noatime",
-    "fsname=",
-    "subtype=",
-    "uid=",
-    "gid=",
-    "umask=",
-    "max_read=",
-];
-
-/// "unknown mount option", with the known option nearest to `o` when one is
-/// near enough to be a misspelling.
-fn unknown_mount_option(o: &str) -> CliError {
-    let key = o.split_once('=').map_or(o, |(k, _)| k);
-    let near = MOUNT_OPTIONS
-        .iter()
-        .map(|k| (crate::cli::edit_distance(key, k.trim_end_matches('=')), *k))
-        .min_by_key(|(d, _)| *d)
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
-    CliError::new(match near {
-        Some((_, k)) => format!("unknown mount option `{o}`; did you mean `{k}`? (nzfs mount --help lists them)"),
-        None => format!(
-            "unknown mount option `{o}`; nzfs knows {} (and ignores mount(8)'s generic ones)",
-            MOUNT_OPTIONS.join(", ")
-        ),
-    })
-}
-
-/// Options that mount(8), fstab and systemd add and that mean nothing to a
-/// read-only FUSE mount, accepted and ignored as other FUSE helpers do.
-/// nzfs always mounts nodev,nosuid, so dev and suid are ignored too.
-fn ignored_mount_option(o: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "defaults",
-        "auto",
-        "noauto",
-        "_netdev",
-        "nofail",
-        "user",
-        "users",
-        "nouser",
-        "owner",
-        "group",
-        "dev",
-        "nodev",
-        "suid",
-        "nosuid",
-        "exec",
-        "atime",
-        "relatime",
-        "strictatime",
-        "nostrictatime",
-        "lazytime",
-        "nolazytime",
-        "diratime",
-        "nodiratime",
-        "sync",
-        "async",
-        "dirsync",
-        "silent",
-        "loud",
-        "iversion",
-        "noiversion",
-        "mand",
-        "nomand",
-    ];
-    WORDS.contains(&o)
-        || ["x-", "X-", "comment="].iter().any(|p| o.starts_with(p))
-        || o.split_once('=').is_some_and(|(k, _)| k == "_netdev" || k == "helper")
 }
 
 /// The default log file for a mount point.
@@ -707,54 +550,6 @@ fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
         unsafe {
             libc::dup2(f.as_raw_fd(), 2);
         }
-    }
-}
-
-/// Signals whose default action would end the daemon and leave a dead
-/// mount, and that mean nothing to it: taken by the signal thread, logged
-/// and ignored.
-const IGNORED_SIGNALS: [i32; 3] = [libc::SIGUSR1, libc::SIGUSR2, libc::SIGALRM];
-
-/// The signals the signal thread takes: the termination signals (SIGINT,
-/// SIGTERM, SIGHUP, SIGQUIT: unmount cleanly) and [`IGNORED_SIGNALS`].
-fn termination_set() -> libc::sigset_t {
-    // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        libc::sigaddset(&mut set, libc::SIGQUIT);
-        for sig in IGNORED_SIGNALS {
-            libc::sigaddset(&mut set, sig);
-        }
-        set
-    }
-}
-
-/// Block the termination signals in this thread and every thread it starts
-/// afterwards, so that only the signal thread receives them.
-fn block_termination_signals() {
-    let set = termination_set();
-    // SAFETY: a valid set; the old mask is not needed.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-fn wait_for_termination_signal() -> i32 {
-    let set = termination_set();
-    loop {
-        let mut sig = 0;
-        // SAFETY: the set is valid and blocked in this thread.
-        unsafe {
-            libc::sigwait(&set, &mut sig);
-        }
-        if !IGNORED_SIGNALS.contains(&sig) {
-            return sig;
-        }
-        tracing::info!(signal = sig, "ignoring a signal that asks nothing of a mount");
     }
 }
 

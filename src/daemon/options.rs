@@ -1,0 +1,178 @@
+//! `nzfs mount -o a,b=c`: the options mount(8), fstab and users give,
+//! split into FUSE mount options, the session's access rule and nzfs's
+//! own (follow_symlinks, nonempty, ownership overrides). An unknown option
+//! is refused with the nearest known one; mount(8)'s generic words are
+//! accepted and ignored.
+//!
+//! Invariant: other users of an `allow_other` (or `allow_root`) mount are
+//! always checked by the kernel against the modes nzfs shows
+//! (`default_permissions` is added).
+
+use std::path::Path;
+
+use fuser::{MountOption, SessionACL};
+
+use super::{CliError, fail, shown_store};
+use crate::fs::Ownership;
+
+/// What `-o a,b=c` values ask for.
+pub(super) struct MountPlan {
+    /// Options for the kernel and fusermount3.
+    pub(super) fuse: Vec<MountOption>,
+    pub(super) acl: SessionACL,
+    pub(super) nonempty: bool,
+    pub(super) follow_symlinks: bool,
+    pub(super) ownership: Ownership,
+}
+
+fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
+    u32::from_str_radix(v, radix).map_err(|_| CliError::new(format!("-o {name}={v}: not a number")))
+}
+
+/// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
+pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
+    let mut plan = MountPlan {
+        fuse: vec![
+            MountOption::RO,
+            MountOption::FSName(format!("nzfs:{}", shown_store(store))),
+            // Passed to the kernel (fuser keeps Subtype for fusermount only),
+            // so that mountinfo says fuse.nzfs for root mounts too.
+            MountOption::CUSTOM("subtype=nzfs".into()),
+            MountOption::NoDev,
+            MountOption::NoSuid,
+        ],
+        acl: SessionACL::Owner,
+        nonempty: false,
+        follow_symlinks: false,
+        ownership: Ownership::default(),
+    };
+    let mut default_permissions = false;
+    for o in raw
+        .iter()
+        .flat_map(|s| s.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        match o {
+            "allow_other" => plan.acl = SessionACL::All,
+            "allow_root" => plan.acl = SessionACL::RootAndOwner,
+            "auto_unmount" => plan.fuse.push(MountOption::AutoUnmount),
+            "default_permissions" => default_permissions = true,
+            "follow_symlinks" => plan.follow_symlinks = true,
+            "nonempty" => plan.nonempty = true,
+            "ro" => {}
+            "rw" => {
+                return fail(
+                    "-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)",
+                );
+            }
+            "noexec" => plan.fuse.push(MountOption::NoExec),
+            "noatime" => plan.fuse.push(MountOption::NoAtime),
+            _ if ignored_mount_option(o) => tracing::debug!(option = o, "ignoring a mount(8) option"),
+            other => match other.split_once('=') {
+                Some(("fsname", v)) => plan.fuse[1] = MountOption::FSName(v.into()),
+                Some(("subtype", v)) => plan.fuse[2] = MountOption::CUSTOM(format!("subtype={v}")),
+                Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
+                Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
+                Some(("umask", v)) => {
+                    let m = parse_id("umask", v, 8)?;
+                    if m > 0o777 {
+                        return fail(format!("-o umask={v}: not an octal umask like 022"));
+                    }
+                    plan.ownership.umask = Some(m);
+                }
+                // The one kernel option worth passing on as it is.
+                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.fuse.push(MountOption::CUSTOM(other.into())),
+                // Anything else would reach the kernel, whose EINVAL names
+                // nothing (issue #34): refuse it here, with the nearest.
+                _ => return Err(unknown_mount_option(other)),
+            },
+        }
+    }
+    // Other users see the store's owners and modes, and the kernel must
+    // enforce them: nzfs reads with the daemon's rights, not theirs.
+    if default_permissions || plan.acl != SessionACL::Owner {
+        plan.fuse.push(MountOption::DefaultPermissions);
+    }
+    Ok(plan)
+}
+
+/// The `-o` options nzfs knows, for suggestions.
+const MOUNT_OPTIONS: &[&str] = &[
+    "allow_other",
+    "allow_root",
+    "auto_unmount",
+    "default_permissions",
+    "follow_symlinks",
+    "nonempty",
+    "ro",
+    "noexec",
+    "noatime",
+    "fsname=",
+    "subtype=",
+    "uid=",
+    "gid=",
+    "umask=",
+    "max_read=",
+];
+
+/// "unknown mount option", with the known option nearest to `o` when one is
+/// near enough to be a misspelling.
+fn unknown_mount_option(o: &str) -> CliError {
+    let key = o.split_once('=').map_or(o, |(k, _)| k);
+    let near = MOUNT_OPTIONS
+        .iter()
+        .map(|k| (crate::cli::edit_distance(key, k.trim_end_matches('=')), *k))
+        .min_by_key(|(d, _)| *d)
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4));
+    CliError::new(match near {
+        Some((_, k)) => format!("unknown mount option `{o}`; did you mean `{k}`? (nzfs mount --help lists them)"),
+        None => format!(
+            "unknown mount option `{o}`; nzfs knows {} (and ignores mount(8)'s generic ones)",
+            MOUNT_OPTIONS.join(", ")
+        ),
+    })
+}
+
+/// Options that mount(8), fstab and systemd add and that mean nothing to a
+/// read-only FUSE mount, accepted and ignored as other FUSE helpers do.
+/// nzfs always mounts nodev,nosuid, so dev and suid are ignored too.
+fn ignored_mount_option(o: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "defaults",
+        "auto",
+        "noauto",
+        "_netdev",
+        "nofail",
+        "user",
+        "users",
+        "nouser",
+        "owner",
+        "group",
+        "dev",
+        "nodev",
+        "suid",
+        "nosuid",
+        "exec",
+        "atime",
+        "relatime",
+        "strictatime",
+        "nostrictatime",
+        "lazytime",
+        "nolazytime",
+        "diratime",
+        "nodiratime",
+        "sync",
+        "async",
+        "dirsync",
+        "silent",
+        "loud",
+        "iversion",
+        "noiversion",
+        "mand",
+        "nomand",
+    ];
+    WORDS.contains(&o)
+        || ["x-", "X-", "comment="].iter().any(|p| o.starts_with(p))
+        || o.split_once('=').is_some_and(|(k, _)| k == "_netdev" || k == "helper")
+}

@@ -24,11 +24,12 @@
 //! reference file's version.
 
 mod document;
+mod merge;
 pub mod parquet;
 pub mod targets;
 mod template;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 
@@ -36,21 +37,14 @@ use lru::LruCache;
 
 use crate::store::{Access, Listing, ReadableStore, Stamp, StoreKey};
 use crate::zarr::json;
+pub use merge::PIECES_BYTES;
+use merge::{Pieces, Spans, spans_of};
 pub use targets::{Home, TargetOptions, Targets};
 
 /// The largest reference file read, decompressed: it is parsed whole and
 /// its references held in memory (a parsed document costs several times
 /// its text), so sets larger than this belong in Parquet.
 pub const MAX_REFERENCE_BYTES: u64 = 64 << 20;
-
-/// The bytes of merged reads kept for the keys that were read along.
-pub const PIECES_BYTES: usize = 32 << 20;
-/// A merged read covers at most this many bytes...
-const MERGE_BYTES: u64 = 8 << 20;
-/// ...of references each shorter than this...
-const MERGE_PIECE: u64 = 2 << 20;
-/// ...with at most this gap between two of them.
-const MERGE_GAP: u64 = 16 << 10;
 
 /// What one key refers to, its target resolved.
 #[derive(Debug, Clone)]
@@ -63,29 +57,6 @@ pub(crate) enum Ref {
     },
     /// Why the key cannot be read.
     Bad(Arc<str>),
-}
-
-/// The spans of each target that references name, sorted, so that a read
-/// can take its neighbours along.
-pub(crate) type Spans = HashMap<u32, Vec<(u64, u64)>>;
-
-/// Spans of the references in `refs`.
-pub(crate) fn spans_of<'a>(refs: impl Iterator<Item = &'a Ref>) -> Spans {
-    let mut out: Spans = HashMap::new();
-    for r in refs {
-        if let Ref::Range {
-            target,
-            span: Some(span),
-        } = r
-        {
-            out.entry(*target).or_default().push(*span);
-        }
-    }
-    for v in out.values_mut() {
-        v.sort_unstable();
-        v.dedup();
-    }
-    out
 }
 
 /// A resolved reference from its text form.
@@ -115,21 +86,6 @@ enum Refs {
     },
     Parquet(parquet::ParquetRefs),
 }
-
-type Span = (u32, u64, u64);
-
-/// Leftovers of merged reads, `(target, offset, len)` to its bytes, and
-/// the spans a merged read is fetching now (whose readers wait for it
-/// rather than ask again).
-struct Pieces {
-    lru: LruCache<Span, Vec<u8>>,
-    bytes: usize,
-    fetching: std::collections::HashSet<Span>,
-}
-
-/// How long a reader waits for another's merged read before it asks for
-/// its own span itself.
-const WAIT_FOR_MERGED: std::time::Duration = std::time::Duration::from_secs(120);
 
 pub struct ReferenceStore {
     targets: Targets,
@@ -274,87 +230,6 @@ impl ReferenceStore {
             len,
             version: self.version,
         })
-    }
-
-    /// `len` bytes at `offset` of `target`, merged with its neighbours'
-    /// when the target is in object storage: the next spans of the same
-    /// target within [`MERGE_GAP`] come along in the same request, and
-    /// their readers (prefetch asks for them at the same time) wait for it.
-    fn read_span(&self, key: &StoreKey, target: u32, offset: u64, len: u64, spans: &Spans) -> io::Result<Vec<u8>> {
-        let (store, tkey) = self.at(key, target)?;
-        let own = (target, offset, len);
-        let merging = !store.rereads_are_cheap() && len < MERGE_PIECE;
-        let mut along = Vec::new();
-        if merging {
-            let deadline = std::time::Instant::now() + WAIT_FOR_MERGED;
-            let mut p = lock(&self.pieces);
-            loop {
-                if let Some(bytes) = p.lru.pop(&own) {
-                    p.bytes -= bytes.len();
-                    return Ok(bytes);
-                }
-                let now = std::time::Instant::now();
-                if !p.fetching.contains(&own) || now >= deadline {
-                    break;
-                }
-                p = self
-                    .fetched
-                    .wait_timeout(p, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-            }
-            let neighbours = spans.get(&target).map(Vec::as_slice).unwrap_or_default();
-            if let Ok(at) = neighbours.binary_search(&(offset, len)) {
-                let mut end = offset + len;
-                for &(o, n) in &neighbours[at + 1..] {
-                    let next = (target, o, n);
-                    if o < end
-                        || o > end + MERGE_GAP
-                        || n >= MERGE_PIECE
-                        || o + n - offset > MERGE_BYTES
-                        || p.fetching.contains(&next)
-                        || p.lru.contains(&next)
-                    {
-                        break;
-                    }
-                    along.push(next);
-                    end = o + n;
-                }
-            }
-            p.fetching.insert(own);
-            p.fetching.extend(along.iter().copied());
-        }
-        let end = along.last().map_or(offset + len, |&(_, o, n)| o + n);
-        let got = store.get_range(&tkey, offset, end - offset, None);
-        if merging {
-            let mut p = lock(&self.pieces);
-            p.fetching.remove(&own);
-            for s in &along {
-                p.fetching.remove(s);
-            }
-            if let Ok(Some(block)) = &got {
-                for &(t, o, n) in &along {
-                    let piece = block[(o - offset) as usize..(o - offset + n) as usize].to_vec();
-                    p.bytes += piece.len();
-                    if let Some(old) = p.lru.put((t, o, n), piece) {
-                        p.bytes -= old.len();
-                    }
-                }
-                while p.bytes > PIECES_BYTES {
-                    match p.lru.pop_lru() {
-                        Some((_, b)) => p.bytes -= b.len(),
-                        None => break,
-                    }
-                }
-            }
-            drop(p);
-            self.fetched.notify_all();
-        }
-        let mut block = got
-            .map_err(|e| self.failed(key, target, &e, e.kind()))?
-            .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?;
-        block.truncate(len as usize);
-        Ok(block)
     }
 }
 

@@ -14,7 +14,7 @@
 //! be used is kept as [`NodeKind::Broken`] with the reason, so one bad node
 //! never hides the rest.
 
-use std::collections::HashMap;
+mod consolidated;
 use std::sync::Arc;
 
 use super::json::{self, Value};
@@ -403,109 +403,6 @@ impl Hierarchy {
     fn pop_leaf(&mut self, parent: usize, child: usize) {
         self.nodes.truncate(child);
         self.nodes[parent].children.retain(|&c| c != child);
-    }
-
-    /// Build the tree from zarr-python's inline consolidated `(path,
-    /// document)` entries.
-    fn add_consolidated(&mut self, entries: &[(String, Value)]) {
-        let kinds = entries
-            .iter()
-            .map(|(path, doc)| (path.clone(), node_kind(NodeMetadata::from_json(doc))))
-            .collect();
-        self.add_consolidated_kinds(kinds);
-    }
-
-    /// Place consolidated `(path, node kind)` entries in the tree, parents
-    /// first; invalid, repeated or array-nested paths are skipped.
-    fn add_consolidated_kinds(&mut self, mut entries: Vec<(String, NodeKind)>) {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        // Every node by (parent, name), so that a million entries take
-        // linear time, not a scan of the siblings each (issue #29).
-        let mut known: HashMap<(usize, String), usize> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(id, n)| Some(((n.parent?, n.name.clone()), id)))
-            .collect();
-        for (path, kind) in entries {
-            let segments: Vec<&str> = path.split('/').collect();
-            if !segments.iter().all(|s| is_valid_node_name(s)) {
-                tracing::warn!(key = %path, "ignoring a consolidated metadata entry with an invalid path");
-                continue;
-            }
-            let mut parent = 0;
-            let mut ok = true;
-            for seg in &segments[..segments.len() - 1] {
-                parent = match known.get(&(parent, seg.to_string())) {
-                    Some(&c) if matches!(self.nodes[c].kind, NodeKind::Group { .. }) => c,
-                    Some(_) => {
-                        ok = false;
-                        break;
-                    }
-                    None => {
-                        let c = self.push(Some(parent), seg, NodeKind::Group { metadata: None });
-                        known.insert((parent, seg.to_string()), c);
-                        c
-                    }
-                };
-            }
-            let name = segments[segments.len() - 1];
-            if !ok || known.contains_key(&(parent, name.to_string())) {
-                tracing::warn!(key = %path, "ignoring a consolidated metadata entry inside an array or repeated");
-                continue;
-            }
-            if let NodeKind::Broken { reason } = &kind {
-                tracing::warn!(key = %path, %reason, "consolidated entry is unreadable");
-            }
-            let id = self.push(Some(parent), name, kind);
-            known.insert((parent, name.to_string()), id);
-        }
-    }
-
-    /// Build the tree from a Zarr v2 `.zmetadata` document.
-    fn add_consolidated_v2(&mut self, doc: &Value) -> Result<(), MetadataError> {
-        let meta = match doc.get("metadata") {
-            Some(m @ Value::Object(_)) => m,
-            _ => {
-                return Err(MetadataError::Invalid {
-                    member: "metadata",
-                    reason: "missing or not an object".into(),
-                });
-            }
-        };
-        self.consolidated = true;
-        // Every `.zattrs` by its node's path, found once (the last of a
-        // repeated key wins, as `Value::get` has it): a lookup per node
-        // scanning the document made large stores mount in quadratic time.
-        let mut all_attrs: HashMap<&str, &Value> = HashMap::new();
-        for (k, v) in meta.as_object().unwrap_or_default() {
-            if let Some(path) = k.strip_suffix(".zattrs") {
-                all_attrs.insert(path, v);
-            }
-        }
-        let attrs = |path: &str| all_attrs.get(path).copied();
-        let root = match (meta.get(".zgroup"), meta.get(".zarray")) {
-            (_, Some(a)) => v2_kind(true, a, attrs(""), ".zarray"),
-            (Some(g), None) => v2_kind(false, g, attrs(""), ".zgroup"),
-            (None, None) => NodeKind::Group { metadata: None },
-        };
-        let is_group = matches!(root, NodeKind::Group { .. });
-        self.push(None, "", root);
-        if !is_group {
-            return Ok(());
-        }
-        let mut entries = Vec::new();
-        for (k, v) in meta.as_object().unwrap_or_default() {
-            let (path, name) = match (k.strip_suffix("/.zarray"), k.strip_suffix("/.zgroup")) {
-                (Some(p), _) => (p, ".zarray"),
-                (None, Some(p)) => (p, ".zgroup"),
-                _ => continue,
-            };
-            let kind = v2_kind(name == ".zarray", v, attrs(&format!("{path}/")), name);
-            entries.push((path.to_string(), kind));
-        }
-        self.add_consolidated_kinds(entries);
-        Ok(())
     }
 
     /// The names the views (`header.cdl`, the `.nc`) show node `id`'s

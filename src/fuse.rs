@@ -167,13 +167,16 @@ impl FuseAdapter {
 /// Log an error once, at the level its kind deserves, count it for
 /// `nzfs status`, and turn it into an errno.
 fn errno(fs: &NzFs, op: &str, ino: u64, e: &FsError) -> Errno {
+    let errno = e.errno();
     if e.is_expected() {
         tracing::debug!(op, ino, error = %e);
-    } else {
+    } else if errno == libc::EIO {
         tracing::warn!(op, ino, error = %e, "returning EIO");
+    } else {
+        tracing::info!(op, ino, error = %e, errno, "returning an error");
     }
     fs.note_error(e);
-    Errno::from_i32(e.errno())
+    Errno::from_i32(errno)
 }
 
 fn file_type(k: Kind) -> FileType {
@@ -317,7 +320,7 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn read(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         offset: u64,
@@ -333,18 +336,21 @@ impl fuser::Filesystem for FuseAdapter {
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
         let fs = self.fs.clone();
-        self.fs.read_then(ino, offset, size, move |result| match result {
-            Ok(data) => {
-                // Noted before the reply, so a reader that has its bytes
-                // sees the release done (`nzfs status`, tests); the reply
-                // still holds the buffer. A reply that fails after this
-                // costs a later decode, never a wrong byte.
-                if page_cached {
-                    fs.note_served(ino, offset, data.bytes().len());
+        let pid = req.pid();
+        crate::fs::reader::serving(pid, || {
+            self.fs.read_then(ino, offset, size, move |result| match result {
+                Ok(data) => {
+                    // Noted before the reply, so a reader that has its bytes
+                    // sees the release done (`nzfs status`, tests); the reply
+                    // still holds the buffer. A reply that fails after this
+                    // costs a later decode, never a wrong byte.
+                    if page_cached {
+                        fs.note_served(ino, offset, data.bytes().len());
+                    }
+                    reply.data(data.bytes());
                 }
-                reply.data(data.bytes());
-            }
-            Err(e) => reply.error(errno(&fs, "read", ino, &e)),
+                Err(e) => reply.error(errno(&fs, "read", ino, &e)),
+            })
         });
     }
 

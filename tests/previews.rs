@@ -2,15 +2,32 @@
 //! from metadata (listing and `stat` decode nothing, counted by `nzfs
 //! status`), their `stat` size is their content's length, a preview of a
 //! sharded array decodes only the inner chunks its sample points fall in,
-//! and `--no-previews` shows neither. (Their pixels are checked against
+//! a preview of row-wide chunks holds its pixels and not the rows, a
+//! preview whose reader is killed stops, and `--no-previews` shows neither. (Their pixels are checked against
 //! zarr-python's values by scripts/check_previews.py, and the page in
 //! headless Chromium.)
 
 mod common;
 
+use std::io::Write;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
-use common::mount::Mount;
+use common::mount::{Mount, vm_hwm};
+
+/// A float64 array of `shape`, chunks one row wide, compressed by `codec`.
+fn rows_array(store: &Path, name: &str, shape: [u64; 2], codec: &str) {
+    let dir = store.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let meta = format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{}, {}], "data_type": "float64",
+        "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [1, {}]}}}},
+        "chunk_key_encoding": {{"name": "default"}}, "fill_value": 1.5,
+        "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}{codec}]}}"#,
+        shape[0], shape[1], shape[1]
+    );
+    std::fs::write(dir.join("zarr.json"), meta).unwrap();
+}
 
 fn status(mp: &Path) -> nzfs::zarr::json::Value {
     let out = common::mount::nzfs(&["status", "--json", mp.to_str().unwrap()]);
@@ -98,4 +115,92 @@ fn no_previews_hides_them() {
     let m = Mount::new("previews.zarr", &[]);
     assert!(!m.mp.join("lat/preview.png").exists());
     assert!(m.mp.join("field/preview.png").exists());
+}
+
+/// Two `[512, 2^27]` float64 arrays with chunks one row wide (1 GiB each,
+/// absent: the fill 1.5) and a `[2^27, 2^27]` one: their previews sample
+/// 512 points a row, and each held its sampled rows whole (1 GiB a row,
+/// outside the cache; the square one gave no byte in a minute). Rendered
+/// at once under a 16 MiB cache, they hold their pixels only.
+#[test]
+fn previews_of_row_wide_chunks_hold_their_pixels_not_the_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    for name in ["a", "b"] {
+        rows_array(&s, name, [512, 1 << 27], "");
+    }
+    rows_array(&s, "square", [1 << 27, 1 << 27], "");
+    let m = Mount::at(&s, &["--cache-size", "16M"]);
+    let pngs: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let reads: Vec<_> = ["a", "b", "square"]
+            .iter()
+            .map(|n| {
+                let f = m.mp.join(n).join("preview.png");
+                scope.spawn(move || std::fs::read(f).unwrap())
+            })
+            .collect();
+        reads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for png in &pngs {
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    }
+    let hwm = vm_hwm(m.daemon_pid());
+    assert!(
+        hwm < (16 << 20) + (64 << 20),
+        "peak RSS {} MiB under a 16 MiB cache",
+        hwm >> 20
+    );
+}
+
+/// A preview that decodes a 32 MiB chunk for each of its 512 rows (a
+/// `[2^22, 2^22]` array sampled every 8192nd row and column) is started by
+/// `cat`, which is killed: the render stops (no more chunks are decoded),
+/// and the log says why. It went on for all 512 rows.
+#[test]
+fn a_preview_stops_when_its_reader_is_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    let row = 1u64 << 22;
+    rows_array(
+        &s,
+        "",
+        [row, row],
+        r#", {"name": "gzip", "configuration": {"level": 1}}"#,
+    );
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&vec![0u8; (row * 8) as usize]).unwrap();
+    let chunk = gz.finish().unwrap();
+    std::fs::create_dir_all(s.join("c")).unwrap();
+    for y in (0..row).step_by(8192) {
+        std::fs::create_dir_all(s.join(format!("c/{y}"))).unwrap();
+        std::fs::write(s.join(format!("c/{y}/0")), &chunk).unwrap();
+    }
+    let m = Mount::at(&s, &["--cache-size", "64M"]);
+    let decoded = || count(&status(&m.mp), &["chunks_decoded"]);
+    let mut cat = std::process::Command::new("cat")
+        .arg(m.mp.join("preview.png"))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while decoded() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the preview never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    cat.kill().unwrap();
+    cat.wait().unwrap();
+    // One row's decode may be under way when the reader dies.
+    std::thread::sleep(Duration::from_secs(2));
+    let after_kill = decoded();
+    std::thread::sleep(Duration::from_secs(3));
+    let later = decoded();
+    assert!(
+        after_kill < 512,
+        "the whole preview was rendered ({after_kill} chunks) before the check"
+    );
+    assert_eq!(later, after_kill, "the render went on after its reader left");
+    let log = m.log();
+    assert!(log.contains("stopped, its reader left"), "{log}");
 }

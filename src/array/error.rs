@@ -21,6 +21,9 @@ pub enum ArrayError {
     Unreadable { path: String, reason: String },
     #[error("{what} is outside the array")]
     OutOfBounds { what: String },
+    /// Work given up because whoever asked for it is gone.
+    #[error("{what}: stopped, its reader left")]
+    Stopped { what: String },
 }
 
 impl From<DecodePanicked> for ArrayError {
@@ -53,6 +56,7 @@ impl ArrayError {
             ArrayError::Panicked => "decode_panic",
             ArrayError::Unreadable { .. } => "unreadable_array",
             ArrayError::OutOfBounds { .. } => "out_of_bounds",
+            ArrayError::Stopped { .. } => "stopped",
         }
     }
 
@@ -60,6 +64,7 @@ impl ArrayError {
         match self {
             ArrayError::Store { source, .. } => crate::store::errno(source),
             ArrayError::OutOfBounds { .. } => libc::EINVAL,
+            ArrayError::Stopped { .. } => libc::EINTR,
             ArrayError::Decode { .. }
             | ArrayError::MissingChunk { .. }
             | ArrayError::Panicked

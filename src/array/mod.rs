@@ -21,6 +21,7 @@
 
 mod error;
 mod fill;
+mod flat;
 mod fresh;
 mod input;
 mod read;

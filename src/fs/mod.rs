@@ -46,6 +46,7 @@ pub mod names;
 mod prefetch;
 mod previews;
 mod read;
+pub mod reader;
 pub use read::ChunkContent;
 mod served;
 pub mod status;

@@ -80,6 +80,9 @@ impl NzFs {
             part: PREVIEW_PART,
             version: 0,
         };
+        // Rendering stops once the reader that started it is gone.
+        let reader = super::reader::current();
+        let keep_going = || reader.is_none_or(super::reader::alive);
         let chunk = self.cache().get_or_decode(&key, || {
             let mut plan = plan.clone();
             if let Some(c) = lat.and_then(|c| self.dataset.array(c)) {
@@ -90,7 +93,7 @@ impl NzFs {
                 let t = c.metadata().data_type;
                 plan.flip = matches!((t.value_f64(&first, 0), t.value_f64(&last, 0)), (Some(a), Some(b)) if a < b);
             }
-            let values = preview::sample(array, &plan)?;
+            let values = preview::sample(array, &plan, &keep_going)?;
             self.status.previews_rendered.fetch_add(1, Ordering::Relaxed);
             tracing::debug!(path = %array.path(), width = plan.width, height = plan.height, "rendered a preview");
             Ok(preview::render(&plan, &values))

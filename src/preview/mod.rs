@@ -4,10 +4,11 @@
 //!
 //! A preview shows the last two dimensions at leading indices 0, sampled
 //! with one stride along both so that its long side is at most
-//! [`MAX_SIDE`] pixels; only the sampled points are read (a region read per
-//! sampled row, or per point where the stride skips whole chunks), so a
-//! preview of a 1 TB array decodes at most the chunks, or inner chunks of
-//! shards, those points fall in. Values map to viridis over the plane's
+//! [`MAX_SIDE`] pixels; only the sampled points are read, through the
+//! decoded-chunk cache, so a preview of a 1 TB array decodes at most the
+//! chunks, or inner chunks of shards, those points fall in, holds no more
+//! than its pixels and one of those units beyond the cache, and stops
+//! when its reader is gone. Values map to viridis over the plane's
 //! 2nd-98th percentiles (numpy's linear method, bit for bit); the fill
 //! value (the `_FillValue` attribute, else the Zarr `fill_value`) and NaN
 //! are transparent; a plane whose latitude coordinate increases along rows
@@ -490,7 +491,14 @@ pub fn color_index(v: f64, lo: f64, hi: f64) -> usize {
 
 /// The sampled values of the plan's plane of `array`, row by row (rows in
 /// array order), as numbers; `None` where the element is the fill or NaN.
-pub fn sample(array: &Array, plan: &Plan) -> Result<Vec<Option<f64>>, crate::array::ArrayError> {
+/// Only the sampled points are read ([`Array::read_points`]), and
+/// `keep_going` is asked before each row: when it says no, the work stops
+/// with [`ArrayError::Stopped`](crate::array::ArrayError::Stopped).
+pub fn sample(
+    array: &Array,
+    plan: &Plan,
+    keep_going: &dyn Fn() -> bool,
+) -> Result<Vec<Option<f64>>, crate::array::ArrayError> {
     let m = array.metadata();
     let nd = m.shape.len();
     let (ny, nx) = (m.shape[nd - 2], m.shape[nd - 1]);
@@ -505,34 +513,21 @@ pub fn sample(array: &Array, plan: &Plan) -> Result<Vec<Option<f64>>, crate::arr
         .and_then(|v| crate::zarr::data_type::fill_value_number(v).ok())
         .map(|n| narrow(n.as_f64()))
         .or_else(|| m.data_type.value_f64(&m.fill_value.0, 0));
-    // Along x: one region a row when every chunk (or inner chunk) of it
-    // holds a sample anyway, else one read a point.
-    let unit = array.read_unit_along(nd - 1);
-    let item = m.data_type.size();
     let mut out = Vec::with_capacity((plan.width * plan.height) as usize);
-    let mut start = vec![0u64; nd];
-    let mut shape = vec![1u64; nd];
+    // The leading indices are 0: row y of the plane starts at element y * nx.
+    let mut points = Vec::with_capacity(plan.width as usize);
     for y in (0..ny).step_by(s as usize) {
-        start[nd - 2] = y;
-        let mut push = |bytes: &[u8], i: usize| {
-            let v = m.data_type.value_f64(bytes, i).filter(|v| !v.is_nan());
+        if !keep_going() {
+            return Err(crate::array::ArrayError::Stopped {
+                what: format!("the preview of {}", array.path()),
+            });
+        }
+        points.clear();
+        points.extend((0..nx).step_by(s as usize).map(|x| y * nx + x));
+        let row = array.read_points(&points)?;
+        for i in 0..points.len() {
+            let v = m.data_type.value_f64(&row, i).filter(|v| !v.is_nan());
             out.push(v.filter(|v| Some(*v) != fill));
-        };
-        if s <= unit {
-            start[nd - 1] = 0;
-            shape[nd - 1] = nx;
-            let row = array.read_region(&start, &shape)?;
-            for x in (0..nx).step_by(s as usize) {
-                push(&row, x as usize);
-            }
-            debug_assert_eq!(row.len(), nx as usize * item);
-        } else {
-            shape[nd - 1] = 1;
-            for x in (0..nx).step_by(s as usize) {
-                start[nd - 1] = x;
-                let one = array.read_region(&start, &shape)?;
-                push(&one, 0);
-            }
         }
     }
     Ok(out)

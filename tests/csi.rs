@@ -563,3 +563,50 @@ fn a_grpcio_client_is_served() {
     run(&["unpublish".as_ref(), target.as_os_str()]);
     assert!(!nzfs::daemon::is_mount_point(&target));
 }
+
+/// Unpublish undoes only what a publish of this plugin did: an nzfs mount
+/// made by hand at a target below the root is refused (FAILED_PRECONDITION)
+/// and stays up, an empty directory the plugin did not create stays, and a
+/// publish into an existing directory leaves it on unpublish. The plugin
+/// unmounted and removed all three.
+#[test]
+fn unpublish_undoes_only_what_the_plugin_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &[]);
+    let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
+    let store = store.to_str().unwrap();
+    let by_hand = dir.path().join("pods/uid-1/mount");
+    let _cleanup = Target(by_hand.clone());
+    std::fs::create_dir_all(&by_hand).unwrap();
+    let out = common::mount::nzfs(&["mount", store, by_hand.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let empty = dir.path().join("pods/uid-2/mount");
+    std::fs::create_dir_all(&empty).unwrap();
+    let existing = dir.path().join("pods/uid-3/mount");
+    let _cleanup3 = Target(existing.clone());
+    std::fs::create_dir_all(&existing).unwrap();
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        let e = node
+            .node_unpublish_volume(unpublish_request(&by_hand))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        assert!(e.message().contains("did not make"), "{e:?}");
+        assert!(
+            nzfs::daemon::is_mount_point(&by_hand),
+            "a mount the plugin did not make was unmounted"
+        );
+        node.node_unpublish_volume(unpublish_request(&empty)).await.unwrap();
+        assert!(empty.is_dir(), "a directory the plugin did not create was removed");
+        node.node_publish_volume(publish_request(store, &existing, Mode::MultiNodeReaderOnly))
+            .await
+            .unwrap();
+        assert!(nzfs::daemon::is_mount_point(&existing));
+        node.node_unpublish_volume(unpublish_request(&existing)).await.unwrap();
+        assert!(!nzfs::daemon::is_mount_point(&existing));
+        assert!(existing.is_dir(), "the directory was there before the publish");
+    });
+    let out = common::mount::nzfs(&["unmount", by_hand.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -128,6 +128,12 @@ pub struct CsiArgs {
     /// through a symlink is refused
     #[arg(long, default_value = "/var/lib/kubelet")]
     pub target_root: PathBuf,
+    /// Keep a record of each publish here, so that unpublish unmounts only
+    /// what this plugin mounted and removes only the directories it
+    /// created (default: `published/` beside the --endpoint socket, on the
+    /// node, so that a restarted plugin finds them)
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

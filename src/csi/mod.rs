@@ -6,11 +6,11 @@
 //! daemon at the pod's target path.
 //!
 //! Invariants:
-//! - the plugin keeps no state of its own: a volume is published exactly
-//!   when its target path is an nzfs mount (read from
-//!   `/proc/self/mountinfo`), so a restarted plugin finds the mounts its
-//!   predecessor made and can unpublish them, and both calls are
-//!   idempotent;
+//! - a volume is published exactly when its target path is an nzfs mount
+//!   (read from `/proc/self/mountinfo`) that the `records` module noted,
+//!   in a directory on the node, so a restarted plugin finds the mounts
+//!   its predecessor made and can unpublish them, never one it did not
+//!   make; both calls are idempotent;
 //! - the daemons do not depend on the plugin: each is started detached
 //!   (`nzfs mount` forks it into its own session) and, with
 //!   `--mount-cgroup`, moved into a cgroup of its own, so that the plugin
@@ -24,6 +24,7 @@
 mod authority;
 mod node;
 mod plan;
+mod records;
 
 use std::path::PathBuf;
 
@@ -72,7 +73,12 @@ pub fn serve(args: CsiArgs) -> Result<(), CliError> {
         let identity = Identity {
             name: args.driver_name.clone(),
         };
-        let node = node::Node::new(args, exe);
+        let state = args
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| path.parent().unwrap_or(std::path::Path::new("/")).join("published"));
+        tracing::info!(state = %state.display(), "publish records");
+        let node = node::Node::new(args, exe, records::Records::new(state));
         let stop = async {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("a SIGTERM handler");

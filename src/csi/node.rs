@@ -16,6 +16,7 @@ use tonic::{Code, Status};
 
 use super::plan::{Plan, invalid, no_symlink_below, plan, precondition, target_of};
 use super::proto::{self};
+use super::records::{Record, Records};
 use super::{CsiArgs, Reply};
 
 /// The file system type and source of the mount at `target` (the last
@@ -33,15 +34,30 @@ pub struct Node {
     /// (the CSI spec's "operation pending"), so a store that hangs holds
     /// up its own volume only.
     busy: Arc<Mutex<HashSet<PathBuf>>>,
+    /// What this plugin published.
+    records: Records,
 }
 
 impl Node {
-    pub fn new(args: CsiArgs, exe: PathBuf) -> Node {
+    pub fn new(args: CsiArgs, exe: PathBuf, records: Records) -> Node {
         Node {
             args,
             exe,
             busy: Arc::new(Mutex::new(HashSet::new())),
+            records,
         }
+    }
+
+    /// Note a publish at `plan`'s target; a failure to is an error (an
+    /// unrecorded mount could not be unpublished).
+    fn record(&self, plan: &Plan, created: bool) -> Result<(), Status> {
+        self.records
+            .put(&Record {
+                volume_id: plan.volume_id.clone(),
+                target: plan.target.clone(),
+                created,
+            })
+            .map_err(|e| Status::internal(format!("cannot record the publish of {}: {e}", plan.target.display())))
     }
 
     /// Run `nzfs ARGS` with `env` added; its one-line message on failure.
@@ -75,6 +91,10 @@ impl Node {
         if let Some((fstype, source)) = mounted_at(&plan.target) {
             if fstype == "fuse.nzfs" && source == shown {
                 tracing::info!(volume = %plan.volume_id, target = %plan.target.display(), "already published");
+                // A mount of this volume's store made before records were kept.
+                if self.records.get(&plan.target).is_none() {
+                    self.record(plan, false)?;
+                }
                 return Ok(());
             }
             return Err(Status::new(
@@ -95,6 +115,7 @@ impl Node {
                 ),
             ));
         }
+        let created = !plan.target.exists();
         std::fs::create_dir_all(&plan.target)
             .map_err(|e| Status::internal(format!("cannot create {}: {e}", plan.target.display())))?;
         let target = plan.target.to_string_lossy().into_owned();
@@ -144,10 +165,16 @@ impl Node {
                     }
                 }
                 tracing::info!(volume = %plan.volume_id, target = %target, pid = ?pid, "published");
+                if let Err(e) = self.record(plan, created) {
+                    let _ = self.nzfs(&["unmount", "--lazy", &target], &[]);
+                    return Err(e);
+                }
                 Ok(())
             }
             Err((code, msg)) => {
-                let _ = std::fs::remove_dir(&plan.target);
+                if created {
+                    let _ = std::fs::remove_dir(&plan.target);
+                }
                 tracing::warn!(volume = %plan.volume_id, target = %target, "publish failed: {msg}");
                 let lower = msg.to_ascii_lowercase();
                 let code = if code == 2 {
@@ -166,7 +193,12 @@ impl Node {
         }
     }
 
+    /// Undo what the record of `target` says this plugin did there: unmount
+    /// its nzfs mount, remove the directory if the publish created it. A
+    /// mount or directory with no record is left alone.
     fn unpublish(&self, volume_id: &str, target: &Path) -> Result<(), Status> {
+        let record = self.records.get(target);
+        let t = target.to_string_lossy();
         if let Some((fstype, source)) = mounted_at(target) {
             if fstype != "fuse.nzfs" {
                 return Err(precondition(format!(
@@ -174,7 +206,20 @@ impl Node {
                     target.display()
                 )));
             }
-            let t = target.to_string_lossy();
+            let Some(record) = &record else {
+                return Err(precondition(format!(
+                    "{} is an nzfs mount this plugin did not make (no record in its state directory); \
+                     unmount it yourself (nzfs unmount {t})",
+                    target.display()
+                )));
+            };
+            if record.volume_id != volume_id {
+                return Err(precondition(format!(
+                    "{} holds volume {:?}, not {volume_id:?}",
+                    target.display(),
+                    record.volume_id
+                )));
+            }
             if let Err((_, msg)) = self.nzfs(&["unmount", &t], &[]) {
                 tracing::warn!(target = %t, "unmount: {msg}; detaching it lazily");
                 self.nzfs(&["unmount", "--lazy", &t], &[])
@@ -182,11 +227,16 @@ impl Node {
             }
             tracing::info!(volume = %volume_id, target = %t, "unpublished");
         }
-        match std::fs::remove_dir(target) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Status::internal(format!("cannot remove {}: {e}", target.display()))),
+        if record.as_ref().is_some_and(|r| r.created && r.volume_id == volume_id) {
+            match std::fs::remove_dir(target) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Status::internal(format!("cannot remove {}: {e}", target.display()))),
+            }
         }
+        self.records
+            .remove(target)
+            .map_err(|e| Status::internal(format!("cannot forget the publish of {t}: {e}")))
     }
 }
 

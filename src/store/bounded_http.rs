@@ -23,13 +23,20 @@ use object_store::client::{
 /// The most of an error answer's body kept (its message).
 pub const ERROR_BODY_BYTES: usize = 4 << 10;
 
-/// Builds the bounded client for each store.
-#[derive(Debug, Default)]
-pub struct BoundedConnector;
+/// Builds the bounded client for each store, over the client `C` builds
+/// (reqwest's; the fuzz target gives a scripted server).
+#[derive(Debug)]
+pub struct BoundedConnector<C = ReqwestConnector>(pub C);
 
-impl HttpConnector for BoundedConnector {
+impl Default for BoundedConnector {
+    fn default() -> Self {
+        BoundedConnector(ReqwestConnector::default())
+    }
+}
+
+impl<C: HttpConnector> HttpConnector for BoundedConnector<C> {
     fn connect(&self, options: &ClientOptions) -> object_store::Result<HttpClient> {
-        Ok(HttpClient::new(Bounded(ReqwestConnector::default().connect(options)?)))
+        Ok(HttpClient::new(Bounded(self.0.connect(options)?)))
     }
 }
 

@@ -19,6 +19,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use object_store::client::HttpConnector;
 use object_store::path::Path;
 use object_store::{BackoffConfig, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 
@@ -144,7 +145,11 @@ fn configure<B, K: std::str::FromStr>(
 }
 
 /// The `object_store` client for `url`, and the path of the store in it.
-fn build(url: &url::Url, opts: &RemoteOptions) -> Result<(Box<dyn ObjectStore>, Path), String> {
+fn build(
+    url: &url::Url,
+    opts: &RemoteOptions,
+    connector: BoundedConnector<impl HttpConnector>,
+) -> Result<(Box<dyn ObjectStore>, Path), String> {
     use object_store::ObjectStoreScheme as S;
     let (scheme, path) = S::parse(url).map_err(|e| e.to_string())?;
     let settings = opts.settings(url.scheme());
@@ -154,43 +159,23 @@ fn build(url: &url::Url, opts: &RemoteOptions) -> Result<(Box<dyn ObjectStore>, 
         S::AmazonS3 => {
             let b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(
-                b.with_retry(retry)
-                    .with_http_connector(BoundedConnector)
-                    .build()
-                    .map_err(e)?,
-            )
+            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
         }
         S::GoogleCloudStorage => {
             let b = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(
-                b.with_retry(retry)
-                    .with_http_connector(BoundedConnector)
-                    .build()
-                    .map_err(e)?,
-            )
+            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
         }
         S::MicrosoftAzure => {
             let b = object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(
-                b.with_retry(retry)
-                    .with_http_connector(BoundedConnector)
-                    .build()
-                    .map_err(e)?,
-            )
+            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
         }
         S::Http => {
             let base = &url[..url::Position::BeforePath];
             let b = object_store::http::HttpBuilder::new().with_url(base);
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(
-                b.with_retry(retry)
-                    .with_http_connector(BoundedConnector)
-                    .build()
-                    .map_err(e)?,
-            )
+            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
         }
         other => return Err(format!("{other:?} URLs are not stores nzfs reads")),
     };
@@ -267,11 +252,19 @@ fn version_of(meta: &object_store::ObjectMeta) -> u64 {
 impl RemoteStore {
     /// Open the store at `url` (nothing is requested yet).
     pub fn open(url: &str, opts: &RemoteOptions) -> io::Result<RemoteStore> {
+        Self::open_over(url, opts, object_store::client::ReqwestConnector::default())
+    }
+
+    /// [`RemoteStore::open`] with the HTTP client `connector` makes in
+    /// place of reqwest's (still bounded): the fuzz target answers every
+    /// request from its input.
+    #[doc(hidden)]
+    pub fn open_over(url: &str, opts: &RemoteOptions, connector: impl HttpConnector) -> io::Result<RemoteStore> {
         let parsed = url::Url::parse(url)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {e}", super::redact_url(url))))?;
         let display = super::redact_url(url).trim_end_matches('/').to_string();
-        let (store, root) =
-            build(&parsed, opts).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
+        let (store, root) = build(&parsed, opts, BoundedConnector(connector))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("nzfs-remote")

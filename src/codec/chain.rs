@@ -282,10 +282,18 @@ impl CodecChain {
                 }
             }
         }
-        if data_type.element_size().is_none() && !matches!(array_to_bytes, Some(ArrayToBytes::VarLen { .. })) {
+        let varlen = match &array_to_bytes {
+            Some(ArrayToBytes::VarLen { .. }) => true,
+            Some(ArrayToBytes::Sharding(s)) => s.inner.is_varlen(),
+            _ => false,
+        };
+        if data_type.element_size().is_none() && !varlen {
             return Err(MetadataError::BadCodec {
                 codec: "codecs".into(),
-                reason: format!("a {} array needs vlen-utf8 or vlen-bytes", data_type.name()),
+                reason: format!(
+                    "a {} array needs vlen-utf8 or vlen-bytes (first, or first in sharding_indexed's codecs)",
+                    data_type.name()
+                ),
             });
         }
         let array_to_bytes = array_to_bytes.ok_or_else(|| MetadataError::BadCodec {
@@ -314,11 +322,28 @@ impl CodecChain {
         self.encoded_size
     }
 
-    /// The sharding codec, when it is the whole chain: then a shard can be
-    /// decoded partially, straight from byte ranges of the stored object.
+    /// Whether chunks decode to text lines: the array -> bytes codec is
+    /// `vlen-utf8`/`vlen-bytes`, or sharding over them.
+    pub fn is_varlen(&self) -> bool {
+        match &self.array_to_bytes {
+            ArrayToBytes::VarLen { .. } => true,
+            ArrayToBytes::Sharding(s) => s.inner.is_varlen(),
+            _ => false,
+        }
+    }
+
+    /// The sharding codec, when it is the whole chain and its elements have
+    /// a fixed size: then a shard can be decoded partially, straight from
+    /// byte ranges of the stored object.
     pub fn partial_sharding(&self) -> Option<&ShardingCodec> {
         match &self.array_to_bytes {
-            ArrayToBytes::Sharding(s) if self.array_to_array.is_empty() && self.bytes_to_bytes.is_empty() => Some(s),
+            ArrayToBytes::Sharding(s)
+                if self.array_to_array.is_empty()
+                    && self.bytes_to_bytes.is_empty()
+                    && s.data_type.element_size().is_some() =>
+            {
+                Some(s)
+            }
             _ => None,
         }
     }

@@ -13,10 +13,16 @@
 //! index's position and size, index decoding, inner chunk decoding, and
 //! copying a byte range of the shard out of decoded inner chunks.
 //!
+//! A shard of a variable-length type (strings, bytes: inner codecs
+//! `vlen-utf8`/`vlen-bytes`, as anndata and zarr-python write) is decoded
+//! whole: its inner chunks decode to text lines (one per element, see
+//! [`crate::zarr::text`]), which are put in the shard's C order.
+//!
 //! Invariants: the index has a fixed encoded size (index codecs that
 //! compress are refused); an index entry is either empty (both u64::MAX) or
 //! lies inside the shard object; every inner chunk decodes to exactly its
-//! inner chunk size.
+//! inner chunk size (for a variable-length type: its element count of
+//! lines).
 
 use super::{CodecChain, CodecError};
 use crate::zarr::data_type::{DataType, FillValue};
@@ -206,10 +212,16 @@ impl ShardingCodec {
         Ok(InnerLocation::At { offset, nbytes })
     }
 
+    /// Elements per inner chunk.
+    fn inner_elements(&self) -> usize {
+        self.inner_shape.iter().product::<u64>() as usize
+    }
+
     /// Decode one inner chunk's encoded bytes (or the fill for an empty one).
     pub fn decode_inner(&self, encoded: Option<Vec<u8>>) -> Result<Vec<u8>, CodecError> {
         match encoded {
-            None => Ok(self.fill_value.repeat(self.inner_bytes() / self.data_type.size())),
+            // The fill of a variable-length type is its one line.
+            None => Ok(self.fill_value.repeat(self.inner_elements())),
             Some(bytes) => self.inner.decode(bytes),
         }
     }
@@ -230,9 +242,49 @@ impl ShardingCodec {
                 self.decode_inner(encoded)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if self.data_type.element_size().is_none() {
+            return self.interleave_lines(&decoded);
+        }
         let total = self.shard_shape.iter().product::<u64>() as usize * self.data_type.size();
         let mut out = vec![0u8; total];
         self.copy_range(0, &mut out, |i| &decoded[i as usize]);
+        Ok(out)
+    }
+
+    /// The lines of a variable-length shard in its C order, from its inner
+    /// chunks' lines (each in the inner chunk's C order).
+    fn interleave_lines(&self, decoded: &[Vec<u8>]) -> Result<Vec<u8>, CodecError> {
+        let per = self.inner_elements();
+        let mut lines: Vec<Vec<&[u8]>> = Vec::with_capacity(decoded.len());
+        for (i, d) in decoded.iter().enumerate() {
+            let l: Vec<&[u8]> = d.split_inclusive(|&b| b == b'\n').collect();
+            if l.len() != per || l.last().is_some_and(|x| !x.ends_with(b"\n")) {
+                return Err(CodecError::Corrupt {
+                    codec: "sharding_indexed",
+                    reason: format!("inner chunk {i} holds {} values, not {per}", l.len()),
+                });
+            }
+            lines.push(l);
+        }
+        let nd = self.shard_shape.len();
+        let total: u64 = self.shard_shape.iter().product();
+        let mut out = Vec::with_capacity(decoded.iter().map(Vec::len).sum());
+        let mut pos = vec![0u64; nd];
+        for _ in 0..total {
+            let (mut inner, mut within) = (0usize, 0usize);
+            for ((&p, &g), &i) in pos.iter().zip(&self.grid).zip(&self.inner_shape) {
+                inner = inner * g as usize + (p / i) as usize;
+                within = within * i as usize + (p % i) as usize;
+            }
+            out.extend_from_slice(lines[inner][within]);
+            for d in (0..nd).rev() {
+                pos[d] += 1;
+                if pos[d] < self.shard_shape[d] {
+                    break;
+                }
+                pos[d] = 0;
+            }
+        }
         Ok(out)
     }
 

@@ -121,7 +121,7 @@ fn array_doc(codecs: &str, shape: &str, chunks: &str) -> String {
 }
 
 #[test]
-fn broken_metadata_refuses_only_that_node() {
+fn broken_metadata_refuses_only_that_node_and_refused_codecs_only_its_values() {
     let tmp = tempfile::tempdir().unwrap();
     let ok_codecs = r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#;
     let good = array_doc(ok_codecs, "[4]", "[2]");
@@ -198,9 +198,20 @@ fn broken_metadata_refuses_only_that_node() {
     );
     assert!(std::fs::metadata(m.mp.join("lost")).is_err());
     let log = m.log();
+    // Metadata that is understood but whose codecs are refused keeps its
+    // directory and header.cdl; only its values are EIO.
+    let codec_cases = ["bad_endian", "bad_transpose"];
     for (name, _, reason) in &cases {
-        let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
+        if codec_cases.contains(name) {
+            assert!(std::fs::read_dir(m.mp.join(name)).is_ok(), "{name}: its directory");
+            let cdl = std::fs::read_to_string(m.mp.join(name).join("header.cdl")).unwrap();
+            assert!(cdl.contains(&format!("{name}(")), "{name}: {cdl}");
+            let err = std::fs::read(m.mp.join(name).join("data.bin")).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}: data.bin");
+        } else {
+            let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
+        }
         let line = log
             .lines()
             .find(|l| l.contains(&format!("{name}/zarr.json")))

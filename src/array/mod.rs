@@ -183,23 +183,17 @@ impl Array {
             missing_chunks: MissingChunks::Fill,
             consolidated: false,
         });
-        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(|(r, _)| unreadable(r))
+        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(unreadable)
     }
 
     /// The array, or why not: `(reason, unsupported)`, where `unsupported`
     /// says the metadata is valid but names a codec nzfs does not know.
-    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, (String, bool)> {
+    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, String> {
         let m = &node.metadata;
         if let Some(reason) = &m.unsupported {
-            return Err((reason.clone(), true));
+            return Err(reason.clone());
         }
-        let chain = chain_of_shape(m, &m.chunk_shape).map_err(|e| {
-            let unsupported = matches!(
-                e,
-                crate::zarr::metadata::MetadataError::Unsupported { point: "codec", .. }
-            );
-            (e.to_string(), unsupported)
-        })?;
+        let chain = chain_of_shape(m, &m.chunk_shape).map_err(|e| e.to_string())?;
         let grid_shape = m.grid_shape();
         let chunk_count = grid_shape.iter().product();
         let shape_chains = (!m.is_regular()).then(Default::default);
@@ -439,11 +433,12 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// Open every array of `hierarchy`. An array whose codec chain names a
-    /// codec nzfs does not know stays an array of the hierarchy, whose
-    /// metadata the views still show, but has no [`Array`]:
-    /// [`Dataset::undecodable`] says why (issue #30), and the log. One whose
-    /// chain is invalid becomes [`NodeKind::Broken`], with the reason logged.
+    /// Open every array of `hierarchy`. An array whose codec chain nzfs
+    /// cannot build (a codec it does not know, a configuration it refuses,
+    /// codecs in an invalid order) stays an array of the hierarchy, whose
+    /// metadata the views still show (its directory, `header.cdl`), but
+    /// has no [`Array`]: [`Dataset::undecodable`] says why, and the log;
+    /// only its value files are `EIO`.
     pub fn new(
         store: Arc<dyn ReadableStore>,
         mut hierarchy: Hierarchy,
@@ -466,16 +461,11 @@ impl Dataset {
             };
             match Array::new(id, &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(Box::new(array))),
-                Err((reason, unsupported)) => {
+                Err(reason) => {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
-                    if unsupported {
-                        tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
-                        undecodable.insert(id, reason);
-                    } else {
-                        tracing::warn!(%key, %reason, "node is unreadable");
-                        node.kind = NodeKind::Broken { reason };
-                    }
+                    tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
+                    undecodable.insert(id, reason);
                     arrays.push(None);
                 }
             }

@@ -27,10 +27,17 @@ pub fn check_configuration(config: Option<&Value>) -> Result<(), MetadataError> 
             _ => return Err(bad(format!("unknown cname {cname}"))),
         }
     }
+    // The shuffle is in each chunk's header; the configuration's only says
+    // how to write. Besides the spec's names and numcodecs' numbers (-1 is
+    // its AUTOSHUFFLE), GDAL 3.6 writes "BIT", "BYTE" and "NONE", which
+    // zarr-python accepts too.
     if let Some(shuffle) = c.get("shuffle") {
         match shuffle {
             Value::Str(s) if matches!(s.as_str(), "noshuffle" | "shuffle" | "bitshuffle") => {}
-            Value::Int(0..=2) => {}
+            Value::Int(-1..=2) => {}
+            Value::Str(s) if matches!(s.to_ascii_lowercase().as_str(), "bit" | "byte" | "none") => {
+                tracing::info!(shuffle = %s, "blosc shuffle {s:?} (GDAL's spelling): read as the chunks' headers say");
+            }
             other => return Err(bad(format!("unknown shuffle {other}"))),
         }
     }

@@ -342,8 +342,25 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     };
 
     let chunk_key_encoding = ChunkKeyEncoding::from_json(get("chunk_key_encoding")?)?;
-    let fill_value_json = get("fill_value")?.clone();
-    let fill_value = data_type.fill_value(&fill_value_json)?;
+    let mut fill_value_json = get("fill_value")?.clone();
+    if fill_value_json == Value::Null && data_type.element_size().is_some() {
+        // The spec requires a fill value; zarrita.js writes null (on bool
+        // arrays), and zarr-python reads it as the type's default: zero.
+        tracing::info!(
+            data_type = %data_type.name(),
+            "fill_value null: read as the type's default (zero), as zarr-python does"
+        );
+        fill_value_json = match data_type {
+            DataType::Bool => Value::Bool(false),
+            DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Float64 => Value::Float(0.0),
+            t if t.is_number() => Value::Int(0),
+            _ => Value::Null,
+        };
+    }
+    let fill_value = match fill_value_json {
+        Value::Null if data_type.element_size().is_some() => FillValue(vec![0; data_type.size()]),
+        ref v => data_type.fill_value(v)?,
+    };
 
     let codecs = codec_specs(
         get("codecs")?

@@ -2,9 +2,12 @@
 //! replies, or maps the error through [`FsError::errno`]. No filesystem
 //! logic lives here.
 //!
-//! The store is treated as immutable while mounted: long TTLs, and
-//! `FOPEN_KEEP_CACHE` so the kernel page cache serves re-reads. Every
-//! write-type operation answers `EROFS`.
+//! `FOPEN_KEEP_CACHE` lets the kernel page cache serve re-reads; metadata
+//! is treated as immutable while mounted (long TTLs), but on a local store
+//! the files that show objects follow them: their attributes time out
+//! after [`FRESH_TTL`], their mtime follows the objects, and with
+//! `FUSE_AUTO_INVAL_DATA` the kernel drops their pages when it changed.
+//! Every write-type operation answers `EROFS`.
 //!
 //! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
 //! daemon has `CAP_SYS_ADMIN`, an open chunk file that is decoded whole is
@@ -39,6 +42,10 @@ use crate::fs::backing::{BackingPool, sealed_memfd};
 use crate::fs::{Attr, ChunkContent, FsError, Kind, NzFs};
 
 const TTL: Duration = Duration::from_secs(3600);
+/// The attribute timeout of files that follow a local store's objects
+/// (chunk files, `data.bin`, `data.txt`, `.nc`): how soon a changed object
+/// is seen on the next read or open.
+pub const FRESH_TTL: Duration = Duration::from_secs(1);
 /// Kernel readahead and the largest read request, in bytes.
 const MAX_READAHEAD: u32 = 1 << 20;
 /// The handle of an open served by passthrough (others are 0), so that
@@ -143,6 +150,18 @@ impl FuseAdapter {
             .to_string()
     }
 
+    /// How long the kernel may keep `ino`'s attributes (and name).
+    fn ttl(&self, ino: u64) -> Duration {
+        // A chunk file served by passthrough is checked at each open (and
+        // read from its backing, not the page cache): its attributes need
+        // no second look, which would wait for the daemon.
+        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs.passthrough_chunk(ino).is_some();
+        match self.fs.follows_store(ino) && !passthrough {
+            true => FRESH_TTL,
+            false => TTL,
+        }
+    }
+
     fn attr(&self, a: Attr) -> FileAttr {
         FileAttr {
             ino: INodeNo(a.ino),
@@ -203,6 +222,13 @@ pub fn has_cap_sys_admin() -> bool {
 impl fuser::Filesystem for FuseAdapter {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_readahead(MAX_READAHEAD);
+        // A file whose mtime changed loses its cached pages: how a changed
+        // store object reaches readers of the views (NzFs::follows_store).
+        if self.fs.dataset().tracks_changes() && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {
+            tracing::warn!(
+                "the kernel does not offer FUSE_AUTO_INVAL_DATA: a changed chunk may read stale until its pages are dropped"
+            );
+        }
         let unavailable = if self.mode == Passthrough::Never {
             Some("--passthrough never")
         } else if !has_cap_sys_admin() {
@@ -238,14 +264,14 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
         match self.fs.lookup(parent.0, name) {
-            Ok(a) => reply.entry(&TTL, &self.attr(a), Generation(0)),
+            Ok(a) => reply.entry(&self.ttl(a.ino), &self.attr(a), Generation(0)),
             Err(e) => reply.error(self.errno("lookup", parent.0, &e)),
         }
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         match self.fs.getattr(ino.0) {
-            Ok(a) => reply.attr(&TTL, &self.attr(a)),
+            Ok(a) => reply.attr(&self.ttl(a.ino), &self.attr(a)),
             Err(e) => reply.error(self.errno("getattr", ino.0, &e)),
         }
     }

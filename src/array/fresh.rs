@@ -11,6 +11,15 @@
 //! would be a request per read); their shards' ranged reads are checked
 //! against the ETag the index was read with.
 //!
+//! The kernel's page cache holds what the views served, long after the
+//! daemon's cache let the decode go. So the stamp of every object read for
+//! a decode is also noted per array (at most [`MAX_NOTED`] in all), and
+//! [`Freshness::generation`] stats them again: an array's generation goes
+//! up when one changed, and the views show it in their mtime, which the
+//! kernel (with `FUSE_AUTO_INVAL_DATA` and a short attribute timeout)
+//! compares to drop its stale pages. An array past the bound gets a new
+//! generation on every look: always right, only slower.
+//!
 //! Invariants: a chunk is never served from a decode whose object is known
 //! to have changed; the table holds an entry per cached chunk, pruned to
 //! what the cache still holds whenever it doubles; the stamp is taken
@@ -26,6 +35,17 @@ use crate::store::{ReadableStore, Stamp, StoreKey};
 
 /// How long a check of a cached chunk's object holds.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(1);
+
+/// The most objects whose stamps are noted for the kernel's views.
+pub const MAX_NOTED: usize = 1 << 18;
+
+/// What was read for one array's decodes.
+#[derive(Default)]
+struct Noted {
+    stamps: HashMap<u64, Option<Stamp>>,
+    generation: u64,
+    overflowed: bool,
+}
 
 struct Seen {
     /// The object's stamp before its decode (`None`: it was absent).
@@ -43,6 +63,8 @@ struct Table {
 pub(super) struct Freshness {
     on: bool,
     table: Mutex<Table>,
+    /// By array: the stamps of the objects its decodes read.
+    noted: Mutex<(HashMap<usize, Noted>, usize)>,
 }
 
 impl Freshness {
@@ -53,7 +75,119 @@ impl Freshness {
                 seen: HashMap::new(),
                 prune_at: 1024,
             }),
+            noted: Mutex::new((HashMap::new(), 0)),
         }
+    }
+
+    /// Whether objects are checked at all (a store where a second look is
+    /// cheap).
+    pub(super) fn on(&self) -> bool {
+        self.on
+    }
+
+    /// Note that chunk `chunk` of array `array` was read as `stamp` (`None`:
+    /// absent) for a decode.
+    pub(super) fn note(&self, array: usize, chunk: u64, stamp: Option<Stamp>) {
+        if !self.on {
+            return;
+        }
+        let mut guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let (by_array, total) = &mut *guard;
+        let noted = by_array.entry(array).or_default();
+        if noted.stamps.contains_key(&chunk) || *total < MAX_NOTED {
+            match noted.stamps.insert(chunk, stamp) {
+                None => *total += 1,
+                // Read again, changed: what the views showed of it is old.
+                Some(before) if before != stamp => noted.generation += 1,
+                Some(_) => {}
+            }
+        } else {
+            noted.overflowed = true;
+        }
+    }
+
+    /// The version of chunk `chunk`'s object (`key`) as the store holds it
+    /// now (0: absent), for its chunk file's mtime; a change from what a
+    /// decode read drops that decode and counts the array's generation up.
+    /// `None` when untracked or the look fails.
+    pub(super) fn current(
+        &self,
+        array: usize,
+        chunk: u64,
+        store: &dyn ReadableStore,
+        key: &StoreKey,
+        cache: &ArrayCache,
+    ) -> Option<u64> {
+        if !self.on {
+            return None;
+        }
+        let now = store.stat(key).ok()?;
+        let mut guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(noted) = guard.0.get_mut(&array)
+            && let Some(before) = noted.stamps.get_mut(&chunk)
+            && *before != now
+        {
+            *before = now;
+            noted.generation += 1;
+            drop(guard);
+            cache.invalidate(&CacheKey::whole(array, chunk));
+            cache.invalidate(&CacheKey::index(array, chunk));
+            self.table().seen.remove(&CacheKey::whole(array, chunk));
+        }
+        Some(now.map_or(0, |s| s.version ^ s.len.rotate_left(32)))
+    }
+
+    /// The generation of array `array`'s values as last counted, without a
+    /// look at the store.
+    pub(super) fn last_generation(&self, array: usize) -> u64 {
+        let guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.get(&array).map_or(0, |n| n.generation)
+    }
+
+    /// The generation of array `array`'s values: the noted objects are
+    /// stat'ed again (`key` names chunk `i`'s), and any that changed drops
+    /// its decode from `cache` and counts one up. `None` when untracked.
+    pub(super) fn generation(
+        &self,
+        array: usize,
+        store: &dyn ReadableStore,
+        key: impl Fn(u64) -> Option<StoreKey>,
+        cache: &ArrayCache,
+    ) -> Option<u64> {
+        if !self.on {
+            return None;
+        }
+        let lock = || self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let listed: Vec<(u64, Option<Stamp>)> = match lock().0.get(&array) {
+            None => return Some(0),
+            Some(n) => n.stamps.iter().map(|(&c, &s)| (c, s)).collect(),
+        };
+        let mut changed = Vec::new();
+        for (chunk, before) in listed {
+            let Some(k) = key(chunk) else { continue };
+            let now = store.stat(&k).ok();
+            if now != Some(before) {
+                tracing::debug!(key = %k, "the store object changed since it was read: its views are refreshed");
+                changed.push((chunk, now.flatten()));
+            }
+        }
+        for &(chunk, _) in &changed {
+            cache.invalidate(&CacheKey::whole(array, chunk));
+            cache.invalidate(&CacheKey::index(array, chunk));
+            self.table().seen.remove(&CacheKey::whole(array, chunk));
+        }
+        let mut guard = lock();
+        let noted = guard.0.entry(array).or_default();
+        if !changed.is_empty() {
+            noted.generation += 1;
+        }
+        for (chunk, now) in changed {
+            noted.stamps.insert(chunk, now);
+        }
+        if noted.overflowed {
+            noted.generation += 1;
+        }
+        Some(noted.generation)
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -71,6 +205,7 @@ impl Freshness {
             self.table().seen.remove(&ck);
             return;
         };
+        self.note(ck.node, ck.chunk, stamp);
         let mut t = self.table();
         let checked = Instant::now();
         t.seen.insert(ck, Seen { stamp, checked });

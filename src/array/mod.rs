@@ -478,6 +478,12 @@ impl Dataset {
         }
     }
 
+    /// Whether the store's objects are checked for changes (a local store):
+    /// then the views that show values follow their objects (mtime).
+    pub fn tracks_changes(&self) -> bool {
+        self.shared.fresh.on()
+    }
+
     /// Why array node `id` has metadata but no decoder (an unknown codec).
     pub fn undecodable(&self, id: usize) -> Option<&str> {
         self.undecodable.get(&id).map(String::as_str)

@@ -210,6 +210,33 @@ impl Array {
         }
     }
 
+    /// The generation of this array's values: it goes up when an object
+    /// read for one of its decodes changed in the store (`None`: the store
+    /// is not tracked). Its views put it in their mtime.
+    pub fn values_generation(&self) -> Option<u64> {
+        let s = &self.shared;
+        s.fresh
+            .generation(self.id, s.store.as_ref(), |i| self.chunk_key(i).ok(), &s.cache)
+    }
+
+    /// [`Array::values_generation`] as last counted (no look at the store):
+    /// what caches derived from values compare with.
+    pub fn last_generation(&self) -> u64 {
+        self.shared.fresh.last_generation(self.id)
+    }
+
+    /// The version of chunk `index`'s object as the store holds it now (0:
+    /// absent; `None`: the store is not tracked), for its chunk file's
+    /// mtime; a changed object drops its decode.
+    pub fn object_version(&self, index: u64) -> Option<u64> {
+        let s = &self.shared;
+        if !s.fresh.on() {
+            return None;
+        }
+        let key = self.chunk_key(index).ok()?;
+        s.fresh.current(self.id, index, s.store.as_ref(), &key, &s.cache)
+    }
+
     /// An absent chunk means the fill value only while the array itself is
     /// still in the store: if its metadata is gone (its `zarr.json`, or for a
     /// consolidated hierarchy the root's), the store was moved or deleted
@@ -408,7 +435,9 @@ impl Array {
     fn shard_index(&self, sharding: &ShardingCodec, index: u64, key: &StoreKey) -> Result<Chunk, ArrayError> {
         let store = self.shared.store.as_ref();
         self.shared.cache.get_or_decode(&CacheKey::index(self.id, index), || {
-            let Some(stamp) = store.stat(key).map_err(|e| ArrayError::store(key, e))? else {
+            let stat = store.stat(key).map_err(|e| ArrayError::store(key, e))?;
+            self.shared.fresh.note(self.id, index, stat);
+            let Some(stamp) = stat else {
                 return self.absent(key, Vec::new);
             };
             let (at, n) = sharding

@@ -56,6 +56,13 @@ pub struct LineCache {
     entries: Mutex<Vec<Lines>>,
 }
 
+impl LineCache {
+    /// Forget every chunk's lines (its objects changed).
+    pub fn clear(&self) {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
 impl Array {
     /// Chunk `index` as text: one line per element of the whole chunk (a
     /// variable-length chunk's cached decode itself, not a copy).

@@ -475,7 +475,11 @@ fn wait_for_session(done: &std::sync::mpsc::Receiver<std::io::Result<()>>, mount
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         let stopping = STOPPING.load(std::sync::atomic::Ordering::SeqCst);
-        if !stopping && is_mount_point(mountpoint) {
+        // The mount table only: a `stat` of the mount point would be a
+        // request to this very process, and one caught by SIGKILL while its
+        // answer is pending leaves the process unkillable (a thread waits
+        // for itself), with the mount hung instead of stale.
+        if !stopping && crate::mounts::at(mountpoint).is_some() {
             ending_since = None;
             continue;
         }
@@ -525,6 +529,10 @@ static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 /// info defaults to 128 KiB): large sequential reads then arrive as 1 MiB
 /// FUSE requests. Best effort: it needs write access to sysfs (root).
 fn raise_readahead(mountpoint: &Path) {
+    // A `stat` of this process's own mount (see wait_for_session): it waits
+    // for the session's INIT, which must come first (a knob written before
+    // it changed how passthrough reads behaved), and is answered within
+    // milliseconds of the mount.
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::metadata(mountpoint) else {
         return;

@@ -39,6 +39,7 @@
 //! A store object whose owner cannot be read shows mode `000`.
 
 mod access;
+mod attrs;
 pub mod backing;
 mod dir;
 pub mod error;
@@ -527,78 +528,6 @@ impl NzFs {
             (NodeKind::Array(a), Some(names)) => Ok((&a.metadata, names)),
             _ => Err(FsError::NotFound),
         }
-    }
-
-    /// Whether `ino` exists, and what kind of node it is: what `open` and
-    /// `access` need, without asking the store for owners and modes.
-    pub fn kind(&self, ino: u64) -> Result<Kind, FsError> {
-        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
-        self.kind_and_size(inode).map(|(kind, _)| kind)
-    }
-
-    /// The attributes of `ino`.
-    pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
-        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
-        let (kind, size) = self.kind_and_size(inode)?;
-        let access = match inode {
-            Inode::Node(n) => self.dir_access(n),
-            Inode::Header(n) => self.header_access(n),
-            Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
-            Inode::Preview(n) => self.preview_access(n),
-            Inode::Index => self.header_access(0),
-            Inode::Chunk { node, index } => self.chunk_access(node, index),
-        };
-        let (perm, uid, gid) = self.ownership_of(access, kind);
-        let nlink = match kind {
-            Kind::Directory => 2,
-            Kind::File => 1,
-        };
-        let blksize = match inode {
-            Inode::NetCdf(_) => NC_BLKSIZE,
-            _ => FILE_BLKSIZE,
-        };
-        let mtime = self
-            .version(inode.node())
-            .and_then(|v| v.time)
-            .unwrap_or(self.options.mtime);
-        Ok(Attr {
-            ino,
-            kind,
-            size,
-            perm,
-            nlink,
-            uid,
-            gid,
-            mtime,
-            blksize,
-        })
-    }
-
-    /// The kind and size of `inode`, from metadata alone.
-    fn kind_and_size(&self, inode: Inode) -> Result<(Kind, u64), FsError> {
-        Ok(match inode {
-            Inode::Node(n) => {
-                let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
-                (Kind::Directory, node.children.len() as u64)
-            }
-            Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
-            Inode::Data(n) if self.has_data_bin(n) => (Kind::File, self.data_size(n)?),
-            Inode::Data(_) => return Err(FsError::NotFound),
-            Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
-            Inode::Text(n) => (Kind::File, self.text_size(n)?),
-            Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
-            Inode::Index => (Kind::File, self.index_html()?.len() as u64),
-            Inode::Chunk { node, index } => {
-                let (m, names) = self.array_files(node)?;
-                if index >= names.count() {
-                    return Err(FsError::NotFound);
-                }
-                match self.info[node].text.as_ref().filter(|t| t.variable) {
-                    Some(_) => (Kind::File, self.chunk_text_size(node, index)?),
-                    None => (Kind::File, m.chunk_bytes_of(index)),
-                }
-            }
-        })
     }
 
     /// Check that `ino` is a file that can be opened for reading.

@@ -18,6 +18,8 @@ pub(super) struct TextView {
     index: Mutex<Option<Arc<TextIndex>>>,
     lines: LineCache,
     chunk_sizes: Mutex<HashMap<u64, u64>>,
+    /// The array's values generation the above were made at.
+    generation: Mutex<u64>,
 }
 
 impl TextView {
@@ -27,6 +29,18 @@ impl TextView {
             index: Mutex::new(None),
             lines: LineCache::default(),
             chunk_sizes: Mutex::new(HashMap::new()),
+            generation: Mutex::new(0),
+        }
+    }
+
+    /// Forget what was made from values of an older `generation`.
+    fn sync(&self, generation: u64) {
+        let mut g = self.generation.lock().unwrap_or_else(|e| e.into_inner());
+        if *g != generation {
+            *g = generation;
+            *self.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            self.chunk_sizes.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.lines.clear();
         }
     }
 }
@@ -48,6 +62,7 @@ impl NzFs {
     /// is not remembered: the next `stat` or read tries again.
     fn text_index(&self, n: usize) -> Result<Arc<TextIndex>, FsError> {
         let view = self.text_view(n)?;
+        view.sync(self.array(n)?.0.last_generation());
         if let Some(index) = &*view.index.lock().unwrap_or_else(|e| e.into_inner()) {
             return Ok(index.clone());
         }
@@ -75,6 +90,7 @@ impl NzFs {
     /// The size of `.txt` chunk file `index` of array `n` (decodes it once).
     pub(super) fn chunk_text_size(&self, n: usize, index: u64) -> Result<u64, FsError> {
         let view = self.text_view(n)?;
+        view.sync(self.array(n)?.0.last_generation());
         if let Some(&size) = view.chunk_sizes.lock().unwrap_or_else(|e| e.into_inner()).get(&index) {
             return Ok(size);
         }

@@ -1,0 +1,142 @@
+//! The attributes of each inode: its kind and size (from metadata alone,
+//! so `stat` decodes nothing but the text views' sizes), owner and mode,
+//! and mtime; and how the files that show store objects follow them.
+//!
+//! On a local store a file that shows objects (a chunk file, `data.bin`,
+//! `data.txt`, a `.nc`) has an mtime that follows them: a chunk file's
+//! carries its object's version, the others their arrays' generation
+//! (which goes up when an object read for them changed), in the
+//! nanoseconds of the mount's time. With a short attribute timeout for
+//! just these files ([`NzFs::follows_store`]) and `FUSE_AUTO_INVAL_DATA`,
+//! the kernel drops its cached pages of such a file within about a second
+//! of a change, on the next read or open.
+//!
+//! Invariant: the version is read before the size, so a text view whose
+//! objects changed is sized from the new values.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::{Attr, FILE_BLKSIZE, FsError, Inode, Kind, NC_BLKSIZE, NzFs};
+
+/// `base` to the whole second, with `version` in its nanoseconds: a change
+/// of version is a change of mtime.
+fn following(base: SystemTime, version: u64) -> SystemTime {
+    let since = base.duration_since(UNIX_EPOCH).unwrap_or_default();
+    UNIX_EPOCH + Duration::from_secs(since.as_secs()) + Duration::from_nanos(version % 1_000_000_000)
+}
+
+impl NzFs {
+    /// Whether `ino` exists, and what kind of node it is: what `open` and
+    /// `access` need, without asking the store for owners and modes.
+    pub fn kind(&self, ino: u64) -> Result<Kind, FsError> {
+        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
+        self.kind_and_size(inode).map(|(kind, _)| kind)
+    }
+
+    /// The attributes of `ino`.
+    pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
+        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
+        // First: a changed object counts its array's generation up, which
+        // the sizes of text views follow.
+        let version = self.values_version(inode);
+        let (kind, size) = self.kind_and_size(inode)?;
+        let access = match inode {
+            Inode::Node(n) => self.dir_access(n),
+            Inode::Header(n) => self.header_access(n),
+            Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
+            Inode::Preview(n) => self.preview_access(n),
+            Inode::Index => self.header_access(0),
+            Inode::Chunk { node, index } => self.chunk_access(node, index),
+        };
+        let (perm, uid, gid) = self.ownership_of(access, kind);
+        let nlink = match kind {
+            Kind::Directory => 2,
+            Kind::File => 1,
+        };
+        let blksize = match inode {
+            Inode::NetCdf(_) => NC_BLKSIZE,
+            _ => FILE_BLKSIZE,
+        };
+        let mtime = self
+            .version(inode.node())
+            .and_then(|v| v.time)
+            .unwrap_or(self.options.mtime);
+        let mtime = match version {
+            Some(v) => following(mtime, v),
+            None => mtime,
+        };
+        Ok(Attr {
+            ino,
+            kind,
+            size,
+            perm,
+            nlink,
+            uid,
+            gid,
+            mtime,
+            blksize,
+        })
+    }
+
+    /// What the mtime of a file that shows store objects follows (local
+    /// stores only): a chunk file its object's version, `data.bin` and
+    /// `data.txt` their array's generation, a `.nc` its arrays'. The kernel
+    /// drops its cached pages of a file whose mtime changed
+    /// (`FUSE_AUTO_INVAL_DATA`), at the latest when the short attribute
+    /// timeout of such files ([`NzFs::follows_store`]) runs out.
+    fn values_version(&self, inode: Inode) -> Option<u64> {
+        match inode {
+            Inode::Chunk { node, index } => self.dataset.array(node)?.object_version(index),
+            Inode::Data(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
+            Inode::NetCdf(n) => self
+                .hierarchy()
+                .nodes
+                .get(n)?
+                .children
+                .iter()
+                .try_fold(0u64, |sum, &c| match self.dataset.array(c) {
+                    Some(a) => a.values_generation().map(|g| sum.wrapping_add(g)),
+                    None => Some(sum),
+                }),
+            _ => None,
+        }
+    }
+
+    /// Whether `ino` is a file whose bytes follow the store's objects as
+    /// they change (see [`NzFs::values_version`]): its attributes must be
+    /// looked at again soon.
+    pub fn follows_store(&self, ino: u64) -> bool {
+        self.dataset.tracks_changes()
+            && matches!(
+                Inode::from_ino(ino),
+                Some(Inode::Chunk { .. } | Inode::Data(_) | Inode::Text(_) | Inode::NetCdf(_))
+            )
+    }
+
+    /// The kind and size of `inode`, from metadata alone.
+    fn kind_and_size(&self, inode: Inode) -> Result<(Kind, u64), FsError> {
+        Ok(match inode {
+            Inode::Node(n) => {
+                let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
+                (Kind::Directory, node.children.len() as u64)
+            }
+            Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
+            Inode::Data(n) if self.has_data_bin(n) => (Kind::File, self.data_size(n)?),
+            Inode::Data(_) => return Err(FsError::NotFound),
+            Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
+            Inode::Text(n) => (Kind::File, self.text_size(n)?),
+            Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
+            Inode::Index => (Kind::File, self.index_html()?.len() as u64),
+            Inode::Chunk { node, index } => {
+                let (m, names) = self.array_files(node)?;
+                if index >= names.count() {
+                    return Err(FsError::NotFound);
+                }
+                match self.info[node].text.as_ref().filter(|t| t.variable) {
+                    Some(_) => (Kind::File, self.chunk_text_size(node, index)?),
+                    None => (Kind::File, m.chunk_bytes_of(index)),
+                }
+            }
+        })
+    }
+}

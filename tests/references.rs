@@ -448,3 +448,63 @@ mod remote {
         assert!(!reads.is_empty() && reads.len() <= 6, "{reads:?}");
     }
 }
+
+/// A JSON set whose references point outside its directory says so at
+/// once, on `nzfs mount`'s own output: how many, one of them, and the exact
+/// option, which then reads them. Before, the mount said nothing and only
+/// the log named a prefix.
+#[test]
+fn a_set_pointing_outside_says_so_when_mounted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (set, data) = (tmp.path().join("set"), tmp.path().join("data"));
+    std::fs::create_dir_all(&set).unwrap();
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("blob"), b"abcdefgh").unwrap();
+    let blob = data.join("blob");
+    let refs = format!(
+        r#"{{"version": 1, "refs": {{".zgroup": "{{\"zarr_format\": 2}}",
+        "x/.zarray": "{{\"shape\": [8], \"chunks\": [4], \"dtype\": \"|u1\", \"compressor\": null, \"fill_value\": 0, \"filters\": null, \"order\": \"C\", \"zarr_format\": 2}}",
+        "x/0": ["{b}", 0, 4], "x/1": ["{b}", 4, 4]}}}}"#,
+        b = blob.display()
+    );
+    std::fs::write(set.join("refs.json"), refs).unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    /// Unmounts (lazily) on drop, should an assertion fail while mounted.
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            if nzfs::daemon::is_mount_point(self.0) {
+                let _ = std::process::Command::new("fusermount3")
+                    .args(["-u", "-z"])
+                    .arg(self.0)
+                    .status();
+            }
+        }
+    }
+    let _unmount = Unmount(&mp);
+    let log = tmp.path().join("log");
+    let (file, mp_s, log_s) = (set.join("refs.json"), mp.to_str().unwrap(), log.to_str().unwrap());
+    let out = common::mount::nzfs(&["mount", file.to_str().unwrap(), mp_s, "--log-file", log_s]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    let option = format!("virtual_chunks=file://{}/", data.display());
+    assert!(said.contains("2 of 4 references point outside"), "{said}");
+    assert!(said.contains("x/0 -> ") && said.contains(&option), "{said}");
+    assert!(std::fs::read(mp.join("x/data.bin")).is_err());
+    assert!(common::mount::nzfs(&["unmount", mp_s]).status.success());
+    // The option it names reads them.
+    let out = common::mount::nzfs(&[
+        "mount",
+        file.to_str().unwrap(),
+        mp_s,
+        "--log-file",
+        log_s,
+        "--store-option",
+        &option,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("point outside"));
+    assert_eq!(std::fs::read(mp.join("x/data.bin")).unwrap(), b"abcdefgh");
+    assert!(common::mount::nzfs(&["unmount", mp_s]).status.success());
+}

@@ -27,6 +27,8 @@ use signals::{block_termination_signals, wait_for_termination_signal};
 
 /// The line a daemon child prints once its mount is live.
 pub const READY: &str = "nzfs: mount is live";
+/// How the daemon starts a line `nzfs mount` shows the user once mounted.
+const NOTE: &str = "nzfs: note: ";
 
 pub use crate::cli::CliError;
 pub use crate::open::{Opened, open_dataset, open_store, shown_store};
@@ -316,7 +318,8 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         let mut lines = Vec::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if line == READY {
-                let _ = tx.send(Ok(()));
+                let notes: Vec<String> = lines.into_iter().filter(|l: &String| l.starts_with(NOTE)).collect();
+                let _ = tx.send(Ok(notes));
                 return;
             }
             lines.push(line);
@@ -324,7 +327,7 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         let _ = tx.send(Err(lines));
     });
     match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(Ok(())) => {
+        Ok(Ok(notes)) => {
             println!(
                 "nzfs: mounted {} at {} (daemon pid {}, log {})",
                 shown_store(&args.store),
@@ -332,6 +335,9 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
                 child.id(),
                 log_file.display()
             );
+            for note in notes {
+                eprintln!("{note}");
+            }
             Ok(())
         }
         Ok(Err(lines)) => {
@@ -547,6 +553,10 @@ fn raise_readahead(mountpoint: &Path) {
 }
 
 fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
+    // Before READY: `nzfs mount` prints these under its "mounted" line.
+    for note in crate::store::notes::take() {
+        eprintln!("{NOTE}{note}");
+    }
     eprintln!("{READY}");
     // From now on the parent is gone: stderr must not be its pipe.
     let target = log_file

@@ -79,6 +79,37 @@ pub(crate) fn resolve(targets: &Targets, spec: document::Spec) -> Ref {
     }
 }
 
+/// Say at once, as a note for `nzfs mount` and in the log, how many
+/// references of a JSON set point where nothing allows them, one of them,
+/// and the option that would.
+fn note_outside(targets: &Targets, name: &str, refs: &BTreeMap<String, Ref>) {
+    let mut outside = 0usize;
+    let mut example = None;
+    for (key, r) in refs {
+        if let Ref::Range { target, .. } = r {
+            let t = targets.get(*target);
+            if t.at.is_err() {
+                outside += 1;
+                example.get_or_insert_with(|| format!("{key} -> {}", t.url));
+            }
+        }
+    }
+    let Some(example) = example else { return };
+    let options: Vec<String> = targets
+        .refused()
+        .iter()
+        .map(|p| format!("--store-option virtual_chunks={p}"))
+        .collect();
+    let note = format!(
+        "reference set {name}: {outside} of {} references point outside its directory (for example {example}) \
+         and read as EIO; to read them, mount with {}",
+        refs.len(),
+        options.join(" ")
+    );
+    tracing::warn!("{note}");
+    crate::store::notes::add(note);
+}
+
 enum Refs {
     Json {
         refs: BTreeMap<String, Ref>,
@@ -173,6 +204,7 @@ impl ReferenceStore {
             refs.insert(key, r);
         }
         let spans = Arc::new(spans_of(refs.values()));
+        note_outside(&targets, &name, &refs);
         Ok(ReferenceStore::with(
             targets,
             file,

@@ -20,6 +20,7 @@ mod filesystem;
 pub mod icechunk;
 pub mod inflight;
 mod memory;
+pub mod notes;
 #[cfg(feature = "remote")]
 pub mod object;
 mod redact;

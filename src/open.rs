@@ -143,8 +143,11 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         if [".json", ".json.gz", ".json.zst"].iter().any(|x| path.ends_with(x)) {
             return remote_references(false);
         }
-        let remote = crate::store::object::RemoteStore::open(url, &remote_options(args)?)
-            .map_err(|e| CliError::new(format!("store {e}")))?;
+        // `virtual_chunks=` is no object_store setting: a Parquet set (told
+        // only once the store is open) takes it, any other store ignores it.
+        let (allowed, plain) = reference_options(args)?;
+        let remote =
+            crate::store::object::RemoteStore::open(url, &plain).map_err(|e| CliError::new(format!("store {e}")))?;
         let shown = remote.display().to_string();
         let remote: Box<dyn crate::store::ReadableStore> = match &args.disk_cache {
             Some(dir) => Box::new(
@@ -158,6 +161,11 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             Err(crate::zarr::hierarchy::OpenError::References) => return remote_references(true),
             other => other,
         };
+        if !allowed.is_empty() {
+            tracing::warn!(
+                "--store-option virtual_chunks= applies to reference sets and Icechunk repositories; {shown} is neither"
+            );
+        }
         let hierarchy = hierarchy.map_err(|e| {
             let http = url.starts_with("http://") || url.starts_with("https://");
             let text = e.to_string();

@@ -377,6 +377,12 @@ mod remote {
             let url = format!("s3://refs/k/{set}");
             let m = Mount::at(Path::new(&url), &opts);
             check(&m, want, &url);
+            // A prefix allowed for targets elsewhere is the set's option,
+            // not object_store's (a Parquet set refused it as unknown).
+            let mut allowed = opts.clone();
+            allowed.extend(["--store-option", "virtual_chunks=s3://refs/elsewhere/"]);
+            let m = Mount::at(Path::new(&url), &allowed);
+            check(&m, want, &format!("{url} with virtual_chunks"));
         }
         // A local set with s3:// targets.
         let dir = tempfile::tempdir().unwrap();

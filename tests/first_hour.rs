@@ -82,6 +82,21 @@ fn a_misspelled_command_gets_the_nearest_one() {
     assert!(err.contains("mount point") && !err.contains("unknown command"), "{err}");
 }
 
+/// A mount point that does not exist (the README's quick start on a fresh
+/// machine) gets the command that makes it, quoted where it must be.
+#[test]
+fn a_missing_mount_point_gets_the_mkdir_that_makes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, quote) in [("nz", ""), ("my data", "'")] {
+        let mp = tmp.path().join(name);
+        let out = nzfs(&["mount", &sample(), mp.to_str().unwrap()]);
+        assert!(!out.status.success());
+        let err = stderr(&out);
+        let want = format!("mkdir -p {quote}{}{quote}", mp.display());
+        assert!(err.contains("does not exist") && err.contains(&want), "{err}");
+    }
+}
+
 #[test]
 fn printing_commands_end_quietly_on_a_closed_pipe() {
     let store = sample();

@@ -82,6 +82,16 @@ pub fn is_mount_point(path: &Path) -> bool {
     crate::mounts::at(&canon).is_some()
 }
 
+/// `s` as one word for a shell command a message suggests (quoted when it
+/// holds anything but safe characters).
+fn shell_word(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
 fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
     if is_stale(mp) {
         // A daemon died (SIGKILL, OOM) and left its mount behind: clear it.
@@ -96,6 +106,11 @@ fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
             "mount point {} is a stale FUSE mount that could not be cleared; run `nzfs unmount {}`",
             mp.display(),
             mp.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fail(format!(
+            "mount point {} does not exist; create it first: mkdir -p {}",
+            mp.display(),
+            shell_word(&mp.to_string_lossy())
         )),
         Err(e) => fail(format!("mount point {}: {e}", mp.display())),
         Ok(m) if !m.is_dir() => fail(format!("mount point {} is not a directory", mp.display())),

@@ -90,6 +90,14 @@ fn check(args: &CheckArgs) -> ExitCode {
         );
     } else {
         print!("{}", nzfs::nz::to_text(&report));
+        if !report.declared() {
+            println!(
+                "{} does not declare NZ-1.0 (the NetCDF-Zarr convention: Zarr with netCDF's data model, \
+                 which nzfs's netCDF views follow). It reads as plain Zarr; declaring it (root attribute \
+                 conventions = \"NZ-1.0\") would need the other findings above fixed too.",
+                daemon::shown_store(&args.store)
+            );
+        }
         println!(
             "{} (Zarr v{}): {} NZ-1.0 ({}, {})",
             daemon::shown_store(&args.store),

@@ -304,3 +304,32 @@ fn si_sizes_are_si_and_the_version_says_commit_and_features() {
         assert_eq!(v.contains(feature), on, "{feature}: {v}");
     }
 }
+
+/// A store that does not claim NZ-1.0 is plain Zarr, not a broken store:
+/// its mount logs no warning about the convention, and `nzfs check` says
+/// in a line what NZ-1.0 is and that the store does not declare it. A
+/// store that declares it and breaks a rule still gets the warning.
+#[test]
+fn a_store_that_does_not_declare_nz_gets_no_warning() {
+    let m = common::mount::Mount::new("nz_undeclared.zarr", &[]);
+    let log = m.log();
+    assert!(
+        !log.lines().any(|l| l.contains("WARN") && l.contains("NZ-1.0")),
+        "{log}"
+    );
+    drop(m);
+    let out = nzfs(&["check", common::data_dir().join("nz_undeclared.zarr").to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("does not declare NZ-1.0 (the NetCDF-Zarr convention"),
+        "{said}"
+    );
+    let m = common::mount::Mount::new("nz_shared_dimension.zarr", &[]);
+    assert!(
+        m.log()
+            .lines()
+            .any(|l| l.contains("WARN") && l.contains("declares NZ-1.0 but")),
+        "{}",
+        m.log()
+    );
+}

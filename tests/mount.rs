@@ -433,7 +433,7 @@ fn non_conformant_stores_mount_with_one_summary_warning() {
     let log = m.log();
     let lines: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("does not fully follow NZ-1.0"))
+        .filter(|l| l.contains("declares NZ-1.0 but does not fully follow it"))
         .collect();
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains("shared-dimension"), "{log}");

@@ -416,7 +416,10 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
-    if !report.findings.is_empty() {
+    if !report.declared() {
+        // A plain Zarr store: nothing to warn about.
+        tracing::info!("the store does not declare NZ-1.0: its netCDF views follow Zarr's metadata as it is");
+    } else if !report.findings.is_empty() {
         let first = report
             .findings
             .first()
@@ -426,7 +429,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             errors = report.errors(),
             warnings = report.warnings(),
             first = %first,
-            "the store does not fully follow NZ-1.0; it is mounted anyway (details: nzfs check {})",
+            "the store declares NZ-1.0 but does not fully follow it; it is mounted anyway (details: nzfs check {})",
             shown_store(&args.store)
         );
     }

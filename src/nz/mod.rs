@@ -89,6 +89,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether the store declares NZ-1.0 (its root `conventions` holds the
+    /// token): findings are conformance errors only then; otherwise they
+    /// say what declaring it would need.
+    pub fn declared(&self) -> bool {
+        !self.findings.iter().any(|f| f.rule == "convention-declaration")
+    }
+
     pub fn errors(&self) -> usize {
         self.findings.iter().filter(|f| f.severity == Severity::Error).count() + self.omitted[1]
     }

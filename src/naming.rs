@@ -13,7 +13,10 @@
 //!   get a `_` after them; the empty name is
 //!   `_nz_empty`; at most [`MAX_NAME`] (241) bytes, cut at a character;
 //! - a **CDL name** ([`cdl`]): that netCDF name with ncgen's special
-//!   characters escaped by `\` (a leading digit too).
+//!   characters escaped by `\` (a leading digit too);
+//! - a **file name** ([`in_file`]), for the virtual `.nc`: the netCDF name
+//!   without the keyword suffix, since netCDF-C reads and writes `data`,
+//!   `variables` or `group` as names; only ncgen's lexer does not.
 //!
 //! An attribute named like one of ncgen's special attributes is renamed
 //! where ncgen would refuse it ([`attribute_names`]: any of them on a
@@ -122,6 +125,31 @@ pub fn netcdf(s: &str) -> String {
     clean(s, true)
 }
 
+/// The name a netCDF file (the virtual `.nc`) gives store name `original`,
+/// which the CDL views show as `shown` (from [`netcdf`], [`unique`] or
+/// [`attribute_names`]): the same, except where the only change was the
+/// trailing `_` of an ncgen keyword (`data`, `variables`, `_`, ...), which
+/// netCDF-C's `NC_check_name` accepts and only ncgen's lexer trips on. For
+/// an `attribute`, ncgen's special attribute names keep their `_` (they
+/// mean something to netCDF). A keyword is never a shown name, so the name
+/// given back is free in its scope.
+pub fn in_file(original: &str, shown: &str, attribute: bool) -> String {
+    let plain = clean_as(original, false, false);
+    let keyword = RESERVED.contains(&plain.as_str()) || (!attribute && SPECIAL_TOKENS.contains(&plain.as_str()));
+    let suffixed = {
+        let mut s = plain.clone();
+        if s.len() == MAX_NAME {
+            s.pop();
+        }
+        s + "_"
+    };
+    if keyword && shown == suffixed {
+        plain
+    } else {
+        shown.to_string()
+    }
+}
+
 /// Like [`netcdf`], for an attribute: ncgen's special names are left to
 /// [`attribute_names`].
 fn netcdf_attribute(s: &str) -> String {
@@ -129,6 +157,11 @@ fn netcdf_attribute(s: &str) -> String {
 }
 
 fn clean(s: &str, tokens: bool) -> String {
+    clean_as(s, tokens, true)
+}
+
+/// [`clean`], with ncgen's keywords suffixed only when `keywords`.
+fn clean_as(s: &str, tokens: bool, keywords: bool) -> String {
     let mut out: String = s.nfc().map(|c| if replaced(c) { '_' } else { c }).collect();
     if out.is_empty() {
         return "_nz_empty".into();
@@ -144,7 +177,7 @@ fn clean(s: &str, tokens: bool) -> String {
     let spaces = out.len() - kept;
     out.truncate(kept);
     out.extend(std::iter::repeat_n('_', spaces));
-    if RESERVED.contains(&out.as_str()) || (tokens && SPECIAL_TOKENS.contains(&out.as_str())) {
+    if keywords && (RESERVED.contains(&out.as_str()) || (tokens && SPECIAL_TOKENS.contains(&out.as_str()))) {
         if out.len() == MAX_NAME {
             out.pop();
         }

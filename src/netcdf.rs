@@ -289,7 +289,12 @@ fn attrs_of(
     fill: Option<u32>,
     group: bool,
 ) -> Vec<(String, AttrValue)> {
-    let keys = naming::attribute_names(attrs.iter().map(|(k, _)| k.as_str()), group);
+    // Keywords keep their own spelling in the file (naming::in_file).
+    let keys: Vec<String> = naming::attribute_names(attrs.iter().map(|(k, _)| k.as_str()), group)
+        .into_iter()
+        .zip(attrs)
+        .map(|(shown, (k, _))| naming::in_file(k, &shown, true))
+        .collect();
     let mut out: Vec<(String, AttrValue)> = attrs
         .iter()
         .zip(&keys)
@@ -395,12 +400,21 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
 
     // The group's dimensions (the same names as in header.cdl), plus the
     // trailing real/imaginary dimension of complex variables.
-    let group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
-    let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
+    let mut group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
     // Variables share a namespace with the group's subgroups (as in the CDL).
     let dim_names: Vec<&str> = group_dims.0.iter().map(|d| d.name.as_str()).collect();
     let shown = h.shown_children(id, &dim_names);
-    let shown_of = |c: usize| shown[node.children.iter().position(|&x| x == c).expect("a child")].clone();
+    // In the file, names keep what netCDF-C accepts (naming::in_file).
+    for d in &mut group_dims.0 {
+        if let Some(label) = &d.label {
+            d.name = naming::in_file(label, &d.name, false);
+        }
+    }
+    let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
+    let shown_of = |c: usize| {
+        let at = node.children.iter().position(|&x| x == c).expect("a child");
+        naming::in_file(&h.nodes[c].name, &shown[at], false)
+    };
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (c, a) in &arrays {
         let mut ids = group_dims.of_array(&a.metadata);

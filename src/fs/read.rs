@@ -80,10 +80,28 @@ impl NzFs {
             let item = var.item_out as u64;
             let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
             self.note_flat_read(var.node, e0 * var.item_in as u64, (e1 - e0) * var.item_in as u64);
-            let host = self.array(var.node)?.0.read_bytes(
+            let array = self.array(var.node)?.0;
+            let host = match array.read_bytes(
                 e0 * var.item_in as u64,
                 u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),
-            )?;
+            ) {
+                // netCDF readers read past the header at open (libnetcdf
+                // 4.10 reads the whole of a small file, in requests the
+                // kernel cuts where it likes): a variable whose chunks do
+                // not decode must not stop that, so in the .nc they read as
+                // the fill (netCDF's missing value), with a log line each
+                // time; data.bin and the chunk files stay EIO.
+                Err(e @ crate::array::ArrayError::Decode { .. }) => {
+                    tracing::warn!(
+                        path = %array.path(),
+                        error = %e,
+                        "a chunk of this .nc variable does not decode: the .nc shows its fill there"
+                    );
+                    let fill = &array.metadata().fill_value.0;
+                    ReadData::owned(fill.repeat((e1 - e0) as usize * var.item_in / fill.len().max(1)))
+                }
+                other => other?,
+            };
             let skip = (lo - var.begin - e0 * item) as usize;
             let n = (hi - lo) as usize;
             let dst = &mut out[(lo - start) as usize..(lo - start) as usize + n];

@@ -336,17 +336,26 @@ fn var_bound(m: &crate::zarr::metadata::ArrayMetadata) -> Option<u64> {
         .checked_add(2 * ALIGN)
 }
 
-/// Lay out the file of group `id` (its own arrays, not subgroups').
-/// Arrays `undecodable` names (no decoder: an unknown codec) are left out
-/// with its reason.
-pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<String>) -> Layout {
+/// Lay out the file of group `id` (its own arrays, not subgroups'), or of
+/// the root array `id` alone (its variable named `title`). Arrays
+/// `undecodable` names (no decoder: an unknown codec) are left out with
+/// its reason.
+pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize) -> Option<String>) -> Layout {
     let node = &h.nodes[id];
+    // A group's file holds its arrays; a store whose root is one array has
+    // a file of that array alone, named (as in header.cdl) by `title`.
+    let root_array = matches!(node.kind, NodeKind::Array(_));
+    let members: &[usize] = if root_array {
+        std::slice::from_ref(&id)
+    } else {
+        &node.children
+    };
     let mut arrays = Vec::new();
     let mut omitted = Vec::new();
     let mut reasons = Vec::new();
     // The file's size so far, bounded so that no offset can overflow.
     let mut total = 0u64;
-    for &c in &node.children {
+    for &c in members {
         let name = &h.nodes[c].name;
         let reason = match &h.nodes[c].kind {
             NodeKind::Array(a) if var_type(a.metadata.data_type, true).is_none() => "a type classic netCDF cannot hold",
@@ -403,7 +412,10 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
     let mut group_dims = GroupDimensions::of(arrays.iter().map(|(_, a)| &a.metadata));
     // Variables share a namespace with the group's subgroups (as in the CDL).
     let dim_names: Vec<&str> = group_dims.0.iter().map(|d| d.name.as_str()).collect();
-    let shown = h.shown_children(id, &dim_names);
+    let shown = match root_array {
+        true => vec![naming::netcdf(title)],
+        false => h.shown_children(id, &dim_names),
+    };
     // In the file, names keep what netCDF-C accepts (naming::in_file).
     for d in &mut group_dims.0 {
         if let Some(label) = &d.label {
@@ -412,8 +424,9 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
     }
     let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
     let shown_of = |c: usize| {
-        let at = node.children.iter().position(|&x| x == c).expect("a child");
-        naming::in_file(&h.nodes[c].name, &shown[at], false)
+        let at = members.iter().position(|&x| x == c).expect("a member");
+        let original = if root_array { title } else { h.nodes[c].name.as_str() };
+        naming::in_file(original, &shown[at], false)
     };
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (c, a) in &arrays {
@@ -484,7 +497,8 @@ pub fn layout(h: &Hierarchy, id: usize, undecodable: &dyn Fn(usize) -> Option<St
                     w.count(d as u64);
                 }
                 let mut attrs = attrs_of(&m.attributes, &m.attribute_types, cdf5, Some(t), false);
-                if var != h.nodes[*c].name {
+                // A root array has no name of its own: its title stands in.
+                if !root_array && var != h.nodes[*c].name {
                     attrs.push(("_nz_name".into(), AttrValue::Text(h.nodes[*c].name.clone())));
                 }
                 if unsigned {

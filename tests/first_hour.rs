@@ -333,3 +333,34 @@ fn a_store_that_does_not_declare_nz_gets_no_warning() {
         m.log()
     );
 }
+
+/// A store whose root is one array (what `zarr.create_array("big.zarr",
+/// ...)` writes) has a `.nc` too, named after the store, holding that
+/// array: xarray on it found no file. Its values are `data.bin`'s, big-endian.
+#[test]
+fn a_root_array_store_has_a_netcdf_file() {
+    let m = common::mount::Mount::new("root_array.zarr", &[]);
+    let names: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.iter().any(|n| n == "root_array.nc"), "{names:?}");
+    let out = Command::new("ncdump")
+        .arg("-h")
+        .arg(m.mp.join("root_array.nc"))
+        .output()
+        .unwrap();
+    let header = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && header.contains("short root_array(y, x) ;"),
+        "{header}"
+    );
+    let nc = std::fs::read(m.mp.join("root_array.nc")).unwrap();
+    let data = std::fs::read(m.mp.join("data.bin")).unwrap();
+    let begin = 1 << 20;
+    let big_endian: Vec<u8> = data
+        .chunks_exact(2)
+        .flat_map(|v| i16::from_ne_bytes([v[0], v[1]]).to_be_bytes())
+        .collect();
+    assert_eq!(nc[begin..begin + data.len()], big_endian[..]);
+}

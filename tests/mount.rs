@@ -193,7 +193,8 @@ fn a_root_array_fills_the_mount_point() {
             "data.bin",
             "header.cdl",
             "index.html",
-            "preview.png"
+            "preview.png",
+            "root_array.nc"
         ]
     );
 }

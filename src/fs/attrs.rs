@@ -88,6 +88,8 @@ impl NzFs {
         match inode {
             Inode::Chunk { node, index } => self.dataset.array(node)?.object_version(index),
             Inode::Data(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
+            // A store whose root is one array: its .nc is that array's.
+            Inode::NetCdf(n) if self.dataset.array(n).is_some() => self.dataset.array(n)?.values_generation(),
             Inode::NetCdf(n) => self
                 .hierarchy()
                 .nodes

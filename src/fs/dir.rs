@@ -90,11 +90,8 @@ impl NzFs {
         // ".", "..", header, then data.bin and/or data.txt (arrays) or
         // <name>.nc (groups), then the chunks or the children.
         let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
-        if self.info[n].chunk_names.is_none() {
-            files.push((
-                Inode::NetCdf(n).to_ino(),
-                self.info[n].nc_name.clone().unwrap_or_default(),
-            ));
+        if let Some(nc) = &self.info[n].nc_name {
+            files.push((Inode::NetCdf(n).to_ino(), nc.clone()));
         }
         if self.has_data_bin(n) {
             files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));

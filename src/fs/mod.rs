@@ -365,7 +365,10 @@ impl NzFs {
         // Generated names win; a node that collides is listed with `.node`
         // appended (again while that is taken too).
         for (id, node) in hierarchy.nodes.iter().enumerate() {
-            if !matches!(node.kind, NodeKind::Group { .. }) {
+            // Every group has a .nc, and so does a store whose root is one
+            // array (of that array alone).
+            let root_array = id == 0 && matches!(node.kind, NodeKind::Array(_));
+            if !matches!(node.kind, NodeKind::Group { .. }) && !root_array {
                 continue;
             }
             let version = info[id].version.map(|v| &options.versions[v]);
@@ -557,12 +560,18 @@ impl NzFs {
     /// The layout of group `n`'s virtual netCDF file.
     fn nc_layout(&self, n: usize) -> Result<&crate::netcdf::Layout, FsError> {
         let node = self.node_dir(n)?;
-        if !matches!(node.kind, NodeKind::Group { .. }) {
+        if self.info[n].nc_name.is_none() {
             return Err(FsError::NotFound);
         }
+        let root_array = matches!(node.kind, NodeKind::Array(_));
         Ok(self.info[n].nc_layout.get_or_init(|| {
             let h = self.hierarchy();
-            for &c in &h.nodes[n].children {
+            let members: &[usize] = if root_array {
+                std::slice::from_ref(&n)
+            } else {
+                &h.nodes[n].children
+            };
+            for &c in members {
                 if let NodeKind::Array(a) = &h.nodes[c].kind
                     && a.metadata.data_type.element_size().is_none()
                 {
@@ -578,7 +587,8 @@ impl NzFs {
                     .undecodable(c)
                     .map(|r| format!("its values cannot be decoded: {r}"))
             };
-            Box::new(crate::netcdf::layout(h, n, &undecodable))
+            let title = cdl::title(h, n, &self.options.dataset_name, self.version(n));
+            Box::new(crate::netcdf::layout(h, n, title, &undecodable))
         }))
     }
 

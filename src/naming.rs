@@ -134,16 +134,9 @@ pub fn netcdf(s: &str) -> String {
 /// mean something to netCDF). A keyword is never a shown name, so the name
 /// given back is free in its scope.
 pub fn in_file(original: &str, shown: &str, attribute: bool) -> String {
-    let plain = clean_as(original, false, false);
-    let keyword = RESERVED.contains(&plain.as_str()) || (!attribute && SPECIAL_TOKENS.contains(&plain.as_str()));
-    let suffixed = {
-        let mut s = plain.clone();
-        if s.len() == MAX_NAME {
-            s.pop();
-        }
-        s + "_"
-    };
-    if keyword && shown == suffixed {
+    let plain = clean_as(original, !attribute, false);
+    // The name with the suffix differs from the plain one only for a keyword.
+    if shown != plain && shown == clean(original, !attribute) {
         plain
     } else {
         shown.to_string()

@@ -610,3 +610,37 @@ fn unpublish_undoes_only_what_the_plugin_did() {
     let out = common::mount::nzfs(&["unmount", by_hand.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A mount of this volume's store with no record (published by a plugin
+/// before records were kept) is refused by unpublish until the kubelet
+/// publishes it again, which adopts it; then unpublish unmounts it.
+#[test]
+fn an_unrecorded_mount_of_the_same_volume_is_adopted_by_its_next_publish() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugin = Plugin::start(dir.path(), &[]);
+    let store = common::data_dir().join("sample.zarr").canonicalize().unwrap();
+    let store = store.to_str().unwrap();
+    let target = dir.path().join("pods/uid-1/mount");
+    let _cleanup = Target(target.clone());
+    runtime().block_on(async {
+        let mut node = NodeClient::new(channel(&plugin.socket).await);
+        node.node_publish_volume(publish_request(store, &target, Mode::MultiNodeReaderOnly))
+            .await
+            .unwrap();
+        // As an earlier version left it: the mount, no record.
+        for record in std::fs::read_dir(dir.path().join("published")).unwrap() {
+            std::fs::remove_file(record.unwrap().path()).unwrap();
+        }
+        let e = node
+            .node_unpublish_volume(unpublish_request(&target))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        assert!(nzfs::daemon::is_mount_point(&target));
+        node.node_publish_volume(publish_request(store, &target, Mode::MultiNodeReaderOnly))
+            .await
+            .unwrap();
+        node.node_unpublish_volume(unpublish_request(&target)).await.unwrap();
+        assert!(!nzfs::daemon::is_mount_point(&target));
+    });
+}

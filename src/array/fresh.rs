@@ -106,6 +106,14 @@ impl Freshness {
         }
     }
 
+    /// Drop what was decoded from chunk `chunk` of `array` (the chunk, or a
+    /// shard's index) and its check: its object changed.
+    fn forget(&self, array: usize, chunk: u64, cache: &ArrayCache) {
+        cache.invalidate(&CacheKey::whole(array, chunk));
+        cache.invalidate(&CacheKey::index(array, chunk));
+        self.table().seen.remove(&CacheKey::whole(array, chunk));
+    }
+
     /// The version of chunk `chunk`'s object (`key`) as the store holds it
     /// now (0: absent), for its chunk file's mtime; a change from what a
     /// decode read drops that decode and counts the array's generation up.
@@ -130,9 +138,7 @@ impl Freshness {
             *before = now;
             noted.generation += 1;
             drop(guard);
-            cache.invalidate(&CacheKey::whole(array, chunk));
-            cache.invalidate(&CacheKey::index(array, chunk));
-            self.table().seen.remove(&CacheKey::whole(array, chunk));
+            self.forget(array, chunk, cache);
         }
         Some(now.map_or(0, |s| s.version ^ s.len.rotate_left(32)))
     }
@@ -172,9 +178,7 @@ impl Freshness {
             }
         }
         for &(chunk, _) in &changed {
-            cache.invalidate(&CacheKey::whole(array, chunk));
-            cache.invalidate(&CacheKey::index(array, chunk));
-            self.table().seen.remove(&CacheKey::whole(array, chunk));
+            self.forget(array, chunk, cache);
         }
         let mut guard = lock();
         let noted = guard.0.entry(array).or_default();
@@ -268,4 +272,40 @@ pub enum Check {
     Unknown,
     /// The store is not tracked (remote stores check ETags themselves).
     Untracked,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    fn key(i: u64) -> Option<StoreKey> {
+        StoreKey::new(format!("c/{i}")).ok()
+    }
+
+    /// A noted object that changes counts the generation up once; past
+    /// [`MAX_NOTED`] objects, every look counts it up (never stale).
+    #[test]
+    fn generations_follow_changed_objects_and_overflow_counts_always() {
+        let cache = ArrayCache::new(1 << 20);
+        let mut store = MemoryStore::default();
+        store.insert("c/0", vec![1u8; 4]);
+        let f = Freshness::new(true);
+        f.note(7, 0, store.stat(&key(0).unwrap()).unwrap());
+        assert_eq!(f.generation(7, &store, key, &cache), Some(0));
+        assert_eq!(f.generation(7, &store, key, &cache), Some(0));
+        store.insert("c/0", vec![1u8; 5]);
+        assert_eq!(f.generation(7, &store, key, &cache), Some(1));
+        assert_eq!(f.generation(7, &store, key, &cache), Some(1));
+        assert_eq!(Freshness::new(false).generation(7, &store, key, &cache), None);
+
+        let big = Freshness::new(true);
+        for chunk in 0..=MAX_NOTED as u64 {
+            big.note(1, chunk, None);
+        }
+        let empty = MemoryStore::default();
+        let first = big.generation(1, &empty, |_| None, &cache);
+        let second = big.generation(1, &empty, |_| None, &cache);
+        assert!(second > first, "{first:?} then {second:?}");
+    }
 }

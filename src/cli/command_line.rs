@@ -50,9 +50,9 @@ const SUBCOMMANDS: &[&str] = &[
     "help",
 ];
 
-/// The subcommand `word` looks like a misspelling of (issue #34: `nzfs mnt
-/// STORE MP` was taken for mount(8)'s helper form): not a subcommand, not a
-/// path or URL that exists, and within a couple of edits of one.
+/// The subcommand `word` looks like a misspelling of, so that `nzfs mnt
+/// STORE MP` is not taken for mount(8)'s helper form: not a subcommand, not
+/// a path or URL that exists, and within a couple of edits of one.
 pub fn misspelled_command(word: &str) -> Option<&'static str> {
     if SUBCOMMANDS.contains(&word) || word.starts_with('-') || word.contains('/') || std::path::Path::new(word).exists()
     {
@@ -78,7 +78,7 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
     let mut args: Vec<OsString> = args.into_iter().collect();
     let positional = |a: Option<&OsString>| a.is_some_and(|a| !a.to_string_lossy().starts_with('-'));
     let first = args.get(1).map(|a| a.to_string_lossy().into_owned());
-    // A misspelled subcommand (`nzfs mnt STORE MP`, issue #34) is left to
+    // A misspelled subcommand (`nzfs mnt STORE MP`) is left to
     // clap, which suggests the right one: a word near a subcommand that is
     // not a path or URL here is not mount(8)'s SOURCE.
     if let Some(first) = first

@@ -45,6 +45,16 @@ const SLACK: usize = 64 * 1024;
 /// The most any stage of a variable-length chunk may hold (256 MiB).
 pub const VARLEN_LIMIT: usize = 256 << 20;
 
+/// Whether `a` decodes chunks to text lines: `vlen-utf8`/`vlen-bytes`, or
+/// sharding over them.
+fn decodes_to_lines(a: &ArrayToBytes) -> bool {
+    match a {
+        ArrayToBytes::VarLen { .. } => true,
+        ArrayToBytes::Sharding(s) => s.inner.is_varlen(),
+        _ => false,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecChain {
     /// Each codec with the shape and type of its decoded representation.
@@ -282,12 +292,7 @@ impl CodecChain {
                 }
             }
         }
-        let varlen = match &array_to_bytes {
-            Some(ArrayToBytes::VarLen { .. }) => true,
-            Some(ArrayToBytes::Sharding(s)) => s.inner.is_varlen(),
-            _ => false,
-        };
-        if data_type.element_size().is_none() && !varlen {
+        if data_type.element_size().is_none() && !array_to_bytes.as_ref().is_some_and(decodes_to_lines) {
             return Err(MetadataError::BadCodec {
                 codec: "codecs".into(),
                 reason: format!(
@@ -325,11 +330,7 @@ impl CodecChain {
     /// Whether chunks decode to text lines: the array -> bytes codec is
     /// `vlen-utf8`/`vlen-bytes`, or sharding over them.
     pub fn is_varlen(&self) -> bool {
-        match &self.array_to_bytes {
-            ArrayToBytes::VarLen { .. } => true,
-            ArrayToBytes::Sharding(s) => s.inner.is_varlen(),
-            _ => false,
-        }
+        decodes_to_lines(&self.array_to_bytes)
     }
 
     /// The sharding codec, when it is the whole chain and its elements have

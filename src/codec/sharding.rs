@@ -271,12 +271,8 @@ impl ShardingCodec {
         let mut out = Vec::with_capacity(decoded.iter().map(Vec::len).sum());
         let mut pos = vec![0u64; nd];
         for _ in 0..total {
-            let (mut inner, mut within) = (0usize, 0usize);
-            for ((&p, &g), &i) in pos.iter().zip(&self.grid).zip(&self.inner_shape) {
-                inner = inner * g as usize + (p / i) as usize;
-                within = within * i as usize + (p % i) as usize;
-            }
-            out.extend_from_slice(lines[inner][within]);
+            let (inner, within) = self.inner_of(&pos);
+            out.extend_from_slice(lines[inner as usize][within as usize]);
             for d in (0..nd).rev() {
                 pos[d] += 1;
                 if pos[d] < self.shard_shape[d] {
@@ -288,16 +284,16 @@ impl ShardingCodec {
         Ok(out)
     }
 
-    /// Inner chunk linear index and byte offset inside it, for the element at
-    /// shard position `pos`.
-    fn inner_of(&self, pos: &[u64]) -> (u64, usize) {
+    /// Inner chunk linear index and element index inside it (C order), for
+    /// the element at shard position `pos`.
+    fn inner_of(&self, pos: &[u64]) -> (u64, u64) {
         let mut inner = 0u64;
         let mut within = 0u64;
         for ((&p, &g), &i) in pos.iter().zip(&self.grid).zip(&self.inner_shape) {
             inner = inner * g + p / i;
             within = within * i + p % i;
         }
-        (inner, within as usize * self.data_type.size())
+        (inner, within)
     }
 
     /// The inner chunks that bytes `[start, end)` of the decoded shard touch,
@@ -352,7 +348,7 @@ impl ShardingCodec {
                 rest /= self.shard_shape[d];
             }
             let (inner, within) = self.inner_of(&pos);
-            let src_at = within + (b % item) as usize;
+            let src_at = (within * item + b % item) as usize;
             f(inner, src_at, (b - start) as usize, (run_end - b) as usize);
             b = run_end;
         }

@@ -84,7 +84,7 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
                 // The one kernel option worth passing on as it is.
                 Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.fuse.push(MountOption::CUSTOM(other.into())),
                 // Anything else would reach the kernel, whose EINVAL names
-                // nothing (issue #34): refuse it here, with the nearest.
+                // nothing: refuse it here, with the nearest.
                 _ => return Err(unknown_mount_option(other)),
             },
         }

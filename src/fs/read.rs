@@ -97,8 +97,7 @@ impl NzFs {
                         error = %e,
                         "a chunk of this .nc variable does not decode: the .nc shows its fill there"
                     );
-                    let fill = &array.metadata().fill_value.0;
-                    ReadData::owned(fill.repeat((e1 - e0) as usize * var.item_in / fill.len().max(1)))
+                    ReadData::owned(array.metadata().fill_value.repeat((e1 - e0) as usize))
                 }
                 other => other?,
             };

@@ -160,14 +160,8 @@ fn decompressed(name: &str, raw: Vec<u8>) -> io::Result<Vec<u8>> {
 
 impl ReferenceStore {
     fn with(targets: Targets, file: StoreKey, refs: Refs, version: u64) -> ReferenceStore {
-        let refused = targets.refused();
-        if !refused.is_empty() {
-            tracing::warn!(
-                "reference set {file}: targets under {} are not read (EIO) unless allowed with --store-option \
-                 virtual_chunks=PREFIX",
-                refused.join(", ")
-            );
-        }
+        // (A JSON set's refused targets were told at open: note_outside. A
+        // Parquet set's records are read on demand, and say so then.)
         ReferenceStore {
             targets,
             file,

@@ -28,7 +28,7 @@ impl Hierarchy {
     fn add_consolidated_kinds(&mut self, mut entries: Vec<(String, NodeKind)>) {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         // Every node by (parent, name), so that a million entries take
-        // linear time, not a scan of the siblings each (issue #29).
+        // linear time, not a scan of the siblings each.
         let mut known: HashMap<(usize, String), usize> = self
             .nodes
             .iter()

@@ -145,6 +145,13 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         u(&["prefetch", "workers"]),
     );
     out += &format!(
+        "  cpus         {} ({}): {} FUSE threads, {} decoders\n",
+        u(&["cpus", "count"]),
+        at(&["cpus", "why"]).as_str().unwrap_or("?"),
+        u(&["cpus", "fuse_threads"]),
+        u(&["cpus", "decoders"]),
+    );
+    out += &format!(
         "  passthrough  {}\n",
         if yes(&["passthrough", "on"]) {
             format!(
@@ -234,6 +241,7 @@ mod tests {
             "chunks_decoded":10,
             "store_reads":{"requests":12,"bytes":2048,"lookups":3,"failures":1,"in_flight":2,"concurrency":16},
             "prefetch":{"workers":16,"queued":5,"done":4},
+            "cpus":{"count":4,"why":"16 in the affinity mask, a quota of 3.50 in /sys/fs/cgroup/cpu.max","fuse_threads":4,"decoders":4},
             "errors":{"total":3,"by_kind":{"decode":2,"store":1},
               "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
             "passthrough":{"on":false,"backings":0,"backing_bytes":0},
@@ -249,6 +257,7 @@ mod tests {
             "10 decoded, 6 left to the page cache after a whole read",
             "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
             "5 queued, 4 done (16 workers)",
+            "cpus         4 (16 in the affinity mask, a quota of 3.50 in /sys/fs/cgroup/cpu.max): 4 FUSE threads, 4 decoders",
             "passthrough  off",
             "opens        1 open request (then the kernel opens files itself)",
             "errors       3 (decode 2, store 1)",

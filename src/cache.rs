@@ -9,13 +9,15 @@
 //! - errors are shared with the callers waiting at that moment but never
 //!   cached, so a chunk that is repaired in the store reads correctly later;
 //! - a panicking decode is turned into an error, so waiters never hang;
-//! - a non-blocking caller ([`ChunkCache::get_or_decode_then`]) is called
-//!   back exactly once, by whichever thread finishes the decode.
+//! - a caller ([`ChunkCache::get_or_decode_then`]) is called back exactly
+//!   once, by whichever thread finishes the decode; that is the one way in,
+//!   and [`ChunkCache::get_or_decode`] only waits for its callback
+//!   ([`wait_for`]).
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use lru::LruCache;
 
@@ -26,22 +28,32 @@ pub type Chunk = Arc<Vec<u8>>;
 #[derive(Debug, Clone, Copy)]
 pub struct DecodePanicked;
 
-type SlotResult<E> = Option<Result<Chunk, E>>;
-
 /// A callback that receives a chunk (or the error) when it is ready.
 pub type Waiter<E> = Box<dyn FnOnce(Result<Chunk, E>) + Send>;
 
 struct Slot<E> {
-    result: Mutex<SlotResult<E>>,
-    ready: Condvar,
-    /// Callbacks of non-blocking readers, run by the decoding thread.
+    /// Callbacks of the readers waiting, run by the decoding thread.
     waiters: Mutex<Vec<Waiter<E>>>,
 }
 
+/// What a lookup found: the chunk (the callback has been called), a decode
+/// in flight (the callback is queued on it), or a slot for the caller to
+/// decode into (the callback is its first waiter).
 enum Lookup<E> {
-    Done(Result<Chunk, E>),
-    Waiting(Arc<Slot<E>>),
+    Done,
+    Waiting,
     Decode(Arc<Slot<E>>),
+}
+
+/// Run `start` with a callback, and wait until it is called (on this
+/// thread or another): a blocking call made of a callback one. `None` when
+/// the callback was dropped uncalled.
+pub fn wait_for<T: Send + 'static>(start: impl FnOnce(Box<dyn FnOnce(T) + Send>)) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    start(Box::new(move |value| {
+        let _ = tx.send(value);
+    }));
+    rx.recv().ok()
 }
 
 struct State<K: Hash + Eq, E> {
@@ -72,7 +84,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
+impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> ChunkCache<K, E> {
     pub fn new(budget: u64) -> Self {
         ChunkCache {
             state: Mutex::new(State {
@@ -128,72 +140,48 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
     /// The chunk for `key`, decoding it with `decode` if no one has yet;
     /// waits (blocking) when another thread is decoding it.
     pub fn get_or_decode(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
-        match self.lookup(key, None) {
-            Lookup::Done(result) => result,
-            Lookup::Waiting(slot) => {
-                self.stats.waits.fetch_add(1, Ordering::Relaxed);
-                let mut result = lock(&slot.result);
-                while result.is_none() {
-                    result = slot.ready.wait(result).unwrap_or_else(|p| p.into_inner());
-                }
-                result.clone().expect("set before notify")
-            }
-            Lookup::Decode(slot) => self.decode_into(key, &slot, decode),
-        }
+        wait_for(|then| self.get_or_decode_then(key, decode, then)).unwrap_or_else(|| Err(E::from(DecodePanicked)))
     }
 
-    /// Like [`ChunkCache::get_or_decode`], but never blocks on another
-    /// thread's decode: `then` receives the result on whichever thread
-    /// finishes the decode (this one, if it decodes or the chunk is cached).
-    /// The FUSE adapter uses this so that a worker thread is never parked
-    /// behind a decode another thread is running.
+    /// Hand the chunk for `key` to `then`, decoding it with `decode` if no
+    /// one has yet; never blocks on another thread's decode: `then`
+    /// receives the result on whichever thread finishes the decode (this
+    /// one, if it decodes or the chunk is cached). The FUSE adapter's
+    /// threads are so never parked behind a decode another thread runs.
     pub fn get_or_decode_then(&self, key: &K, decode: impl FnOnce() -> Result<Vec<u8>, E>, then: Waiter<E>) {
-        match self.lookup(key, Some(then)) {
-            Lookup::Done(_) | Lookup::Waiting(_) => {}
-            Lookup::Decode(slot) => {
-                // The result went to `then` (queued on the slot).
-                let _ = self.decode_into(key, &slot, decode);
-            }
+        if let Lookup::Decode(slot) = self.lookup(key, then) {
+            self.decode_into(key, &slot, decode);
         }
     }
 
     /// Find `key`: cached (then `then` has been called), being decoded (then
     /// `then` was queued on the slot), or ours to decode.
-    fn lookup(&self, key: &K, then: Option<Waiter<E>>) -> Lookup<E> {
+    fn lookup(&self, key: &K, then: Waiter<E>) -> Lookup<E> {
         let mut st = lock(&self.state);
         if let Some(chunk) = st.lru.get(key) {
             self.stats.hits.fetch_add(1, Ordering::Relaxed);
             let chunk = chunk.clone();
             drop(st);
-            if let Some(then) = then {
-                then(Ok(chunk.clone()));
-            }
-            return Lookup::Done(Ok(chunk));
+            then(Ok(chunk));
+            return Lookup::Done;
         }
         if let Some(slot) = st.inflight.get(key) {
-            let slot = slot.clone();
             // Queued under the state lock: the decoder cannot have finished
             // (it leaves `inflight` under this lock before calling waiters).
-            if let Some(then) = then {
-                self.stats.waits.fetch_add(1, Ordering::Relaxed);
-                lock(&slot.waiters).push(then);
-            }
-            return Lookup::Waiting(slot);
+            self.stats.waits.fetch_add(1, Ordering::Relaxed);
+            lock(&slot.waiters).push(then);
+            return Lookup::Waiting;
         }
         let slot = Arc::new(Slot {
-            result: Mutex::new(None),
-            ready: Condvar::new(),
-            waiters: Mutex::new(Vec::new()),
+            waiters: Mutex::new(vec![then]),
         });
-        if let Some(then) = then {
-            lock(&slot.waiters).push(then);
-        }
         st.inflight.insert(key.clone(), slot.clone());
         Lookup::Decode(slot)
     }
 
-    /// Run `decode` for the slot we own, publish the result, wake waiters.
-    fn decode_into(&self, key: &K, slot: &Slot<E>, decode: impl FnOnce() -> Result<Vec<u8>, E>) -> Result<Chunk, E> {
+    /// Run `decode` for the slot we own, publish the result, call the
+    /// waiters.
+    fn decode_into(&self, key: &K, slot: &Slot<E>, decode: impl FnOnce() -> Result<Vec<u8>, E>) {
         self.stats.decodes.fetch_add(1, Ordering::Relaxed);
         let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
             Ok(r) => r.map(Arc::new),
@@ -206,13 +194,10 @@ impl<K: Hash + Eq + Clone, E: Clone + From<DecodePanicked>> ChunkCache<K, E> {
                 self.insert(&mut st, key.clone(), chunk.clone());
             }
         }
-        *lock(&slot.result) = Some(result.clone());
-        slot.ready.notify_all();
         let waiters = std::mem::take(&mut *lock(&slot.waiters));
         for then in waiters {
             then(result.clone());
         }
-        result
     }
 
     fn insert(&self, st: &mut State<K, E>, key: K, chunk: Chunk) {

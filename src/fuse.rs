@@ -48,6 +48,13 @@ const TTL: Duration = Duration::from_secs(3600);
 pub const FRESH_TTL: Duration = Duration::from_secs(1);
 /// Kernel readahead and the largest read request, in bytes.
 const MAX_READAHEAD: u32 = 1 << 20;
+/// Background requests (readahead) the kernel keeps in flight at most, and
+/// past how many it counts the mount as congested and stops starting
+/// readahead: a sequential reader keeps its whole readahead window (the
+/// daemon sets it on the mount's backing device) in flight as 1 MiB
+/// requests, and many readers of one mount share these.
+const MAX_BACKGROUND: u16 = 64;
+const CONGESTION_THRESHOLD: u16 = 48;
 /// The handle of an open served by passthrough (others are 0), so that
 /// `release` knows to unpin its backing.
 const PASSTHROUGH_FH: FileHandle = FileHandle(1);
@@ -222,6 +229,8 @@ pub fn has_cap_sys_admin() -> bool {
 impl fuser::Filesystem for FuseAdapter {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
         let _ = config.set_max_readahead(MAX_READAHEAD);
+        let _ = config.set_max_background(MAX_BACKGROUND);
+        let _ = config.set_congestion_threshold(CONGESTION_THRESHOLD);
         // A file whose mtime changed loses its cached pages: how a changed
         // store object reaches readers of the views (NzFs::follows_store).
         if self.fs.dataset().tracks_changes() && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {

@@ -24,6 +24,7 @@ pub mod cache;
 pub mod cdl;
 pub mod cli;
 pub mod codec;
+pub mod cpus;
 #[cfg(feature = "csi")]
 pub mod csi;
 pub mod daemon;

@@ -23,7 +23,7 @@ use super::fill;
 use super::{Array, ArrayError, CacheKey, MissingChunks, ReadData};
 use std::sync::{Arc, Mutex};
 
-use crate::cache::Chunk;
+use crate::cache::{Chunk, wait_for};
 use crate::codec::CodecError;
 use crate::codec::sharding::{InnerLocation, ShardingCodec};
 use crate::store::{RangeRequest, Stamp, StoreKey, join};
@@ -39,6 +39,12 @@ fn widen_bf16(halves: &[u8]) -> Vec<u8> {
         .chunks_exact(2)
         .flat_map(|h| f32::from_bits(u32::from(u16::from_ne_bytes([h[0], h[1]])) << 16).to_ne_bytes())
         .collect()
+}
+
+/// The result a blocking read waited for ([`wait_for`]); a callback
+/// dropped uncalled is a decode that panicked.
+fn waited<T>(result: Option<Result<T, ArrayError>>) -> Result<T, ArrayError> {
+    result.unwrap_or_else(|| Err(ArrayError::from(crate::cache::DecodePanicked)))
 }
 
 fn vanished(key: &StoreKey) -> ArrayError {
@@ -70,9 +76,9 @@ impl Array {
     }
 
     /// Chunk `index` through the cache. An absent chunk of fixed-size
-    /// elements is cached as an empty buffer (issue #29: a chunk of 2^31
-    /// elements that is not in the store must not cost 2 GiB): readers
-    /// check [`fill::is_sentinel`] and make the fill for the bytes they need.
+    /// elements is cached as an empty buffer (a chunk of 2^31 elements
+    /// that is not in the store must not cost 2 GiB): readers check
+    /// [`fill::is_sentinel`] and make the fill for the bytes they need.
     pub(super) fn cached_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         self.check_chunk_index(index)?;
         self.recheck(index, false);
@@ -93,42 +99,24 @@ impl Array {
 
     /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
     /// the cached chunk, or of the inner chunks of a shard that it touches.
+    /// Waits for [`Array::read_chunk_bytes_then`].
     pub fn read_chunk_bytes(&self, index: u64, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
-        self.read_chunk_bytes_sharing(index, offset, size, &|_| {})
+        waited(wait_for(|then| {
+            self.read_chunk_bytes_then(index, offset, size, &|_| {}, then)
+        }))
     }
 
-    /// Like [`Array::read_chunk_bytes`]; and when the read is of part of a
-    /// shard and needs two or more inner chunks decoded, `share` is handed
-    /// the second half of them (last first), with the bytes the read
-    /// fetched for them, before this thread starts on the first, for
-    /// another thread to decode with [`Array::decode_shared`]. The two meet
-    /// in the middle: the cache's decode-once rule keeps either from
-    /// decoding what the other has, and each chunk's bytes go to whichever
-    /// decodes it, so none is read twice.
-    pub fn read_chunk_bytes_sharing(
-        &self,
-        index: u64,
-        offset: u64,
-        size: u32,
-        share: &dyn Fn(SharedDecodes),
-    ) -> Result<ReadData, ArrayError> {
-        self.check_chunk_index(index)?;
-        match self.partial_sharding() {
-            Some(sharding) => self.read_shard(sharding, index, offset, size, share),
-            None => Ok(fill::slice(
-                self.metadata(),
-                index,
-                self.cached_chunk(index)?,
-                offset,
-                size,
-            )),
-        }
-    }
-
-    /// Like [`Array::read_chunk_bytes_sharing`], but hand the result to
-    /// `then` instead of returning it, without ever blocking on a decode
-    /// another thread runs: a read of a chunk being decoded is answered by
-    /// the decoding thread.
+    /// Hand bytes `[offset, offset + size)` of decoded chunk `index` to
+    /// `then`: the one way chunk bytes are read. A whole chunk never blocks
+    /// on a decode another thread runs: a read of a chunk being decoded is
+    /// answered by the decoding thread. A read of part of a shard that
+    /// needs two or more inner chunks decoded hands `share` the second half
+    /// of them (last first), with the bytes the read fetched for them,
+    /// before this thread starts on the first, for another thread to decode
+    /// with [`Array::decode_shared`]. The two meet in the middle: the
+    /// cache's decode-once rule keeps either from decoding what the other
+    /// has, and each chunk's bytes go to whichever decodes it, so none is
+    /// read twice.
     pub fn read_chunk_bytes_then(
         &self,
         index: u64,
@@ -137,10 +125,13 @@ impl Array {
         share: &dyn Fn(SharedDecodes),
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
-        if self.reads_partially() || self.check_chunk_index(index).is_err() {
-            return then(self.read_chunk_bytes_sharing(index, offset, size, share));
+        if let Err(e) = self.check_chunk_index(index) {
+            return then(Err(e));
         }
-        self.chunk_slice_then(index, offset, size, then);
+        match self.partial_sharding() {
+            Some(sharding) => then(self.read_shard(sharding, index, offset, size, share)),
+            None => self.chunk_slice_then(index, offset, size, then),
+        }
     }
 
     /// `size` bytes at `offset` of whole chunk `index` (checked), handed to
@@ -164,28 +155,18 @@ impl Array {
     }
 
     /// Read bytes `[offset, offset + size)` of the flat C-order array.
+    /// Waits for [`Array::read_bytes_then`].
     pub fn read_bytes(&self, offset: u64, size: u32) -> Result<ReadData, ArrayError> {
-        let (start, end) = self.flat_range(offset, size);
-        if let Some((index, at, _)) = self.within_one_chunk(start, end) {
-            // A contiguous piece of one decoded chunk: replied from the
-            // cached buffer, no copy.
-            return Ok(fill::slice(
-                self.metadata(),
-                index,
-                self.cached_chunk(index)?,
-                at,
-                (end - start) as u32,
-            ));
-        }
-        self.flat_copy(start, end)
+        waited(wait_for(|then| self.read_bytes_then(offset, size, then)))
     }
 
-    /// Like [`Array::read_bytes`], but hand the result to `then`. A read
-    /// that lies in one chunk never blocks on a decode another thread runs
-    /// (the decoding thread answers it), as
+    /// Hand bytes `[offset, offset + size)` of the flat C-order array to
+    /// `then`: the one way flat bytes are read. A read that lies in one
+    /// chunk is a slice of its cached buffer (no copy), and never blocks on
+    /// a decode another thread runs (the decoding thread answers it), as
     /// [`Array::read_chunk_bytes_then`] does for chunk files: a flat
     /// reader's requests then leave the FUSE threads free while the
-    /// prefetch workers decode.
+    /// prefetch workers decode. A read across chunks is copied together.
     pub fn read_bytes_then(
         &self,
         offset: u64,

@@ -15,6 +15,7 @@ pub(crate) const O_SETTINGS: &[(&str, &str)] = &[
     ("cache_size", "--cache-size"),
     ("missing_chunks", "--missing-chunks"),
     ("threads", "--threads"),
+    ("decoders", "--decoders"),
     ("log_file", "--log-file"),
     ("passthrough", "--passthrough"),
     ("disk_cache", "--disk-cache"),

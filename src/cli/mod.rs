@@ -173,7 +173,7 @@ pub struct ManArgs {
     mount -t fuse.nzfs /data/era5.zarr /mnt/era5 -o ro,allow_other,cache_size=2GiB\n\n\
     mount(8) and /etc/fstab (type fuse.nzfs) run `nzfs SOURCE MOUNTPOINT -o OPTIONS`; every\n\
     setting above can then be an -o option with '_' for '-': cache_size=2GiB, missing_chunks=error,\n\
-    threads=4, log_file=/var/log/nzfs.log, passthrough=auto, disk_cache=DIR, disk_cache_size=SIZE,\n\
+    threads=4, decoders=8, log_file=/var/log/nzfs.log, passthrough=auto, disk_cache=DIR, disk_cache_size=SIZE,\n\
     store_option=KEY=VALUE, connect_timeout=S, request_timeout=S, retries=N, anonymous, verbose.\n\
     Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
     are accepted; rw is refused, because nzfs is read-only.\n\n\
@@ -220,9 +220,16 @@ pub struct MountArgs {
     /// The memfds count against --cache-size.
     #[arg(long, value_enum, default_value_t = PassthroughArg::Never)]
     pub passthrough: PassthroughArg,
-    /// FUSE worker threads
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub threads: u16,
+    /// FUSE worker threads [default: the CPUs this process may use (its
+    /// affinity mask and cgroup quota), from 2 to 32]. `nzfs status` shows
+    /// what was chosen and why
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub threads: Option<u16>,
+    /// Threads that decode chunks ahead of sequential readers [default: the
+    /// CPUs this process may use, from 2 to 64; at least 16 for object
+    /// storage, to keep that many requests in flight]
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub decoders: Option<u16>,
     /// Mount options, comma-separated: allow_other (also turns on
     /// default_permissions), allow_root, auto_unmount, default_permissions,
     /// fsname=NAME, nonempty, uid=N, gid=N, umask=OCTAL, follow_symlinks, ...

@@ -408,11 +408,24 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         mtime,
         versions: opened.versions,
     };
+    let sizing = crate::cpus::Sizing::new(
+        crate::cpus::available().clone(),
+        args.threads.map(usize::from),
+        args.decoders.map(usize::from),
+    );
+    tracing::info!(
+        cpus = sizing.cpus.count,
+        why = %sizing.cpus.reason,
+        fuse_threads = sizing.fuse_threads,
+        decoders = sizing.decoders,
+        "sized to the CPUs this process may use"
+    );
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
         .map_err(CliError::new)?
         .with_ownership(plan.ownership)
         .with_previews(!args.no_previews)
         .with_prefetch(!args.no_prefetch)
+        .with_sizing(sizing.clone())
         .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
@@ -436,8 +449,8 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     let mut config = Config::default();
     config.mount_options = plan.fuse;
     config.acl = plan.acl;
-    config.n_threads = Some(usize::from(args.threads));
-    config.clone_fd = args.threads > 1;
+    config.n_threads = Some(sizing.fuse_threads);
+    config.clone_fd = sizing.fuse_threads > 1;
 
     let mountpoint = args.mountpoint.canonicalize()?;
     block_termination_signals();

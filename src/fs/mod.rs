@@ -274,6 +274,8 @@ pub struct NzFs {
     previews: bool,
     /// Whether sequential readers get chunks decoded ahead (`--no-prefetch`).
     prefetching: bool,
+    /// The thread pools' sizes, from the CPUs this process may use.
+    sizing: crate::cpus::Sizing,
     /// The rendered `index.html`.
     index: OnceLock<Chunk>,
 }
@@ -411,6 +413,7 @@ impl NzFs {
             status: status::Status::default(),
             previews: true,
             prefetching: true,
+            sizing: crate::cpus::Sizing::for_machine(),
             index: OnceLock::new(),
         }
     }
@@ -425,6 +428,13 @@ impl NzFs {
     /// read. Takes effect at [`NzFs::start_prefetcher`].
     pub fn with_prefetch(mut self, on: bool) -> Self {
         self.prefetching = on;
+        self
+    }
+
+    /// Size the decode workers (and report the FUSE threads) as `sizing`
+    /// says. Takes effect at [`NzFs::start_prefetcher`].
+    pub fn with_sizing(mut self, sizing: crate::cpus::Sizing) -> Self {
+        self.sizing = sizing;
         self
     }
 
@@ -542,17 +552,24 @@ impl NzFs {
         })
     }
 
-    /// Read up to `size` bytes of file `ino` at `offset`.
+    /// Read up to `size` bytes of file `ino` at `offset`: waits for
+    /// [`NzFs::read_then`], the one read path.
     pub fn read(&self, ino: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        crate::cache::wait_for(|then| self.read_then(ino, offset, size, then))
+            .unwrap_or_else(|| Err(crate::array::ArrayError::Panicked.into()))
+    }
+
+    /// Read a file other than a chunk file or `data.bin` (those have their
+    /// own branch of [`NzFs::read_then`]).
+    fn read_file(&self, ino: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
         let buffer = match Inode::from_ino(ino).ok_or(FsError::NotFound)? {
             Inode::Node(_) => return Err(FsError::IsADirectory),
             Inode::Header(n) => self.header(n)?,
-            Inode::Data(n) => return self.read_data(n, offset, size),
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
             Inode::Text(n) => return self.read_text(n, offset, size),
             Inode::Preview(n) => self.preview_png(n)?,
             Inode::Index => self.index_html()?,
-            Inode::Chunk { node, index } => return self.read_chunk(node, index, offset, size),
+            Inode::Data(_) | Inode::Chunk { .. } => return Err(FsError::NotFound),
         };
         Ok(ReadData::slice(buffer, offset, size))
     }

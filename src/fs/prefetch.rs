@@ -1,26 +1,34 @@
-//! Prefetch along a sequential reader, with a window that grows.
+//! Prefetch along sequential readers, with a window that grows.
 //!
 //! Two readers are recognised: one that starts chunk files of an array in
 //! order (chunk file `k` soon after `k - 1`, give or take a few places for
 //! several readers sharing the files), and one that reads the flat bytes of an
 //! array (`data.bin`, or a variable of a group's `.nc`) where its last read
-//! ended; a read of the first chunk file, or of the flat bytes from
-//! offset 0, starts a run. Each run gets a window of chunks ahead of it,
-//! decoded by background workers through the cache. The window starts at
-//! about [`START_BYTES`] and doubles with every step the run continues (as
-//! mountpoint-s3 does), up to [`MAX_WINDOW`] chunks and a third of the
-//! cache budget, so prefetching never evicts what is being read. Any other
-//! access resets the run.
+//! ended. Flat readers are followed each on its own: up to [`STREAMS`]
+//! streams per array, a read continuing the stream whose last read ended
+//! within [`SLACK`] of it, so that many readers of one file (MPI ranks,
+//! dask workers, `xargs -P`) each get their window instead of resetting
+//! one another's. A read of the first chunk file, or of the flat bytes from
+//! offset 0, starts a run at once; elsewhere the second read in order does.
+//! Each run gets a window of chunks ahead of it, decoded by background
+//! workers through the cache. The window starts at about [`START_BYTES`]
+//! and doubles with every step the run continues (as mountpoint-s3 does),
+//! up to [`MAX_WINDOW`] chunks and a third of the cache budget shared by
+//! the array's streams, so prefetching never evicts what is being read.
+//! Any other access of chunk files resets their run.
 //!
-//! Threads of their own ([`ADVISERS`]) tell the disk which objects the
+//! Threads of their own (up to [`MAX_ADVISERS`]) tell the disk which objects the
 //! window will need ([`Array::will_need`]), so that a reader's reply never
 //! waits for the opens (each can wait for the disk, for a cold directory
 //! or inode).
 //!
-//! There are as many workers as the store serves requests well at once
+//! There are as many workers as the CPUs the daemon may use
+//! ([`crate::cpus::Sizing::decoders`]), and at least as many as the store
+//! serves requests well at once
 //! ([`ReadableStore::concurrency`](crate::store::ReadableStore::concurrency):
-//! 2 for a local disk, 16 for object storage), each blocked on one chunk,
-//! so a remote reader keeps that many requests in flight. A chunk is
+//! 16 for object storage), each blocked on one chunk, so a reader keeps
+//! every core decoding and a remote reader that many requests in flight.
+//! A chunk is
 //! decoded at most once whoever asks first (the cache's decode-once rule),
 //! and a chunk is queued at most once per run, so prefetching never
 //! duplicates a request; nor does it decode again a chunk that a reader
@@ -47,21 +55,25 @@ use crate::array::{Array, SharedDecodes};
 const START_BYTES: u64 = 1 << 20;
 /// The most chunks ahead of a reader.
 const MAX_WINDOW: u64 = 64;
-/// A flat read that starts this close to where the last one ended still
-/// continues the run (the kernel's readahead may reorder a little).
-const SLACK: u64 = 1 << 20;
+/// A flat read that starts this close to where a stream's last read ended
+/// continues that stream: the kernel's readahead sends its requests at
+/// once, and they arrive in any order.
+const SLACK: u64 = 16 << 20;
+/// Readers of one array's flat bytes followed at once, at most.
+const STREAMS: usize = 32;
 /// A chunk file started this close to the last one started (either side)
 /// continues the run: several readers of one array, each taking every
 /// n-th file (`cat` of half the files each, `xargs -P`), start files a
 /// little out of order, and a run that reset at every swap would prefetch
 /// nothing for them.
 const NEAR_STARTS: u64 = 4;
-/// Threads that tell the disk what the window needs. An object's open can
-/// wait for the disk (a cold directory block or inode), and several such
-/// waits in flight at once keep the disk busy where one after another
-/// left it idle (a cold read of 128 chunks in 128 directories: one thread
-/// spent most of the read waiting for lookups, behind the decoders).
-const ADVISERS: usize = 4;
+/// Threads that tell the disk what the window needs, at most (as many as
+/// the workers up to this). An object's open can wait for the disk (a cold
+/// directory block or inode), and several such waits in flight at once keep
+/// the disk busy where one after another left it idle (a cold read of 128
+/// chunks in 128 directories: one thread spent most of the read waiting for
+/// lookups, behind the decoders).
+const MAX_ADVISERS: usize = 8;
 /// Chunks waiting for a worker, at most.
 const QUEUE: usize = 4 * MAX_WINDOW as usize;
 
@@ -92,27 +104,37 @@ pub(super) struct PrefetchCounters {
     pub(super) done: AtomicU64,
 }
 
-/// One array's sequential-run state.
+/// One array's sequential readers: one run for its chunk files, and a
+/// stream per reader of its flat bytes.
+#[derive(Default)]
 pub(super) struct Run {
-    /// The chunk file whose start was read last.
-    last_started: AtomicU64,
-    /// Where the last flat read ended (`u64::MAX`: none yet).
-    flat_end: AtomicU64,
-    /// The window, in chunks (0: no run).
-    window: AtomicU64,
-    /// Chunks below this were queued during this run.
-    queued_until: AtomicU64,
+    /// The chunk file whose start was read last (`None`: none yet).
+    last_started: Mutex<Option<u64>>,
+    /// The run along the chunk files.
+    files: Mutex<Stream>,
+    /// Readers of the flat bytes, each followed on its own (at most
+    /// [`STREAMS`]; the least recently used makes way for a new one).
+    flat: Mutex<Vec<Stream>>,
+    /// Counts flat reads, to tell which stream was used least recently.
+    ticks: AtomicU64,
 }
 
-impl Default for Run {
-    fn default() -> Self {
-        Run {
-            last_started: AtomicU64::new(u64::MAX),
-            flat_end: AtomicU64::new(u64::MAX),
-            window: AtomicU64::new(0),
-            queued_until: AtomicU64::new(0),
-        }
-    }
+/// A reader's run: where it is, and how far ahead of it chunks are queued.
+#[derive(Debug, Default, Clone)]
+struct Stream {
+    /// Where its last read ended (the furthest, as requests may arrive out
+    /// of order).
+    end: u64,
+    /// The window, in chunks (0: no run yet).
+    window: u64,
+    /// Chunks below this were queued during this run.
+    queued_until: u64,
+    /// The tick of its last read.
+    used: u64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl NzFs {
@@ -125,7 +147,9 @@ impl NzFs {
         }
         let counters = Arc::new(PrefetchCounters::default());
         let finished = counters.clone();
-        let workers = self.store().concurrency().clamp(1, 64);
+        // Enough to decode on every CPU, and to keep as many requests in
+        // flight as the store serves well.
+        let workers = self.store().concurrency().max(self.sizing.decoders);
         let (requests, workers) = spawn_pool(self, "nzfs-prefetch", workers, move |fs, job| {
             match job {
                 Job::Chunk(node, index) => {
@@ -149,11 +173,16 @@ impl NzFs {
             .store()
             .rereads_are_cheap()
             .then(|| {
-                spawn_pool(self, "nzfs-advise", ADVISERS, |fs, (node, index): (usize, u64)| {
-                    if let Ok((array, _)) = fs.array(node) {
-                        array.will_need(index);
-                    }
-                })
+                spawn_pool(
+                    self,
+                    "nzfs-advise",
+                    workers.min(MAX_ADVISERS),
+                    |fs, (node, index): (usize, u64)| {
+                        if let Ok((array, _)) = fs.array(node) {
+                            array.will_need(index);
+                        }
+                    },
+                )
             })
             .and_then(|(tx, started)| (started > 0).then_some(tx));
         if workers > 0 {
@@ -169,10 +198,11 @@ impl NzFs {
     /// Note that a reader started chunk file `index` of `node`.
     pub(super) fn note_chunk_start(&self, node: usize, index: u64) {
         let run = &self.info[node].run;
-        let previous = run.last_started.swap(index, Ordering::Relaxed);
-        let near = previous != u64::MAX && index != previous && index.abs_diff(previous) <= NEAR_STARTS;
+        let previous = lock(&run.last_started).replace(index);
+        let near = previous.is_some_and(|p| index != p && index.abs_diff(p) <= NEAR_STARTS);
+        let mut stream = lock(&run.files);
         if !near {
-            self.reset_run(node);
+            *stream = Stream::default();
             // A reader starting at the array's first chunk is taken to go
             // on (`cat`, `cp -r`, a glob in order), as the kernel's
             // readahead takes a read at offset 0: the first window saves a
@@ -182,15 +212,19 @@ impl NzFs {
             }
         }
         let Ok((array, _)) = self.array(node) else { return };
-        let Some(window) = self.grow(node, array) else { return };
+        let Some(window) = self.grow(&mut stream, array, 1) else {
+            return;
+        };
         let end = index.saturating_add(1).saturating_add(window).min(array.chunk_count());
-        self.queue(node, array, index + 1..end);
+        self.queue(&mut stream, node, array, index + 1..end);
     }
 
     /// Note a read of `len` flat bytes of array `node` from `offset` on
     /// (`data.bin`, or the array's variable in a `.nc`). The chunks the read
     /// itself spans are fetched together (the reader then finds them being
-    /// decoded); a run also gets its window beyond the read.
+    /// decoded); the read's stream (the reader whose last read ended within
+    /// [`SLACK`] of `offset`) also gets its window beyond the read. A read
+    /// that continues no stream starts one.
     pub(super) fn note_flat_read(&self, node: usize, offset: u64, len: u64) {
         let Ok((array, _)) = self.array(node) else { return };
         if self.prefetch.get().is_none() || array.reads_partially() {
@@ -198,28 +232,43 @@ impl NzFs {
         }
         let run = &self.info[node].run;
         let end = offset.saturating_add(len);
-        let last = run.flat_end.swap(end, Ordering::Relaxed);
-        let continues = last != u64::MAX && offset.abs_diff(last) <= SLACK && offset > 0;
-        if !continues {
-            self.reset_run(node);
-        }
+        let tick = run.ticks.fetch_add(1, Ordering::Relaxed);
+        let mut streams = lock(&run.flat);
+        let continued = streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| offset > 0 && s.end > 0 && offset.abs_diff(s.end) <= SLACK)
+            .min_by_key(|(_, s)| offset.abs_diff(s.end))
+            .map(|(i, _)| i);
+        let at = match continued {
+            Some(i) => i,
+            None if streams.len() < STREAMS => {
+                streams.push(Stream::default());
+                streams.len() - 1
+            }
+            None => {
+                let oldest = (0..streams.len()).min_by_key(|&i| streams[i].used).unwrap_or(0);
+                streams[oldest] = Stream::default();
+                oldest
+            }
+        };
+        let sharing = streams.len() as u64;
+        let stream = &mut streams[at];
+        stream.used = tick;
+        stream.end = stream.end.max(end);
         // The reader decodes the first chunk itself.
-        self.queue(
-            node,
-            array,
-            array.chunks_touched(offset, end, QUEUE).into_iter().skip(1),
-        );
+        let touched = array.chunks_touched(offset, end, QUEUE);
+        self.queue(stream, node, array, touched.into_iter().skip(1));
         // A read from the start goes on, as for chunk files.
-        if !continues && offset != 0 {
+        if continued.is_none() && offset != 0 {
             return;
         }
-        let Some(window) = self.grow(node, array) else { return };
+        let Some(window) = self.grow(stream, array, sharing) else {
+            return;
+        };
         let bytes = window.saturating_mul(array.metadata().chunk_bytes());
-        self.queue(
-            node,
-            array,
-            array.chunks_touched(end, end.saturating_add(bytes), window as usize),
-        );
+        let ahead = array.chunks_touched(end, end.saturating_add(bytes), window as usize);
+        self.queue(stream, node, array, ahead);
     }
 
     /// Queue the inner-chunk decodes a read of `node` shares
@@ -241,15 +290,10 @@ impl NzFs {
         !array.is_cached(index) && !self.served.released_recently(node, index)
     }
 
-    fn reset_run(&self, node: usize) {
-        let run = &self.info[node].run;
-        run.window.store(0, Ordering::Relaxed);
-        run.queued_until.store(0, Ordering::Relaxed);
-    }
-
-    /// Grow the window of `node`'s run (or start it); `None` when nothing
-    /// may be prefetched.
-    fn grow(&self, node: usize, array: &Array) -> Option<u64> {
+    /// Grow `stream`'s window (or start it); `None` when nothing may be
+    /// prefetched. `sharing` streams of the array share a third of the
+    /// cache budget.
+    fn grow(&self, stream: &mut Stream, array: &Array, sharing: u64) -> Option<u64> {
         if self.prefetch.get().is_none() || array.reads_partially() {
             return None;
         }
@@ -258,26 +302,25 @@ impl NzFs {
             0 => 64 << 10,
             n => n,
         };
-        let max = (self.options.cache_bytes / 3 / chunk).saturating_sub(1).min(MAX_WINDOW);
+        let max = (self.options.cache_bytes / 3 / chunk / sharing.max(1))
+            .saturating_sub(1)
+            .min(MAX_WINDOW);
         if max == 0 {
             return None;
         }
-        let run = &self.info[node].run;
-        let window = match run.window.load(Ordering::Relaxed) {
+        stream.window = match stream.window {
             0 => (START_BYTES / chunk).clamp(1, max),
             w => w.saturating_mul(2).min(max),
         };
-        run.window.store(window, Ordering::Relaxed);
-        Some(window)
+        Some(stream.window)
     }
 
     /// Queue those of `chunks` (in the order a reader meets them) that are
-    /// neither cached nor queued earlier in this run.
-    fn queue(&self, node: usize, array: &Array, chunks: impl IntoIterator<Item = u64>) {
+    /// neither cached nor queued earlier in `stream`'s run.
+    fn queue(&self, stream: &mut Stream, node: usize, array: &Array, chunks: impl IntoIterator<Item = u64>) {
         let Some(p) = self.prefetch.get() else { return };
-        let run = &self.info[node].run;
         for next in chunks {
-            if next < run.queued_until.load(Ordering::Relaxed) {
+            if next < stream.queued_until {
                 continue;
             }
             if self.worth_prefetching(node, array, next) {
@@ -286,14 +329,14 @@ impl NzFs {
                 }
                 p.counters.queued.fetch_add(1, Ordering::Relaxed);
                 // The disk reads the window's objects while the workers
-                // decode the ones before (issue #33); asked of the advising
-                // threads, so that this reader's reply does not wait for the
-                // opens (a full channel drops the advice: it is only that).
+                // decode the ones before; asked of the advising threads, so
+                // that this reader's reply does not wait for the opens (a
+                // full channel drops the advice: it is only that).
                 if let Some(advice) = &p.advice {
                     let _ = advice.try_send((node, next));
                 }
             }
-            run.queued_until.fetch_max(next + 1, Ordering::Relaxed);
+            stream.queued_until = stream.queued_until.max(next + 1);
         }
     }
 }

@@ -2,8 +2,10 @@
 //! layer ([`crate::array::Array`]), and for a group's `.nc` a conversion to
 //! the file's byte order on the way; what stays here is what only a
 //! filesystem needs (sequential-reader detection for prefetch, sharing a
-//! shard read's decoding with a worker, and the non-blocking reply path of
-//! the FUSE adapter).
+//! shard read's decoding with a worker). There is one read path,
+//! [`NzFs::read_then`], which hands its result to a callback so that the
+//! FUSE adapter's threads never wait on a decode another thread runs;
+//! [`NzFs::read`] waits for it.
 
 use super::{FsError, Inode, NzFs, ReadData};
 
@@ -33,29 +35,6 @@ impl NzFs {
                 what: "data.bin",
                 bytes,
             }),
-        }
-    }
-
-    /// Read bytes `[offset, offset + size)` of `data.bin` of array `node`.
-    pub(super) fn read_data(&self, node: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        self.note_flat_read(node, offset, u64::from(size));
-        Ok(self.array(node)?.0.read_bytes(offset, size)?)
-    }
-
-    /// Like [`NzFs::read_data`], but hand the result to `then`, never
-    /// blocking on a decode another thread runs
-    /// ([`crate::array::Array::read_bytes_then`]).
-    fn read_data_then(
-        &self,
-        node: usize,
-        offset: u64,
-        size: u32,
-        then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
-    ) {
-        self.note_flat_read(node, offset, u64::from(size));
-        match self.array(node) {
-            Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
-            Err(e) => then(Err(e)),
         }
     }
 
@@ -113,17 +92,6 @@ impl NzFs {
         Ok(ReadData::owned(out))
     }
 
-    /// Read bytes `[offset, offset + size)` of chunk file `index` of `node`.
-    pub(super) fn read_chunk(&self, node: usize, index: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        let (array, names) = self.array(node)?;
-        if index >= names.count() {
-            return Err(FsError::NotFound);
-        }
-        self.note_chunk_read(node, array, index, offset);
-        let share = |work| self.share_decodes(node, work);
-        Ok(array.read_chunk_bytes_sharing(index, offset, size, &share)?)
-    }
-
     /// Tell prefetch of a read of chunk file `index` of `node` at `offset`:
     /// the start of a whole chunk may continue a sequential run. A read of
     /// the start is also where a reader begins the file, as an open would
@@ -145,8 +113,8 @@ impl NzFs {
 
     /// At an open of `ino`: check the cached decode of the chunk it shows
     /// against the store object now, and drop it when the object changed
-    /// (issue #29). Files other than chunk files are checked as they are
-    /// read ([`crate::array::RECHECK_AFTER`]).
+    /// (a stale page must not outlive it). Files other than chunk files
+    /// are checked as they are read ([`crate::array::RECHECK_AFTER`]).
     pub fn recheck_open(&self, ino: u64) -> crate::array::Check {
         match Inode::from_ino(ino) {
             Some(Inode::Chunk { node, index }) => match self.array(node) {
@@ -171,9 +139,12 @@ impl NzFs {
         })
     }
 
-    /// Read like [`NzFs::read`], but hand the result to `then` instead of
-    /// returning it, without ever blocking on a decode another thread runs:
-    /// a read of a chunk being decoded is answered by the decoding thread.
+    /// Hand bytes `[offset, offset + size)` of file `ino` to `then`: the
+    /// one read path of the mount ([`NzFs::read`] waits for it). A read of
+    /// a chunk file or of `data.bin` never blocks on a decode another
+    /// thread runs: a read of a chunk being decoded is answered by the
+    /// decoding thread, so the FUSE thread is free for the next request.
+    /// Other files are read on this thread.
     pub fn read_then(
         &self,
         ino: u64,
@@ -181,17 +152,28 @@ impl NzFs {
         size: u32,
         then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
     ) {
-        let (node, index) = match Inode::from_ino(ino) {
-            Some(Inode::Chunk { node, index }) => (node, index),
-            Some(Inode::Data(node)) => return self.read_data_then(node, offset, size, then),
-            _ => return then(self.read(ino, offset, size)),
+        let from_array = |then: Box<dyn FnOnce(Result<ReadData, FsError>) + Send>| {
+            move |r: Result<ReadData, crate::array::ArrayError>| then(r.map_err(FsError::from))
         };
-        let (array, _) = match self.array(node) {
-            Ok((array, names)) if index < names.count() => (array, names),
-            _ => return then(self.read(ino, offset, size)),
-        };
-        self.note_chunk_read(node, array, index, offset);
-        let share = |work| self.share_decodes(node, work);
-        array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
+        match Inode::from_ino(ino) {
+            Some(Inode::Chunk { node, index }) => {
+                let array = match self.array(node) {
+                    Ok((array, names)) if index < names.count() => array,
+                    Ok(_) => return then(Err(FsError::NotFound)),
+                    Err(e) => return then(Err(e)),
+                };
+                self.note_chunk_read(node, array, index, offset);
+                let share = |work| self.share_decodes(node, work);
+                array.read_chunk_bytes_then(index, offset, size, &share, from_array(Box::new(then)));
+            }
+            Some(Inode::Data(node)) => {
+                self.note_flat_read(node, offset, u64::from(size));
+                match self.array(node) {
+                    Ok((array, _)) => array.read_bytes_then(offset, size, from_array(Box::new(then))),
+                    Err(e) => then(Err(e)),
+                }
+            }
+            _ => then(self.read_file(ino, offset, size)),
+        }
     }
 }

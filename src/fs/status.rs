@@ -147,6 +147,15 @@ impl NzFs {
             ("store_reads", store),
             ("prefetch", prefetch),
             (
+                "cpus",
+                obj(vec![
+                    ("count", int(self.sizing.cpus.count as u64)),
+                    ("why", Value::Str(self.sizing.reason())),
+                    ("fuse_threads", int(self.sizing.fuse_threads as u64)),
+                    ("decoders", int(self.sizing.decoders as u64)),
+                ]),
+            ),
+            (
                 "errors",
                 obj(vec![
                     ("total", int(errors.by_kind.values().sum())),

@@ -295,3 +295,46 @@ fn advice_is_given_off_the_readers_path() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Two readers of one `data.bin`, far apart and taking turns (as MPI ranks
+/// or `xargs -P` readers of disjoint ranges do), each keep a run of their
+/// own: the window ahead of each is decoded, where one run per array was
+/// reset by every turn and prefetched for neither.
+#[test]
+fn readers_of_one_data_bin_each_get_their_window() {
+    const MIB: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    std::fs::create_dir_all(root.join("a/c")).unwrap();
+    std::fs::write(
+        root.join("a/zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [50331648], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1048576]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+    )
+    .unwrap();
+    for i in 0..48u8 {
+        std::fs::write(root.join(format!("a/c/{i}")), vec![i; MIB as usize]).unwrap();
+    }
+    let store = Box::new(crate::store::FilesystemStore::new(root));
+    let h = Hierarchy::open(store.as_ref()).unwrap();
+    let mut options = ownerless().options().clone();
+    options.cache_bytes = 64 * MIB;
+    let fs = std::sync::Arc::new(NzFs::new(store, h, options).unwrap());
+    fs.start_prefetcher();
+    let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
+    let data_bin = fs.lookup(node as u64 + 1, OsStr::new("data.bin")).unwrap().ino;
+    let cached = |index| fs.array(node).unwrap().0.is_cached(index);
+    let step = 64 << 10;
+    for k in 0..4 {
+        assert_eq!(fs.read(data_bin, k * step, step as u32).unwrap().bytes()[0], 0);
+        assert_eq!(
+            fs.read(data_bin, 32 * MIB + k * step, step as u32).unwrap().bytes()[0],
+            32
+        );
+    }
+    prefetched(&fs);
+    assert!([1, 2].into_iter().all(cached), "the first reader's window");
+    assert!([33, 34].into_iter().all(cached), "the second reader's window");
+}

@@ -124,7 +124,7 @@ impl Repo {
     pub fn open(source: &str, opts: &RemoteOptions) -> io::Result<Repo> {
         let display = super::redact_url(source).trim_end_matches('/').to_string();
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(crate::cpus::io_threads())
             .thread_name("nzfs-icechunk")
             .enable_all()
             .build()?;

@@ -266,7 +266,7 @@ impl RemoteStore {
         let (store, root) = build(&parsed, opts, BoundedConnector(connector))
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(crate::cpus::io_threads())
             .thread_name("nzfs-remote")
             .enable_all()
             .build()?;

@@ -1,0 +1,344 @@
+#!/usr/bin/env python3
+"""nzfs on many cores: one run, every figure a GB/s and a ratio to
+tensorstore's whole-array read of the same store in the same run.
+
+Usage (root, for mounts and for dropping the page cache):
+    python3 scripts/bench_cores.py --nzfs target/release/nzfs [--nzfs OTHER ...]
+        [--size-mib 2048] [--repeat 3] [--workdir /tmp/nzfs-cores]
+        [--zarrs PATH/zarrs_benchmark_read_sync] [--no-disk] [--ra-kb 1024,4096]
+    taskset -c 0,1 python3 scripts/bench_cores.py ...   # pinned to 2 cores
+
+Needs numpy and tensorstore only (tensorstore writes the store); netCDF4
+(netCDF-C) for the .nc row, and zarrs' zarrs_benchmark_read_sync where
+given. The store: a float32 Zarr v3 array of --size-mib with 4 MiB zstd
+chunks (a smooth field plus noise), and the same array with no codec, so
+that the FUSE path shows apart from decoding. Every nzfs pass gets a fresh
+mount with default flags. "page cache": the store's objects are in the page
+cache; "disk": the page cache is dropped before every pass. Readers are
+processes reading 1 MiB at a time; N is the CPU count this process sees
+(its affinity mask), as nzfs sizes itself. Each --nzfs binary is measured
+in the same run, so that two builds compare on one machine.
+"""
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import tensorstore as ts
+
+MIB = 1 << 20
+REQ = MIB
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cpus_seen():
+    n = len(os.sched_getaffinity(0))
+    why = f"{n} in the affinity mask"
+    try:
+        rel = open("/proc/self/cgroup").read().split("::", 1)[1].strip()
+        q, p = open(f"/sys/fs/cgroup/{rel}/cpu.max").read().split()
+        if q != "max":
+            why += f", cgroup quota {int(q) / int(p):.2f}"
+    except (OSError, IndexError, ValueError):
+        pass
+    return n, why
+
+
+# --- the store --------------------------------------------------------------------
+
+def write_store(path, size_mib, zstd):
+    steps = max(4, size_mib // 4)
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump({"zarr_format": 3, "node_type": "group", "attributes": {}}, f)
+    codecs = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if zstd:
+        codecs.append({"name": "zstd", "configuration": {"level": 3, "checksum": False}})
+    arr = ts.open({
+        "driver": "zarr3",
+        "kvstore": {"driver": "file", "path": os.path.join(path, "field")},
+        "metadata": {
+            "shape": [steps, 1024, 1024],
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 1024, 1024]}},
+            "chunk_key_encoding": {"name": "default"},
+            "data_type": "float32", "codecs": codecs, "fill_value": 0,
+            "dimension_names": ["time", "y", "x"],
+        },
+        "create": True, "delete_existing": True,
+    }).result()
+    y, x = np.meshgrid(np.arange(1024, dtype="float32"), np.arange(1024, dtype="float32"), indexing="ij")
+    base = 280 + 10 * np.sin(x / 97) * np.cos(y / 131)
+    rng = np.random.default_rng(1)
+    for t0 in range(0, steps, 16):
+        t1 = min(steps, t0 + 16)
+        block = base[None] + rng.normal(0, 0.5, (t1 - t0, 1024, 1024)).astype("float32")
+        block += np.arange(t0, t1, dtype="float32")[:, None, None] * 0.01
+        arr[t0:t1].write(block.astype("float32")).result()
+    return steps * 1024 * 1024 * 4
+
+
+def objects(path):
+    out = []
+    for d, _, files in os.walk(os.path.join(path, "field", "c")):
+        out += [os.path.join(d, f) for f in files]
+    return sorted(out)
+
+
+# --- readers ----------------------------------------------------------------------
+
+def read_files(files):
+    buf = bytearray(REQ)
+    total = 0
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            while n := os.readv(fd, [buf]):
+                total += n
+        finally:
+            os.close(fd)
+    return total
+
+
+def read_range(path, start, end):
+    buf = bytearray(REQ)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        off = start
+        while off < end:
+            n = os.preadv(fd, [memoryview(buf)[:min(REQ, end - off)]], off)
+            if n <= 0:
+                break
+            off += n
+    finally:
+        os.close(fd)
+
+
+def parallel(jobs):
+    """Run (fn, args) jobs in processes at once; wall seconds."""
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=fn, args=a) for fn, a in jobs]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+        if p.exitcode != 0:
+            raise RuntimeError(f"a reader failed ({p.exitcode})")
+    return time.perf_counter() - t0
+
+
+def files_job(files, readers):
+    return [(read_files, (files[i::readers],)) for i in range(readers)]
+
+
+def ranges_job(path, size, readers):
+    step = -(-size // readers)
+    step += -step % REQ
+    return [(read_range, (path, i * step, min(size, (i + 1) * step))) for i in range(readers) if i * step < size]
+
+
+def read_nc(path):
+    import netCDF4
+
+    with netCDF4.Dataset(path) as ds:
+        v = ds.variables["field"]
+        v.set_auto_maskandscale(False)
+        v[:]
+
+
+# --- mounts -----------------------------------------------------------------------
+
+class Mount:
+    def __init__(self, nzfs, store, mp, ra_kb=None):
+        os.makedirs(mp, exist_ok=True)
+        out = subprocess.run([nzfs, "mount", store, mp, "--log-file", mp + ".log"],
+                             check=True, capture_output=True, text=True).stdout
+        self.pid = int(out.split("daemon pid ")[1].split(",")[0])
+        self.nzfs, self.mp = nzfs, mp
+        if ra_kb:
+            time.sleep(0.3)  # after the daemon's own setting
+            dev = os.stat(mp).st_dev
+            with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as f:
+                f.write(str(ra_kb))
+
+    def hwm_mib(self):
+        for line in open(f"/proc/{self.pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0
+
+    def close(self):
+        subprocess.run([self.nzfs, "unmount", self.mp], check=True)
+        for _ in range(300):
+            if not os.path.exists(f"/proc/{self.pid}"):
+                return
+            time.sleep(0.01)
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3")
+
+
+def warm(files):
+    read_files(files)
+
+
+# --- main -------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--nzfs", action="append", required=True, help="an nzfs binary (repeat to compare builds)")
+    ap.add_argument("--size-mib", type=int, default=2048)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--workdir", default="/tmp/nzfs-cores")
+    ap.add_argument("--zarrs", help="zarrs_benchmark_read_sync, where available")
+    ap.add_argument("--no-disk", action="store_true", help="skip the store-on-disk rows")
+    ap.add_argument("--ra-kb", default="", help="also read data.bin with these readahead sizes (KiB, comma-separated)")
+    ap.add_argument("--json", help="write the rows here too")
+    args = ap.parse_args()
+
+    n, why = cpus_seen()
+    print(f"CPUs seen: {n} ({why}); {os.cpu_count()} online; kernel {os.uname().release}", flush=True)
+    work = os.path.abspath(args.workdir)
+    os.makedirs(work, exist_ok=True)
+    stores = {"zstd": os.path.join(work, "zstd.zarr"), "raw": os.path.join(work, "raw.zarr")}
+    size = 0
+    for name, path in stores.items():
+        t0 = time.perf_counter()
+        size = write_store(path, args.size_mib, name == "zstd")
+        log(f"wrote {name} ({size / MIB:.0f} MiB decoded) in {time.perf_counter() - t0:.1f} s")
+    mp = os.path.join(work, "mnt")
+    rows = []
+    ctx = ts.Context({"data_copy_concurrency": {"limit": n}})
+
+    def median(fn, cold=False, store=None):
+        times = []
+        for _ in range(args.repeat):
+            if cold:
+                drop_caches()
+            elif store:
+                warm(objects(store))
+            times.append(fn())
+        return statistics.median(times)
+
+    def ts_read(store):
+        def once():
+            arr = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": os.path.join(store, "field")}},
+                          context=ctx).result()
+            t0 = time.perf_counter()
+            arr.read().result()
+            return time.perf_counter() - t0
+        return once
+
+    def row(where, store, what, seconds, rss=None, label=""):
+        gbs = size / seconds / 1e9
+        rows.append({"where": where, "store": store, "what": what, "nzfs": label, "gb_s": gbs, "rss_mib": rss})
+        log(f"  {where:10} {store:4} {label:8} {what:44} {gbs:6.2f} GB/s" + (f"  peak RSS {rss:.0f} MiB" if rss else ""))
+
+    def mounted(nzfs, store, read, cold=False, ra_kb=None):
+        """Median seconds of `read(mount)`, a fresh mount each pass; and the
+        largest daemon peak RSS."""
+        peaks = []
+
+        def once():
+            if cold:
+                drop_caches()
+            m = Mount(nzfs, store, mp, ra_kb)
+            try:
+                t = read(m)
+                peaks.append(m.hwm_mib())
+                return t
+            finally:
+                m.close()
+        times = []
+        for _ in range(args.repeat):
+            if not cold:
+                warm(objects(store))
+            times.append(once())
+        return statistics.median(times), max(peaks)
+
+    def chunk_files(m):
+        d = os.path.join(m.mp, "field")
+        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".bin") and f != "data.bin")
+
+    data = lambda m: os.path.join(m.mp, "field", "data.bin")  # noqa: E731
+    cases = {f"chunk files, {k} reader{'s' * (k > 1)}": (lambda k: lambda m: parallel(files_job(chunk_files(m), k)))(k)
+             for k in sorted({1, 4, n})}
+    cases["data.bin, 1 reader"] = lambda m: parallel(ranges_job(data(m), size, 1))
+    if n > 1:
+        cases[f"data.bin, {n} range readers"] = lambda m: parallel(ranges_job(data(m), size, n))
+    try:
+        import netCDF4  # noqa: F401
+
+        def nc(m):
+            t0 = time.perf_counter()
+            read_nc(os.path.join(m.mp, next(f for f in os.listdir(m.mp) if f.endswith(".nc"))))
+            return time.perf_counter() - t0
+        cases[".nc through netCDF-C, 1 reader"] = nc
+    except ImportError:
+        log("netCDF4 is not installed: no .nc row")
+
+    for where in ["page cache"] + ([] if args.no_disk else ["disk"]):
+        cold = where == "disk"
+        for name, store in stores.items():
+            if cold and name == "raw":
+                continue
+            log(f"{where}, {name}:")
+            if cold:
+                t = median(lambda: parallel(files_job(objects(store), n)), cold=True)
+                row(where, name, f"the objects from disk, {n} readers (decoded-equivalent)", t)
+            elif name == "raw":
+                # What one buffered reader of a file in the page cache gets:
+                # the ceiling of a single reader through any filesystem.
+                t = median(lambda: parallel(files_job(objects(store), 1)), store=store)
+                row(where, name, "the objects from the page cache, 1 reader", t)
+            t = median(ts_read(store), cold=cold, store=None if cold else store)
+            row(where, name, "tensorstore read()", t, label="")
+            if args.zarrs and not cold:
+                def zarrs_once():
+                    t0 = time.perf_counter()
+                    subprocess.run([args.zarrs, os.path.join(store, "field")], check=True, capture_output=True)
+                    return time.perf_counter() - t0
+                row(where, name, "zarrs, chunk by chunk", median(zarrs_once, store=store))
+            for binary in args.nzfs:
+                label = os.path.basename(binary)
+                for case, read in cases.items():
+                    if (name == "raw" or cold) and case.startswith("chunk files") and case != f"chunk files, {n} reader{'s' * (n > 1)}":
+                        continue
+                    if cold and ".nc" in case:
+                        continue
+                    t, rss = mounted(binary, store, read, cold=cold)
+                    row(where, name, "nzfs " + case, t, rss, label)
+                if not cold and name == "zstd":
+                    for ra in [int(x) for x in args.ra_kb.split(",") if x]:
+                        t, rss = mounted(binary, store, cases["data.bin, 1 reader"], ra_kb=ra)
+                        row(where, name, f"nzfs data.bin, 1 reader, readahead {ra} KiB", t, rss, label)
+
+    # The table: ratios to tensorstore of the same store and place.
+    print(f"\n{'where':10} {'store':5} {'nzfs':10} {'what':48} {'GB/s':>6} {'x ts':>6} {'RSS MiB':>8}")
+    for r in rows:
+        ref = next(x for x in rows if x["where"] == r["where"] and x["store"] == r["store"]
+                   and x["what"] == "tensorstore read()")
+        r["x_tensorstore"] = r["gb_s"] / ref["gb_s"]
+        rss = f"{r['rss_mib']:8.0f}" if r["rss_mib"] else ""
+        print(f"{r['where']:10} {r['store']:5} {r['nzfs']:10} {r['what']:48} {r['gb_s']:6.2f} {r['x_tensorstore']:6.2f} {rss}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpus": n, "why": why, "size_bytes": size, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -119,21 +119,39 @@ fn sixteen_chunks_through(
     root: &std::path::Path,
     wrap: impl FnOnce(crate::store::FilesystemStore) -> Box<dyn ReadableStore>,
 ) -> (std::sync::Arc<NzFs>, usize) {
+    chunks_through(root, 16, 1024, ownerless().options().cache_bytes, wrap)
+}
+
+/// A filesystem with its prefetch workers and a cache of `cache_bytes`
+/// over array `a` of `count` chunks of `len` bytes (chunk `i` holds bytes
+/// `i`), its store wrapped by `wrap`; and `a`'s node.
+fn chunks_through(
+    root: &std::path::Path,
+    count: u8,
+    len: usize,
+    cache_bytes: u64,
+    wrap: impl FnOnce(crate::store::FilesystemStore) -> Box<dyn ReadableStore>,
+) -> (std::sync::Arc<NzFs>, usize) {
     std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
     std::fs::create_dir_all(root.join("a/c")).unwrap();
+    let shape = usize::from(count) * len;
     std::fs::write(
         root.join("a/zarr.json"),
-        r#"{"zarr_format": 3, "node_type": "array", "shape": [16384], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1024]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [{shape}], "data_type": "uint8",
+            "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{len}]}}}},
+            "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0, "codecs": [{{"name": "bytes"}}]}}"#
+        ),
     )
     .unwrap();
-    for i in 0..16u8 {
-        std::fs::write(root.join(format!("a/c/{i}")), vec![i; 1024]).unwrap();
+    for i in 0..count {
+        std::fs::write(root.join(format!("a/c/{i}")), vec![i; len]).unwrap();
     }
     let store = wrap(crate::store::FilesystemStore::new(root));
     let h = Hierarchy::open(store.as_ref()).unwrap();
-    let fs = std::sync::Arc::new(NzFs::new(store, h, ownerless().options().clone()).unwrap());
+    let mut options = ownerless().options().clone();
+    options.cache_bytes = cache_bytes;
+    let fs = std::sync::Arc::new(NzFs::new(store, h, options).unwrap());
     fs.start_prefetcher();
     let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
     (fs, node)
@@ -304,26 +322,7 @@ fn advice_is_given_off_the_readers_path() {
 fn readers_of_one_data_bin_each_get_their_window() {
     const MIB: u64 = 1 << 20;
     let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    std::fs::write(root.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
-    std::fs::create_dir_all(root.join("a/c")).unwrap();
-    std::fs::write(
-        root.join("a/zarr.json"),
-        r#"{"zarr_format": 3, "node_type": "array", "shape": [50331648], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1048576]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
-    )
-    .unwrap();
-    for i in 0..48u8 {
-        std::fs::write(root.join(format!("a/c/{i}")), vec![i; MIB as usize]).unwrap();
-    }
-    let store = Box::new(crate::store::FilesystemStore::new(root));
-    let h = Hierarchy::open(store.as_ref()).unwrap();
-    let mut options = ownerless().options().clone();
-    options.cache_bytes = 64 * MIB;
-    let fs = std::sync::Arc::new(NzFs::new(store, h, options).unwrap());
-    fs.start_prefetcher();
-    let node = (fs.lookup(1, OsStr::new("a")).unwrap().ino - 1) as usize;
+    let (fs, node) = chunks_through(dir.path(), 48, MIB as usize, 64 * MIB, |store| Box::new(store));
     let data_bin = fs.lookup(node as u64 + 1, OsStr::new("data.bin")).unwrap().ino;
     let cached = |index| fs.array(node).unwrap().0.is_cached(index);
     let step = 64 << 10;

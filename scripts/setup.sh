@@ -41,7 +41,14 @@ if [ "${1:-}" = "--test" ]; then
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  echo "setup: installing ${need[*]}" >&2
+  echo "setup: these Debian packages are missing and will be installed with apt-get: ${need[*]}" >&2
+  # Asked on a terminal; CI (CI set) and pipes go ahead.
+  if [ -t 0 ] && [ -z "${CI:-}" ]; then
+    read -r -p "setup: install them now? [Y/n] " answer
+    case "$answer" in
+      [nN]*) echo "setup: not installed; install them yourself, then run this again" >&2; exit 1 ;;
+    esac
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi

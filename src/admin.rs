@@ -138,6 +138,17 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
         u(&["store_reads", "in_flight"]),
         u(&["store_reads", "concurrency"]),
     );
+    if at(&["disk_cache"]).as_object().is_some() {
+        out += &format!(
+            "  disk cache   {} hits ({}), {} misses, {} stats answered; {} of {} used\n",
+            u(&["disk_cache", "hits"]),
+            size(u(&["disk_cache", "hit_bytes"])),
+            u(&["disk_cache", "misses"]),
+            u(&["disk_cache", "stat_hits"]),
+            at(&["disk_cache", "used_bytes"]).as_u64().map_or("?".to_string(), size),
+            size(u(&["disk_cache", "budget_bytes"])),
+        );
+    }
     out += &format!(
         "  prefetch     {} queued, {} done ({} workers)\n",
         u(&["prefetch", "queued"]),
@@ -241,6 +252,7 @@ mod tests {
             "chunks_decoded":10,
             "store_reads":{"requests":12,"bytes":2048,"lookups":3,"failures":1,"in_flight":2,"concurrency":16},
             "prefetch":{"workers":16,"queued":5,"done":4},
+            "disk_cache":{"hits":7,"hit_bytes":3145728,"misses":2,"stat_hits":1,"used_bytes":4194304,"budget_bytes":1073741824},
             "cpus":{"count":4,"why":"16 in the affinity mask, a quota of 3.50 in /sys/fs/cgroup/cpu.max","fuse_threads":4,"decoders":4},
             "errors":{"total":3,"by_kind":{"decode":2,"store":1},
               "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
@@ -257,6 +269,7 @@ mod tests {
             "10 decoded, 6 left to the page cache after a whole read",
             "12 requests, 2.0 KiB read, 1 failed, 2 in flight (of 16 at once)",
             "5 queued, 4 done (16 workers)",
+            "disk cache   7 hits (3.0 MiB), 2 misses, 1 stats answered; 4.0 MiB of 1.0 GiB used",
             "cpus         4 (16 in the affinity mask, a quota of 3.50 in /sys/fs/cgroup/cpu.max): 4 FUSE threads, 4 decoders",
             "passthrough  off",
             "opens        1 open request (then the kernel opens files itself)",

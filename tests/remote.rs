@@ -247,6 +247,24 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
             "{store}: {} files, requests for data: {data:?}",
             compared
         );
+        // nzfs status shows the disk cache, and counts as store reads only
+        // what reached the server.
+        let out = common::mount::nzfs(&["status", "--json", second.mp.to_str().unwrap()]);
+        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
+        let int = |a: &str, b: &str| doc.get(a).and_then(|v| v.get(b)).and_then(|v| v.as_u64());
+        let gets = log
+            .iter()
+            .filter(|l| l.starts_with("GET") && !l.contains("list-type"))
+            .count() as u64;
+        assert!(int("disk_cache", "hits").unwrap_or(0) > 0, "{store}: {doc:?}");
+        assert!(int("disk_cache", "used_bytes").unwrap_or(0) > 0, "{store}: {doc:?}");
+        let requests = int("store_reads", "requests").unwrap();
+        assert!(
+            requests <= gets,
+            "{store}: {requests} store reads counted, the server saw {gets} GETs"
+        );
+        let text = String::from_utf8(common::mount::nzfs(&["status", second.mp.to_str().unwrap()]).stdout).unwrap();
+        assert!(text.contains("disk cache "), "{text}");
     }
     let on_disk: u64 = files(cache.path())
         .iter()

@@ -85,11 +85,17 @@ impl NzFs {
             Value::Float((hits + waits) as f64 / lookups as f64)
         };
         let load = |c: &std::sync::atomic::AtomicU64| int(c.load(Ordering::Relaxed));
+        // What a disk cache answered never reached the store.
+        let disk = self.store().disk_cache();
+        let local = |f: fn(&crate::store::disk_cache::DiskCacheStats) -> &std::sync::atomic::AtomicU64| {
+            disk.as_ref().map_or(0, |d| f(d).load(Ordering::Relaxed))
+        };
+        let less = |c: &std::sync::atomic::AtomicU64, by: u64| int(c.load(Ordering::Relaxed).saturating_sub(by));
         let store = match &self.status.store_counters {
             Some(c) => obj(vec![
-                ("requests", load(&c.requests)),
-                ("bytes", load(&c.bytes)),
-                ("lookups", load(&c.lookups)),
+                ("requests", less(&c.requests, local(|d| &d.hits))),
+                ("bytes", less(&c.bytes, local(|d| &d.hit_bytes))),
+                ("lookups", less(&c.lookups, local(|d| &d.stat_hits))),
                 ("failures", load(&c.failures)),
                 ("in_flight", int(crate::store::inflight::count() as u64)),
                 ("concurrency", int(self.store().concurrency() as u64)),
@@ -145,6 +151,26 @@ impl NzFs {
                 ]),
             ),
             ("store_reads", store),
+            (
+                "disk_cache",
+                match &disk {
+                    Some(d) => obj(vec![
+                        ("hits", load(&d.hits)),
+                        ("hit_bytes", load(&d.hit_bytes)),
+                        ("misses", load(&d.misses)),
+                        ("stat_hits", load(&d.stat_hits)),
+                        (
+                            "used_bytes",
+                            match d.used_bytes.load(Ordering::Relaxed) {
+                                u64::MAX => Value::Null,
+                                n => int(n),
+                            },
+                        ),
+                        ("budget_bytes", load(&d.budget_bytes)),
+                    ]),
+                    None => Value::Null,
+                },
+            ),
             ("prefetch", prefetch),
             (
                 "cpus",

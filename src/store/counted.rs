@@ -114,6 +114,10 @@ impl ReadableStore for Counted {
         self.inner.concurrency()
     }
 
+    fn disk_cache(&self) -> Option<Arc<super::disk_cache::DiskCacheStats>> {
+        self.inner.disk_cache()
+    }
+
     fn rereads_are_cheap(&self) -> bool {
         self.inner.rereads_are_cheap()
     }

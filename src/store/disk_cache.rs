@@ -31,13 +31,32 @@ use std::fs;
 use std::hash::Hasher;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
 
 const MAGIC: &[u8; 8] = b"NZFSDC1\n";
 const VERSION_DIR: &str = "nzfs-cache-v1";
+
+/// What a disk cache answered itself, and its size (for `nzfs status`,
+/// whose store-read counts leave these out: they never reached the store).
+#[derive(Debug, Default)]
+pub struct DiskCacheStats {
+    /// Reads (objects and ranges) answered from the disk.
+    pub hits: AtomicU64,
+    /// Bytes those reads returned.
+    pub hit_bytes: AtomicU64,
+    /// Reads passed on to the store.
+    pub misses: AtomicU64,
+    /// Stats answered from the disk.
+    pub stat_hits: AtomicU64,
+    /// Bytes of entries, as measured at the last sweep plus those written
+    /// since (`u64::MAX` until the first measurement).
+    pub used_bytes: AtomicU64,
+    /// The budget.
+    pub budget_bytes: AtomicU64,
+}
 
 /// A remote store with a disk cache in front of it.
 pub struct DiskCached {
@@ -51,6 +70,7 @@ pub struct DiskCached {
     written: AtomicU64,
     sweeping: Mutex<()>,
     warned: AtomicBool,
+    stats: Arc<DiskCacheStats>,
 }
 
 /// Whether `key` is metadata (never cached).
@@ -95,7 +115,10 @@ impl DiskCached {
         let root = dir.join(VERSION_DIR);
         fs::create_dir_all(&root)
             .map_err(|e| io::Error::new(e.kind(), format!("disk cache {}: {e}", root.display())))?;
-        Ok(DiskCached {
+        let stats = Arc::new(DiskCacheStats::default());
+        stats.used_bytes.store(u64::MAX, Ordering::Relaxed);
+        stats.budget_bytes.store(budget, Ordering::Relaxed);
+        let cache = DiskCached {
             inner,
             root,
             store: store.to_string(),
@@ -103,7 +126,25 @@ impl DiskCached {
             written: AtomicU64::new(0),
             sweeping: Mutex::new(()),
             warned: AtomicBool::new(false),
-        })
+            stats,
+        };
+        // What is there already, measured off the mount's path.
+        let (root, stats) = (cache.root.clone(), cache.stats.clone());
+        let _ = std::thread::Builder::new()
+            .name("nzfs-disk-cache".into())
+            .spawn(move || {
+                let total = entries(&root).iter().map(|e| e.1).sum();
+                let _ = stats
+                    .used_bytes
+                    .compare_exchange(u64::MAX, total, Ordering::Relaxed, Ordering::Relaxed);
+            });
+        Ok(cache)
+    }
+
+    /// A read answered from the disk, of `bytes` bytes.
+    fn hit(&self, bytes: usize) {
+        self.stats.hits.fetch_add(1, Ordering::Relaxed);
+        self.stats.hit_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     fn path(&self, identity: &str) -> PathBuf {
@@ -178,6 +219,10 @@ impl DiskCached {
         })();
         match result {
             Ok(n) => {
+                let used = &self.stats.used_bytes;
+                let _ = used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+                    (u != u64::MAX).then(|| u.saturating_add(n))
+                });
                 let written = self.written.fetch_add(n, Ordering::Relaxed) + n;
                 if written > self.budget / 10 {
                     self.sweep();
@@ -191,22 +236,9 @@ impl DiskCached {
     fn sweep(&self) {
         let Ok(_one) = self.sweeping.try_lock() else { return };
         self.written.store(0, Ordering::Relaxed);
-        let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = Vec::new();
-        for sub in fs::read_dir(&self.root).into_iter().flatten().flatten() {
-            for e in fs::read_dir(sub.path()).into_iter().flatten().flatten() {
-                let Ok(m) = e.metadata() else { continue };
-                let stale_tmp = e.file_name().to_string_lossy().ends_with(".tmp")
-                    && m.modified()
-                        .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600));
-                if stale_tmp {
-                    // Left by a writer that died mid-entry.
-                    let _ = fs::remove_file(e.path());
-                } else if m.is_file() {
-                    entries.push((m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len(), e.path()));
-                }
-            }
-        }
+        let mut entries = entries(&self.root);
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
+        self.stats.used_bytes.store(total, Ordering::Relaxed);
         if total <= self.budget {
             return;
         }
@@ -220,6 +252,7 @@ impl DiskCached {
                 total -= len;
             }
         }
+        self.stats.used_bytes.store(total, Ordering::Relaxed);
     }
 
     fn identity(&self, kind: &str, key: &StoreKey) -> String {
@@ -234,6 +267,26 @@ impl DiskCached {
     }
 }
 
+/// The entries under `root`: modification time, length, path. Temporary
+/// files left by a writer that died mid-entry (an hour old) are removed.
+fn entries(root: &Path) -> Vec<(std::time::SystemTime, u64, PathBuf)> {
+    let mut entries = Vec::new();
+    for sub in fs::read_dir(root).into_iter().flatten().flatten() {
+        for e in fs::read_dir(sub.path()).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            let stale_tmp = e.file_name().to_string_lossy().ends_with(".tmp")
+                && m.modified()
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 3600));
+            if stale_tmp {
+                let _ = fs::remove_file(e.path());
+            } else if m.is_file() {
+                entries.push((m.modified().unwrap_or(std::time::UNIX_EPOCH), m.len(), e.path()));
+            }
+        }
+    }
+    entries
+}
+
 impl ReadableStore for DiskCached {
     fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
         if is_metadata(key) {
@@ -241,12 +294,15 @@ impl ReadableStore for DiskCached {
         }
         let identity = self.identity("object", key);
         if let Some(hit) = self.load(&identity, max_len) {
+            self.hit(hit.len());
             return Ok(Some(hit));
         }
         let absent = self.identity("absent", key);
         if self.load(&absent, 0).is_some() {
+            self.hit(0);
             return Ok(None);
         }
+        self.stats.misses.fetch_add(1, Ordering::Relaxed);
         let got = self.inner.get(key, max_len)?;
         match &got {
             Some(v) => self.keep(&identity, v),
@@ -274,6 +330,7 @@ impl ReadableStore for DiskCached {
         // 16 bytes of stamp, or none for an absent object.
         let identity = self.identity("stamp", key);
         if let Some(hit) = self.load(&identity, 16) {
+            self.stats.stat_hits.fetch_add(1, Ordering::Relaxed);
             let word = |at: usize| u64::from_le_bytes(hit[at..at + 8].try_into().expect("8 bytes"));
             return Ok((hit.len() == 16).then(|| Stamp {
                 len: word(0),
@@ -311,6 +368,10 @@ impl ReadableStore for DiskCached {
             .filter(|(_, hit)| hit.is_none())
             .map(|(r, _)| r.clone())
             .collect();
+        for h in hits.iter().flatten() {
+            self.hit(h.len());
+        }
+        self.stats.misses.fetch_add(missing.len() as u64, Ordering::Relaxed);
         let mut fetched = self.inner.get_ranges(&missing).into_iter();
         hits.into_iter()
             .zip(identities)
@@ -337,6 +398,10 @@ impl ReadableStore for DiskCached {
 
     fn access(&self, path: &str) -> io::Result<Option<Access>> {
         self.inner.access(path)
+    }
+
+    fn disk_cache(&self) -> Option<Arc<DiskCacheStats>> {
+        Some(self.stats.clone())
     }
 }
 

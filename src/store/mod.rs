@@ -227,6 +227,11 @@ pub trait ReadableStore: Send + Sync {
         page.next = next;
         Ok(page)
     }
+    /// What the disk cache in front of this store answered itself
+    /// (`--disk-cache`), where there is one.
+    fn disk_cache(&self) -> Option<std::sync::Arc<disk_cache::DiskCacheStats>> {
+        None
+    }
     /// How many requests this store serves well at once: prefetching keeps
     /// that many in flight. A local disk wants few; object storage hides
     /// its latency behind many.

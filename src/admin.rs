@@ -215,9 +215,80 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
     out
 }
 
-/// `nzfs man DIR`: nzfs.1 and nzfs-<subcommand>.1.
-pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
+/// `nzfs install-helper`: link this binary as `PREFIX/bin/nzfs` (where
+/// mount(8)'s fixed PATH finds it) and write the man pages to
+/// `PREFIX/share/man/man1`; with `remove`, undo that. A `PREFIX/bin/nzfs`
+/// that is not a link to this binary is never touched.
+pub fn install_helper(prefix: &Path, remove: bool) -> Result<(), CliError> {
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| CliError::new(format!("cannot tell where this nzfs is: {e}")))?;
+    let link = prefix.join("bin").join("nzfs");
+    let man = prefix.join("share/man/man1");
+    let ours = std::fs::read_link(&link)
+        .ok()
+        .and_then(|t| link.parent().unwrap_or(prefix).join(t).canonicalize().ok())
+        .is_some_and(|t| t == exe);
+    let denied = |what: &Path, e: std::io::Error| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::PermissionDenied => format!("; run it as root: sudo {} install-helper", exe.display()),
+            _ => String::new(),
+        };
+        CliError::new(format!("{}: {e}{hint}", what.display()))
+    };
+    if remove {
+        if ours {
+            std::fs::remove_file(&link).map_err(|e| denied(&link, e))?;
+            println!("nzfs: removed {}", link.display());
+        } else if link.symlink_metadata().is_ok() {
+            return Err(CliError::new(format!(
+                "{} is not a link to this nzfs ({}): left alone",
+                link.display(),
+                exe.display()
+            )));
+        }
+        for page in man_pages() {
+            let path = man.join(format!("{}.1", page.0));
+            if std::fs::remove_file(&path).is_ok() {
+                println!("nzfs: removed {}", path.display());
+            }
+        }
+        return Ok(());
+    }
+    if !ours {
+        if link.symlink_metadata().is_ok() {
+            return Err(CliError::new(format!(
+                "{} exists and is not a link to this nzfs ({}): remove it first, or choose another --prefix",
+                link.display(),
+                exe.display()
+            )));
+        }
+        std::fs::create_dir_all(prefix.join("bin")).map_err(|e| denied(&link, e))?;
+        std::os::unix::fs::symlink(&exe, &link).map_err(|e| denied(&link, e))?;
+    }
+    println!(
+        "nzfs: {} {} -> {}: mount(8), /etc/fstab lines of type fuse.nzfs and systemd mount units \
+         run `nzfs` from a fixed PATH, which finds it there",
+        if ours { "already linked" } else { "linked" },
+        link.display(),
+        exe.display()
+    );
+    std::fs::create_dir_all(&man).map_err(|e| denied(&man, e))?;
+    for (name, cmd) in man_pages() {
+        let path = man.join(format!("{name}.1"));
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut out)?;
+        std::fs::write(&path, out).map_err(|e| denied(&path, e))?;
+    }
+    println!(
+        "nzfs: wrote the man pages to {} (`man nzfs`; `mandb -q` indexes them for apropos)",
+        man.display()
+    );
+    Ok(())
+}
+
+/// The man pages: `nzfs` and `nzfs-<subcommand>`, with their commands.
+fn man_pages() -> Vec<(String, clap::Command)> {
     let top = Cli::command();
     let mut pages = vec![("nzfs".to_string(), top.clone())];
     for sub in top.get_subcommands() {
@@ -225,7 +296,13 @@ pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
         let synopsis = format!("nzfs {}", sub.get_name());
         pages.push((name.clone(), sub.clone().name(name).bin_name(synopsis)));
     }
-    for (name, cmd) in pages {
+    pages
+}
+
+/// `nzfs man DIR`: nzfs.1 and nzfs-<subcommand>.1.
+pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
+    for (name, cmd) in man_pages() {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
         let path = dir.join(format!("{name}.1"));

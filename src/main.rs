@@ -129,6 +129,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
         Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
         Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
+        Command::InstallHelper(args) => nzfs::admin::install_helper(&args.prefix, args.remove),
         #[cfg(feature = "csi")]
         Command::Csi(args) => {
             init_logging(0, None)?;

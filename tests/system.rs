@@ -600,3 +600,56 @@ fn unprivileged_users_mount_unmount_and_share_with_allow_other() {
     let out = as_user(owner, &home, &[b, "unmount", m]);
     assert!(out.status.success() && !is_mount_point(&mp), "{out:?}");
 }
+
+/// mount(8) runs the helper of a `fuse.nzfs` line from a fixed PATH, where
+/// an nzfs that pip put in a virtual environment is not found:
+/// `nzfs install-helper` links it into /usr/local/bin, saying so, after
+/// which `mount -t fuse.nzfs` mounts and `man` finds the pages; `--remove`
+/// undoes both.
+#[test]
+fn install_helper_lets_mount_find_nzfs_and_remove_undoes_it() {
+    let _s = serial();
+    let link = Path::new("/usr/local/bin/nzfs");
+    assert!(
+        link.symlink_metadata().is_err(),
+        "/usr/local/bin/nzfs exists: remove it to run these tests"
+    );
+    struct Undo;
+    impl Drop for Undo {
+        fn drop(&mut self) {
+            let _ = Command::new(env!("CARGO_BIN_EXE_nzfs"))
+                .args(["install-helper", "--remove"])
+                .output();
+        }
+    }
+    let _undo = Undo;
+    let out = ok(Command::new(env!("CARGO_BIN_EXE_nzfs")).arg("install-helper"));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(said.contains("linked /usr/local/bin/nzfs -> "), "{said}");
+    assert_eq!(
+        std::fs::read_link(link).unwrap().canonicalize().unwrap(),
+        Path::new(env!("CARGO_BIN_EXE_nzfs")).canonicalize().unwrap()
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    ok(Command::new("mount")
+        .args(["-t", "fuse.nzfs"])
+        .arg(sample())
+        .arg(&mp)
+        .args(["-o", "ro,cache_size=2GiB"]));
+    check_sample_mount(&mp);
+    umount(&mp);
+    let page = ok(Command::new("man").args(["-w", "nzfs-mount"]).env_remove("MANPATH"));
+    // (Debian's /usr/local/man is a link to share/man.)
+    let found = PathBuf::from(String::from_utf8(page.stdout).unwrap().trim());
+    assert_eq!(
+        found.canonicalize().unwrap(),
+        Path::new("/usr/local/share/man/man1/nzfs-mount.1")
+            .canonicalize()
+            .unwrap()
+    );
+    ok(Command::new(env!("CARGO_BIN_EXE_nzfs")).args(["install-helper", "--remove"]));
+    assert!(link.symlink_metadata().is_err(), "the link is gone");
+    assert!(!Path::new("/usr/local/share/man/man1/nzfs-mount.1").exists());
+}

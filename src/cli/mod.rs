@@ -87,6 +87,16 @@ pub enum Command {
         nzfs man /usr/local/share/man/man1 && mandb -q\n  \
         nzfs man /tmp/man && man -l /tmp/man/nzfs-mount.1")]
     Man(ManArgs),
+    /// Link this nzfs where mount(8), fstab and systemd find it, and install its man pages
+    #[command(after_help = "Examples:\n  \
+        sudo $(command -v nzfs) install-helper           # /usr/local/bin/nzfs, /usr/local/share/man/man1\n  \
+        sudo $(command -v nzfs) install-helper --remove\n\n\
+        mount(8) runs the helper of a fuse.nzfs line (fstab, systemd mount units, mount -t fuse.nzfs)\n\
+        from a fixed PATH, so an nzfs installed by pip into a virtual environment or ~/.local/bin is\n\
+        not found there (\"/bin/sh: 1: nzfs: not found\"). This links the nzfs that runs it into\n\
+        PREFIX/bin and writes its man pages to PREFIX/share/man/man1. An existing PREFIX/bin/nzfs\n\
+        that is not a link to this one is left alone.")]
+    InstallHelper(InstallHelperArgs),
 }
 
 /// The driver name a `CSIDriver` object and PersistentVolumes name.
@@ -150,6 +160,16 @@ pub struct CompletionsArgs {
     /// The shell
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallHelperArgs {
+    /// Where to install: PREFIX/bin/nzfs and PREFIX/share/man/man1
+    #[arg(long, default_value = "/usr/local")]
+    pub prefix: PathBuf,
+    /// Remove what an earlier install-helper put there instead
+    #[arg(long)]
+    pub remove: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@
 //! tightest of the cgroup and its parents): what a container or a
 //! Kubernetes pod with CPU limits may use, not what the host has. It is
 //! never below 1. Every pool size in the daemon is derived here, each with
-//! a cap, and a command-line setting wins over it; [`Sizing::reason`] says
+//! a cap, and a command-line setting wins over it; [`Cpus::reason`] says
 //! where the count came from, for `nzfs status`.
 
 use std::path::{Path, PathBuf};
@@ -52,11 +52,6 @@ impl Sizing {
     /// Sizes for this machine, nothing overridden.
     pub fn for_machine() -> Sizing {
         Sizing::new(available().clone(), None, None)
-    }
-
-    /// Where the sizes came from, in words (for `nzfs status`).
-    pub fn reason(&self) -> String {
-        self.cpus.reason.clone()
     }
 }
 

@@ -18,10 +18,12 @@ use fuser::Config;
 
 use crate::cli::MountArgs;
 
+mod checks;
 mod options;
 mod signals;
 use crate::fs::{FsOptions, NzFs};
 use crate::fuse::FuseAdapter;
+use checks::{check_dev_fuse, check_fusermount, check_mountpoint, check_swapped};
 use options::mount_options;
 use signals::{block_termination_signals, wait_for_termination_signal};
 
@@ -80,120 +82,6 @@ pub fn is_mount_point(path: &Path) -> bool {
         return false;
     };
     crate::mounts::at(&canon).is_some()
-}
-
-/// `s` as one word for a shell command a message suggests (quoted when it
-/// holds anything but safe characters).
-fn shell_word(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
-fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError> {
-    if is_stale(mp) {
-        // A daemon died (SIGKILL, OOM) and left its mount behind: clear it.
-        eprintln!(
-            "nzfs: {} was a stale mount (its daemon died); unmounting it first",
-            mp.display()
-        );
-        let _ = lazy_unmount(mp);
-    }
-    match std::fs::metadata(mp) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOTCONN) => fail(format!(
-            "mount point {} is a stale FUSE mount that could not be cleared; run `nzfs unmount {}`",
-            mp.display(),
-            mp.display()
-        )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => fail(format!(
-            "mount point {} does not exist; create it first: mkdir -p {}",
-            mp.display(),
-            shell_word(&mp.to_string_lossy())
-        )),
-        Err(e) => fail(format!("mount point {}: {e}", mp.display())),
-        Ok(m) if !m.is_dir() => fail(format!("mount point {} is not a directory", mp.display())),
-        Ok(_) if is_mount_point(mp) => fail(format!("mount point {} is already mounted", mp.display())),
-        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => fail(format!(
-            "mount point {} is not empty (use -o nonempty to mount over it anyway)",
-            mp.display()
-        )),
-        Ok(_) => Ok(()),
-    }
-}
-
-/// `nzfs mount MOUNTPOINT STORE` (issue #34): the "store" is an empty
-/// directory and the "mount point" holds Zarr metadata.
-fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {
-    let empty_dir = std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none());
-    let looks_like_store = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
-        .iter()
-        .any(|f| mp.join(f).is_file());
-    if empty_dir && looks_like_store {
-        return fail(format!(
-            "the arguments look swapped: {} holds Zarr metadata and {} is an empty directory; \
-             the store comes first: nzfs mount {} {}",
-            mp.display(),
-            store.display(),
-            mp.display(),
-            store.display()
-        ));
-    }
-    Ok(())
-}
-
-fn check_dev_fuse() -> Result<(), CliError> {
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/fuse")
-        .map(|_| ())
-        .map_err(|e| {
-            CliError::new(if e.kind() == std::io::ErrorKind::PermissionDenied {
-                format!(
-                    "/dev/fuse is unavailable ({e}): a normal user needs it mode 0666 \
-                     (udev's default on Debian; `chmod 0666 /dev/fuse` in a container)"
-                )
-            } else {
-                format!("/dev/fuse is unavailable ({e}); install fuse3 and load the fuse module")
-            })
-        })
-}
-
-/// A normal user's mount goes through the setuid `fusermount3` (issue #32:
-/// no wheel can ship it): say which package has it when it is missing.
-/// Looked for where fuser looks: `$FUSERMOUNT_PATH`, else `fusermount3` or
-/// `fusermount` on `PATH`, in `/sbin` or `/bin`.
-fn check_fusermount() -> Result<(), CliError> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        return Ok(());
-    }
-    let runnable = |p: &Path| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let found = match std::env::var_os("FUSERMOUNT_PATH") {
-        Some(p) => runnable(Path::new(&p)),
-        None => {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            std::env::split_paths(&path)
-                .chain([std::path::PathBuf::from("/sbin"), std::path::PathBuf::from("/bin")])
-                .any(|d| ["fusermount3", "fusermount"].iter().any(|b| runnable(&d.join(b))))
-        }
-    };
-    match found {
-        true => Ok(()),
-        false => fail(
-            concat!(
-                "fusermount3 is missing: a mount as a normal user needs it, and it must come from the ",
-                "system (it is setuid, so no pip wheel can ship it): apt install fuse3 (Debian, Ubuntu), ",
-                "dnf install fuse3 (Fedora, RHEL), zypper install fuse3 (SUSE), or mount as root"
-            )
-            .to_string(),
-        ),
-    }
 }
 
 /// The default log file for a mount point.

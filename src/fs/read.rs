@@ -152,9 +152,6 @@ impl NzFs {
         size: u32,
         then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
     ) {
-        let from_array = |then: Box<dyn FnOnce(Result<ReadData, FsError>) + Send>| {
-            move |r: Result<ReadData, crate::array::ArrayError>| then(r.map_err(FsError::from))
-        };
         match Inode::from_ino(ino) {
             Some(Inode::Chunk { node, index }) => {
                 let array = match self.array(node) {
@@ -164,12 +161,12 @@ impl NzFs {
                 };
                 self.note_chunk_read(node, array, index, offset);
                 let share = |work| self.share_decodes(node, work);
-                array.read_chunk_bytes_then(index, offset, size, &share, from_array(Box::new(then)));
+                array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
             }
             Some(Inode::Data(node)) => {
                 self.note_flat_read(node, offset, u64::from(size));
                 match self.array(node) {
-                    Ok((array, _)) => array.read_bytes_then(offset, size, from_array(Box::new(then))),
+                    Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
                     Err(e) => then(Err(e)),
                 }
             }

@@ -176,7 +176,7 @@ impl NzFs {
                 "cpus",
                 obj(vec![
                     ("count", int(self.sizing.cpus.count as u64)),
-                    ("why", Value::Str(self.sizing.reason())),
+                    ("why", Value::Str(self.sizing.cpus.reason.clone())),
                     ("fuse_threads", int(self.sizing.fuse_threads as u64)),
                     ("decoders", int(self.sizing.decoders as u64)),
                 ]),

@@ -266,7 +266,7 @@ def make_bad(fx):
     with open(os.path.join(root, "bad_json", ".zarray"), "w") as f:
         f.write('{"zarr_format": 2, "shape": [4')
     fx.edit_json(os.path.join(root, "unknown_codec", ".zarray"), lambda d: d.update(compressor={"id": "mystery"}))
-    fx.edit_json(os.path.join(root, "structured", ".zarray"), lambda d: d.update(dtype=[["a", "<i4"]]))
+    fx.edit_json(os.path.join(root, "structured", ".zarray"), lambda d: d.update(dtype=[["a", "<i4"], ["b", "|O"]]))
     with open(os.path.join(root, "short_chunk", "1"), "r+b") as f:
         f.truncate(5)
     with open(os.path.join(root, "bad_crc32", "1"), "r+b") as f:

@@ -688,9 +688,11 @@ def main():
                  make_sharding, make_bad_sharding, make_differential, make_nz, make_zips, make_previews]:
         make()
     import fixtures_strings
+    import fixtures_structs
     import fixtures_v2
     fixtures_v2.make_all(sys.modules[__name__])
     fixtures_strings.make_all(sys.modules[__name__])
+    fixtures_structs.make_all(sys.modules[__name__])
     import fixtures_icechunk
     fixtures_icechunk.make_all(sys.modules[__name__])
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:

@@ -68,7 +68,7 @@ impl Array {
     /// variable-length chunk's cached decode itself, not a copy).
     pub fn chunk_text(&self, index: u64) -> Result<Chunk, ArrayError> {
         let chunk = self.read_chunk(index)?;
-        let dt = self.metadata().data_type;
+        let dt = &self.metadata().data_type;
         Ok(match dt.element_size() {
             None => chunk,
             Some(size) => Chunk::new(fixed_lines(&chunk, size, matches!(dt, DataType::FixedUtf32(_)))),

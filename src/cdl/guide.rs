@@ -54,7 +54,7 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
     } else {
         "big-endian"
     };
-    let element = match a.data_type {
+    let element = match &a.data_type {
         DataType::Float16 => "float16 (2-byte IEEE half)".to_string(),
         DataType::BFloat16 => "float32 (stored as bfloat16, widened exactly to float32 in every file)".to_string(),
         DataType::Bool => "bool (1 byte, 0 or 1)".to_string(),
@@ -66,6 +66,15 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
         }
         DataType::FixedBytes(n) => format!("S{n} ({n} bytes, NUL-padded; numpy \"S{n}\")"),
         DataType::FixedUtf32(n) => format!("U{n} ({n} UTF-32 code units, {}; numpy \"<U{n}\")", 4 * n),
+        DataType::Struct(r) => {
+            let _ = writeln!(
+                out,
+                "{at}record: {} bytes, fields packed in order, each in this host's byte order: {}",
+                r.size(),
+                naming::comment(&r.layout())
+            );
+            format!("{}-byte record", r.size())
+        }
         dt => dt.name(),
     };
     if a.shape.is_empty() {

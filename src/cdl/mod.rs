@@ -35,6 +35,7 @@
 
 pub mod format;
 mod guide;
+mod types;
 
 use std::fmt::Write;
 
@@ -45,6 +46,8 @@ use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 use crate::zarr::json::Value;
 use crate::zarr::metadata::ArrayMetadata;
 use format::{double, float, name, quote};
+pub use types::type_name;
+use types::used_types;
 
 /// Render the header of node `id`. `title` names the dataset (the root
 /// array's variable takes it too, having no name of its own).
@@ -181,68 +184,6 @@ fn cut(text: &str, max: usize) -> String {
         return text.to_string();
     }
     format!("{} ...", naming::cut(text, max))
-}
-
-/// The user-defined types the subtree needs, as CDL declarations.
-fn used_types(h: &Hierarchy, id: usize) -> Vec<String> {
-    let mut found: Vec<DataType> = Vec::new();
-    let mut bool_attr = false;
-    let mut stack = vec![id];
-    while let Some(n) = stack.pop() {
-        stack.extend(&h.nodes[n].children);
-        let attrs = match &h.nodes[n].kind {
-            NodeKind::Array(a) => {
-                let dt = a.metadata.data_type;
-                if type_decl(dt).is_some() && !found.contains(&dt) {
-                    found.push(dt);
-                }
-                a.metadata.attributes.as_slice()
-            }
-            NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
-            _ => &[],
-        };
-        bool_attr |= attrs.iter().any(|(_, v)| is_bool_attribute(v));
-    }
-    if bool_attr && !found.contains(&DataType::Bool) {
-        found.push(DataType::Bool);
-    }
-    found.sort_by_key(|d| d.name());
-    found.into_iter().filter_map(type_decl).collect()
-}
-
-fn type_decl(dt: DataType) -> Option<String> {
-    match dt {
-        DataType::Bool => Some("ubyte enum nz_bool {false = 0, true = 1} ;".into()),
-        DataType::Complex64 => {
-            Some("compound nz_complex64 {\n    float r ;\n    float i ;\n  }; // nz_complex64".into())
-        }
-        DataType::Complex128 => {
-            Some("compound nz_complex128 {\n    double r ;\n    double i ;\n  }; // nz_complex128".into())
-        }
-        DataType::Raw(n) => Some(format!("opaque({n}) nz_r{} ;", n * 8)),
-        _ => None,
-    }
-}
-
-/// The CDL type name of a data type.
-pub fn type_name(dt: DataType) -> String {
-    match dt {
-        DataType::Bool => "nz_bool".into(),
-        DataType::Int8 => "byte".into(),
-        DataType::Int16 => "short".into(),
-        DataType::Int32 => "int".into(),
-        DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => "int64".into(),
-        DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::String | DataType::Bytes => "string".into(),
-        DataType::UInt8 => "ubyte".into(),
-        DataType::UInt16 => "ushort".into(),
-        DataType::UInt32 => "uint".into(),
-        DataType::UInt64 => "uint64".into(),
-        DataType::Float16 | DataType::BFloat16 | DataType::Float32 => "float".into(),
-        DataType::Float64 => "double".into(),
-        DataType::Complex64 => "nz_complex64".into(),
-        DataType::Complex128 => "nz_complex128".into(),
-        DataType::Raw(n) => format!("nz_r{}", n * 8),
-    }
 }
 
 /// Write a group's `dimensions:` section, leaving out those `inherited`
@@ -401,7 +342,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
 /// Variable `var` (its store name), shown as netCDF name `shown`.
 fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &ArrayMetadata, dims: &GroupDimensions) {
     let var_cdl = naming::cdl(shown);
-    let _ = write!(out, "{indent}\t{} {var_cdl}", type_name(a.data_type));
+    let _ = write!(out, "{indent}\t{} {var_cdl}", type_name(&a.data_type));
     let dim_names: Vec<&str> = dims.of_array(a).into_iter().map(|d| dims.0[d].name.as_str()).collect();
     if !dim_names.is_empty() {
         let listed: Vec<String> = dim_names.iter().map(|d| naming::cdl(d)).collect();
@@ -417,7 +358,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
             k,
             key,
             v,
-            Some(a.data_type),
+            Some(a.data_type.clone()),
             typed_attribute(&a.attribute_types, k),
         );
     }
@@ -435,7 +376,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
         let _ = writeln!(out, "{at}_nz_renamed_attributes = {} ;", quote(&text));
     }
     // A string variable's non-empty fill is its _FillValue (issue #14).
-    if let (DataType::String, Value::Str(fill)) = (a.data_type, &a.fill_value_json)
+    if let (DataType::String, Value::Str(fill)) = (&a.data_type, &a.fill_value_json)
         && !fill.is_empty()
         && !a.attributes.iter().any(|(k, _)| k == "_FillValue")
     {
@@ -468,7 +409,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
     guide::write_reading_guide(out, indent, a, &dim_names);
 }
 
-fn is_bool_attribute(v: &Value) -> bool {
+pub(super) fn is_bool_attribute(v: &Value) -> bool {
     match v {
         Value::Bool(_) => true,
         Value::Array(items) => !items.is_empty() && items.iter().all(|i| matches!(i, Value::Bool(_))),
@@ -478,11 +419,11 @@ fn is_bool_attribute(v: &Value) -> bool {
 
 /// The netCDF type the store records for attribute `key`, if any.
 fn typed_attribute(types: &[(String, DataType)], key: &str) -> Option<DataType> {
-    types.iter().find(|(k, _)| k == key).map(|(_, t)| *t)
+    types.iter().find(|(k, _)| k == key).map(|(_, t)| t.clone())
 }
 
 /// An attribute's numbers in a recorded type (`1b, 2b`), if they all fit.
-fn typed_text(v: &Value, t: DataType) -> Option<String> {
+fn typed_text(v: &Value, t: &DataType) -> Option<String> {
     let items = match v {
         Value::Array(items) if !items.is_empty() => items.as_slice(),
         Value::Array(_) => return None,
@@ -509,7 +450,7 @@ fn write_attribute(
 ) {
     let at = format!("{indent}\t\t");
     let key_cdl = naming::cdl(shown);
-    if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, t)) {
+    if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, &t)) {
         let _ = writeln!(out, "{at}{var}:{key_cdl} = {text} ;");
         return;
     }
@@ -523,7 +464,7 @@ fn write_attribute(
     if key == "_FillValue"
         && let Some(dt) = dt
     {
-        match fill_value_text(v, dt) {
+        match fill_value_text(v, &dt) {
             Some(text) => {
                 let _ = writeln!(out, "{at}{var}:_FillValue = {text} ;");
             }
@@ -531,7 +472,7 @@ fn write_attribute(
                 let _ = writeln!(
                     out,
                     "{at}// nzfs: _FillValue {v} cannot be written as {}; it is not declared here",
-                    type_name(dt)
+                    type_name(&dt)
                 );
             }
         }
@@ -570,7 +511,7 @@ fn attribute_text(v: &Value) -> (&'static str, String) {
 }
 
 /// `_FillValue` in the variable's own type, or `None` if it cannot be.
-fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
+fn fill_value_text(v: &Value, dt: &DataType) -> Option<String> {
     let n = crate::zarr::data_type::fill_value_number(v).ok()?;
     match dt {
         DataType::Float16 | DataType::BFloat16 | DataType::Float32 => Some(float(n.as_f64() as f32)),
@@ -586,7 +527,7 @@ fn fill_value_text(v: &Value, dt: DataType) -> Option<String> {
                 DataType::UInt64 => "ULL",
                 _ => "",
             };
-            let (lo, hi) = dt.int_range().filter(|_| dt != DataType::Bool)?;
+            let (lo, hi) = dt.int_range().filter(|_| *dt != DataType::Bool)?;
             n.integral()
                 .filter(|i| (lo..=hi).contains(i))
                 .map(|i| format!("{i}{suffix}"))
@@ -601,25 +542,28 @@ mod tests {
     #[test]
     fn fill_value_in_the_variable_type() {
         let b64 = Value::Str("AAAAAICHw8A=".into());
-        assert_eq!(fill_value_text(&b64, DataType::Float32).unwrap(), "-9999.f");
-        assert_eq!(fill_value_text(&b64, DataType::Float64).unwrap(), "-9999.");
-        assert_eq!(fill_value_text(&Value::Int(-1), DataType::Int16).unwrap(), "-1s");
-        assert_eq!(fill_value_text(&Value::Int(255), DataType::UInt8).unwrap(), "255UB");
-        assert_eq!(fill_value_text(&Value::Int(300), DataType::UInt8), None);
+        assert_eq!(fill_value_text(&b64, &DataType::Float32).unwrap(), "-9999.f");
+        assert_eq!(fill_value_text(&b64, &DataType::Float64).unwrap(), "-9999.");
+        assert_eq!(fill_value_text(&Value::Int(-1), &DataType::Int16).unwrap(), "-1s");
+        assert_eq!(fill_value_text(&Value::Int(255), &DataType::UInt8).unwrap(), "255UB");
+        assert_eq!(fill_value_text(&Value::Int(300), &DataType::UInt8), None);
         assert_eq!(
-            fill_value_text(&Value::UInt(u64::MAX), DataType::UInt64).unwrap(),
+            fill_value_text(&Value::UInt(u64::MAX), &DataType::UInt64).unwrap(),
             "18446744073709551615ULL"
         );
         assert_eq!(
-            fill_value_text(&Value::Float(f64::NAN), DataType::Float64).unwrap(),
+            fill_value_text(&Value::Float(f64::NAN), &DataType::Float64).unwrap(),
             "NaN"
         );
         assert_eq!(
-            fill_value_text(&Value::Str("NaN".into()), DataType::Float32).unwrap(),
+            fill_value_text(&Value::Str("NaN".into()), &DataType::Float32).unwrap(),
             "NaNf"
         );
-        assert_eq!(fill_value_text(&Value::Float(-127.0), DataType::Int8).unwrap(), "-127b");
-        assert_eq!(fill_value_text(&Value::Int(1), DataType::Bool), None);
+        assert_eq!(
+            fill_value_text(&Value::Float(-127.0), &DataType::Int8).unwrap(),
+            "-127b"
+        );
+        assert_eq!(fill_value_text(&Value::Int(1), &DataType::Bool), None);
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! `endian` may be omitted for 1-byte types.
 //!
 //! Decoding yields native byte order: each element (each half of a complex
-//! number) is swapped when the stored order is not the host's.
+//! number) is swapped when the stored order is not the host's. A record
+//! (`struct`) is converted field by field; with no `endian` its fields are
+//! little-endian, as the legacy `structured` type says.
 
 use super::CodecError;
 use crate::zarr::data_type::DataType;
@@ -32,7 +34,7 @@ pub struct BytesCodec {
 }
 
 impl BytesCodec {
-    pub fn from_configuration(config: Option<&Value>, data_type: DataType) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>, data_type: &DataType) -> Result<Self, MetadataError> {
         let bad = |reason: String| MetadataError::BadCodec {
             codec: "bytes".into(),
             reason,
@@ -43,14 +45,15 @@ impl BytesCodec {
             Some(Value::Str(s)) if s == "big" => Some(Endian::Big),
             Some(other) => return Err(bad(format!("unknown endian {other}"))),
         };
-        if endian.is_none() && data_type.swap_unit() > 1 {
+        let record = matches!(data_type, DataType::Struct(_));
+        if endian.is_none() && data_type.swap_unit() > 1 && !record {
             return Err(bad(format!("`endian` is required for {}", data_type.name())));
         }
         Ok(BytesCodec { endian })
     }
 
     /// Decode `elements` elements of `data_type` into native byte order.
-    pub fn decode(&self, mut input: Vec<u8>, data_type: DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
+    pub fn decode(&self, mut input: Vec<u8>, data_type: &DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
         let expected = elements * data_type.size();
         if input.len() != expected {
             return Err(CodecError::SizeMismatch {
@@ -58,6 +61,10 @@ impl BytesCodec {
                 expected,
                 got: input.len(),
             });
+        }
+        if let DataType::Struct(r) = data_type {
+            r.to_native(&mut input, self.endian == Some(Endian::Big));
+            return Ok(input);
         }
         let unit = data_type.swap_unit();
         if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
@@ -77,24 +84,24 @@ mod tests {
     #[test]
     fn big_endian_and_complex() {
         let cfg = parse(br#"{"endian": "big"}"#).unwrap();
-        let c = BytesCodec::from_configuration(Some(&cfg), DataType::Int32).unwrap();
+        let c = BytesCodec::from_configuration(Some(&cfg), &DataType::Int32).unwrap();
         let out = c
-            .decode(vec![0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe], DataType::Int32, 2)
+            .decode(vec![0, 0, 1, 2, 0xff, 0xff, 0xff, 0xfe], &DataType::Int32, 2)
             .unwrap();
         assert_eq!(out, [0x0102i32.to_ne_bytes(), (-2i32).to_ne_bytes()].concat());
         let mut enc = 1.5f32.to_be_bytes().to_vec();
         enc.extend((-2.0f32).to_be_bytes());
-        let out = c.decode(enc, DataType::Complex64, 1).unwrap();
+        let out = c.decode(enc, &DataType::Complex64, 1).unwrap();
         assert_eq!(out, [1.5f32.to_ne_bytes(), (-2.0f32).to_ne_bytes()].concat());
-        assert!(c.decode(vec![0; 7], DataType::Int32, 2).is_err());
+        assert!(c.decode(vec![0; 7], &DataType::Int32, 2).is_err());
     }
 
     #[test]
     fn endian_rules() {
-        assert!(BytesCodec::from_configuration(None, DataType::UInt8).is_ok());
-        assert!(BytesCodec::from_configuration(None, DataType::Raw(3)).is_ok());
-        assert!(BytesCodec::from_configuration(None, DataType::Int16).is_err());
+        assert!(BytesCodec::from_configuration(None, &DataType::UInt8).is_ok());
+        assert!(BytesCodec::from_configuration(None, &DataType::Raw(3)).is_ok());
+        assert!(BytesCodec::from_configuration(None, &DataType::Int16).is_err());
         let odd = parse(br#"{"endian": "middle"}"#).unwrap();
-        assert!(BytesCodec::from_configuration(Some(&odd), DataType::UInt8).is_err());
+        assert!(BytesCodec::from_configuration(Some(&odd), &DataType::UInt8).is_err());
     }
 }

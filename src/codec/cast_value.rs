@@ -62,7 +62,7 @@ fn bad(reason: String) -> MetadataError {
 }
 
 /// Integer data types: (bytes, signed).
-fn int_type(dt: DataType) -> Option<(usize, bool)> {
+fn int_type(dt: &DataType) -> Option<(usize, bool)> {
     Some(match dt {
         DataType::Int8 => (1, true),
         DataType::Int16 => (2, true),
@@ -76,7 +76,7 @@ fn int_type(dt: DataType) -> Option<(usize, bool)> {
     })
 }
 
-fn float_type(dt: DataType) -> bool {
+fn float_type(dt: &DataType) -> bool {
     matches!(
         dt,
         DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Float64
@@ -84,7 +84,7 @@ fn float_type(dt: DataType) -> bool {
 }
 
 /// Element `i` of native-endian `data` of type `dt` as a number.
-fn read(dt: DataType, data: &[u8], i: usize) -> Num {
+fn read(dt: &DataType, data: &[u8], i: usize) -> Num {
     let size = dt.size();
     let b = &data[i * size..(i + 1) * size];
     match dt {
@@ -109,7 +109,7 @@ fn read(dt: DataType, data: &[u8], i: usize) -> Num {
 }
 
 /// Write `v` (already in range and of the right kind) as element `i`.
-fn write(dt: DataType, out: &mut [u8], i: usize, v: Num) {
+fn write(dt: &DataType, out: &mut [u8], i: usize, v: Num) {
     let size = dt.size();
     let b = &mut out[i * size..(i + 1) * size];
     match (dt, v) {
@@ -130,15 +130,15 @@ fn write(dt: DataType, out: &mut [u8], i: usize, v: Num) {
 
 impl CastValue {
     /// The codec on an array (stage) of type `decoded`.
-    pub fn from_configuration(config: Option<&Value>, decoded: DataType) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>, decoded: &DataType) -> Result<Self, MetadataError> {
         let config = config.ok_or_else(|| bad("configuration with data_type is required".into()))?;
         let encoded = DataType::from_json(
             config
                 .get("data_type")
                 .ok_or_else(|| bad("configuration.data_type is required".into()))?,
         )?;
-        for dt in [encoded, decoded] {
-            if int_type(dt).is_none() && !float_type(dt) {
+        for dt in [encoded.clone(), decoded.clone()] {
+            if int_type(&dt).is_none() && !float_type(&dt) {
                 return Err(bad(format!("not defined for {}", dt.name())));
             }
         }
@@ -158,7 +158,7 @@ impl CastValue {
                 _ => return Err(bad(format!("out_of_range {v} is not \"clamp\" or \"wrap\" (integers)"))),
             },
         };
-        let number = |dt: DataType, v: &Value| -> Result<Num, MetadataError> {
+        let number = |dt: &DataType, v: &Value| -> Result<Num, MetadataError> {
             let bytes = dt.fill_value(v).map_err(|e| bad(format!("scalar_map: {e}")))?;
             Ok(read(dt, &bytes.0, 0))
         };
@@ -167,7 +167,7 @@ impl CastValue {
             for pair in pairs {
                 match pair {
                     Value::Array(kv) if kv.len() == 2 => {
-                        decode_map.push((number(encoded, &kv[0])?, number(decoded, &kv[1])?));
+                        decode_map.push((number(&encoded, &kv[0])?, number(decoded, &kv[1])?));
                     }
                     other => return Err(bad(format!("scalar_map entry {other} is not a pair"))),
                 }
@@ -175,7 +175,7 @@ impl CastValue {
         }
         Ok(CastValue {
             encoded,
-            decoded,
+            decoded: decoded.clone(),
             rounding,
             out_of_range,
             decode_map,
@@ -187,7 +187,7 @@ impl CastValue {
         let n = input.len() / self.encoded.size();
         let mut out = vec![0u8; n * self.decoded.size()];
         for i in 0..n {
-            let v = read(self.encoded, &input, i);
+            let v = read(&self.encoded, &input, i);
             let mapped = self.decode_map.iter().find(|(k, _)| match (k, v) {
                 (Num::Float(a), Num::Float(b)) => a == &b || (a.is_nan() && b.is_nan()),
                 (a, b) => *a == b,
@@ -196,7 +196,7 @@ impl CastValue {
                 Some(&(_, to)) => to,
                 None => self.convert(v)?,
             };
-            write(self.decoded, &mut out, i, converted);
+            write(&self.decoded, &mut out, i, converted);
         }
         Ok(out)
     }
@@ -206,7 +206,7 @@ impl CastValue {
             codec: "cast_value",
             reason,
         };
-        let Some((size, signed)) = int_type(self.decoded) else {
+        let Some((size, signed)) = int_type(&self.decoded) else {
             // Into a float: nearest, ties to even (the width's own rounding
             // happens when it is written).
             return Ok(Num::Float(match v {
@@ -252,7 +252,7 @@ mod tests {
     use super::*;
     use crate::zarr::json::parse;
 
-    fn codec(config: &str, dt: DataType) -> Result<CastValue, MetadataError> {
+    fn codec(config: &str, dt: &DataType) -> Result<CastValue, MetadataError> {
         CastValue::from_configuration(Some(&parse(config.as_bytes()).unwrap()), dt)
     }
 
@@ -261,7 +261,7 @@ mod tests {
         // uint8 counts back to float32, 0 mapped to NaN.
         let c = codec(
             r#"{"data_type": "uint8", "out_of_range": "clamp", "scalar_map": {"decode": [[0, "NaN"]]}}"#,
-            DataType::Float32,
+            &DataType::Float32,
         )
         .unwrap();
         let got: Vec<f32> = c
@@ -274,21 +274,21 @@ mod tests {
         // float64 into int16: rounding modes, clamping, wrapping, errors.
         let stored: Vec<u8> = [2.5f64, -2.5, 40000.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
         let as_i16 = |b: Vec<u8>| -> Vec<i16> { b.chunks(2).map(|c| i16::from_ne_bytes([c[0], c[1]])).collect() };
-        let clamp = codec(r#"{"data_type": "float64", "out_of_range": "clamp"}"#, DataType::Int16).unwrap();
+        let clamp = codec(r#"{"data_type": "float64", "out_of_range": "clamp"}"#, &DataType::Int16).unwrap();
         assert_eq!(as_i16(clamp.decode(stored.clone()).unwrap()), [2, -2, 32767]);
         let away = codec(
             r#"{"data_type": "float64", "rounding": "nearest-away", "out_of_range": "wrap"}"#,
-            DataType::Int16,
+            &DataType::Int16,
         )
         .unwrap();
         assert_eq!(
             as_i16(away.decode(stored.clone()).unwrap()),
             [3, -3, (40000i32 - 65536) as i16]
         );
-        let strict = codec(r#"{"data_type": "float64"}"#, DataType::Int16).unwrap();
+        let strict = codec(r#"{"data_type": "float64"}"#, &DataType::Int16).unwrap();
         assert!(strict.decode(stored).is_err());
         assert!(strict.decode(f64::NAN.to_ne_bytes().to_vec()).is_err());
-        assert!(codec(r#"{"data_type": "uint8", "out_of_range": "wrap"}"#, DataType::Float32).is_err());
-        assert!(codec(r#"{"data_type": "bool"}"#, DataType::Int8).is_err());
+        assert!(codec(r#"{"data_type": "uint8", "out_of_range": "wrap"}"#, &DataType::Float32).is_err());
+        assert!(codec(r#"{"data_type": "bool"}"#, &DataType::Int8).is_err());
     }
 }

@@ -113,7 +113,7 @@ impl CodecChain {
         let mut shape = chunk_shape.to_vec();
         // The element type of the current stage (array -> array filters may
         // change it) and, on the bytes side, the size of its elements.
-        let mut stage_type = data_type;
+        let mut stage_type = data_type.clone();
         let mut item = data_type.size();
         // The widest element any stage holds (cast_value may widen), and
         // whether a cast_value came before.
@@ -129,22 +129,22 @@ impl CodecChain {
                     let t = Transpose::from_configuration(config, shape.len())?;
                     let encoded = t.encoded_shape(&shape);
                     let decoded = std::mem::replace(&mut shape, encoded);
-                    array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type));
+                    array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type.clone()));
                 }
                 ("cast_value", _) => {
                     not_after_bytes("cast_value", &array_to_bytes)?;
-                    let c = super::cast_value::CastValue::from_configuration(config, stage_type)?;
-                    let encoded = c.encoded;
+                    let c = super::cast_value::CastValue::from_configuration(config, &stage_type)?;
+                    let encoded = c.encoded.clone();
                     array_to_array.push((ArrayToArray::CastValue(c), shape.clone(), stage_type));
-                    stage_type = encoded;
                     item = encoded.size();
                     widest = widest.max(encoded.size());
+                    stage_type = encoded;
                     cast = true;
                 }
                 ("scale_offset", _) => {
                     not_after_bytes("scale_offset", &array_to_bytes)?;
-                    let c = super::scale_offset::ScaleOffset::from_configuration(config, stage_type)?;
-                    array_to_array.push((ArrayToArray::ScaleOffset(c), shape.clone(), stage_type));
+                    let c = super::scale_offset::ScaleOffset::from_configuration(config, &stage_type)?;
+                    array_to_array.push((ArrayToArray::ScaleOffset(c), shape.clone(), stage_type.clone()));
                 }
                 // zarr-extensions' `bitround` (issue #30) is numcodecs' (its
                 // deprecated alias): rounding happened when writing, so
@@ -152,13 +152,13 @@ impl CodecChain {
                 (id @ "bitround", _) | (_, Some(id))
                     if (id == "bitround" || filter::is_filter(id)) && id != "shuffle" && array_to_bytes.is_none() =>
                 {
-                    let f = Filter::from_configuration(id, config, NumType::native(stage_type))?;
+                    let f = Filter::from_configuration(id, config, NumType::native(&stage_type))?;
                     let elements: u64 = shape.iter().product();
                     let encoded_shape = match f {
                         Filter::PackBits => vec![1 + elements.div_ceil(8)],
                         _ => shape.clone(),
                     };
-                    let encoded_type = f.encoded_type().map_or(stage_type, NumType::data_type);
+                    let encoded_type = f.encoded_type().map_or(stage_type.clone(), NumType::data_type);
                     let decoded = std::mem::replace(&mut shape, encoded_shape);
                     let decoded_type = std::mem::replace(&mut stage_type, encoded_type);
                     array_to_array.push((ArrayToArray::Filter(f), decoded, decoded_type));
@@ -167,7 +167,10 @@ impl CodecChain {
                     if array_to_bytes.is_some() {
                         return Err(order_error("bytes", "a second array -> bytes codec"));
                     }
-                    array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(config, stage_type)?));
+                    array_to_bytes = Some(ArrayToBytes::Bytes(BytesCodec::from_configuration(
+                        config,
+                        &stage_type,
+                    )?));
                     let elements: u64 = shape.iter().product();
                     size = Some(elements as usize * stage_type.size());
                     item = stage_type.size();
@@ -176,7 +179,7 @@ impl CodecChain {
                     if array_to_bytes.is_some() {
                         return Err(order_error("packbits", "a second array -> bytes codec"));
                     }
-                    let c = super::packbits::PackBits::from_configuration(config, stage_type)?;
+                    let c = super::packbits::PackBits::from_configuration(config, &stage_type)?;
                     let elements: u64 = shape.iter().product();
                     size = c.encoded_size(elements);
                     array_to_bytes = Some(ArrayToBytes::PackBits(c));
@@ -192,7 +195,7 @@ impl CodecChain {
                             name: "numcodecs.zfpy (this nzfs was built without the zfp feature)".into(),
                         });
                     }
-                    if !super::zfp::supports(stage_type) || shape.is_empty() || shape.len() > 4 {
+                    if !super::zfp::supports(&stage_type) || shape.is_empty() || shape.len() > 4 {
                         return Err(order_error(
                             "numcodecs.zfpy",
                             "holds float32, float64, int32 and int64 in 1 to 4 dimensions",
@@ -206,7 +209,7 @@ impl CodecChain {
                     if array_to_bytes.is_some() {
                         return Err(order_error("numcodecs.pcodec", "a second array -> bytes codec"));
                     }
-                    if !super::pcodec::supports(stage_type) {
+                    if !super::pcodec::supports(&stage_type) {
                         return Err(order_error("numcodecs.pcodec", "holds integers and floats only"));
                     }
                     array_to_bytes = Some(ArrayToBytes::Pcodec);
@@ -240,7 +243,8 @@ impl CodecChain {
                     if array_to_bytes.is_some() {
                         return Err(order_error("sharding_indexed", "a second array -> bytes codec"));
                     }
-                    let codec = ShardingCodec::from_configuration(config, &shape, stage_type, fill_value, depth)?;
+                    let codec =
+                        ShardingCodec::from_configuration(config, &shape, stage_type.clone(), fill_value, depth)?;
                     array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(codec)));
                     size = None;
                 }
@@ -269,7 +273,7 @@ impl CodecChain {
                             BytesToBytes::Checksum(Checksum::from_configuration(id, config)?)
                         }
                         id => {
-                            let native = NumType::native(DataType::UInt8).map(|t| NumType { size: item, ..t });
+                            let native = NumType::native(&DataType::UInt8).map(|t| NumType { size: item, ..t });
                             BytesToBytes::Filter(Filter::from_configuration(id, config, native)?)
                         }
                     };
@@ -385,11 +389,11 @@ impl CodecChain {
         }
         let elements: u64 = self.bytes_shape.iter().product();
         let mut array = match &self.array_to_bytes {
-            ArrayToBytes::Bytes(b) => b.decode(bytes, self.data_type, elements as usize)?,
+            ArrayToBytes::Bytes(b) => b.decode(bytes, &self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
-            ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, self.data_type, elements as usize)?,
+            ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, &self.data_type, elements as usize)?,
             ArrayToBytes::PackBits(c) => c.decode(&bytes, elements as usize)?,
-            ArrayToBytes::Zfp => super::zfp::decode(&bytes, self.data_type, &self.bytes_shape)?,
+            ArrayToBytes::Zfp => super::zfp::decode(&bytes, &self.data_type, &self.bytes_shape)?,
             ArrayToBytes::VarLen { bytes: b } => {
                 let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
                 super::vlen::decode(&bytes, elements as usize, name)?
@@ -476,7 +480,7 @@ mod tests {
                     spec("bytes", Some(r#"{"endian": "little"}"#), true),
                 ],
                 &[2],
-                dt,
+                dt.clone(),
                 &FillValue(vec![0; dt.size()]),
             )
             .unwrap();

@@ -40,7 +40,7 @@ pub struct PackBits {
 
 impl PackBits {
     /// The codec for elements of `data_type`, from its configuration.
-    pub fn from_configuration(config: Option<&Value>, data_type: DataType) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>, data_type: &DataType) -> Result<Self, MetadataError> {
         let bad = |reason: String| MetadataError::BadCodec {
             codec: NAME.into(),
             reason,
@@ -167,7 +167,7 @@ mod tests {
     use super::*;
     use crate::zarr::json::parse;
 
-    fn codec(cfg: &str, dt: DataType) -> Result<PackBits, MetadataError> {
+    fn codec(cfg: &str, dt: &DataType) -> Result<PackBits, MetadataError> {
         PackBits::from_configuration(Some(&parse(cfg.as_bytes()).unwrap()), dt)
     }
 
@@ -177,23 +177,23 @@ mod tests {
     #[test]
     fn hand_packed_streams_decode_as_the_spec_says() {
         // Three bools 1, 0, 1: bits 0b101, 5 padding bits, first_byte.
-        let c = codec(r#"{"padding_encoding": "first_byte"}"#, DataType::Bool).unwrap();
+        let c = codec(r#"{"padding_encoding": "first_byte"}"#, &DataType::Bool).unwrap();
         assert_eq!(c.decode(&[5, 0b101], 3).unwrap(), [1, 0, 1]);
         assert!(c.decode(&[4, 0b101], 3).is_err());
         assert!(c.decode(&[5], 3).is_err());
         // int16 values -3, 5, -1 kept as bits 0..=3 (sign-extended from bit 3).
-        let c = codec(r#"{"last_bit": 3, "padding_encoding": "last_byte"}"#, DataType::Int16).unwrap();
+        let c = codec(r#"{"last_bit": 3, "padding_encoding": "last_byte"}"#, &DataType::Int16).unwrap();
         let stream = [0b0101_1101u8, 0b1111, 4];
         let want: Vec<u8> = [-3i16, 5, -1].iter().flat_map(|v| v.to_ne_bytes()).collect();
         assert_eq!(c.decode(&stream, 3).unwrap(), want);
         // uint16 bits 4..=9: each 6-bit field shifted back up by 4.
-        let c = codec(r#"{"first_bit": 4, "last_bit": 9}"#, DataType::UInt16).unwrap();
+        let c = codec(r#"{"first_bit": 4, "last_bit": 9}"#, &DataType::UInt16).unwrap();
         // fields 0b111111, 0b000001 -> bits 0..6 = 63, bits 6..12 = 1
         let stream = [0b0111_1111u8, 0b0000];
         let want: Vec<u8> = [63u16 << 4, 1 << 4].iter().flat_map(|v| v.to_ne_bytes()).collect();
         assert_eq!(c.decode(&stream, 2).unwrap(), want);
         // Whole 64-bit components cross byte boundaries unharmed.
-        let c = codec("{}", DataType::Int64).unwrap();
+        let c = codec("{}", &DataType::Int64).unwrap();
         let v = [-2i64, i64::MAX];
         let stream: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
         let want: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
@@ -209,8 +209,8 @@ mod tests {
             (r#"{"extra": 1}"#, DataType::Int16),
             ("{}", DataType::String),
         ] {
-            assert!(codec(cfg, dt).is_err(), "{cfg}");
+            assert!(codec(cfg, &dt).is_err(), "{cfg}");
         }
-        assert!(codec(r#"{"first_bit": null, "last_bit": null}"#, DataType::Int8).is_ok());
+        assert!(codec(r#"{"first_bit": null, "last_bit": null}"#, &DataType::Int8).is_ok());
     }
 }

@@ -12,7 +12,7 @@ use super::CodecError;
 use crate::zarr::data_type::DataType;
 
 /// Whether pcodec can hold `dt`.
-pub fn supports(dt: DataType) -> bool {
+pub fn supports(dt: &DataType) -> bool {
     matches!(
         dt,
         DataType::Int8
@@ -54,7 +54,7 @@ fn decode_as<T: pco::data_types::Number + Default>(input: &[u8], elements: usize
 }
 
 /// Decode one chunk of `elements` values of `dt` (native byte order).
-pub fn decode(input: &[u8], dt: DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
+pub fn decode(input: &[u8], dt: &DataType, elements: usize) -> Result<Vec<u8>, CodecError> {
     match dt {
         DataType::Int8 => decode_as::<i8>(input, elements),
         DataType::Int16 => decode_as::<i16>(input, elements),
@@ -83,13 +83,13 @@ mod tests {
         let values: Vec<f32> = (0..1000).map(|i| (i as f32).sin()).collect();
         let stored = pco::standalone::simple_compress(&values, &pco::ChunkConfig::default()).unwrap();
         let want: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
-        assert_eq!(decode(&stored, DataType::Float32, 1000).unwrap(), want);
+        assert_eq!(decode(&stored, &DataType::Float32, 1000).unwrap(), want);
         assert!(
-            decode(&stored, DataType::Float32, 999).is_err(),
+            decode(&stored, &DataType::Float32, 999).is_err(),
             "more values than the chunk"
         );
-        assert!(decode(&stored, DataType::Float32, 1001).is_err(), "fewer");
-        assert!(decode(&stored[..stored.len() / 2], DataType::Float32, 1000).is_err());
-        assert!(decode(b"garbage", DataType::Int32, 4).is_err());
+        assert!(decode(&stored, &DataType::Float32, 1001).is_err(), "fewer");
+        assert!(decode(&stored[..stored.len() / 2], &DataType::Float32, 1000).is_err());
+        assert!(decode(b"garbage", &DataType::Int32, 4).is_err());
     }
 }

@@ -44,7 +44,7 @@ fn bad(reason: String) -> MetadataError {
 }
 
 impl ScaleOffset {
-    pub fn from_configuration(config: Option<&Value>, dt: DataType) -> Result<Self, MetadataError> {
+    pub fn from_configuration(config: Option<&Value>, dt: &DataType) -> Result<Self, MetadataError> {
         if let Some(k) = super::unknown_member(config, &["offset", "scale"]) {
             return Err(bad(format!("unknown configuration member `{k}`")));
         }
@@ -172,14 +172,14 @@ mod tests {
     use super::*;
     use crate::zarr::json::parse;
 
-    fn codec(config: &str, dt: DataType) -> Result<ScaleOffset, MetadataError> {
+    fn codec(config: &str, dt: &DataType) -> Result<ScaleOffset, MetadataError> {
         ScaleOffset::from_configuration(Some(&parse(config.as_bytes()).unwrap()), dt)
     }
 
     #[test]
     fn decodes_in_the_arrays_own_type() {
         // The spec's example: offset 5, scale 0.1, in float32 arithmetic.
-        let c = codec(r#"{"offset": 5, "scale": 0.1}"#, DataType::Float32).unwrap();
+        let c = codec(r#"{"offset": 5, "scale": 0.1}"#, &DataType::Float32).unwrap();
         let stored: Vec<u8> = [0.0f32, 10.0, -5.0].iter().flat_map(|v| v.to_ne_bytes()).collect();
         let got: Vec<f32> = c
             .decode(stored)
@@ -192,7 +192,7 @@ mod tests {
             [0.0f32 / 0.1f32 + 5.0, 10.0f32 / 0.1f32 + 5.0, -5.0f32 / 0.1f32 + 5.0]
         );
         // uint16 shifted by 1000 (the spec's range reduction).
-        let c = codec(r#"{"offset": 1000}"#, DataType::UInt16).unwrap();
+        let c = codec(r#"{"offset": 1000}"#, &DataType::UInt16).unwrap();
         let stored: Vec<u8> = [0u16, 255].iter().flat_map(|v| v.to_ne_bytes()).collect();
         assert_eq!(
             c.decode(stored).unwrap(),
@@ -202,17 +202,17 @@ mod tests {
                 .collect::<Vec<u8>>()
         );
         // int16 with scale 2: exact, else an error; out of range, an error.
-        let c = codec(r#"{"offset": -3, "scale": 2}"#, DataType::Int16).unwrap();
+        let c = codec(r#"{"offset": -3, "scale": 2}"#, &DataType::Int16).unwrap();
         let ok: Vec<u8> = [4i16, -8].iter().flat_map(|v| v.to_ne_bytes()).collect();
         assert_eq!(
             c.decode(ok).unwrap(),
             [-1i16, -7].iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<u8>>()
         );
         assert!(c.decode(3i16.to_ne_bytes().to_vec()).is_err());
-        let c = codec(r#"{"offset": 32000}"#, DataType::Int16).unwrap();
+        let c = codec(r#"{"offset": 32000}"#, &DataType::Int16).unwrap();
         assert!(c.decode(1000i16.to_ne_bytes().to_vec()).is_err());
-        assert!(codec(r#"{"scale": 0}"#, DataType::Int32).is_err());
-        assert!(codec(r#"{"offset": 1, "bias": 2}"#, DataType::Int32).is_err());
-        assert!(codec("{}", DataType::Bool).is_err());
+        assert!(codec(r#"{"scale": 0}"#, &DataType::Int32).is_err());
+        assert!(codec(r#"{"offset": 1, "bias": 2}"#, &DataType::Int32).is_err());
+        assert!(codec("{}", &DataType::Bool).is_err());
     }
 }

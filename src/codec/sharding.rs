@@ -119,7 +119,7 @@ impl ShardingCodec {
         let inner = CodecChain::build(
             &codec_list(config.get("codecs"), "codecs")?,
             &inner_shape,
-            data_type,
+            data_type.clone(),
             fill_value,
             depth + 1,
         )?;

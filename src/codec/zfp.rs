@@ -31,7 +31,7 @@ const MAX_BLOCK_BITS: u32 = 1 << 15;
 const PAD: usize = (MAX_BLOCK_BITS as usize) / 8 + 16;
 
 /// Whether zfp holds elements of `data_type`.
-pub fn supports(data_type: DataType) -> bool {
+pub fn supports(data_type: &DataType) -> bool {
     matches!(
         data_type,
         DataType::Float32 | DataType::Float64 | DataType::Int32 | DataType::Int64
@@ -47,13 +47,13 @@ fn corrupt(reason: impl Into<String>) -> CodecError {
 
 /// Decode one chunk of `shape` (C order) and `data_type` into native bytes.
 #[cfg(not(feature = "zfp"))]
-pub fn decode(_input: &[u8], _data_type: DataType, _shape: &[u64]) -> Result<Vec<u8>, CodecError> {
+pub fn decode(_input: &[u8], _data_type: &DataType, _shape: &[u64]) -> Result<Vec<u8>, CodecError> {
     Err(corrupt("this nzfs was built without the zfp feature"))
 }
 
 /// Decode one chunk of `shape` (C order) and `data_type` into native bytes.
 #[cfg(feature = "zfp")]
-pub fn decode(input: &[u8], data_type: DataType, shape: &[u64]) -> Result<Vec<u8>, CodecError> {
+pub fn decode(input: &[u8], data_type: &DataType, shape: &[u64]) -> Result<Vec<u8>, CodecError> {
     use zfp_sys_cc as z;
     let (ztype, size) = match data_type {
         DataType::Float32 => (z::zfp_type_zfp_type_float, 4),
@@ -277,19 +277,19 @@ mod tests {
         // A zfpy stream of np.arange(16.).reshape(4, 4) (fixed accuracy),
         // from tests/data/formats_2026.zarr's writer.
         let good = include_bytes!("../../tests/data/zfp_arange16.bin");
-        let values = decode(good, DataType::Float64, &[4, 4]).unwrap();
+        let values = decode(good, &DataType::Float64, &[4, 4]).unwrap();
         assert_eq!(values.len(), 128);
         // Cut anywhere: an error, or (when only the zero bits that pad the
         // stream to a word are lost) the same values; never a crash.
         for cut in 0..good.len() {
-            match decode(&good[..cut], DataType::Float64, &[4, 4]) {
+            match decode(&good[..cut], &DataType::Float64, &[4, 4]) {
                 Ok(v) => assert!(v == values && cut + 8 > good.len(), "cut at {cut}"),
                 Err(_) => assert!(cut < good.len()),
             }
         }
-        assert!(decode(&good[..good.len() / 2], DataType::Float64, &[4, 4]).is_err());
-        assert!(decode(good, DataType::Float64, &[2, 8]).is_err());
-        assert!(decode(good, DataType::Float32, &[4, 4]).is_err());
-        assert!(decode(&[0xff; 64], DataType::Float64, &[4, 4]).is_err());
+        assert!(decode(&good[..good.len() / 2], &DataType::Float64, &[4, 4]).is_err());
+        assert!(decode(good, &DataType::Float64, &[2, 8]).is_err());
+        assert!(decode(good, &DataType::Float32, &[4, 4]).is_err());
+        assert!(decode(&[0xff; 64], &DataType::Float64, &[4, 4]).is_err());
     }
 }

@@ -474,7 +474,7 @@ impl NzFs {
     }
 
     /// Why array `n` cannot be shown when the reason is its data type (an
-    /// unknown or structured type): such a directory lists only
+    /// unknown type): such a directory lists only
     /// `header.cdl`, which says so, and anything else in it is `EIO`.
     fn unknown_type(&self, n: usize) -> Option<&str> {
         match &self.hierarchy().nodes.get(n)?.kind {

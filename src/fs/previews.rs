@@ -90,7 +90,7 @@ impl NzFs {
                 let len = c.metadata().shape[0];
                 let first = c.read_region(&[0], &[1])?;
                 let last = c.read_region(&[len - 1], &[1])?;
-                let t = c.metadata().data_type;
+                let t = &c.metadata().data_type;
                 plan.flip = matches!((t.value_f64(&first, 0), t.value_f64(&last, 0)), (Some(a), Some(b)) if a < b);
             }
             let values = preview::sample(array, &plan, &keep_going)?;

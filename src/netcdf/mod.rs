@@ -128,7 +128,7 @@ pub fn nc_name(s: &str) -> String {
 }
 
 /// The classic type of a data type: `(nc_type, unsigned_in_cdf2)`, or None.
-fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
+fn var_type(dt: &DataType, cdf5: bool) -> Option<(u32, bool)> {
     Some(match dt {
         DataType::Bool => (if cdf5 { NC_UBYTE } else { NC_BYTE }, false),
         DataType::Int8 => (NC_BYTE, false),
@@ -145,21 +145,21 @@ fn var_type(dt: DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
         DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
         DataType::FixedBytes(_) | DataType::FixedUtf32(_) => (NC_CHAR, false),
-        DataType::Raw(_) | DataType::String | DataType::Bytes => return None,
+        DataType::Raw(_) | DataType::String | DataType::Bytes | DataType::Struct(_) => return None,
     })
 }
 
 /// The length of the trailing character dimension of a fixed-length string
 /// variable (`S n`: n bytes; `U n`: up to 4 UTF-8 bytes per character).
-fn strlen(dt: DataType) -> Option<u64> {
+fn strlen(dt: &DataType) -> Option<u64> {
     match dt {
-        DataType::FixedBytes(n) => Some(n as u64),
-        DataType::FixedUtf32(n) => Some(4 * n as u64),
+        DataType::FixedBytes(n) => Some(*n as u64),
+        DataType::FixedUtf32(n) => Some(4 * *n as u64),
         _ => None,
     }
 }
 
-fn needs_cdf5_type(dt: DataType) -> bool {
+fn needs_cdf5_type(dt: &DataType) -> bool {
     matches!(
         dt,
         DataType::Int64 | DataType::UInt64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. }
@@ -268,7 +268,7 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
 
 /// An attribute in the netCDF type the store recorded for it (NCZarr's
 /// `_NCZARR_ATTR.types`), if that type is classic and every value fits.
-fn typed_attr(v: &Value, dt: DataType, cdf5: bool) -> Option<AttrValue> {
+fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
     let (t, _) = var_type(dt, cdf5)?;
     let items = match v {
         Value::Array(items) if !items.is_empty() => items.as_slice(),
@@ -310,7 +310,7 @@ fn attrs_of(
                 let typed = types
                     .iter()
                     .find(|(n, _)| n == k)
-                    .and_then(|(_, t)| typed_attr(v, *t, cdf5));
+                    .and_then(|(_, t)| typed_attr(v, t, cdf5));
                 (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
             }
         })
@@ -361,7 +361,12 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
     for &c in members {
         let name = &h.nodes[c].name;
         let reason = match &h.nodes[c].kind {
-            NodeKind::Array(a) if var_type(a.metadata.data_type, true).is_none() => "a type classic netCDF cannot hold",
+            NodeKind::Array(a) if matches!(a.metadata.data_type, DataType::Struct(_)) => {
+                "records (a compound type), which classic netCDF cannot hold: read data.bin, described by header.cdl"
+            }
+            NodeKind::Array(a) if var_type(&a.metadata.data_type, true).is_none() => {
+                "a type classic netCDF cannot hold"
+            }
             // A zero-length dimension can only be the record dimension in
             // the classic format; such arrays are left out (and named).
             NodeKind::Array(a) if a.metadata.shape.contains(&0) => "a zero-length dimension",
@@ -388,7 +393,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
     // (unless the store records a classic type for the attribute).
     let ints_fit = |attrs: &[(String, Value)], types: &[(String, DataType)]| {
         attrs.iter().all(|(k, v)| {
-            types.iter().any(|(n, t)| n == k && !needs_cdf5_type(*t))
+            types.iter().any(|(n, t)| n == k && !needs_cdf5_type(t))
                 || match v {
                     Value::Int(_) => false,
                     Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
@@ -400,7 +405,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
         NodeKind::Group { metadata: Some(g) } => (g.attributes.clone(), g.attribute_types.clone()),
         _ => (Vec::new(), Vec::new()),
     };
-    let cdf5 = arrays.iter().any(|(_, a)| needs_cdf5_type(a.metadata.data_type))
+    let cdf5 = arrays.iter().any(|(_, a)| needs_cdf5_type(&a.metadata.data_type))
         || !ints_fit(&group_attributes, &group_types)
         || arrays
             .iter()
@@ -441,7 +446,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
             });
             ids.push(idx);
         }
-        if let Some(len) = strlen(a.metadata.data_type) {
+        if let Some(len) = strlen(&a.metadata.data_type) {
             // CF character arrays: a trailing `<name>_strlen` dimension.
             let name = naming::with_suffix(&shown_of(*c), "_strlen");
             let idx = dims
@@ -492,7 +497,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
             w.count(arrays.len() as u64);
             for (k, (c, a)) in arrays.iter().enumerate() {
                 let m = &a.metadata;
-                let (t, unsigned) = var_type(m.data_type, cdf5).expect("filtered");
+                let (t, unsigned) = var_type(&m.data_type, cdf5).expect("filtered");
                 let var = shown_of(*c);
                 w.name(&var);
                 w.count(var_dims[k].len() as u64);
@@ -507,7 +512,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
                 if unsigned {
                     attrs.push(("_Unsigned".into(), AttrValue::Text("true".into())));
                 }
-                if strlen(m.data_type).is_some() {
+                if strlen(&m.data_type).is_some() {
                     attrs.push(("_Encoding".into(), AttrValue::Text("utf-8".into())));
                 }
                 write_attrs(&mut w, &attrs);
@@ -516,7 +521,7 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
                     * if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
                         2
                     } else {
-                        strlen(m.data_type).unwrap_or(1)
+                        strlen(&m.data_type).unwrap_or(1)
                     };
                 let vsize = (n * type_size(t) as u64).next_multiple_of(4);
                 w.count(if cdf5 { vsize } else { vsize.min(u64::from(u32::MAX)) });
@@ -531,9 +536,9 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
     let mut at = header_len.next_multiple_of(HEADER_SPAN);
     for (c, a) in &arrays {
         let m = &a.metadata;
-        let (t, _) = var_type(m.data_type, cdf5).expect("filtered");
+        let (t, _) = var_type(&m.data_type, cdf5).expect("filtered");
         let elems: u64 = m.shape.iter().product();
-        let (item_in, item_out, swap_unit) = match m.data_type {
+        let (item_in, item_out, swap_unit) = match &m.data_type {
             DataType::Complex64 | DataType::Complex128 => (m.data_type.size(), m.data_type.size(), type_size(t)),
             DataType::Float16 => (2, 4, 4),
             dt @ (DataType::FixedBytes(_) | DataType::FixedUtf32(_)) => {

@@ -71,7 +71,7 @@ pub(super) fn check_array(c: &mut Checker, path: &str, m: &ArrayMetadata) {
     }
     check_attributes(c, path, &m.attributes, false, true);
     if let Some((_, fv)) = m.attributes.iter().rev().find(|(k, _)| k == "_FillValue")
-        && let Err(why) = fill_value_fits(fv, m.data_type)
+        && let Err(why) = fill_value_fits(fv, &m.data_type)
     {
         c.add(
             Severity::Error,
@@ -245,13 +245,13 @@ mod tests {
 
     #[test]
     fn fill_values_that_fit_and_that_do_not() {
-        assert!(fill_value_fits(&Value::Str("AAAAAICHw8A=".into()), DataType::Float32).is_ok());
-        assert!(fill_value_fits(&Value::Int(255), DataType::UInt8).is_ok());
-        assert!(fill_value_fits(&Value::Int(300), DataType::UInt8).is_err());
-        assert!(fill_value_fits(&Value::Str("missing".into()), DataType::Int32).is_err());
-        assert!(fill_value_fits(&Value::Str("NaN".into()), DataType::Int32).is_err());
-        assert!(fill_value_fits(&Value::Float(1.5), DataType::Int16).is_err());
-        assert!(fill_value_fits(&Value::Float(f64::NAN), DataType::Float64).is_ok());
-        assert!(fill_value_fits(&Value::Bool(true), DataType::Bool).is_ok());
+        assert!(fill_value_fits(&Value::Str("AAAAAICHw8A=".into()), &DataType::Float32).is_ok());
+        assert!(fill_value_fits(&Value::Int(255), &DataType::UInt8).is_ok());
+        assert!(fill_value_fits(&Value::Int(300), &DataType::UInt8).is_err());
+        assert!(fill_value_fits(&Value::Str("missing".into()), &DataType::Int32).is_err());
+        assert!(fill_value_fits(&Value::Str("NaN".into()), &DataType::Int32).is_err());
+        assert!(fill_value_fits(&Value::Float(1.5), &DataType::Int16).is_err());
+        assert!(fill_value_fits(&Value::Float(f64::NAN), &DataType::Float64).is_ok());
+        assert!(fill_value_fits(&Value::Bool(true), &DataType::Bool).is_ok());
     }
 }

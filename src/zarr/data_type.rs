@@ -1,4 +1,5 @@
-//! Zarr v3 core data types and their fill values.
+//! Zarr v3 core data types and their fill values, and records (`struct`)
+//! of them in the child module [`record`].
 //!
 //! A [`DataType`] knows its item size and how its elements are byte-swapped.
 //! [`FillValue`] holds one element already encoded in the host's native byte
@@ -9,13 +10,18 @@
 //! patterns (NaN payloads kept exactly); bare `NaN`/`Infinity` tokens;
 //! `[re, im]` pairs for complex types; byte lists for `r*`.
 
+use std::sync::Arc;
+
 use base64::Engine;
 
 use super::extension::{MetadataError, extension_name};
 use super::json::Value;
 
+pub mod record;
+use record::Record;
+
 /// An element type from the core spec (plus the `r*` raw types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataType {
     Bool,
     Int8,
@@ -57,6 +63,9 @@ pub enum DataType {
     /// `bytes` (zarr-python: `variable_length_bytes`): variable-length
     /// bytes, decoded to the same text form.
     Bytes,
+    /// `struct` (legacy `structured`; Zarr v2 record lists): packed
+    /// records of named fields, each in the host's byte order once decoded.
+    Struct(Arc<Record>),
 }
 
 /// A numpy datetime unit.
@@ -114,6 +123,11 @@ impl TimeUnit {
 impl DataType {
     /// Parse the `data_type` member (a name, or an object with a `name`).
     pub fn from_json(v: &Value) -> Result<DataType, MetadataError> {
+        DataType::parse_at(v, 0)
+    }
+
+    /// [`DataType::from_json`] for a type `depth` records deep.
+    fn parse_at(v: &Value, depth: usize) -> Result<DataType, MetadataError> {
         let name = extension_name(v, "data_type")?;
         Ok(match name {
             "bool" => DataType::Bool,
@@ -179,6 +193,7 @@ impl DataType {
             }
             "string" => DataType::String,
             "bytes" | "variable_length_bytes" => DataType::Bytes,
+            "struct" | "structured" => DataType::Struct(Arc::new(Record::from_v3(v.get("configuration"), depth)?)),
             "complex_float32" => DataType::Complex64,
             "complex_float64" => DataType::Complex128,
             raw if raw.starts_with('r') => {
@@ -195,7 +210,7 @@ impl DataType {
     }
 
     /// Bytes per element.
-    pub fn size(self) -> usize {
+    pub fn size(&self) -> usize {
         match self {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
@@ -203,15 +218,16 @@ impl DataType {
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => 8,
             DataType::Complex128 => 16,
-            DataType::Raw(n) | DataType::FixedBytes(n) => n,
+            DataType::Raw(n) | DataType::FixedBytes(n) => *n,
             DataType::FixedUtf32(n) => 4 * n,
+            DataType::Struct(r) => r.size(),
             // No fixed size: see `element_size`.
             DataType::String | DataType::Bytes => 0,
         }
     }
 
     /// Bytes per element, or `None` for a variable-length type.
-    pub fn element_size(self) -> Option<usize> {
+    pub fn element_size(&self) -> Option<usize> {
         match self {
             DataType::String | DataType::Bytes => None,
             other => Some(other.size()),
@@ -220,13 +236,14 @@ impl DataType {
 
     /// Whether elements are single numbers (integers, floats, times):
     /// exactly the types [`DataType::value_f64`] reads.
-    pub fn is_number(self) -> bool {
+    pub fn is_number(&self) -> bool {
         !matches!(
             self,
             DataType::Bool
                 | DataType::Complex64
                 | DataType::Complex128
                 | DataType::Raw(_)
+                | DataType::Struct(_)
                 | DataType::FixedBytes(_)
                 | DataType::FixedUtf32(_)
                 | DataType::String
@@ -235,7 +252,7 @@ impl DataType {
     }
 
     /// Whether the array's values are strings (shown as `data.txt`).
-    pub fn is_text(self) -> bool {
+    pub fn is_text(&self) -> bool {
         matches!(
             self,
             DataType::String | DataType::Bytes | DataType::FixedBytes(_) | DataType::FixedUtf32(_)
@@ -244,7 +261,7 @@ impl DataType {
 
     /// Element `i` of a decoded buffer (native byte order) as a number, or
     /// `None` for a type with no order (bool, complex, raw) or past the end.
-    pub fn value_f64(self, buffer: &[u8], i: usize) -> Option<f64> {
+    pub fn value_f64(&self, buffer: &[u8], i: usize) -> Option<f64> {
         if !self.is_number() {
             return None;
         }
@@ -269,18 +286,19 @@ impl DataType {
 
     /// The unit that byte order applies to: the whole element, each half of
     /// a complex number, or nothing (1 for single bytes and raw types).
-    pub fn swap_unit(self) -> usize {
+    pub fn swap_unit(&self) -> usize {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::Raw(_) | DataType::FixedBytes(_) | DataType::String | DataType::Bytes => 1,
+            // A record's values are swapped field by field (`Record::to_native`).
+            DataType::Raw(_) | DataType::FixedBytes(_) | DataType::String | DataType::Bytes | DataType::Struct(_) => 1,
             DataType::FixedUtf32(_) => 4,
             other => other.size(),
         }
     }
 
     /// The values of an integer type (bool counts as 0..=1).
-    pub fn int_range(self) -> Option<(i128, i128)> {
+    pub fn int_range(&self) -> Option<(i128, i128)> {
         Some(match self {
             DataType::Bool => (0, 1),
             DataType::Int8 => (i8::MIN.into(), i8::MAX.into()),
@@ -298,7 +316,7 @@ impl DataType {
     }
 
     /// The spec's identifier.
-    pub fn name(self) -> String {
+    pub fn name(&self) -> String {
         match self {
             DataType::Bool => "bool".into(),
             DataType::Int8 => "int8".into(),
@@ -316,31 +334,32 @@ impl DataType {
             DataType::Complex64 => "complex64".into(),
             DataType::Complex128 => "complex128".into(),
             DataType::Raw(n) => format!("r{}", n * 8),
-            DataType::DateTime64 { unit, scale } => format!("numpy.datetime64[{}]", scaled(unit, scale)),
-            DataType::TimeDelta64 { unit, scale } => format!("numpy.timedelta64[{}]", scaled(unit, scale)),
+            DataType::DateTime64 { unit, scale } => format!("numpy.datetime64[{}]", scaled(*unit, *scale)),
+            DataType::TimeDelta64 { unit, scale } => format!("numpy.timedelta64[{}]", scaled(*unit, *scale)),
             DataType::FixedBytes(n) => format!("null_terminated_bytes[{n}]"),
             DataType::FixedUtf32(n) => format!("fixed_length_utf32[{n}]"),
             DataType::String => "string".into(),
             DataType::Bytes => "bytes".into(),
+            DataType::Struct(r) => format!("struct {}", r.describe()),
         }
     }
 
     /// The type the codec chain stores (bfloat16's 2-byte halves are
     /// decoded as `UInt16` bits, then widened to float32 by the array).
-    pub fn storage(self) -> DataType {
+    pub fn storage(&self) -> DataType {
         match self {
             DataType::BFloat16 => DataType::UInt16,
-            other => other,
+            other => other.clone(),
         }
     }
 
     /// Whether the type is a numpy datetime or timedelta.
-    pub fn is_time(self) -> bool {
+    pub fn is_time(&self) -> bool {
         matches!(self, DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. })
     }
 
     /// Encode a JSON fill value as one native-endian element.
-    pub fn fill_value(self, v: &Value) -> Result<FillValue, MetadataError> {
+    pub fn fill_value(&self, v: &Value) -> Result<FillValue, MetadataError> {
         let bad = || MetadataError::BadFillValue {
             data_type: self.name(),
             value: v.to_string(),
@@ -362,13 +381,13 @@ impl DataType {
             },
             DataType::FixedBytes(n) | DataType::FixedUtf32(n) => {
                 let Value::Str(s) = v else { return Err(bad()) };
-                string_fill(self, s, n).ok_or_else(bad)?
+                string_fill(self, s, *n).ok_or_else(bad)?
             }
             // The fill of a variable-length type is its line of text.
             DataType::String | DataType::Bytes => {
                 let value = match v {
                     Value::Null => Vec::new(),
-                    Value::Str(s) if self == DataType::Bytes => base64::engine::general_purpose::STANDARD
+                    Value::Str(s) if *self == DataType::Bytes => base64::engine::general_purpose::STANDARD
                         .decode(s)
                         .unwrap_or_else(|_| s.as_bytes().to_vec()),
                     Value::Str(s) => s.as_bytes().to_vec(),
@@ -405,20 +424,21 @@ impl DataType {
                     _ => return Err(bad()),
                 }
             }
+            DataType::Struct(r) => return r.fill_value(v).ok_or_else(bad),
             DataType::Raw(n) => {
                 if let Value::Str(b64) = v {
                     use base64::Engine;
                     let bytes = base64::engine::general_purpose::STANDARD
                         .decode(b64)
                         .map_err(|_| bad())?;
-                    return if bytes.len() == n {
+                    return if bytes.len() == *n {
                         Ok(FillValue(bytes))
                     } else {
                         Err(bad())
                     };
                 }
                 let items = v.as_array().ok_or_else(bad)?;
-                if items.len() != n {
+                if items.len() != *n {
                     return Err(bad());
                 }
                 items
@@ -443,7 +463,7 @@ fn scaled(unit: TimeUnit, scale: u32) -> String {
 
 /// The fill element of a fixed-length string type: the string itself
 /// (zarr-python writes `""`), or base64 of the element's bytes (Zarr v2).
-fn string_fill(dt: DataType, s: &str, n: usize) -> Option<Vec<u8>> {
+fn string_fill(dt: &DataType, s: &str, n: usize) -> Option<Vec<u8>> {
     let size = dt.size();
     let mut out = vec![0u8; size];
     match dt {
@@ -609,8 +629,8 @@ pub fn fill_value_number(v: &Value) -> Result<FillNumber, String> {
 }
 
 /// Whether a `_FillValue` attribute can be a value of `dt`.
-pub fn fill_value_fits(v: &Value, dt: DataType) -> Result<(), String> {
-    if matches!(v, Value::Bool(_)) && dt == DataType::Bool {
+pub fn fill_value_fits(v: &Value, dt: &DataType) -> Result<(), String> {
+    if matches!(v, Value::Bool(_)) && *dt == DataType::Bool {
         return Ok(());
     }
     let n = fill_value_number(v)?;

@@ -231,7 +231,7 @@ fn parse_group(doc: &Value, members: &[(String, Value)]) -> Result<GroupMetadata
 pub(crate) fn check_chunk_grid(
     shape: &[u64],
     chunk_shape: &[u64],
-    data_type: DataType,
+    data_type: &DataType,
     member: &'static str,
 ) -> Result<(), MetadataError> {
     if chunk_shape.contains(&0) {
@@ -305,7 +305,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
                     ),
                 ));
             }
-            check_chunk_grid(&shape, &chunk_shape, data_type, "chunk_grid")?;
+            check_chunk_grid(&shape, &chunk_shape, &data_type, "chunk_grid")?;
             let axes = shape
                 .iter()
                 .zip(&chunk_shape)
@@ -317,7 +317,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
             let axes = super::grid::rectilinear(extension_configuration(grid, "chunk_grid")?, &shape)?;
             let chunk_shape: Vec<u64> = axes.iter().map(Axis::max_edge).collect();
             // The largest chunk bounds every chunk; the count must fit u64.
-            check_chunk_grid(&chunk_shape, &chunk_shape, data_type, "chunk_grid")?;
+            check_chunk_grid(&chunk_shape, &chunk_shape, &data_type, "chunk_grid")?;
             axes.iter()
                 .try_fold(1u64, |acc, a| acc.checked_mul(a.count()))
                 .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
@@ -350,7 +350,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
             data_type = %data_type.name(),
             "fill_value null: read as the type's default (zero), as zarr-python does"
         );
-        fill_value_json = match data_type {
+        fill_value_json = match &data_type {
             DataType::Bool => Value::Bool(false),
             DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Float64 => Value::Float(0.0),
             t if t.is_number() => Value::Int(0),

@@ -1,7 +1,8 @@
 //! The Zarr model: metadata documents (v3 `zarr.json`, and Zarr v2 and
 //! NCZarr documents read into the same types by [`v2`]), data types and
-//! fill values (numpy type strings in [`numpy`]), chunk grids, chunk key encodings, the
-//! text form of string values, and hierarchy discovery. Nothing here knows
+//! fill values (records in [`data_type::record`]; numpy type strings and
+//! record lists in [`numpy`]), chunk grids, chunk key encodings, the text
+//! form of string values, and hierarchy discovery. Nothing here knows
 //! about FUSE.
 
 pub mod chunk_key;

@@ -5,9 +5,16 @@
 //! its chunks are stored in; [`NumType`] is the plain numeric subset
 //! numcodecs filters compute with. numpy's `str()` names (`"int32"`,
 //! `"float64"`, `"bool"`), which zarr-python writes into some codec
-//! configurations, are accepted too.
+//! configurations, are accepted too. [`parse_record`] reads a record list
+//! (`[["a", "<u2"], ["b", ">f4", [2]]]`), each field keeping the byte
+//! order its type string names.
 
+use std::sync::Arc;
+
+use super::data_type::record::{self, Record, bad};
 use super::data_type::{DataType, TimeUnit};
+use super::extension::MetadataError;
+use super::json::Value;
 
 /// The kind of a numeric numpy type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +42,7 @@ impl NumType {
 
     /// The numeric type of a data type's elements in native byte order, if
     /// it has one.
-    pub fn native(dt: DataType) -> Option<NumType> {
+    pub fn native(dt: &DataType) -> Option<NumType> {
         let kind = match dt {
             DataType::Bool => NumKind::Bool,
             DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => NumKind::Int,
@@ -54,7 +61,7 @@ impl NumType {
     /// Parse a numeric type string.
     pub fn parse(s: &str) -> Result<NumType, String> {
         let (dt, big) = parse_dtype(s)?;
-        let native = Self::native(dt).ok_or_else(|| format!("{s} ({}) is not a numeric type", dt.name()))?;
+        let native = Self::native(&dt).ok_or_else(|| format!("{s} ({}) is not a numeric type", dt.name()))?;
         Ok(NumType { big, ..native })
     }
 
@@ -172,6 +179,46 @@ pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
     Ok((dt, big))
 }
 
+/// A Zarr v2 `dtype` list: `[name, type]` or `[name, type, shape]`,
+/// where a type is a numpy type string or a nested list.
+pub fn parse_record(list: &[Value], depth: usize) -> Result<Record, MetadataError> {
+    Record::build(list, depth, |f| {
+        let item = f.as_array().unwrap_or_default();
+        let (Some(name), Some(dt)) = (item.first().and_then(Value::as_str), item.get(1)) else {
+            return Err(bad(format!("a field is not [name, type] or [name, type, shape]: {f}")));
+        };
+        let (dt, big) = match dt {
+            Value::Str(s) if s.ends_with('O') => {
+                return Err(bad(format!(
+                    "field `{name}` is an object: a variable-length type, which records cannot hold"
+                )));
+            }
+            Value::Str(s) => parse_dtype(s).map_err(bad)?,
+            Value::Array(inner) => (DataType::Struct(Arc::new(parse_record(inner, depth + 1)?)), false),
+            other => return Err(bad(format!("field `{name}` has type {other}"))),
+        };
+        let shape = match item.get(2) {
+            None => Vec::new(),
+            Some(Value::Array(dims)) => dims
+                .iter()
+                .map(|d| {
+                    d.as_u64()
+                        .and_then(|d| usize::try_from(d).ok())
+                        .filter(|&d| d > 0 && d <= record::MAX_SIZE)
+                })
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| bad(format!("field `{name}` has shape {}", item[2])))?,
+            Some(Value::Int(d)) if *d > 0 && (*d as u64) <= record::MAX_SIZE as u64 => vec![*d as usize],
+            Some(other) => return Err(bad(format!("field `{name}` has shape {other}"))),
+        };
+        if item.len() > 3 {
+            return Err(bad(format!("field `{name}` has more than [name, type, shape]")));
+        }
+        let big = (dt.swap_unit() > 1).then_some(big);
+        Ok((name.to_string(), dt, shape, big))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,5 +255,71 @@ mod tests {
         }
         assert_eq!(NumType::parse("float32").unwrap().size, 4);
         assert!(NumType::parse("|S2").is_err());
+    }
+
+    fn v2(text: &str) -> Result<Record, MetadataError> {
+        let v = crate::zarr::json::parse(text.as_bytes()).unwrap();
+        parse_record(v.as_array().unwrap(), 0)
+    }
+
+    #[test]
+    fn numpy_lists_lay_fields_out_packed() {
+        let r = v2(r#"[["a", "<u2"], ["b", ">f4"], ["c", "<i4", [2]], ["p", [["x", "|u1"], ["y", ">i2"]]]]"#).unwrap();
+        assert_eq!(r.size(), 2 + 4 + 8 + 3);
+        let offsets: Vec<usize> = r.fields.iter().map(|f| f.offset).collect();
+        assert_eq!(offsets, [0, 2, 6, 14]);
+        assert_eq!(r.fields[2].count(), 2);
+        assert_eq!(
+            r.describe(),
+            "{a: uint16, b: float32, c: int32[2], p: struct {x: uint8, y: int16}}"
+        );
+        assert_eq!(
+            r.layout(),
+            "{a: uint16 @ 0, b: float32 @ 2, c: int32[2] @ 6, p: {x: uint8 @ 0, y: int16 @ 1} @ 14}"
+        );
+        // Each value into the host's order, by its own type string.
+        let mut rec = Vec::new();
+        rec.extend(7u16.to_le_bytes());
+        rec.extend(1.5f32.to_be_bytes());
+        rec.extend(3i32.to_le_bytes());
+        rec.extend((-4i32).to_le_bytes());
+        rec.push(9);
+        rec.extend((-2i16).to_be_bytes());
+        let mut two = [rec.clone(), rec].concat();
+        r.to_native(&mut two, true);
+        let mut want = Vec::new();
+        want.extend(7u16.to_ne_bytes());
+        want.extend(1.5f32.to_ne_bytes());
+        want.extend(3i32.to_ne_bytes());
+        want.extend((-4i32).to_ne_bytes());
+        want.push(9);
+        want.extend((-2i16).to_ne_bytes());
+        assert_eq!(two, [want.clone(), want].concat());
+    }
+
+    #[test]
+    fn hostile_record_lists_are_refused() {
+        for bad in [
+            r#"[]"#,
+            r#"[["a", "<i4"], ["a", "<i4"]]"#,
+            r#"[["", "<i4"]]"#,
+            r#"[["s", "|O"]]"#,
+            r#"[["a", "<i4", [0]]]"#,
+            r#"[["a", "<i4", [1048576, 1048576]]]"#,
+            r#"[["a", "|V1048576"], ["b", "|u1"]]"#,
+            r#"[["a", "<i4", [2], 1]]"#,
+            r#"[["a"]]"#,
+            r#"[5]"#,
+        ] {
+            assert!(v2(bad).is_err(), "{bad}");
+        }
+        let mut deep = r#"["z", "<i4"]"#.to_string();
+        for _ in 0..record::MAX_DEPTH {
+            deep = format!(r#"["n", [{deep}]]"#);
+        }
+        assert!(v2(&format!("[{deep}]")).is_err());
+        // Nested runs multiply: 100 x 100 values of a 2-field record.
+        let wide = r#"[["o", [["m", [["a", "<i2"], ["b", "<i4"]], [100]]], [100]]]"#;
+        assert!(v2(wide).is_err());
     }
 }

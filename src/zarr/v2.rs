@@ -17,6 +17,8 @@
 //! `_NCZARR_ATTR.types` give attribute types. `_ARRAY_DIMENSIONS`,
 //! `_NCProperties` and `_NCZARR_*` keys never reach the attributes.
 
+use std::sync::Arc;
+
 use base64::Engine;
 
 use super::chunk_key::ChunkKeyEncoding;
@@ -24,7 +26,7 @@ use super::data_type::{DataType, FillValue};
 use super::extension::{MetadataError, invalid};
 use super::json::Value;
 use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata, check_chunk_grid, u64_list};
-use super::numpy::parse_dtype;
+use super::numpy::{parse_dtype, parse_record};
 
 /// A member of an NCZarr document, in either spelling netCDF-C has used.
 fn nczarr<'a>(doc: Option<&'a Value>, key: &str) -> Option<&'a Value> {
@@ -125,13 +127,11 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
             format!("{} dimensions, shape has {}", chunk_shape.len(), shape.len()),
         ));
     }
-    let dtype = match zarray.get("dtype") {
-        Some(Value::Str(s)) => s.as_str(),
-        Some(Value::Array(_)) => {
-            return Err(MetadataError::UnknownDataType(
-                "a structured dtype (not supported)".into(),
-            ));
-        }
+    // A record list gives each field its own byte order (`Record`); the
+    // `bytes` codec's order then only matters to fields without one.
+    let (dtype, record) = match zarray.get("dtype") {
+        Some(Value::Str(s)) => (s.as_str(), None),
+        Some(Value::Array(fields)) => ("", Some(parse_record(fields, 0)?)),
         _ => return Err(MetadataError::Missing("dtype")),
     };
     let filters = match zarray.get("filters") {
@@ -141,10 +141,11 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     };
     // An object array holds what its first filter (the object codec) says.
     let object_codec = filters.first().and_then(|f| f.get("id")).and_then(Value::as_str);
-    let (data_type, big) = match (dtype, object_codec) {
-        ("|O", Some("vlen-utf8")) => (DataType::String, false),
-        ("|O", Some("vlen-bytes")) => (DataType::Bytes, false),
-        ("|O", other) => {
+    let (data_type, big) = match (record, dtype, object_codec) {
+        (Some(r), _, _) => (DataType::Struct(Arc::new(r)), false),
+        (None, "|O", Some("vlen-utf8")) => (DataType::String, false),
+        (None, "|O", Some("vlen-bytes")) => (DataType::Bytes, false),
+        (None, "|O", other) => {
             return Err(MetadataError::UnknownDataType(format!(
                 "object dtype |O with object codec {} (nzfs reads vlen-utf8 and vlen-bytes)",
                 other.unwrap_or("none")
@@ -157,7 +158,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     } else {
         filters
     };
-    check_chunk_grid(&shape, &chunk_shape, data_type, "chunks")?;
+    check_chunk_grid(&shape, &chunk_shape, &data_type, "chunks")?;
 
     let separator = match zarray.get("dimension_separator") {
         None | Some(Value::Null) => '.',
@@ -222,7 +223,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     }
 
     let fill_value_json = zarray.get("fill_value").cloned().unwrap_or(Value::Null);
-    let fill_value = match (&fill_value_json, data_type) {
+    let fill_value = match (&fill_value_json, data_type.clone()) {
         // A variable-length type's fill of null is the empty string.
         (Value::Null, dt) if dt.element_size().is_none() => dt.fill_value(&Value::Null)?,
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
@@ -252,7 +253,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
             FillValue(vec![0; data_type.size()])
         }
         (Value::Str(b64), DataType::FixedBytes(_) | DataType::Raw(_)) => {
-            base64_fill(b64, data_type, big).ok_or_else(|| MetadataError::BadFillValue {
+            base64_fill(b64, &data_type, big).ok_or_else(|| MetadataError::BadFillValue {
                 data_type: data_type.name(),
                 value: fill_value_json.to_string(),
             })?
@@ -294,7 +295,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     }
     let numeric = !matches!(
         data_type,
-        DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_)
+        DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::Raw(_) | DataType::Struct(_)
     );
     if numeric && fill_value_json != Value::Null && !attributes.iter().any(|(k, _)| k == "_FillValue") {
         attributes.push(("_FillValue".into(), fill_value_json.clone()));
@@ -326,7 +327,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
 }
 
 /// A v2 base64 fill value of a fixed-size byte or string type.
-fn base64_fill(b64: &str, dt: DataType, big: bool) -> Option<FillValue> {
+fn base64_fill(b64: &str, dt: &DataType, big: bool) -> Option<FillValue> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
     let mut out = vec![0u8; dt.size()];
     if bytes.len() > out.len() {

@@ -398,3 +398,82 @@ fn a_replaced_chunk_shows_at_the_next_open_with_passthrough() {
     std::fs::rename(s.join("a/c/0.tmp"), s.join("a/c/0")).unwrap();
     assert_eq!(std::fs::read(&chunk).unwrap(), new, "at once, at the next open");
 }
+
+/// Eight arrays whose `zarr.json` carries 20 MB of attributes each (one
+/// huge list, or a quarter of a million small members): the mount keeps
+/// 1 MiB of each node's attributes and names the rest, so `ls -la`, the
+/// headers and the `.nc` cost no more than the cache and 256 MiB, and every
+/// array still reads.
+#[test]
+fn big_attributes_are_kept_within_a_bound_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    array(&s, GROUP);
+    let list: Vec<String> = (0..2_500_000).map(|k| k.to_string()).collect();
+    let members: Vec<String> = (0..1_000_000).map(|k| format!(r#""key_{k}": {k}"#)).collect();
+    for i in 0..8 {
+        let big = if i % 2 == 0 {
+            format!(r#""units": "K", "values": [{}]"#, list.join(", "))
+        } else {
+            format!(r#""units": "K", {}"#, members.join(", "))
+        };
+        assert!(big.len() > 18_000_000, "{}", big.len());
+        let meta = format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "int16",
+            "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2]}}}},
+            "chunk_key_encoding": {{"name": "default"}}, "fill_value": {i},
+            "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+            "attributes": {{{big}}}}}"#
+        );
+        array(&s.join(format!("a{i}")), &meta);
+    }
+    let m = Mount::at(&s, &["--cache-size", "16MiB"]);
+    let listing = Command::new("ls").arg("-la").arg(&m.mp).output().unwrap();
+    assert!(listing.status.success());
+    let group = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    let nc = std::fs::metadata(m.mp.join("s.nc")).unwrap().len();
+    let hwm = vm_hwm(m.daemon_pid());
+    assert!(
+        hwm < CACHE + (256 << 20),
+        "daemon peak RSS {} MiB with a {} MiB cache (header.cdl {} and s.nc {nc} bytes)",
+        hwm >> 20,
+        CACHE >> 20,
+        group.len()
+    );
+    for i in 0..8 {
+        let dir = m.mp.join(format!("a{i}"));
+        let data = std::fs::read(dir.join("data.bin")).unwrap();
+        assert_eq!(
+            data,
+            [(i as i16).to_ne_bytes(), (i as i16).to_ne_bytes()].concat(),
+            "a{i}"
+        );
+        let header = std::fs::read_to_string(dir.join("header.cdl")).unwrap();
+        assert!(header.contains(&format!("a{i}:units = \"K\" ;")), "a{i}");
+        let named = if i % 2 == 0 { "values: " } else { " more: " };
+        let note = header
+            .lines()
+            .find(|l| l.contains("_nz_omitted_attributes"))
+            .unwrap_or_else(|| panic!("a{i}: no note of what was left out"));
+        assert!(
+            note.contains(named) && note.contains("bytes of JSON left out"),
+            "{note}"
+        );
+        assert!(header.len() < 4 << 20, "a{i}/header.cdl is {} bytes", header.len());
+    }
+    assert!(
+        group.contains("a7:_nz_omitted_attributes"),
+        "every array is in the group's header"
+    );
+    let out = Command::new("ncdump")
+        .arg("-h")
+        .arg(m.mp.join("s.nc"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ncdump: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("a0:_nz_omitted_attributes"));
+    assert!(
+        vm_hwm(m.daemon_pid()) < CACHE + (256 << 20),
+        "after the headers and ncdump"
+    );
+}

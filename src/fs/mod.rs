@@ -487,7 +487,8 @@ impl NzFs {
     /// array's `.zarray` with its `.zattrs` as `attributes`), for headers
     /// of nodes nzfs cannot model; `None` when it cannot be read.
     fn document_of(&self, n: usize) -> Option<crate::zarr::json::Value> {
-        use crate::zarr::json::{Value, parse};
+        use crate::zarr::json::Value;
+        use crate::zarr::metadata::{Document, parse_document};
         let path = &self.hierarchy().nodes.get(n)?.path;
         let read = |name: &str| {
             let key = crate::store::join(path, name).ok()?;
@@ -495,7 +496,12 @@ impl NzFs {
                 .store()
                 .get(&key, crate::zarr::hierarchy::MAX_METADATA_BYTES)
                 .ok()??;
-            parse(&bytes).ok()
+            let document = if name == ".zattrs" {
+                Document::Attributes
+            } else {
+                Document::Node
+            };
+            parse_document(&bytes, document).ok().map(|(doc, _)| doc)
         };
         if let Some(doc) = read("zarr.json") {
             return Some(doc);

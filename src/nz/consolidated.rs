@@ -5,6 +5,7 @@ use super::{Checker, Severity};
 use crate::store::join;
 use crate::zarr::hierarchy::{MAX_METADATA_BYTES, NodeKind};
 use crate::zarr::json::{self, Value};
+use crate::zarr::metadata::{Document, parse_document};
 
 pub(super) fn check_consolidated(c: &mut Checker) {
     let h = c.dataset.hierarchy();
@@ -21,7 +22,8 @@ pub(super) fn check_consolidated(c: &mut Checker) {
             .get(&key, MAX_METADATA_BYTES)
             .ok()
             .flatten()
-            .and_then(|b| json::parse(&b).ok());
+            .and_then(|b| parse_document(&b, Document::Node).ok())
+            .map(|(doc, _)| doc);
         match on_disk {
             None => c.add(
                 Severity::Error,

@@ -11,9 +11,14 @@
 //! - integers that fit `i64` are [`Value::Int`], larger non-negative ones
 //!   that fit `u64` are [`Value::UInt`], everything else is [`Value::Float`];
 //! - nesting is limited to [`MAX_DEPTH`] so hostile input cannot overflow the
-//!   stack.
+//!   stack;
+//! - [`parse_limited`] keeps chosen objects (a node's attributes) within a
+//!   size, leaving the rest out unbuilt (child module `limited`).
 
 use std::fmt;
+
+mod limited;
+pub use limited::{Limits, parse_limited};
 
 /// Deepest nesting accepted; deeper documents are rejected, not recursed.
 pub const MAX_DEPTH: usize = 128;
@@ -158,19 +163,31 @@ fn write_json_string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
 
 /// Parse one JSON document (surrounding whitespace allowed).
 pub fn parse(text: &[u8]) -> Result<Value, JsonError> {
-    let mut p = Parser { s: text, i: 0 };
+    parse_with(text, None).map(|(v, _)| v)
+}
+
+fn parse_with(text: &[u8], limits: Option<&Limits>) -> Result<(Value, usize), JsonError> {
+    let mut p = Parser {
+        s: text,
+        i: 0,
+        limits,
+        left_out: 0,
+    };
     p.skip_ws();
-    let v = p.value(0)?;
+    let v = p.value_in(0, limits.is_some_and(|l| l.root))?;
     p.skip_ws();
     if p.i != p.s.len() {
         return Err(p.err("trailing characters after the document"));
     }
-    Ok(v)
+    Ok((v, p.left_out))
 }
 
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    limits: Option<&'a Limits>,
+    /// Bytes of text in members left out of limited objects.
+    left_out: usize,
 }
 
 impl Parser<'_> {
@@ -194,11 +211,17 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, JsonError> {
+        self.value_in(depth, false)
+    }
+
+    /// A value; an object is kept within the limits when `limited`.
+    fn value_in(&mut self, depth: usize, limited: bool) -> Result<Value, JsonError> {
         if depth > MAX_DEPTH {
             return Err(self.err("nesting too deep"));
         }
         match self.s.get(self.i) {
             None => Err(self.err("unexpected end of input")),
+            Some(b'{') if limited => self.limited_object(depth),
             Some(b'{') => self.object(depth),
             Some(b'[') => self.array(depth),
             Some(b'"') => Ok(Value::Str(self.string()?)),
@@ -231,7 +254,8 @@ impl Parser<'_> {
                 return Err(self.err("expected ':'"));
             }
             self.skip_ws();
-            let v = self.value(depth + 1)?;
+            let limited = self.limits.is_some_and(|l| (l.limited)(&key));
+            let v = self.value_in(depth + 1, limited)?;
             members.push((key, v));
             self.skip_ws();
             if self.eat(b",") {
@@ -274,8 +298,23 @@ impl Parser<'_> {
     }
 
     fn string(&mut self) -> Result<String, JsonError> {
-        self.i += 1; // opening quote
         let mut out = Vec::new();
+        self.string_into(Some(&mut out))?;
+        String::from_utf8(out).map_err(|_| self.err("string is not UTF-8"))
+    }
+
+    /// Check a string and move past it, building nothing.
+    fn skip_string(&mut self) -> Result<(), JsonError> {
+        let start = self.i;
+        self.string_into(None)?;
+        std::str::from_utf8(&self.s[start..self.i])
+            .map(drop)
+            .map_err(|_| self.err("string is not UTF-8"))
+    }
+
+    /// Read a string, its decoded bytes into `out` when given.
+    fn string_into(&mut self, mut out: Option<&mut Vec<u8>>) -> Result<(), JsonError> {
+        self.i += 1; // opening quote
         loop {
             let Some(&b) = self.s.get(self.i) else {
                 return Err(self.err("unterminated string"));
@@ -312,14 +351,20 @@ impl Parser<'_> {
                         }
                         _ => return Err(self.err("unknown escape")),
                     };
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    if let Some(out) = out.as_deref_mut() {
+                        let mut buf = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                    }
                 }
                 0..=0x1f => return Err(self.err("control character in string")),
-                _ => out.push(b),
+                _ => {
+                    if let Some(out) = out.as_deref_mut() {
+                        out.push(b);
+                    }
+                }
             }
         }
-        String::from_utf8(out).map_err(|_| self.err("string is not UTF-8"))
+        Ok(())
     }
 
     fn number(&mut self) -> Result<Value, JsonError> {

@@ -13,7 +13,7 @@
 use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
 use super::grid::Axis;
-use super::json::Value;
+use super::json::{JsonError, Limits, Value};
 
 use super::extension::invalid;
 pub use super::extension::{MAX_CHUNK_BYTES, MetadataError, extension_configuration, extension_name};
@@ -140,6 +140,56 @@ pub struct GroupMetadata {
     pub zarr_format: u8,
 }
 
+/// The most JSON text of one node's attributes kept (1 MiB: a few MiB
+/// parsed; real attributes are a few KiB).
+pub const ATTRIBUTES_MAX: usize = 1 << 20;
+/// The most attributes of one node kept: netCDF readers look attributes up
+/// one by one, and 50,000 of them took ncdump minutes.
+pub const ATTRIBUTES_MAX_COUNT: usize = 4096;
+/// The attribute that says which attributes were left out, and how large
+/// they were, when a node's attributes pass those bounds.
+pub const ATTRIBUTES_LEFT_OUT: &str = "_nz_omitted_attributes";
+
+/// Which metadata document is parsed: where its attributes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Document {
+    /// A `zarr.json` (members `attributes`, consolidated ones included)
+    /// or a Zarr v2 `.zarray`/`.zgroup`.
+    Node,
+    /// A Zarr v2 `.zattrs`: the document is the attributes.
+    Attributes,
+    /// A Zarr v2 `.zmetadata`: members named `….zattrs`.
+    ConsolidatedV2,
+}
+
+/// Parse a metadata document, keeping each node's attributes within
+/// [`ATTRIBUTES_MAX`] bytes of text and [`ATTRIBUTES_MAX_COUNT`] members
+/// (the members that do not fit are named,
+/// with their size, in [`ATTRIBUTES_LEFT_OUT`]), so that parsed attributes
+/// never take more than a few times that, however large the document.
+/// Also the bytes of the document's text kept.
+pub fn parse_document(bytes: &[u8], document: Document) -> Result<(Value, usize), JsonError> {
+    let limits = Limits {
+        limited: match document {
+            Document::Node => |k| k == "attributes",
+            Document::Attributes => |_| false,
+            Document::ConsolidatedV2 => |k| k.ends_with(".zattrs"),
+        },
+        root: document == Document::Attributes,
+        max: ATTRIBUTES_MAX,
+        max_members: ATTRIBUTES_MAX_COUNT,
+        note_key: ATTRIBUTES_LEFT_OUT,
+    };
+    let (doc, left_out) = super::json::parse_limited(bytes, &limits)?;
+    if left_out > 0 {
+        tracing::info!(
+            bytes = left_out,
+            "attributes past what nzfs keeps of a node were left out (named in {ATTRIBUTES_LEFT_OUT})"
+        );
+    }
+    Ok((doc, bytes.len() - left_out))
+}
+
 /// A parsed `zarr.json` of either kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeMetadata {
@@ -150,7 +200,7 @@ pub enum NodeMetadata {
 impl NodeMetadata {
     /// Parse the bytes of a `zarr.json`.
     pub fn parse(bytes: &[u8]) -> Result<NodeMetadata, MetadataError> {
-        Self::from_json(&super::json::parse(bytes)?)
+        Self::from_json(&parse_document(bytes, Document::Node)?.0)
     }
 
     /// Interpret an already-parsed document.

@@ -17,8 +17,8 @@
 mod consolidated;
 use std::sync::Arc;
 
-use super::json::{self, Value};
-use super::metadata::{ArrayMetadata, GroupMetadata, MetadataError, NodeMetadata};
+use super::json::Value;
+use super::metadata::{ArrayMetadata, Document, GroupMetadata, MetadataError, NodeMetadata, parse_document};
 use super::v2;
 use crate::store::{ReadableStore, StoreKey, join};
 
@@ -26,10 +26,11 @@ use crate::store::{ReadableStore, StoreKey, join};
 const MAX_DEPTH: usize = 64;
 /// Largest `zarr.json` read (64 MiB; consolidated metadata can be large).
 pub const MAX_METADATA_BYTES: u64 = 64 << 20;
-/// The most bytes of metadata documents one hierarchy reads (issue #29:
-/// eight 60 MB documents grew a mount to 1.9 GB). Documents past it make
-/// their nodes unreadable, with the reason; the parsed form of a document
-/// takes up to about four times its size.
+/// The most bytes of metadata documents one hierarchy keeps parsed.
+/// Documents past it make their nodes unreadable, with the reason; the
+/// parsed form of a document takes up to about four times its size. What a
+/// node's attributes leave out (past [`super::metadata::ATTRIBUTES_MAX`])
+/// is not counted: it is not kept.
 pub const MAX_TOTAL_METADATA_BYTES: u64 = 256 << 20;
 
 /// Bytes of metadata documents read, against a limit.
@@ -182,17 +183,20 @@ fn v2_node(store: &dyn ReadableStore, prefix: &str, budget: &mut Budget) -> Resu
         };
         let attrs_key = join(prefix, ".zattrs").map_err(std::io::Error::other)?;
         let zattrs = store.get(&attrs_key, MAX_METADATA_BYTES)?;
-        let spent = budget.spend(bytes.len() + zattrs.as_ref().map_or(0, Vec::len));
-        if let Some(reason) = spent {
+        let attrs = match zattrs {
+            None => Ok(None),
+            Some(b) => parse_document(&b, Document::Attributes)
+                .map(Some)
+                .map_err(|e| (attrs_key.clone(), e)),
+        };
+        let doc = parse_document(&bytes, Document::Node);
+        let kept = doc.as_ref().map_or(0, |d| d.1) + attrs.as_ref().map_or(0, |a| a.as_ref().map_or(0, |a| a.1));
+        if let Some(reason) = budget.spend(kept) {
             tracing::warn!(key = %k, %reason, "node is unreadable");
             return Ok(Some(NodeKind::Broken { reason }));
         }
-        let attrs = match zattrs {
-            None => Ok(None),
-            Some(b) => json::parse(&b).map(Some).map_err(|e| (attrs_key.clone(), e)),
-        };
-        let kind = match (json::parse(&bytes), attrs) {
-            (Ok(doc), Ok(attrs)) => v2_kind(array, &doc, attrs.as_ref(), name),
+        let kind = match (doc, attrs) {
+            (Ok((doc, _)), Ok(attrs)) => v2_kind(array, &doc, attrs.as_ref().map(|a| &a.0), name),
             (Err(e), _) => NodeKind::Broken {
                 reason: format!("{name}: {e}"),
             },
@@ -225,8 +229,9 @@ impl Hierarchy {
         };
         let bad_root = |key| move |reason| OpenError::BadRoot { key, reason };
         if let Some(bytes) = store.get(&key("zarr.json"), MAX_METADATA_BYTES)? {
-            h.budget.spend(bytes.len());
-            let meta = match NodeMetadata::parse(&bytes) {
+            let parsed = parse_document(&bytes, Document::Node).map_err(MetadataError::from);
+            h.budget.spend(parsed.as_ref().map_or(0, |p| p.1));
+            let meta = match parsed.and_then(|(doc, _)| NodeMetadata::from_json(&doc)) {
                 // A root array of a data type nzfs does not know mounts,
                 // showing only its header (issue #30).
                 Err(e @ MetadataError::UnknownDataType(_)) => {
@@ -254,7 +259,8 @@ impl Hierarchy {
             }
         } else if let Some(bytes) = store.get(&key(".zmetadata"), MAX_METADATA_BYTES)? {
             h.zarr_format = 2;
-            let doc = json::parse(&bytes).map_err(|e| bad_root(".zmetadata")(e.into()))?;
+            let (doc, _) =
+                parse_document(&bytes, Document::ConsolidatedV2).map_err(|e| bad_root(".zmetadata")(e.into()))?;
             if doc.get("record_size").is_some() {
                 return Err(OpenError::References);
             }
@@ -346,9 +352,14 @@ impl Hierarchy {
             };
             match store.get(&key, MAX_METADATA_BYTES) {
                 Ok(Some(bytes)) => {
-                    let kind = match self.budget.spend(bytes.len()) {
-                        Some(reason) => NodeKind::Broken { reason },
-                        None => node_kind(NodeMetadata::parse(&bytes)),
+                    // Parsed before it is counted: what its attributes
+                    // leave out is not kept, so not counted.
+                    let kind = match parse_document(&bytes, Document::Node) {
+                        Err(e) => node_kind(Err(e.into())),
+                        Ok((doc, kept)) => match self.budget.spend(kept) {
+                            Some(reason) => NodeKind::Broken { reason },
+                            None => node_kind(NodeMetadata::from_json(&doc)),
+                        },
                     };
                     if let NodeKind::Broken { reason } = &kind {
                         tracing::warn!(key = %key, %reason, "node is unreadable");

@@ -183,6 +183,16 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
             ""
         }
     );
+    out += &format!(
+        "  names        {}, {} listed with attributes{}\n",
+        crate::naming::count(u(&["names", "lookups"]), "lookup"),
+        u(&["names", "listed_with_attributes"]),
+        if yes(&["names", "readdirplus"]) {
+            ""
+        } else {
+            " (the kernel lists names only)"
+        }
+    );
     let kinds: Vec<String> = doc
         .get("errors")
         .and_then(|e| e.get("by_kind"))
@@ -334,7 +344,8 @@ mod tests {
             "errors":{"total":3,"by_kind":{"decode":2,"store":1},
               "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
             "passthrough":{"on":false,"backings":0,"backing_bytes":0},
-            "opens":{"by_kernel":true,"requests":1}}"#,
+            "opens":{"by_kernel":true,"requests":1},
+            "names":{"readdirplus":true,"lookups":3,"listed_with_attributes":120}}"#,
         )
         .unwrap();
         let text = render_status("/mnt/nz", &doc, SystemTime::UNIX_EPOCH + Duration::from_secs(1090));
@@ -350,6 +361,7 @@ mod tests {
             "cpus         4 (16 in the affinity mask, a quota of 3.50 in /sys/fs/cgroup/cpu.max): 4 FUSE threads, 4 decoders",
             "passthrough  off",
             "opens        1 open request (then the kernel opens files itself)",
+            "names        3 lookups, 120 listed with attributes\n",
             "errors       3 (decode 2, store 1)",
             "1m 30s ago  decode: store key t2m/c/0: bad crc",
         ] {

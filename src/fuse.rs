@@ -2,6 +2,10 @@
 //! replies, or maps the error through [`FsError::errno`]. No filesystem
 //! logic lives here.
 //!
+//! Directories are listed with their entries' attributes (READDIRPLUS),
+//! except those whose size needs a decode ([`NzFs::attr_is_cheap`]), which
+//! the kernel looks up when something stats them.
+//!
 //! `FOPEN_KEEP_CACHE` lets the kernel page cache serve re-reads; metadata
 //! is treated as immutable while mounted (long TTLs), but on a local store
 //! the files that show objects follow them: their attributes time out
@@ -34,7 +38,8 @@ use std::time::{Duration, SystemTime};
 use fuser::{
     AccessFlags, BackingId, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, InitFlags,
     KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
+    WriteFlags,
 };
 
 use crate::array::Check;
@@ -81,6 +86,11 @@ pub struct FuseAdapter {
     no_open: AtomicBool,
     /// File `open` requests that reached the daemon (for `nzfs status`).
     open_requests: AtomicU64,
+    /// The kernel lists directories with their entries' attributes.
+    readdirplus: AtomicBool,
+    /// `lookup` requests, and entries listed with their attributes.
+    lookup_requests: AtomicU64,
+    listed_with_attributes: AtomicU64,
 }
 
 /// Why an open could not be answered with a backing file.
@@ -105,6 +115,9 @@ impl FuseAdapter {
             backings: BackingPool::new(budget),
             no_open: AtomicBool::new(false),
             open_requests: AtomicU64::new(0),
+            readdirplus: AtomicBool::new(false),
+            lookup_requests: AtomicU64::new(0),
+            listed_with_attributes: AtomicU64::new(0),
         }
     }
 
@@ -152,8 +165,17 @@ impl FuseAdapter {
                 Value::UInt(self.open_requests.load(Ordering::Relaxed)),
             ),
         ]);
+        let count = |c: &AtomicU64| Value::UInt(c.load(Ordering::Relaxed));
+        let names = Value::Object(vec![
+            (
+                "readdirplus".into(),
+                Value::Bool(self.readdirplus.load(Ordering::Relaxed)),
+            ),
+            ("lookups".into(), count(&self.lookup_requests)),
+            ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
+        ]);
         self.fs
-            .status(vec![("passthrough", passthrough), ("opens", opens)])
+            .status(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
             .to_string()
     }
 
@@ -167,6 +189,22 @@ impl FuseAdapter {
             true => FRESH_TTL,
             false => TTL,
         }
+    }
+
+    /// The attributes of an entry whose own could not be had: its kind,
+    /// no permissions, the mount's owner.
+    fn bare_attr(&self, ino: u64, kind: Kind) -> FileAttr {
+        self.attr(Attr {
+            ino,
+            kind,
+            size: 0,
+            perm: 0,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            mtime: std::time::UNIX_EPOCH,
+            blksize: crate::fs::FILE_BLKSIZE,
+        })
     }
 
     fn attr(&self, a: Attr) -> FileAttr {
@@ -231,6 +269,12 @@ impl fuser::Filesystem for FuseAdapter {
         let _ = config.set_max_readahead(MAX_READAHEAD);
         let _ = config.set_max_background(MAX_BACKGROUND);
         let _ = config.set_congestion_threshold(CONGESTION_THRESHOLD);
+        // `ls -la` of a directory gets its entries' attributes with the
+        // listing (READDIRPLUS), not one LOOKUP each; AUTO lets the kernel
+        // keep plain listings plain when nothing stats the entries.
+        if config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS).is_ok() {
+            self.readdirplus.store(true, Ordering::Relaxed);
+        }
         // A file whose mtime changed loses its cached pages: how a changed
         // store object reaches readers of the views (NzFs::follows_store).
         if self.fs.dataset().tracks_changes() && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {
@@ -272,6 +316,7 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        self.lookup_requests.fetch_add(1, Ordering::Relaxed);
         match self.fs.lookup(parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(a.ino), &self.attr(a), Generation(0)),
             Err(e) => reply.error(self.errno("lookup", parent.0, &e)),
@@ -416,6 +461,46 @@ impl fuser::Filesystem for FuseAdapter {
                     entry.next_offset,
                     file_type(entry.kind),
                     &entry.name,
+                ) {
+                    return reply.ok();
+                }
+                offset = entry.next_offset;
+            }
+        }
+    }
+
+    fn readdirplus(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
+        let mut offset = offset;
+        loop {
+            let batch = match self.fs.readdir(ino.0, offset, 256) {
+                Ok(b) => b,
+                Err(e) => return reply.error(self.errno("readdirplus", ino.0, &e)),
+            };
+            if batch.is_empty() {
+                return reply.ok();
+            }
+            for entry in batch {
+                // An entry whose attributes need a decode (a text view's
+                // size), or fail, is listed with none the kernel keeps: a
+                // later look at it asks (and decodes, or gets the error).
+                let found = match self.fs.attr_is_cheap(entry.ino) {
+                    true => self.fs.getattr(entry.ino).ok(),
+                    false => None,
+                };
+                let (ttl, attr) = match found {
+                    Some(a) => {
+                        self.listed_with_attributes.fetch_add(1, Ordering::Relaxed);
+                        (self.ttl(a.ino), self.attr(a))
+                    }
+                    None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
+                };
+                if reply.add(
+                    INodeNo(entry.ino),
+                    entry.next_offset,
+                    &entry.name,
+                    &ttl,
+                    &attr,
+                    Generation(0),
                 ) {
                     return reply.ok();
                 }

@@ -78,6 +78,21 @@ impl NzFs {
         })
     }
 
+    /// Whether the attributes of `ino` come without decoding anything: all
+    /// but the text views' (`data.txt`, a variable-length array's chunk
+    /// files), whose sizes are their rendered text's. A listing hands the
+    /// kernel the cheap ones only, so that `ls` decodes nothing.
+    pub fn attr_is_cheap(&self, ino: u64) -> bool {
+        match Inode::from_ino(ino) {
+            Some(Inode::Text(_)) => false,
+            Some(Inode::Chunk { node, .. }) => self
+                .dataset
+                .array(node)
+                .is_some_and(|a| a.metadata().data_type.element_size().is_some()),
+            _ => true,
+        }
+    }
+
     /// What the mtime of a file that shows store objects follows (local
     /// stores only): a chunk file its object's version, `data.bin` and
     /// `data.txt` their array's generation, a `.nc` its arrays'. The kernel

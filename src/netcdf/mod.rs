@@ -431,10 +431,12 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
         }
     }
     let mut dims: Vec<(String, u64)> = group_dims.0.iter().map(|d| (d.name.clone(), d.len)).collect();
+    // By node id (a search per member made a group of 100,000 arrays take
+    // seconds to lay out).
+    let at: std::collections::HashMap<usize, usize> = members.iter().enumerate().map(|(k, &c)| (c, k)).collect();
     let shown_of = |c: usize| {
-        let at = members.iter().position(|&x| x == c).expect("a member");
         let original = if root_array { title } else { h.nodes[c].name.as_str() };
-        naming::in_file(original, &shown[at], false)
+        naming::in_file(original, &shown[at[&c]], false)
     };
     let mut var_dims: Vec<Vec<usize>> = Vec::new();
     for (c, a) in &arrays {

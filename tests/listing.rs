@@ -1,0 +1,68 @@
+//! Listings through a real mount: `ls -la` gets each entry's attributes
+//! with the listing (READDIRPLUS), not one `lookup` request per name, and
+//! a plain listing decodes nothing (the text views, whose sizes need a
+//! decode, are listed without attributes and sized when looked at).
+
+mod common;
+
+use std::process::Command;
+
+use common::mount::{Mount, nzfs};
+use nzfs::zarr::json::Value;
+
+fn status(m: &Mount) -> Value {
+    let out = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    nzfs::zarr::json::parse(&out.stdout).unwrap()
+}
+
+fn count(doc: &Value, a: &str, b: &str) -> u64 {
+    doc.get(a)
+        .and_then(|v| v.get(b))
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no {a}.{b} in {doc}"))
+}
+
+#[test]
+fn ls_la_gets_attributes_with_the_names_and_decodes_nothing() {
+    let m = Mount::new("strings_v3.zarr", &[]);
+    // A plain listing (names only) decodes nothing, though every directory
+    // is listed with attributes.
+    let plain = Command::new("ls")
+        .arg("-R")
+        .arg("--color=never")
+        .arg(&m.mp)
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let before = status(&m);
+    assert_eq!(count(&before, "cache", "decodes"), 0, "ls -R decoded: {before}");
+    assert!(count(&before, "names", "listed_with_attributes") > 0, "{before}");
+    let listed = Command::new("ls").arg("-laR").arg(&m.mp).output().unwrap();
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    let entries = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter(|l| l.starts_with('-') || l.starts_with('d'))
+        .count() as u64;
+    let after = status(&m);
+    assert_eq!(
+        after.get("names").and_then(|n| n.get("readdirplus")),
+        Some(&Value::Bool(true))
+    );
+    let lookups = count(&after, "names", "lookups") - count(&before, "names", "lookups");
+    let with = count(&after, "names", "listed_with_attributes");
+    // Every entry came with its attributes but the text views (data.txt
+    // and the string arrays' chunk .txt files), looked up one by one.
+    assert!(with * 2 > entries, "{with} of {entries} entries listed with attributes");
+    assert!(lookups * 2 < entries, "{lookups} lookups for {entries} entries");
+    // A text view listed without attributes still has its size when
+    // looked at, and it is the size of what it reads.
+    let text = m.mp.join("names/data.txt");
+    let names: Vec<_> = std::fs::read_dir(m.mp.join("names"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(names.iter().any(|n| n == "data.txt"), "{names:?}");
+    let len = std::fs::metadata(&text).unwrap().len();
+    assert!(len > 0);
+    assert_eq!(std::fs::read(&text).unwrap().len() as u64, len);
+}

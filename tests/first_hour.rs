@@ -324,6 +324,16 @@ fn a_store_that_does_not_declare_nz_gets_no_warning() {
         said.contains("does not declare NZ-1.0 (the NetCDF-Zarr convention"),
         "{said}"
     );
+    // Scripts tell the two apart from the JSON too.
+    for (store, declared) in [("nz_undeclared.zarr", false), ("nz_shared_dimension.zarr", true)] {
+        let out = nzfs(&["check", "--json", common::data_dir().join(store).to_str().unwrap()]);
+        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
+        assert_eq!(
+            doc.get("declared"),
+            Some(&nzfs::zarr::json::Value::Bool(declared)),
+            "{store}"
+        );
+    }
     let m = common::mount::Mount::new("nz_shared_dimension.zarr", &[]);
     assert!(
         m.log()

@@ -246,3 +246,58 @@ fn ncdump_h_decodes_nothing() {
     let status = String::from_utf8_lossy(&status.stdout).to_string();
     assert!(!status.contains("\"chunks_decoded\":0"), "{status}");
 }
+
+/// `--nc-format cdf2`, for readers without CDF-5 (GDAL 3.6): the `.nc` of
+/// a store with an int64 variable and a 64-bit integer attribute stays
+/// CDF-2; the variable is left out, saying why, the attribute becomes a
+/// double, the rest is as in the CDF-5 file of a plain mount.
+#[test]
+fn nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(
+        s.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "group", "attributes": {"big": 5000000000, "small": [7, -8]}}"#,
+    )
+    .unwrap();
+    for (name, dt, bytes) in [("counts", "int64", 8usize), ("w", "float32", 4)] {
+        std::fs::create_dir_all(s.join(name)).unwrap();
+        std::fs::write(
+            s.join(name).join("zarr.json"),
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "{dt}",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [3]}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0, "dimension_names": ["x"],
+                "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}]}}"#
+            ),
+        )
+        .unwrap();
+        let values: Vec<u8> = match bytes {
+            8 => [1i64, 2, 3].iter().flat_map(|v| v.to_le_bytes()).collect(),
+            _ => [1.5f32, 2.5, 3.5].iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        std::fs::create_dir_all(s.join(name).join("c")).unwrap();
+        std::fs::write(s.join(name).join("c/0"), values).unwrap();
+    }
+    let auto = Mount::at(&s, &[]);
+    assert_eq!(ncdump(&["-k"], &auto.mp.join("s.nc")).trim(), "cdf5");
+    let m = Mount::at(&s, &["--nc-format", "cdf2"]);
+    let nc = m.mp.join("s.nc");
+    assert_eq!(ncdump(&["-k"], &nc).trim(), "64-bit offset");
+    let dump = ncdump(&[], &nc);
+    assert!(dump.contains(":_nz_omitted = \"counts\" ;"), "{dump}");
+    assert!(
+        dump.contains("counts: 64-bit integers (int64, uint64 or times), which CDF-2 cannot hold"),
+        "{dump}"
+    );
+    assert!(dump.contains(":big = 5000000000. ;"), "{dump}");
+    assert!(dump.contains(":small = 7, -8 ;"), "{dump}");
+    assert!(dump.contains("w = 1.5, 2.5, 3.5 ;"), "{dump}");
+    // The same variable as in the CDF-5 file.
+    let w = |nc: &std::path::Path| {
+        let d = ncdump(&["-v", "w"], nc);
+        d[d.find("data:").unwrap()..].to_string()
+    };
+    assert_eq!(w(&nc), w(&auto.mp.join("s.nc")));
+}

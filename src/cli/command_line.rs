@@ -14,6 +14,7 @@ use std::ffi::OsString;
 pub(crate) const O_SETTINGS: &[(&str, &str)] = &[
     ("cache_size", "--cache-size"),
     ("missing_chunks", "--missing-chunks"),
+    ("nc_format", "--nc-format"),
     ("threads", "--threads"),
     ("decoders", "--decoders"),
     ("log_file", "--log-file"),

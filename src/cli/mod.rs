@@ -220,6 +220,14 @@ pub struct MountArgs {
     /// What a chunk with no object in the store reads as
     #[arg(long, value_enum, default_value_t = MissingChunksArg::Fill)]
     pub missing_chunks: MissingChunksArg,
+    /// The format of each group's .nc: `auto` is CDF-2, or CDF-5 when a
+    /// variable or attribute needs 64-bit integers (int64 and uint64, times)
+    /// or a variable reaches 4 GiB; `cdf2` keeps every .nc CDF-2 for readers
+    /// without CDF-5 (GDAL 3.6, Debian 12's): such variables are left out,
+    /// named in `_nz_omitted_reasons`, and integer attributes past 32 bits
+    /// become doubles
+    #[arg(long, value_enum, default_value_t = NcFormatArg::Auto)]
+    pub nc_format: NcFormatArg,
     /// Show no preview.png in array directories and no index.html at the
     /// root (they are on by default: a picture of each array's first 2-D
     /// plane, rendered on first read, and a page of the whole dataset)
@@ -377,6 +385,23 @@ pub enum MissingChunksArg {
     Fill,
     /// EIO, to tell lost data from fill
     Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NcFormatArg {
+    /// CDF-2, or CDF-5 where 64-bit integers need it
+    Auto,
+    /// CDF-2 always; what needs CDF-5 is left out, saying why
+    Cdf2,
+}
+
+impl From<NcFormatArg> for crate::netcdf::NcFormat {
+    fn from(f: NcFormatArg) -> Self {
+        match f {
+            NcFormatArg::Auto => crate::netcdf::NcFormat::Auto,
+            NcFormatArg::Cdf2 => crate::netcdf::NcFormat::Cdf2,
+        }
+    }
 }
 
 impl From<MissingChunksArg> for MissingChunks {

@@ -312,6 +312,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .map_err(CliError::new)?
         .with_ownership(plan.ownership)
         .with_previews(!args.no_previews)
+        .with_nc_format(args.nc_format.into())
         .with_prefetch(!args.no_prefetch)
         .with_sizing(sizing.clone())
         .with_store_name(opened.shown);

@@ -274,6 +274,8 @@ pub struct NzFs {
     previews: bool,
     /// Whether sequential readers get chunks decoded ahead (`--no-prefetch`).
     prefetching: bool,
+    /// Which classic format the `.nc` files may take (`--nc-format`).
+    nc_format: crate::netcdf::NcFormat,
     /// The thread pools' sizes, from the CPUs this process may use.
     sizing: crate::cpus::Sizing,
     /// The rendered `index.html`.
@@ -413,9 +415,17 @@ impl NzFs {
             status: status::Status::default(),
             previews: true,
             prefetching: true,
+            nc_format: crate::netcdf::NcFormat::Auto,
             sizing: crate::cpus::Sizing::for_machine(),
             index: OnceLock::new(),
         }
+    }
+
+    /// Let the `.nc` files be CDF-5 when they need to (the default), or
+    /// keep them CDF-2.
+    pub fn with_nc_format(mut self, format: crate::netcdf::NcFormat) -> Self {
+        self.nc_format = format;
+        self
     }
 
     /// Show `preview.png` and `index.html` (the default), or not.
@@ -611,7 +621,7 @@ impl NzFs {
                     .map(|r| format!("its values cannot be decoded: {r}"))
             };
             let title = cdl::title(h, n, &self.options.dataset_name, self.version(n));
-            Box::new(crate::netcdf::layout(h, n, title, &undecodable))
+            Box::new(crate::netcdf::layout(h, n, title, &undecodable, self.nc_format))
         }))
     }
 

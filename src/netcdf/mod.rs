@@ -246,10 +246,16 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
                 w.count(items.len() as u64);
                 items.iter().for_each(|i| w.out.extend(i.to_be_bytes()));
             }
-            AttrValue::Ints(items) => {
+            AttrValue::Ints(items) if items.iter().all(|&i| i32::try_from(i).is_ok()) => {
                 w.u32(NC_INT);
                 w.count(items.len() as u64);
                 items.iter().for_each(|&i| w.out.extend((i as i32).to_be_bytes()));
+            }
+            // CDF-2 has no 64-bit integers: such a list becomes doubles.
+            AttrValue::Ints(items) => {
+                w.u32(NC_DOUBLE);
+                w.count(items.len() as u64);
+                items.iter().for_each(|&i| w.out.extend((i as f64).to_be_bytes()));
             }
             AttrValue::Doubles(items) => {
                 w.u32(NC_DOUBLE);
@@ -269,6 +275,9 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
 /// An attribute in the netCDF type the store recorded for it (NCZarr's
 /// `_NCZARR_ATTR.types`), if that type is classic and every value fits.
 fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
+    if !cdf5 && needs_cdf5_type(dt) {
+        return None;
+    }
     let (t, _) = var_type(dt, cdf5)?;
     let items = match v {
         Value::Array(items) if !items.is_empty() => items.as_slice(),
@@ -325,6 +334,15 @@ fn attrs_of(
     out
 }
 
+/// Whether variable `m` takes 4 GiB or more, which only CDF-5 describes.
+fn over_4_gib(m: &crate::zarr::metadata::ArrayMetadata) -> bool {
+    let n = m
+        .shape
+        .iter()
+        .fold(m.data_type.size() as u64, |n, &d| n.saturating_mul(d));
+    n > u64::from(u32::MAX) - 4
+}
+
 /// The largest `.nc` nzfs lays out: every size and offset below it is
 /// computed without overflow (issue #29: a `[2^62]` float64 wrapped to 0).
 const MAX_FILE: u64 = 1 << 60;
@@ -339,11 +357,30 @@ fn var_bound(m: &crate::zarr::metadata::ArrayMetadata) -> Option<u64> {
         .checked_add(2 * ALIGN)
 }
 
+/// Which classic format a `.nc` may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NcFormat {
+    /// CDF-2, or CDF-5 when a variable or attribute needs 64-bit integers
+    /// (or a variable 4 GiB).
+    #[default]
+    Auto,
+    /// CDF-2 always (GDAL 3.6 and other readers without CDF-5): variables
+    /// of 64-bit integers (and times) or of 4 GiB are left out, saying
+    /// why, and integer attributes past 32 bits become doubles.
+    Cdf2,
+}
+
 /// Lay out the file of group `id` (its own arrays, not subgroups'), or of
 /// the root array `id` alone (its variable named `title`). Arrays
 /// `undecodable` names (no decoder: an unknown codec) are left out with
 /// its reason.
-pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize) -> Option<String>) -> Layout {
+pub fn layout(
+    h: &Hierarchy,
+    id: usize,
+    title: &str,
+    undecodable: &dyn Fn(usize) -> Option<String>,
+    format: NcFormat,
+) -> Layout {
     let node = &h.nodes[id];
     // A group's file holds its arrays; a store whose root is one array has
     // a file of that array alone, named (as in header.cdl) by `title`.
@@ -366,6 +403,12 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
             }
             NodeKind::Array(a) if var_type(&a.metadata.data_type, true).is_none() => {
                 "a type classic netCDF cannot hold"
+            }
+            NodeKind::Array(a) if format == NcFormat::Cdf2 && needs_cdf5_type(&a.metadata.data_type) => {
+                "64-bit integers (int64, uint64 or times), which CDF-2 cannot hold (--nc-format cdf2)"
+            }
+            NodeKind::Array(a) if format == NcFormat::Cdf2 && over_4_gib(&a.metadata) => {
+                "4 GiB or more, which CDF-2 cannot describe (--nc-format cdf2)"
             }
             // A zero-length dimension can only be the record dimension in
             // the classic format; such arrays are left out (and named).
@@ -405,15 +448,13 @@ pub fn layout(h: &Hierarchy, id: usize, title: &str, undecodable: &dyn Fn(usize)
         NodeKind::Group { metadata: Some(g) } => (g.attributes.clone(), g.attribute_types.clone()),
         _ => (Vec::new(), Vec::new()),
     };
-    let cdf5 = arrays.iter().any(|(_, a)| needs_cdf5_type(&a.metadata.data_type))
-        || !ints_fit(&group_attributes, &group_types)
-        || arrays
-            .iter()
-            .any(|(_, a)| !ints_fit(&a.metadata.attributes, &a.metadata.attribute_types))
-        || arrays.iter().any(|(_, a)| {
-            let n = a.metadata.shape.iter().product::<u64>() * a.metadata.data_type.size() as u64;
-            n > u64::from(u32::MAX) - 4
-        });
+    let cdf5 = format == NcFormat::Auto
+        && (arrays.iter().any(|(_, a)| needs_cdf5_type(&a.metadata.data_type))
+            || !ints_fit(&group_attributes, &group_types)
+            || arrays
+                .iter()
+                .any(|(_, a)| !ints_fit(&a.metadata.attributes, &a.metadata.attribute_types))
+            || arrays.iter().any(|(_, a)| over_4_gib(&a.metadata)));
 
     // The group's dimensions (the same names as in header.cdl), plus the
     // trailing real/imaginary dimension of complex variables.

@@ -52,6 +52,9 @@ pub fn to_json(store: &str, report: &Report) -> String {
         ("store".into(), s(store)),
         ("convention".into(), s("NZ-1.0")),
         ("zarr_format".into(), Value::Int(report.zarr_format.into())),
+        // A store that does not declare NZ-1.0 is plain Zarr: its findings
+        // say what declaring it would need, not that it is broken.
+        ("declared".into(), Value::Bool(report.declared())),
         ("conforms".into(), Value::Bool(errors == 0)),
         ("errors".into(), Value::Int(errors as i64)),
         ("warnings".into(), Value::Int(report.warnings() as i64)),

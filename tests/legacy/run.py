@@ -39,6 +39,21 @@ def bits(x):
     return int(np.array([x], "<f4").view("<i4")[0])
 
 
+def gdal_reads(nc, ds, at, want, how):
+    """gdalinfo and gdallocationinfo read t2m of `nc` as xarray does."""
+    t, y, x = at
+    nt, ny, nx = ds.t2m.shape
+    sub = f'NETCDF:"{nc}":t2m'
+    out = run("gdalinfo", sub)
+    check(f"Size is {nx}, {ny}" in out, f"gdalinfo shows the raster size{how}", out)
+    check(len(re.findall(r"^Band \d+ ", out, re.M)) == nt, f"gdalinfo shows one band per time step{how}", out)
+    # GDAL shows north up: rows run from the last latitude when they ascend.
+    lat = ds.lat.values
+    row = ny - 1 - y if lat[-1] > lat[0] else y
+    out = run("gdallocationinfo", "-valonly", "-b", str(t + 1), sub, str(x), str(row))
+    check(np.isclose(float(out), want, rtol=1e-6), f"gdallocationinfo reads a band value{how}", f"{out!r} vs {want}")
+
+
 def main():
     for tool in ["gfortran", "gcc", "nc-config", "cdo", "ncks", "gdalinfo", "gdallocationinfo", "dd", "od"]:
         check(shutil.which(tool) is not None, f"{tool} is installed")
@@ -120,19 +135,26 @@ def main():
         nc = os.path.join(mp, "sample_f8time.nc")
         with open(nc, "rb") as f:
             check(f.read(4) == b"CDF\x02", "a float64 time gives a CDF-2 .nc")
-        sub = f'NETCDF:"{nc}":t2m'
-        out = run("gdalinfo", sub)
-        check(f"Size is {nx}, {ny}" in out, "gdalinfo shows the raster size", out)
-        check(len(re.findall(r"^Band \d+ ", out, re.M)) == nt, "gdalinfo shows one band per time step", out)
-        # GDAL shows north up: rows run from the last latitude when they ascend.
-        lat = ds.lat.values
-        row = ny - 1 - y if lat[-1] > lat[0] else y
-        out = run("gdallocationinfo", "-valonly", "-b", str(t + 1), sub, str(x), str(row))
-        check(np.isclose(float(out), want, rtol=1e-6), "gdallocationinfo reads a band value", f"{out!r} vs {want}")
+        gdal_reads(nc, ds, (t, y, x), want, "")
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)
         shutil.rmtree(build)
+
+    # Or the store as it is, with --nc-format cdf2: its int64 time is left
+    # out of a CDF-2 .nc (saying why), and GDAL 3.6 reads t2m from it.
+    mp = tempfile.mkdtemp(prefix="nzfs-legacy.")
+    run(NZFS, "mount", "--nc-format", "cdf2", STORE, mp)
+    try:
+        nc = os.path.join(mp, "sample.nc")
+        with open(nc, "rb") as f:
+            check(f.read(4) == b"CDF\x02", "--nc-format cdf2 gives a CDF-2 .nc")
+        out = run("ncdump", "-h", nc)
+        check("time: 64-bit integers" in out, "the .nc says why time is left out", out)
+        gdal_reads(nc, ds, (t, y, x), want, " (--nc-format cdf2)")
+    finally:
+        subprocess.run([NZFS, "unmount", mp])
+        os.rmdir(mp)
     CHECKS.done()
 
 

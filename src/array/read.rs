@@ -53,7 +53,7 @@ fn vanished(key: &StoreKey) -> ArrayError {
 
 impl Array {
     /// The whole decoded chunk `index`, through the cache. An absent chunk
-    /// gives a fresh buffer of its fill (see [`Array::cached_chunk`]).
+    /// gives a fresh buffer of its fill (see `Array::cached_chunk`).
     pub fn read_chunk(&self, index: u64) -> Result<Chunk, ArrayError> {
         let chunk = self.cached_chunk(index)?;
         let m = self.metadata();
@@ -380,7 +380,7 @@ impl Array {
     }
 
     /// Decode the inner chunks another thread's read handed over
-    /// ([`Array::read_chunk_bytes_sharing`]) into the cache, each unless it
+    /// ([`Array::read_chunk_bytes_then`]) into the cache, each unless it
     /// is there or being decoded already. Errors are left for the reader to
     /// meet (and report) when it asks for the chunk itself.
     pub fn decode_shared(&self, work: &SharedDecodes) {
@@ -499,7 +499,7 @@ impl Array {
 type Fetched = Arc<[Mutex<Option<Vec<u8>>>]>;
 
 /// Inner chunks of one shard that a read hands to another thread to decode
-/// ([`Array::read_chunk_bytes_sharing`]), with the bytes it fetched.
+/// ([`Array::read_chunk_bytes_then`]), with the bytes it fetched.
 pub struct SharedDecodes {
     shard: u64,
     /// Each chunk and its slot in `fetched`, in the order to decode them.

@@ -272,7 +272,7 @@ impl NzFs {
     }
 
     /// Queue the inner-chunk decodes a read of `node` shares
-    /// ([`Array::read_chunk_bytes_sharing`]) for a worker. Skipped when the
+    /// ([`Array::read_chunk_bytes_then`]) for a worker. Skipped when the
     /// queue is full: the reader then decodes them itself, as it would
     /// anyway.
     pub(super) fn share_decodes(&self, node: usize, work: SharedDecodes) {

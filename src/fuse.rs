@@ -191,6 +191,28 @@ impl FuseAdapter {
         }
     }
 
+    /// Hand directory `ino`'s entries from `offset` to `add`, in batches,
+    /// until it says the kernel's buffer is full or none are left.
+    fn list(
+        &self,
+        ino: u64,
+        mut offset: u64,
+        mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
+    ) -> Result<(), FsError> {
+        loop {
+            let batch = self.fs.readdir(ino, offset, 256)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for entry in &batch {
+                if add(entry) {
+                    return Ok(());
+                }
+                offset = entry.next_offset;
+            }
+        }
+    }
+
     /// The attributes of an entry whose own could not be had: its kind,
     /// no permissions, the mount's owner.
     fn bare_attr(&self, ino: u64, kind: Kind) -> FileAttr {
@@ -445,67 +467,48 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
-        // Entries are produced in batches until the kernel's buffer is full.
-        let mut offset = offset;
-        loop {
-            let batch = match self.fs.readdir(ino.0, offset, 256) {
-                Ok(b) => b,
-                Err(e) => return reply.error(self.errno("readdir", ino.0, &e)),
-            };
-            if batch.is_empty() {
-                return reply.ok();
-            }
-            for entry in batch {
-                if reply.add(
-                    INodeNo(entry.ino),
-                    entry.next_offset,
-                    file_type(entry.kind),
-                    &entry.name,
-                ) {
-                    return reply.ok();
-                }
-                offset = entry.next_offset;
-            }
+        let listed = self.list(ino.0, offset, |entry| {
+            reply.add(
+                INodeNo(entry.ino),
+                entry.next_offset,
+                file_type(entry.kind),
+                &entry.name,
+            )
+        });
+        match listed {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(self.errno("readdir", ino.0, &e)),
         }
     }
 
     fn readdirplus(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
-        let mut offset = offset;
-        loop {
-            let batch = match self.fs.readdir(ino.0, offset, 256) {
-                Ok(b) => b,
-                Err(e) => return reply.error(self.errno("readdirplus", ino.0, &e)),
+        let listed = self.list(ino.0, offset, |entry| {
+            // An entry whose attributes need a decode (a text view's size),
+            // or fail, is listed with none the kernel keeps: a later look
+            // at it asks (and decodes, or gets the error).
+            let found = match self.fs.attr_is_cheap(entry.ino) {
+                true => self.fs.getattr(entry.ino).ok(),
+                false => None,
             };
-            if batch.is_empty() {
-                return reply.ok();
-            }
-            for entry in batch {
-                // An entry whose attributes need a decode (a text view's
-                // size), or fail, is listed with none the kernel keeps: a
-                // later look at it asks (and decodes, or gets the error).
-                let found = match self.fs.attr_is_cheap(entry.ino) {
-                    true => self.fs.getattr(entry.ino).ok(),
-                    false => None,
-                };
-                let (ttl, attr) = match found {
-                    Some(a) => {
-                        self.listed_with_attributes.fetch_add(1, Ordering::Relaxed);
-                        (self.ttl(a.ino), self.attr(a))
-                    }
-                    None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
-                };
-                if reply.add(
-                    INodeNo(entry.ino),
-                    entry.next_offset,
-                    &entry.name,
-                    &ttl,
-                    &attr,
-                    Generation(0),
-                ) {
-                    return reply.ok();
+            let (ttl, attr) = match found {
+                Some(a) => {
+                    self.listed_with_attributes.fetch_add(1, Ordering::Relaxed);
+                    (self.ttl(a.ino), self.attr(a))
                 }
-                offset = entry.next_offset;
-            }
+                None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
+            };
+            reply.add(
+                INodeNo(entry.ino),
+                entry.next_offset,
+                &entry.name,
+                &ttl,
+                &attr,
+                Generation(0),
+            )
+        });
+        match listed {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(self.errno("readdirplus", ino.0, &e)),
         }
     }
 

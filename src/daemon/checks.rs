@@ -49,8 +49,8 @@ pub(super) fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError
     }
 }
 
-/// `nzfs mount MOUNTPOINT STORE` (issue #34): the "store" is an empty
-/// directory and the "mount point" holds Zarr metadata.
+/// Arguments in the wrong order (`nzfs mount MOUNTPOINT STORE`): the
+/// "store" is an empty directory and the "mount point" holds Zarr metadata.
 pub(super) fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {
     let empty_dir = std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none());
     let looks_like_store = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
@@ -87,8 +87,8 @@ pub(super) fn check_dev_fuse() -> Result<(), CliError> {
         })
 }
 
-/// A normal user's mount goes through the setuid `fusermount3` (issue #32:
-/// no wheel can ship it): say which package has it when it is missing.
+/// A normal user's mount goes through the setuid `fusermount3`, which no
+/// wheel can ship: say which package has it when it is missing.
 /// Looked for where fuser looks: `$FUSERMOUNT_PATH`, else `fusermount3` or
 /// `fusermount` on `PATH`, in `/sbin` or `/bin`.
 pub(super) fn check_fusermount() -> Result<(), CliError> {

@@ -6,6 +6,7 @@
 pub mod mount;
 pub mod netcdf_tools;
 pub mod servers;
+pub mod system;
 pub mod users;
 
 use std::path::{Path, PathBuf};

@@ -4,8 +4,12 @@
 //! Invariants:
 //! - the bytes held stay within the budget, except that the most recently
 //!   inserted chunk is always kept, even when it alone is larger;
-//! - at most one decode of a given key runs at a time: later callers wait
-//!   for its result (success or error) instead of decoding again;
+//! - at most one decode of a given key is joinable at a time: later callers
+//!   wait for its result (success or error) instead of decoding again;
+//! - [`ChunkCache::invalidate`] also detaches a decode in flight: the
+//!   callers already waiting get its result, a later caller starts a new
+//!   decode, and the detached result is never cached, so nothing that began
+//!   before an invalidation is handed to a caller that came after it;
 //! - errors are shared with the callers waiting at that moment but never
 //!   cached, so a chunk that is repaired in the store reads correctly later;
 //! - a panicking decode is turned into an error, so waiters never hang;
@@ -114,9 +118,15 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         lock(&self.state).lru.peek(key).cloned()
     }
 
-    /// Forget `key` (a later request decodes it again).
+    /// Forget `key`: a later request decodes it again, even while a decode
+    /// of it that began earlier is still running (that one is detached: its
+    /// waiters get its result, and the cache does not keep it).
     pub fn invalidate(&self, key: &K) {
-        self.remove(key);
+        let mut st = lock(&self.state);
+        st.inflight.remove(key);
+        if let Some(old) = st.lru.pop(key) {
+            st.bytes -= old.len() as u64;
+        }
     }
 
     /// Drop `key` from the cache; whether it was held.
@@ -181,7 +191,7 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
 
     /// Run `decode` for the slot we own, publish the result, call the
     /// waiters.
-    fn decode_into(&self, key: &K, slot: &Slot<E>, decode: impl FnOnce() -> Result<Vec<u8>, E>) {
+    fn decode_into(&self, key: &K, slot: &Arc<Slot<E>>, decode: impl FnOnce() -> Result<Vec<u8>, E>) {
         self.stats.decodes.fetch_add(1, Ordering::Relaxed);
         let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
             Ok(r) => r.map(Arc::new),
@@ -189,9 +199,14 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         };
         {
             let mut st = lock(&self.state);
-            st.inflight.remove(key);
-            if let Ok(chunk) = &result {
-                self.insert(&mut st, key.clone(), chunk.clone());
+            // A slot that `invalidate` detached is no longer ours to remove
+            // or to publish: a later decode may own the key now.
+            let ours = st.inflight.get(key).is_some_and(|s| Arc::ptr_eq(s, slot));
+            if ours {
+                st.inflight.remove(key);
+                if let Ok(chunk) = &result {
+                    self.insert(&mut st, key.clone(), chunk.clone());
+                }
             }
         }
         let waiters = std::mem::take(&mut *lock(&slot.waiters));
@@ -313,5 +328,40 @@ mod tests {
         let r = cache.get_or_decode(&1, || -> Result<Vec<u8>, E> { panic!("boom") });
         assert_eq!(r, Err(E::Panicked));
         assert!(cache.get_or_decode(&1, || Ok(vec![1])).is_ok());
+    }
+
+    /// A decode that began before an invalidation (a prefetch that read a
+    /// chunk just before it was replaced) is not joined by a caller that
+    /// comes after it: that caller decodes again and gets the new bytes,
+    /// and the old result is not cached.
+    #[test]
+    fn an_invalidation_detaches_the_decode_in_flight() {
+        let cache: Arc<ChunkCache<u32, E>> = Arc::new(ChunkCache::new(1 << 20));
+        let (started, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+        let old = {
+            let (cache, started, release) = (cache.clone(), started.clone(), release.clone());
+            std::thread::spawn(move || {
+                cache.get_or_decode(&9, || {
+                    started.wait();
+                    release.wait();
+                    Ok(vec![1])
+                })
+            })
+        };
+        started.wait();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let early = tx.clone();
+        cache.get_or_decode_then(&9, || panic!("joins"), Box::new(move |r| early.send(r).unwrap()));
+        cache.invalidate(&9);
+        let (tx2, rx2) = std::sync::mpsc::channel();
+        cache.get_or_decode_then(&9, || Ok(vec![2]), Box::new(move |r| tx2.send(r).unwrap()));
+        let late = rx2.recv_timeout(Duration::from_secs(1));
+        release.wait();
+        assert_eq!(late.expect("the later caller joined the old decode").unwrap()[0], 2);
+        assert_eq!(old.join().unwrap().unwrap()[0], 1);
+        // The caller that joined before the invalidation got that decode.
+        assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap()[0], 1);
+        assert_eq!(cache.get_or_decode(&9, || panic!("cached")).unwrap()[0], 2);
+        assert_eq!(cache.bytes(), 1);
     }
 }

@@ -11,6 +11,13 @@ no cluster, no network), and against nzfs itself:
 - every volume attribute of the example PersistentVolumes is `store` or a
   long option of `nzfs mount --help`.
 
+And the release workflow (.github/workflows/release.yml), which only
+GitHub's runners can run: against GitHub's workflow schema
+(check-jsonschema's vendored copy, offline; a broken copy of the workflow
+must fail it, so the check is known to bite), every `run` step through
+`bash -n`, every script it runs present, its Rust toolchain the crate's
+rust-version, and each artifact path the one its script writes.
+
 Usage: python scripts/check_deploy.py NZFS_BINARY   (the venv of
 scripts/setup.sh --test, which installs scripts/deploy-requirements.txt)
 """
@@ -91,5 +98,64 @@ def main():
           f"start nzfs csi; driver {driver} named consistently; every volume attribute is an nzfs option")
 
 
+WORKFLOW = os.path.join(ROOT, ".github", "workflows", "release.yml")
+
+
+def schema_errors(path):
+    """check-jsonschema's verdict on `path` against GitHub's workflow schema."""
+    checker = os.path.join(os.path.dirname(sys.executable), "check-jsonschema")
+    r = subprocess.run([checker, "--builtin-schema", "vendor.github-workflows", path],
+                       capture_output=True, text=True)
+    return None if r.returncode == 0 else (r.stdout + r.stderr).strip()
+
+
+def check_release():
+    with open(WORKFLOW) as f:
+        text = f.read()
+    errors = schema_errors(WORKFLOW)
+    if errors:
+        fail(f"{WORKFLOW} is not a valid GitHub workflow:\n{errors}")
+    doc = yaml.safe_load(text)
+    broken = dict(doc, jobs=dict(doc["jobs"], wheel={k: v for k, v in doc["jobs"]["wheel"].items() if k != "runs-on"}))
+    with tempfile.NamedTemporaryFile("w", suffix=".yml") as f:
+        yaml.safe_dump(broken, f)
+        f.flush()
+        if schema_errors(f.name) is None:
+            fail("the workflow schema check passed a job without runs-on: it checks nothing")
+    with open(os.path.join(ROOT, "Cargo.toml")) as f:
+        rust_version = next(line.split('"')[1] for line in f if line.startswith("rust-version"))
+    artifacts = {"wheel.sh": "target/wheels/", "package.sh": "target/debian/", "static.sh": "target/static/"}
+    runs = 0
+    for name, job in doc["jobs"].items():
+        built = None
+        for step in job["steps"]:
+            uses = step.get("uses", "")
+            if uses.startswith("dtolnay/rust-toolchain") and step["with"]["toolchain"] != rust_version:
+                fail(f"job {name} builds with Rust {step['with']['toolchain']}, Cargo.toml needs {rust_version}")
+            if uses.startswith("actions/upload-artifact") and built:
+                want = artifacts[built]
+                if not step["with"]["path"].startswith(want):
+                    fail(f"job {name} uploads {step['with']['path']}, but scripts/{built} writes {want}")
+                with open(os.path.join(ROOT, "scripts", built)) as f:
+                    if want not in f.read():
+                        fail(f"scripts/{built} does not write {want}")
+            if "run" not in step:
+                continue
+            runs += 1
+            script = step["run"].replace("${{", "$(").replace("}}", ")")
+            r = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+            if r.returncode != 0:
+                fail(f"job {name}, step {step.get('name')}: bash -n: {r.stderr.strip()}")
+            for word in script.split():
+                if word.startswith("scripts/"):
+                    if not os.path.isfile(os.path.join(ROOT, word)):
+                        fail(f"job {name} runs {word}, which does not exist")
+                    built = os.path.basename(word) if os.path.basename(word) in artifacts else built
+    print(f"check_deploy: {os.path.relpath(WORKFLOW, ROOT)} valid against GitHub's workflow schema (which "
+          f"refuses a broken copy); {runs} run steps pass bash -n; Rust {rust_version}; artifacts where the "
+          f"scripts write them")
+
+
 if __name__ == "__main__":
     main()
+    check_release()

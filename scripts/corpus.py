@@ -78,7 +78,7 @@ def array_paths(store):
 def shown_dir(mp, path):
     """The directory nzfs shows node `path` as: a node named like a file of
     its parent's directory (header.cdl, data.bin, <parent>.nc) gets `.node`
-    (README, "Layout")."""
+    (docs/usage.md, "The mounted layout")."""
     d = mp
     for part in [p for p in path.split("/") if p]:
         nxt = os.path.join(d, part)

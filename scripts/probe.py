@@ -2,7 +2,7 @@
 """Compare nzfs builds on the benchmark's data, interleaved, in one run.
 
 Where scripts/bench.py sets nzfs against zarr-python and tensorstore, this
-sets two or more nzfs binaries against each other, which is how the README's
+sets two or more nzfs binaries against each other, which is how docs/performance.md's
 "what changed" figures were measured: each build mounts the same store in
 turn, a run of each per round, and the medians are printed side by side.
 

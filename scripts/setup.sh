@@ -28,7 +28,7 @@ if [ "${1:-}" = "--test" ]; then
   [ -x /usr/sbin/nginx ] || need+=(nginx-light)
   # A store that stops answering, for the dead-store tests (tests/security.rs).
   command -v bindfs >/dev/null || need+=(bindfs)
-  # mount(8), fstab and the README's systemd unit (tests/system.rs): the
+  # mount(8), fstab and docs/install.md's systemd unit (tests/system.rs): the
   # unit is checked with systemd-analyze; man pages are read with man.
   command -v systemd-analyze >/dev/null || need+=(systemd)
   command -v man >/dev/null || need+=(man-db)
@@ -61,6 +61,8 @@ if [ "${1:-}" = "--test" ]; then
   # moto's S3 server, and grpcio for the CSI tests' second gRPC client.
   { [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c "import grpc_tools" 2>/dev/null; } ||
     "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
-  # The Kubernetes manifests' offline schema check (scripts/check_deploy.py).
-  [ -x "$venv/bin/kubernetes-validate" ] || "$venv/bin/pip" install -q -r scripts/deploy-requirements.txt
+  # The offline schema checks of the Kubernetes manifests and the release
+  # workflow (scripts/check_deploy.py).
+  { [ -x "$venv/bin/kubernetes-validate" ] && [ -x "$venv/bin/check-jsonschema" ]; } ||
+    "$venv/bin/pip" install -q -r scripts/deploy-requirements.txt
 fi

@@ -1,5 +1,5 @@
 r"""The text form of string values, as nzfs's data.txt and .txt chunk
-files hold them (README, "Text files"): one value per line, UTF-8, with
+files hold them (docs/formats.md, "Text files"): one value per line, UTF-8, with
 `\\`, `\n`, `\r` escaped and each byte that is not valid UTF-8 as `\xNN`;
 fixed-length values lose their trailing NULs. Used by the fixture writers
 and scripts/corpus.py (numpy only, so any venv can import it)."""

@@ -1,7 +1,8 @@
 //! How the daemon's process uses memory: glibc's allocation policy
 //! ([`tune_allocator`]) and a heap on transparent huge pages
 //! ([`huge_page_heap`]). Both are process-wide and set once, before the
-//! mount starts; neither changes what any read returns.
+//! mount starts; neither changes what any read returns. Both are glibc's:
+//! built against another libc (the static musl binary), they do nothing.
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -11,6 +12,7 @@ use std::process::Command;
 /// next decode without page faults or TLB shootdowns. Measured: it halves
 /// the system time of a cold sequential read (scripts/bench.py).
 pub fn tune_allocator() {
+    #[cfg(target_env = "gnu")]
     // SAFETY: mallopt only changes glibc's allocation policy.
     unsafe {
         // Up to 16 MiB from the heap, where a freed decode buffer is reused
@@ -41,10 +43,13 @@ const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
 /// only at start. Decoded chunks are fresh memory that the cache keeps, and
 /// faulting them in 4 KiB pages cost about a sixth of the daemon's CPU on a
 /// cold read; in 2 MiB pages it is one fault per 512. Measured
-/// (scripts/bench.py figures, README): cold reads 1.06 -> 1.2 GB/s with two
+/// (scripts/bench.py figures, docs/performance.md): cold reads 1.06 -> 1.2 GB/s with two
 /// readers. Best effort: a tunable the user set is kept, an older glibc
 /// ignores it, and when the exec fails the daemon runs as it is.
 pub fn huge_page_heap() {
+    if cfg!(not(target_env = "gnu")) {
+        return;
+    }
     let current = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
     // SAFETY: getauxval only reads the auxiliary vector. A set-id program's
     // tunables may be erased by glibc: never start again there (no loop).

@@ -70,7 +70,7 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     assert!(t.elapsed() >= Duration::from_millis(150));
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(proxy.requests(), 1, "--no-prefetch: requests besides the chunk's own");
-    // The status document says so (the README: `prefetch` is null).
+    // The status document says so (docs/troubleshooting.md: `prefetch` is null).
     let status = nzfs(&["status", "--json", remote.mp.to_str().unwrap()]);
     assert!(
         String::from_utf8_lossy(&status.stdout).contains("\"prefetch\":null"),

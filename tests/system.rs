@@ -1,6 +1,6 @@
 //! nzfs on a real system, as an administrator meets it: mount(8) and fstab
-//! through fuse3's `mount.fuse3`, the README's systemd mount unit, `nzfs
-//! status` on a live mount, the README's install steps (man pages,
+//! through fuse3's `mount.fuse3`, the systemd mount unit of docs/install.md, `nzfs
+//! status` on a live mount, its install steps (man pages,
 //! completions), and mounts by unprivileged users with and without
 //! `allow_other`.
 //!
@@ -60,13 +60,13 @@ fn mount_t_fuse_nzfs_takes_nzfs_options_ignores_mount_options_and_refuses_rw() {
     assert!(!is_mount_point(&mp));
 }
 
-/// The fenced block after `marker` in README.md, with the README's example
+/// The fenced block after `marker` in docs/install.md, with its example
 /// paths replaced.
-fn readme_block(marker: &str, store: &Path, mp: &Path) -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let after = &readme[readme
+fn doc_block(marker: &str, store: &Path, mp: &Path) -> String {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/install.md")).unwrap();
+    let after = &doc[doc
         .find(marker)
-        .unwrap_or_else(|| panic!("no {marker} in README.md"))..];
+        .unwrap_or_else(|| panic!("no {marker} in docs/install.md"))..];
     let start = after.find("```\n").unwrap() + 4;
     let block = &after[start..start + after[start..].find("```").unwrap()];
     block
@@ -75,7 +75,7 @@ fn readme_block(marker: &str, store: &Path, mp: &Path) -> String {
 }
 
 #[test]
-fn readme_fstab_line_and_mount_unit_work() {
+fn documented_fstab_line_and_mount_unit_work() {
     let _s = serial();
     let _h = Helper::install();
     let tmp = tempfile::tempdir().unwrap();
@@ -83,7 +83,7 @@ fn readme_fstab_line_and_mount_unit_work() {
     std::fs::create_dir(&mp).unwrap();
 
     let fstab = tmp.path().join("fstab");
-    std::fs::write(&fstab, readme_block("<!-- fstab:", &sample(), &mp)).unwrap();
+    std::fs::write(&fstab, doc_block("<!-- fstab:", &sample(), &mp)).unwrap();
     ok(Command::new("mount").arg("-T").arg(&fstab).arg(&mp));
     check_sample_mount(&mp);
     umount(&mp);
@@ -91,7 +91,7 @@ fn readme_fstab_line_and_mount_unit_work() {
     check_sample_mount(&mp);
     umount(&mp);
 
-    let unit = readme_block("<!-- mount-unit:", &sample(), &mp);
+    let unit = doc_block("<!-- mount-unit:", &sample(), &mp);
     let name = ok(Command::new("systemd-escape").args(["-p", "--suffix=mount"]).arg(&mp)).stdout;
     let path = tmp.path().join(String::from_utf8(name).unwrap().trim());
     std::fs::write(&path, &unit).unwrap();
@@ -303,7 +303,7 @@ fn opens_reach_the_daemon_once_without_passthrough() {
 }
 
 #[test]
-fn readme_install_steps_give_man_pages_and_completions() {
+fn documented_install_steps_give_man_pages_and_completions() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     let man1 = tmp.path().join("man/man1");

@@ -6,7 +6,7 @@
 //! describes a dataset holding that one variable. Layout, indentation,
 //! blank lines and value spelling follow ncdump (see [`format`]).
 //!
-//! Mappings where netCDF has no atomic type (documented in README.md):
+//! Mappings where netCDF has no atomic type (documented in docs/formats.md):
 //! - `bool` -> `ubyte enum nz_bool {false = 0, true = 1}`;
 //! - `complex64`/`complex128` -> `compound nz_complex64 {float r; float i;}`
 //!   (and the `double` twin);

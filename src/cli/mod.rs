@@ -150,7 +150,7 @@ pub struct CsiArgs {
 pub struct StatusArgs {
     /// The mount point of a running nzfs mount
     pub mountpoint: PathBuf,
-    /// Print the status as one JSON document (shape in README.md)
+    /// Print the status as one JSON document (shape in docs/troubleshooting.md)
     #[arg(long)]
     pub json: bool,
 }
@@ -244,7 +244,7 @@ pub struct MountArgs {
     /// (root or a system mount) and Linux 6.9+. auto: use it when possible,
     /// else read through the daemon; the log says which. The default is
     /// never: measured here, the daemon path with the kernel page cache is as
-    /// fast cold and faster warm (see the README's Performance section).
+    /// fast cold and faster warm (see docs/performance.md).
     /// The memfds count against --cache-size.
     #[arg(long, value_enum, default_value_t = PassthroughArg::Never)]
     pub passthrough: PassthroughArg,
@@ -448,7 +448,7 @@ pub struct CheckArgs {
     /// icechunk+s3:// and the like), or a reference set (refs.json,
     /// refs.parq)
     pub store: PathBuf,
-    /// Print the findings as one JSON document (shape in README.md)
+    /// Print the findings as one JSON document (shape in docs/usage.md)
     #[arg(long)]
     pub json: bool,
     /// Skip reading coordinate values (the monotonicity check)

@@ -16,7 +16,7 @@
 //! rendering with int64 widened to double is not offered: it would change
 //! values silently above 2^53.)
 //!
-//! Type mapping (also in README.md): bool -> ubyte (CDF-5) / byte 0-1;
+//! Type mapping (also in docs/formats.md): bool -> ubyte (CDF-5) / byte 0-1;
 //! float16 -> float (exact); complex64/128 -> float/double with a trailing
 //! dimension `_nz_complex` of length 2 (real, imaginary); r* arrays, arrays
 //! with a zero-length dimension (the classic format would read length 0 as

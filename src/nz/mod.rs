@@ -6,7 +6,7 @@
 //! declaration is the `conventions` attribute; `zarr_conventions` is not
 //! required).
 //!
-//! Decisions, documented in README.md:
+//! Decisions, documented in docs/usage.md:
 //! - a 0-d array without `dimension_names` is taken as `[]` (xarray writes
 //!   scalars that way);
 //! - an array that qualifies structurally as a dimension coordinate (1-D,

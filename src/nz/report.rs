@@ -30,7 +30,7 @@ pub fn to_text(report: &Report) -> String {
     out
 }
 
-/// The findings as a JSON document (shape documented in README.md).
+/// The findings as a JSON document (shape documented in docs/usage.md).
 pub fn to_json(store: &str, report: &Report) -> String {
     let s = |x: &str| Value::Str(x.to_string());
     let errors = report.errors();

@@ -568,7 +568,7 @@ mod tests {
     fn urls_are_recognised_and_errors_are_one_line() {
         assert!(is_remote("s3://bucket/x.zarr") && is_remote("gs://b/x") && is_remote("https://h/x"));
         assert!(!is_remote("/data/x.zarr") && !is_remote("x.zarr"));
-        // 404 is "absent", 403 is EACCES (the README's mapping).
+        // 404 is "absent", 403 is EACCES (docs/remote.md's mapping).
         let denied = io_error(
             "s3://b/k",
             object_store::Error::PermissionDenied {

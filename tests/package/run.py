@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The Debian package, installed for real (issue #17): `apt-get install ./DEB`
-(the README's command) installs the .deb that scripts/package.sh built, then
+(docs/install.md's command) installs the .deb that scripts/package.sh built, then
 `man nzfs` reads the installed page, the
 bash completion is where bash-completion looks, and `mount -t fuse.nzfs`
 mounts the sample store with /usr/bin/nzfs as its helper. The value read
 through that mount is compared with zarr-python reading the store itself.
-The package is removed at the end, whatever happened. Then the README's
+The package is removed at the end, whatever happened. Then docs/install.md's
 "from a clone" install block runs line by line (without `sudo`; this runs as
 root), is checked the same way, and what it installed is removed.
 
@@ -102,7 +102,7 @@ def main():
 
 def readme_block(after):
     """The lines of the first fenced block after the line starting `after`."""
-    with open(os.path.join(ROOT, "README.md")) as f:
+    with open(os.path.join(ROOT, "docs", "install.md")) as f:
         lines = f.read().splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(after))
     fence = next(i for i in range(start, len(lines)) if lines[i] == "```")

@@ -159,7 +159,7 @@ class Mount:
 
     def status(self) -> Dict[str, Any]:
         """The mount's ``nzfs status --json`` document: cache, decodes,
-        store reads, prefetch, errors (shape in nzfs's README)."""
+        store reads, prefetch, errors (shape in nzfs's docs/troubleshooting.md)."""
         return json.loads(_run(["status", "--json", str(self.path)]).stdout)
 
     def unmount(self, lazy: bool = False) -> None:

@@ -1,0 +1,98 @@
+//! The documents as a reader meets them: the README stays short, and every
+//! relative link in the README, `docs/` and the CHANGELOG leads to a file
+//! that exists and, where it names a heading, to that heading (GitHub's
+//! anchor rule: lower case, punctuation dropped, spaces as hyphens).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn documents() -> Vec<PathBuf> {
+    let mut files = vec![root().join("README.md"), root().join("CHANGELOG.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    assert!(docs.len() >= 9, "docs/ holds {docs:?}");
+    files.extend(docs);
+    files
+}
+
+/// GitHub's anchor of a heading line.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim_start_matches('#')
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> HashSet<String> {
+    let mut fenced = false;
+    let mut out = HashSet::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.insert(anchor(line));
+        }
+    }
+    out
+}
+
+/// The targets of the Markdown links `[text](target)` in `text`.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("](") {
+        rest = &rest[i + 2..];
+        if let Some(end) = rest.find(')') {
+            out.push(rest[..end].to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_readme_is_short() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 150, "README.md has {lines} lines: topics belong in docs/");
+}
+
+#[test]
+fn every_relative_link_leads_to_a_file_and_heading() {
+    let mut bad = Vec::new();
+    for file in documents() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for target in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") || target.contains(' ') {
+                continue;
+            }
+            let (path, heading) = target.split_once('#').unwrap_or((&target, ""));
+            let linked = match path {
+                "" => file.clone(),
+                p => file.parent().unwrap_or(Path::new(".")).join(p),
+            };
+            if !linked.exists() {
+                bad.push(format!("{}: {target}: no such file", file.display()));
+                continue;
+            }
+            if !heading.is_empty() && linked.extension().is_some_and(|e| e == "md") {
+                let there = std::fs::read_to_string(&linked).unwrap();
+                if !anchors(&there).contains(heading) {
+                    bad.push(format!("{}: {target}: no such heading", file.display()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
+}

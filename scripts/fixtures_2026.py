@@ -7,7 +7,7 @@ for `cast_value` and pcodec for `numcodecs.pcodec`.
 Writes tests/data/formats_2026.zarr and, for every array, the values
 zarr-python reads back as little-endian C-order bytes under
 tests/data/expected_2026/ (with index.json: path, dtype, shape), which
-tests/formats_2026.rs compares with data.bin through a mount.
+tests/extensions.rs compares with data.bin through a mount.
 
 Usage: python scripts/fixtures_2026.py [OUT_DIR]   (default tests/data)
 """

@@ -3,7 +3,7 @@
 # the checked-in seed corpus tests/fuzz/seeds/<target>/ (real chunks and
 # zarr.json documents of the fixtures). CI runs it with the default.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
-# Targets: metadata, codecs, sharding, cdl, names, references, http (tests/fuzz/fuzz_targets/).
+# Targets: metadata, codecs, sharding, cdl, names, references, http, zip (tests/fuzz/fuzz_targets/).
 #
 # A crash fails the run; the crashing input is kept under
 # tests/fuzz/artifacts/<target>/ and printed to the log as base64, so a CI
@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http)
+[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip)
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 # C libraries built from source (zfp, blosc) under ASAN too, so their reads

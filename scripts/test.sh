@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 if [ "$(id -u)" = 0 ]; then
     NZFS_TEST_PASSTHROUGH=always cargo test --locked
-    NZFS_TEST_PASSTHROUGH=never cargo test --locked --test mount --test netcdf --test robustness --test security --test hostile --test remote --test faults --test icechunk --test references --test previews --test fresh
+    NZFS_TEST_PASSTHROUGH=never cargo test --locked --test mount --test netcdf --test robustness --test security --test limits --test remote --test faults --test icechunk --test references --test previews --test fresh
 else
     cargo test --locked
 fi

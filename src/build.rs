@@ -1,5 +1,5 @@
 //! Build script (Cargo.toml: `build = "src/build.rs"`): records what a bug
-//! report needs in `nzfs --version` (issue #34): the git commit the binary
+//! report needs in `nzfs --version`: the git commit the binary
 //! was built from (`unknown` outside a checkout, or from `NZFS_COMMIT`) and
 //! the enabled cargo features.
 

@@ -22,14 +22,11 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
     // URL it asked, with its user info or signature.
     match log_file {
         Some(path) => {
-            let file = std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .open(path)
+            let log = daemon::RotatingLog::open(path)
                 .map_err(|e| CliError::new(format!("log file {}: {e}", path.display())))?;
             // The log lives as long as the process.
-            let file: &'static std::fs::File = Box::leak(Box::new(file));
-            builder.with_ansi(false).with_writer(move || Redacting(file)).init();
+            let log: &'static daemon::RotatingLog = Box::leak(Box::new(log));
+            builder.with_ansi(false).with_writer(move || Redacting(log)).init();
         }
         // Colour only on a terminal.
         None => {
@@ -169,7 +166,7 @@ fn main() -> ExitCode {
     // mount(8) runs `nzfs SOURCE MOUNTPOINT -o OPTIONS`: see normalize_args.
     let cli = Cli::parse_from(nzfs::cli::normalize_args(std::env::args_os()));
     // Commands that print end quietly on a closed pipe (`nzfs completions
-    // bash | head -1`, issue #34), as cat does: SIGPIPE's default action.
+    // bash | head -1`), as cat does: SIGPIPE's default action.
     // Not the mount daemon, which must outlive any reader that goes away,
     // nor the CSI plugin, whose clients may hang up (a kubelet's probe).
     #[cfg(feature = "csi")]

@@ -1,4 +1,4 @@
-//! One naming rule for every view that writes names (issue #31): the
+//! One naming rule for every view that writes names: the
 //! `header.cdl`, `nzfs cdl` and the virtual `.nc`.
 //!
 //! Zarr allows almost any Unicode string as a node, attribute or dimension
@@ -99,8 +99,8 @@ fn replaced(c: char) -> bool {
 
 /// ncgen's special attribute names that its lexer reads as tokens
 /// wherever they stand (netCDF-C's `ncgen.l`): a variable, dimension or
-/// group of such a name gets a trailing `_` as keywords do (issue #30;
-/// found by tests/names.rs). As attribute names, [`attribute_names`]
+/// group of such a name gets a trailing `_` as keywords do (found
+/// by tests/names.rs). As attribute names, [`attribute_names`]
 /// decides.
 const SPECIAL_TOKENS: &[&str] = &[
     "_FillValue",
@@ -220,7 +220,7 @@ const ATTRIBUTE_ONLY: &[&str] = &[
 
 /// The netCDF names of a group's (`group`) or a variable's attributes, as
 /// [`unique`] makes them, with ncgen's special attribute names renamed too
-/// (issue #30: a group attribute `_FillValue` made `header.cdl` fail in
+/// (a group attribute `_FillValue` made `header.cdl` fail in
 /// ncgen), except a variable's `_FillValue`.
 pub fn attribute_names<'a>(keys: impl IntoIterator<Item = &'a str>, group: bool) -> Vec<String> {
     let reserved: Vec<&str> = SPECIAL_TOKENS
@@ -344,7 +344,7 @@ pub fn comment(s: &str) -> String {
 }
 
 /// `n` and `noun`, plural unless `n` is 1 (`1 chunk file`, `2 chunk
-/// files`; issue #34). `noun` takes an `s`.
+/// files`). `noun` takes an `s`.
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")

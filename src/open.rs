@@ -228,7 +228,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
 }
 
 /// The `virtual_chunks=` prefixes of `--store-option`, and the remote
-/// options without them (issue #35: they allow reference targets, and are
+/// options without them (they allow reference targets, and are
 /// no object_store setting).
 #[cfg(feature = "remote")]
 fn reference_options(args: &StoreArgs) -> Result<(Vec<String>, crate::store::object::RemoteOptions), CliError> {
@@ -302,8 +302,8 @@ fn is_zip(store: &Path) -> bool {
         .is_ok_and(|()| magic == *b"PK\x03\x04" || magic == *b"PK\x05\x06")
 }
 
-/// Whether the local file `store` looks like a kerchunk reference set
-/// (issue #35): JSON whose first kilobytes hold `"refs"`, `".zgroup"`,
+/// Whether the local file `store` looks like a kerchunk reference set:
+/// JSON whose first kilobytes hold `"refs"`, `".zgroup"`,
 /// `".zattrs"` or `"version"` keys, or a compressed `.json.gz`/`.json.zst`.
 fn is_reference_json(store: &Path) -> bool {
     let name = store.to_string_lossy();
@@ -321,7 +321,7 @@ fn is_reference_json(store: &Path) -> bool {
             .any(|k| text.contains(k))
 }
 
-/// Open the zip at `key` of `inner` as a store (issue #30).
+/// Open the zip at `key` of `inner` as a store.
 fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Opened, CliError> {
     let key = crate::store::StoreKey::new(key).map_err(|e| CliError::new(format!("store {shown}: {e}")))?;
     let zip =

@@ -210,8 +210,8 @@ fn flat_reads_inside_one_contiguous_chunk_are_not_copied() {
                         "{store}/{} chunk {index}",
                         e.path
                     );
-                    // An absent chunk's fill is made for each read (issue
-                    // #29): only a stored chunk is replied from the cache.
+                    // An absent chunk's fill is made for each read: only a
+                    // stored chunk is replied from the cache.
                     if a.chunk_or_fill(index).unwrap().is_none() {
                         continue;
                     }

@@ -1,4 +1,4 @@
-//! Issue #36: `nzfs csi`, the Kubernetes CSI node plugin, driven over its
+//! `nzfs csi`, the Kubernetes CSI node plugin, driven over its
 //! unix socket by a CSI client as the kubelet drives it (csi-sanity's node
 //! cases are the model): plugin info and probe, publish of a local store
 //! and of an `s3://` store on moto with secrets, publish and unpublish

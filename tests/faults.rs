@@ -1,7 +1,7 @@
 //! Remote stores under faults, against moto's S3 server on 127.0.0.1 with
 //! the tests' own proxy in between (`common::servers::Proxy`): latency,
 //! 503 throttling, 500s, connection resets, a truncated body and a server
-//! that stalls. Each gives the behavior issue #15 asks for (retried to the
+//! that stalls. Each gives what a lying or slow server must give (retried to the
 //! right bytes, or a bounded EIO with a log line naming the URL), and the
 //! mount keeps working. Credentials: moto with authentication on, a
 //! user policy that denies one prefix (EACCES), wrong keys, and

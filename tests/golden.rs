@@ -139,7 +139,7 @@ fn missing_chunks_error_mode() {
     );
 }
 
-/// Issue #30: an array with a codec nzfs does not know keeps its directory
+/// An array with a codec nzfs does not know keeps its directory
 /// and a header that describes it (and says why its values cannot be
 /// read); its data files are listed, and reading one is EIO naming the
 /// codec.

@@ -1,4 +1,4 @@
-//! Icechunk repositories (issue #18) through real mounts. The fixture
+//! Icechunk repositories through real mounts. The fixture
 //! `tests/data/icechunk/history` was written by icechunk-python (format 1)
 //! with xarray and zarr-python; every expected array was read back by
 //! zarr-python through icechunk's store at its version

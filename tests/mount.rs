@@ -128,7 +128,7 @@ fn bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working() {
         let err = std::fs::read_dir(m.mp.join(name)).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(libc::EIO), "{name}");
     }
-    // An unknown codec (issue #30): the directory lists, the header
+    // An unknown codec: the directory lists, the header
     // describes the array, only the data files are EIO.
     assert!(std::fs::read_dir(m.mp.join("unknown_codec")).is_ok());
     let header = std::fs::read_to_string(m.mp.join("unknown_codec/header.cdl")).unwrap();
@@ -520,11 +520,11 @@ fn string_arrays_show_data_txt_through_a_real_mount() {
     assert!(files >= 12, "read {files} chunk text files");
 }
 
-/// Issue #30: a store whose root is an array with a codec nzfs does not
+/// A store whose root is an array with a codec nzfs does not
 /// know still mounts; its header describes it, its data files are EIO.
 #[test]
 fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
-    // An unknown codec, chunk grid and data type (issue #30): each root
+    // An unknown codec, chunk grid and data type: each root
     // array mounts; its header describes it and names what is unknown;
     // data.bin is EIO and the log says why.
     let grid = r#"{"name": "regular", "configuration": {"chunk_shape": [4]}}"#;
@@ -585,7 +585,7 @@ fn tree(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Issue #30: zip stores. zarr-python's ZipStore (stored members) and the
+/// Zip stores. zarr-python's ZipStore (stored members) and the
 /// same store zipped with its folder and deflated members mount as the
 /// directory zarr-python wrote beside them: the same files, the same bytes.
 #[test]

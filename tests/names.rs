@@ -1,4 +1,4 @@
-//! Issue #31: any name a store can hold gives a `header.cdl` that ncgen
+//! Any name a store can hold gives a `header.cdl` that ncgen
 //! accepts and a `.nc` that netCDF-C reads, with nothing lost, duplicated
 //! or injected. Stores of random hostile names (control characters, bidi
 //! and combining marks, NFC/NFD twins, CDL keywords, 10 KB names, names
@@ -47,7 +47,7 @@ const PIECES: &[&str] = &[
     "\u{85}",
     "\u{1}",
     "t\n\t\tv:injected = \"not in the store\" ;\n\t\t//",
-    // ncgen's special attributes (issue #30: a group's _FillValue).
+    // ncgen's special attributes (a group's _FillValue).
     "_FillValue",
     "_Storage",
     "_Format",
@@ -230,8 +230,8 @@ fn any_name_gives_a_header_ncgen_reads_and_a_nc_netcdf_c_reads() {
     }
 }
 
-/// The cases of issue #31, one store: each gives a header ncgen reads and a
-/// `.nc` ncdump prints whole, with the names the README promises.
+/// The naming cases, one store: each gives a header ncgen reads and a
+/// `.nc` ncdump prints whole, with the names docs/usage.md promises.
 #[test]
 fn the_reported_names_are_renamed_and_kept() {
     let tmp = tempfile::tempdir().unwrap();

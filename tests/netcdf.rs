@@ -223,7 +223,7 @@ fn an_nczarr_stores_virtual_file_keeps_values_and_attribute_types() {
     assert_eq!(ours, source);
 }
 
-/// Issue #30: netCDF-C reads a whole `st_blksize` (1 MiB) at open. No data
+/// netCDF-C reads a whole `st_blksize` (1 MiB) at open. No data
 /// starts inside it, so `ncdump -h` decodes no chunk (the status document
 /// counts them), and a variable whose chunks are corrupt does not stop the
 /// header from being read.

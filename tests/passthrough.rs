@@ -1,4 +1,4 @@
-//! FUSE passthrough through a real mount (#16): open chunk files served by
+//! FUSE passthrough through a real mount: open chunk files served by
 //! the kernel from sealed memfds. These tests need root (CAP_SYS_ADMIN),
 //! which CI has; they force `--passthrough always` so that a machine
 //! without passthrough fails them instead of silently testing the other path.

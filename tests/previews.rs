@@ -1,4 +1,4 @@
-//! Issue #37 through real mounts: `preview.png` and `index.html` are sized
+//! Through real mounts: `preview.png` and `index.html` are sized
 //! from metadata (listing and `stat` decode nothing, counted by `nzfs
 //! status`), their `stat` size is their content's length, a preview of a
 //! sharded array decodes only the inner chunks its sample points fall in,

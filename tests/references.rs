@@ -1,4 +1,4 @@
-//! Issue #35: kerchunk and VirtualiZarr reference sets, mounted. The sets
+//! Kerchunk and VirtualiZarr reference sets, mounted. The sets
 //! and their netCDF-4/HDF5 sources were written by the real tools
 //! (scripts/fixtures_kerchunk.py: kerchunk 0.2.10, VirtualiZarr 2.8,
 //! netCDF4-python, h5py), and the expected values are what xarray reads

@@ -273,7 +273,7 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
     assert!(on_disk > 0 && on_disk <= 64 << 20, "{on_disk} bytes in the disk cache");
 }
 
-/// Issue #30: node names with accents, CJK, spaces and `%` read over S3 as
+/// Node names with accents, CJK, spaces and `%` read over S3 as
 /// they do locally (uploaded with their keys percent-encoded in the URL,
 /// as every S3 client sends them).
 #[test]
@@ -318,7 +318,7 @@ fn non_ascii_names_read_over_s3_as_locally() {
     );
 }
 
-/// Issue #30: a zip store in object storage mounts through range requests
+/// A zip store in object storage mounts through range requests
 /// (its tail, its central directory, its members) as its directory does.
 #[test]
 fn a_zip_store_in_a_bucket_mounts_as_its_directory() {

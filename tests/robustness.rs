@@ -407,3 +407,36 @@ fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
     let hwm = common::mount::vm_hwm(m.daemon_pid());
     assert!(hwm < budget + (64 << 20), "daemon peak RSS {hwm} bytes");
 }
+
+/// A failed read is logged with the request that failed and the pid of
+/// the process that read, so that with many readers and threads the line
+/// is tied to its reader.
+#[test]
+fn a_failed_read_names_its_request_and_reader_pid_in_the_log() {
+    let (_tmp, path) = copy_of("codecs.zarr");
+    std::fs::write(path.join("gzip/c/0/0/0"), garbage(64, 3)).unwrap();
+    let m = Mount::at(&path, &[]);
+    let reader = std::process::Command::new("cat")
+        .arg(m.mp.join("gzip/0.0.0.bin"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = reader.id();
+    let out = reader.wait_with_output().unwrap();
+    assert!(!out.status.success(), "reading a corrupt chunk must fail");
+    let log = m.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("returning EIO") && l.contains("gzip/c/0/0/0"))
+        .unwrap_or_else(|| panic!("no EIO line naming gzip/c/0/0/0:\n{log}"));
+    assert!(
+        line.contains(&format!("pid={pid}")),
+        "the reader's pid {pid} is not named: {line}"
+    );
+    assert!(
+        line.split_whitespace()
+            .any(|w| w.strip_prefix("req=").is_some_and(|n| n.parse::<u64>().is_ok())),
+        "no request id: {line}"
+    );
+}

@@ -1,4 +1,4 @@
-//! Issue #19 through real mounts: a mount reveals no more than its store
+//! Through real mounts: a mount reveals no more than its store
 //! (symlinks, special files, owners and modes, as other users see them) and
 //! a hostile or dead store cannot hang the daemon.
 //!
@@ -436,7 +436,7 @@ fn combined_files_of_group(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Issue #29, 1: a file that combines objects (`data.bin`, `data.txt`,
+/// A file that combines objects (`data.bin`, `data.txt`,
 /// `header.cdl`, a group's `.nc`) never shows another user what a direct
 /// read of one of those objects would deny. Each case sits in a subgroup of
 /// its own, beside one whose objects are all public (which every user reads

@@ -1,5 +1,5 @@
-//! The fill of an absent chunk, made for the bytes a read asks for
-//! (issue #29): the decoded-chunk cache holds an absent chunk of
+//! The fill of an absent chunk, made for the bytes a read asks for:
+//! the decoded-chunk cache holds an absent chunk of
 //! fixed-size elements as an empty buffer ([`is_sentinel`]), and readers
 //! make the fill for the bytes they need, so a 2 GiB chunk that is not in
 //! the store costs only what is read.

@@ -1,4 +1,4 @@
-//! Whether a cached decode still shows its store object (issue #29).
+//! Whether a cached decode still shows its store object.
 //!
 //! On a store where a second look is cheap (a local filesystem), the
 //! [`Stamp`] of a chunk object (inode, size, change and modification time)

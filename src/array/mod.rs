@@ -1,4 +1,4 @@
-//! The array layer: the only way to read values (issue #12).
+//! The array layer: the only way to read values.
 //!
 //! ```text
 //! Array::read_chunk(index)         decoded chunk, through the cache
@@ -209,9 +209,6 @@ impl Array {
         })
     }
 
-    /// The sharding codec when shards are decoded partially (never for
-    /// bfloat16, whose chunks are widened whole, nor for a rectilinear
-    /// grid, whose shards differ in shape).
     /// The extent along dimension `d` of what one read decodes: an inner
     /// chunk of a shard read in part, else a chunk (the longest edge of a
     /// rectilinear axis).
@@ -222,6 +219,9 @@ impl Array {
         }
     }
 
+    /// The sharding codec when shards are decoded partially (never for
+    /// bfloat16, whose chunks are widened whole, nor for a rectilinear
+    /// grid, whose shards differ in shape).
     fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
         self.chain.partial_sharding().filter(|_| {
             self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16 && self.shape_chains.is_none()

@@ -5,7 +5,7 @@
 //! writes it, see [`crate::codec::vlen`]); a fixed-length one (`S n`,
 //! `U n`) is rendered from its elements.
 //!
-//! `data.txt` is never held whole (issue #29: four 2M-value arrays built
+//! `data.txt` is never held whole (four 2M-value arrays built
 //! 808 MB of text). Its size comes from one pass over the chunks, which
 //! keeps only a [`TextIndex`]: where each block of [`BLOCK`] elements starts
 //! (8 bytes per block). A read renders the lines of the blocks it touches,

@@ -7,7 +7,7 @@
 //! `f`, and the non-finite values are `NaN`, `Infinity`, `-Infinity` (`NaNf`
 //! …). Integers carry ncdump's type suffixes.
 //!
-//! Strings and names are spelled by [`crate::naming`] (issue #31): one
+//! Strings and names are spelled by [`crate::naming`]: one
 //! module for every name and string a view writes.
 
 /// C's `%.{precision}g`.

@@ -140,7 +140,7 @@ pub fn render_unreadable(title: &str, reason: &str, document: Option<&Value>) ->
         name(title),
         naming::comment(reason)
     );
-    // What the metadata says, as comments (issue #30): no CDL type can
+    // What the metadata says, as comments: no CDL type can
     // stand for a data type nzfs does not know.
     if let Some(doc) = document {
         let member = |k: &str| doc.get(k).map(|v| naming::comment(&v.to_string()));
@@ -219,7 +219,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
     let node = &h.nodes[id];
     let document_root = id == root;
     // Variables and groups share one namespace, and a group may not be
-    // named like a dimension of its parent (issue #31).
+    // named like a dimension of its parent.
     let declared = match &node.kind {
         NodeKind::Group { metadata: Some(g) } => g.dimensions.as_slice(),
         _ => &[][..],
@@ -299,7 +299,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
         NodeKind::Group { metadata: Some(g) } => g.attributes.as_slice(),
         _ => &[],
     };
-    // What nzfs renamed (issue #31), kept as attributes of the group.
+    // What nzfs renamed, kept as attributes of the group.
     let mut extra: Vec<(&str, String)> = Vec::new();
     let own_name = if document_root { None } else { Some(node.name.as_str()) };
     if let Some(n) = own_name.filter(|n| naming::netcdf(n) != *n) {
@@ -375,7 +375,7 @@ fn write_variable(out: &mut String, indent: &str, var: &str, shown: &str, a: &Ar
     if let Some(text) = renamed {
         let _ = writeln!(out, "{at}_nz_renamed_attributes = {} ;", quote(&text));
     }
-    // A string variable's non-empty fill is its _FillValue (issue #14).
+    // A string variable's non-empty fill is its _FillValue.
     if let (DataType::String, Value::Str(fill)) = (&a.data_type, &a.fill_value_json)
         && !fill.is_empty()
         && !a.attributes.iter().any(|(k, _)| k == "_FillValue")

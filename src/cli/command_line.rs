@@ -62,7 +62,7 @@ pub fn misspelled_command(word: &str) -> Option<&'static str> {
     }
     SUBCOMMANDS
         .iter()
-        .map(|s| (edit_distance(word, s), *s))
+        .map(|s| (strsim::levenshtein(word, s), *s))
         // One edit from a short command (`cdll`), two from a longer one
         // (`mnt`): a store named `a` is not a misspelled `man`.
         .filter(|(d, s)| *d <= if s.len() <= 4 { 1 } else { 2 } && *d < word.len())
@@ -142,20 +142,4 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
         }
     }
     out
-}
-
-/// Levenshtein distance, by characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (prev + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }

@@ -12,7 +12,7 @@ use crate::array::MissingChunks;
 mod command_line;
 #[cfg(feature = "csi")]
 pub(crate) use command_line::{O_SETTINGS, O_SWITCHES};
-pub use command_line::{edit_distance, misspelled_command, normalize_args};
+pub use command_line::{misspelled_command, normalize_args};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -277,13 +277,13 @@ pub struct MountArgs {
 }
 
 impl MountArgs {
-    /// Local paths made absolute, `..` resolved (issue #34: `status`,
+    /// Local paths made absolute, `..` resolved (`status`,
     /// `/proc/mounts` and the log file's name showed `tests/data/x.zarr/`
     /// and `tmp_.._mnt`): the mount point, and the store unless it is a URL.
     /// A path that does not exist is left for the checks to report.
     pub fn absolutize(&mut self) {
         let fix = |p: &std::path::Path| std::fs::canonicalize(p).ok();
-        if !self.store.to_string_lossy().contains("://")
+        if !crate::store::is_url(&self.store.to_string_lossy())
             && let Some(abs) = fix(&self.store)
         {
             self.store = abs;
@@ -473,7 +473,7 @@ pub struct CdlArgs {
 
 /// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`, `1GB`: `KiB`/`MiB`/`GiB`/`TiB`
 /// and the bare `K`/`M`/`G`/`T` are binary (as `dd` and `du` read them),
-/// `kB`/`MB`/`GB`/`TB` decimal, as SI says (issue #34: `1GB` was taken as
+/// `kB`/`MB`/`GB`/`TB` decimal, as SI says (`1GB` was taken as
 /// 1 GiB); bytes by default.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -516,7 +516,7 @@ mod tests {
         assert_eq!(parse_size("2GiB"), Ok(2 << 30));
         assert_eq!(parse_size("1.5g"), Ok(3 << 29));
         assert_eq!(parse_size("4096"), Ok(4096));
-        // SI units are SI (issue #34), binary ones binary.
+        // SI units are SI, binary ones binary.
         assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
         assert_eq!(parse_size("500MB"), Ok(500_000_000));
         assert_eq!(parse_size("1GiB"), Ok(1 << 30));

@@ -1,4 +1,4 @@
-//! `cast_value` (zarr-extensions/codecs/cast_value; issue #30): an array ->
+//! `cast_value` (zarr-extensions/codecs/cast_value): an array ->
 //! array codec that stored the values converted to another data type.
 //! Example: `{"name": "cast_value", "configuration": {"data_type": "uint8",
 //! "rounding": "nearest-even", "out_of_range": "clamp", "scalar_map":

@@ -146,7 +146,7 @@ impl CodecChain {
                     let c = super::scale_offset::ScaleOffset::from_configuration(config, &stage_type)?;
                     array_to_array.push((ArrayToArray::ScaleOffset(c), shape.clone(), stage_type.clone()));
                 }
-                // zarr-extensions' `bitround` (issue #30) is numcodecs' (its
+                // zarr-extensions' `bitround` is numcodecs' (its
                 // deprecated alias): rounding happened when writing, so
                 // decoding leaves the values as they are.
                 (id @ "bitround", _) | (_, Some(id))
@@ -457,7 +457,7 @@ mod tests {
         assert_eq!(chain.decode(enc).unwrap(), want);
     }
 
-    /// zarr-extensions' `bitround` (issue #30), on floats and integers:
+    /// zarr-extensions' `bitround`, on floats and integers:
     /// the stored values are already rounded, decoding keeps them.
     #[test]
     fn bitround_decodes_to_the_stored_values() {

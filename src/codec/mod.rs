@@ -70,9 +70,9 @@ pub enum CodecError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToArray {
     Transpose(transpose::Transpose),
-    /// zarr-extensions' `scale_offset` (issue #30).
+    /// zarr-extensions' `scale_offset`.
     ScaleOffset(scale_offset::ScaleOffset),
-    /// zarr-extensions' `cast_value` (issue #30).
+    /// zarr-extensions' `cast_value`.
     CastValue(cast_value::CastValue),
     /// A numcodecs filter on the native in-memory array (zarr-python 3's
     /// `numcodecs.*` array -> array codecs).
@@ -83,11 +83,11 @@ pub enum ArrayToArray {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
-    /// `numcodecs.pcodec` (issue #30).
+    /// `numcodecs.pcodec`.
     Pcodec,
-    /// `numcodecs.zfpy` (issue #30), through the zfp library.
+    /// `numcodecs.zfpy`, through the zfp library.
     Zfp,
-    /// zarr-extensions' `packbits` (issue #30).
+    /// zarr-extensions' `packbits`.
     PackBits(packbits::PackBits),
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).
     VarLen {

@@ -1,4 +1,4 @@
-//! zarr-extensions' `packbits` (issue #30): an `array -> bytes` codec that
+//! zarr-extensions' `packbits`: an `array -> bytes` codec that
 //! keeps bits `first_bit..=last_bit` of each component, packed one after
 //! another, least significant bit first, with an optional byte giving the
 //! number of padding bits before (`first_byte`) or after (`last_byte`)

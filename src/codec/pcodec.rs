@@ -1,5 +1,5 @@
-//! `numcodecs.pcodec` (numcodecs' `PCodec`, pcodec's standalone format;
-//! issue #30): an array -> bytes codec for numbers, decoded with the `pco`
+//! `numcodecs.pcodec` (numcodecs' `PCodec`, pcodec's standalone
+//! format): an array -> bytes codec for numbers, decoded with the `pco`
 //! crate (pcodec's own Rust implementation, which the Python package wraps).
 //! Example: `{"name": "numcodecs.pcodec", "configuration": {"level": 8}}`
 //! (the configuration only steers compression).

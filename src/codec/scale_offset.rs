@@ -1,4 +1,4 @@
-//! `scale_offset` (zarr-extensions/codecs/scale_offset; issue #30): an
+//! `scale_offset` (zarr-extensions/codecs/scale_offset): an
 //! array -> array codec that stored `(x - offset) * scale`. Example:
 //! `{"name": "scale_offset", "configuration": {"offset": 5, "scale": 0.1}}`.
 //!

@@ -37,7 +37,7 @@ pub enum IndexLocation {
 
 /// The most inner chunks a shard may have: its index (16 bytes each, 16 MiB
 /// at most) is read and held whole, so a hostile shard shape must not make
-/// it a gigabyte (issue #29).
+/// it a gigabyte.
 pub const MAX_INNER_CHUNKS: u64 = 1 << 20;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -157,12 +157,12 @@ impl ShardingCodec {
         self.grid.iter().product()
     }
 
-    /// Decoded bytes of one inner chunk.
     /// The inner chunks' extent along dimension `d`.
     pub fn inner_extent(&self, d: usize) -> u64 {
         self.inner_shape.get(d).copied().unwrap_or(1)
     }
 
+    /// Decoded bytes of one inner chunk.
     pub fn inner_bytes(&self) -> usize {
         self.inner_shape.iter().product::<u64>() as usize * self.data_type.size()
     }

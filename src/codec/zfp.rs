@@ -1,4 +1,4 @@
-//! numcodecs' `zfpy` (issue #30): a chunk is what `zfpy.compress_numpy`
+//! numcodecs' `zfpy`: a chunk is what `zfpy.compress_numpy`
 //! writes, zfp's full header (field type and dimensions, compression mode)
 //! then the compressed blocks, decoded with the zfp C library
 //! (`zfp-sys-cc`, feature `zfp`).

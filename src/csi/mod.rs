@@ -1,4 +1,4 @@
-//! `nzfs csi`: the Kubernetes CSI node plugin (issue #36). It serves the
+//! `nzfs csi`: the Kubernetes CSI node plugin. It serves the
 //! CSI Identity and Node services (spec 1.x, `csi.proto` beside this file,
 //! compiled at build time) on a unix socket, as the kubelet expects of a
 //! node plugin; a read-only filesystem with static provisioning needs no

@@ -106,7 +106,7 @@ impl Node {
                 ),
             ));
         }
-        if !plan.store.contains("://") && !Path::new(&plan.store).exists() {
+        if !crate::store::is_url(&plan.store) && !Path::new(&plan.store).exists() {
             return Err(Status::new(
                 Code::NotFound,
                 format!(

@@ -275,7 +275,7 @@ pub fn plan(req: &proto::NodePublishVolumeRequest, root: &Path) -> Result<Plan, 
         .filter(|s| !s.is_empty())
         .ok_or_else(|| invalid("volume attribute `store` is missing (a path on the node, or a URL)"))?
         .clone();
-    if !store.contains("://") && !store.starts_with('/') {
+    if !crate::store::is_url(&store) && !store.starts_with('/') {
         return Err(invalid(format!(
             "store {store}: a local store must be an absolute path"
         )));

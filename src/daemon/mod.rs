@@ -10,7 +10,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +19,7 @@ use fuser::Config;
 use crate::cli::MountArgs;
 
 mod checks;
+mod log;
 mod options;
 mod signals;
 use crate::fs::{FsOptions, NzFs};
@@ -26,6 +27,9 @@ use crate::fuse::FuseAdapter;
 use checks::{check_dev_fuse, check_fusermount, check_mountpoint, check_swapped};
 use options::mount_options;
 use signals::{block_termination_signals, wait_for_termination_signal};
+
+use log::prune_logs;
+pub use log::{RotatingLog, default_log_file};
 
 /// The line a daemon child prints once its mount is live.
 pub const READY: &str = "nzfs: mount is live";
@@ -42,7 +46,7 @@ fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
 /// The dataset's name: the store directory's name without `.zarr`.
 pub fn dataset_name(store: &Path) -> String {
     let text = store.to_string_lossy();
-    let base = if text.contains("://") {
+    let base = if crate::store::is_url(&text) {
         // A URL: its last path segment, without any query string.
         let path = text.split(['?', '#']).next().unwrap_or_default().trim_end_matches('/');
         path.rsplit('/')
@@ -82,70 +86,6 @@ pub fn is_mount_point(path: &Path) -> bool {
         return false;
     };
     crate::mounts::at(&canon).is_some()
-}
-
-/// The default log file for a mount point.
-pub fn default_log_file(mp: &Path) -> PathBuf {
-    let dir = std::env::var_os("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("nzfs");
-    let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
-    let stem: String = abs
-        .to_string_lossy()
-        .trim_matches('/')
-        .chars()
-        .map(|c| if c == '/' { '_' } else { c })
-        .collect();
-    dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
-}
-
-/// The most log files kept in the default log directory, and the age past
-/// which one goes (issue #34: one per mount point, for ever).
-const KEEP_LOGS: usize = 50;
-const KEEP_LOG_DAYS: u64 = 14;
-/// A log longer than this is moved to `NAME.log.1` when its mount point is
-/// mounted again (one old copy kept).
-const ROTATE_LOG_BYTES: u64 = 8 << 20;
-
-/// Bound the default log directory before a mount writes to `current`:
-/// rotate `current` past [`ROTATE_LOG_BYTES`]; remove logs not written for
-/// [`KEEP_LOG_DAYS`] days, then the oldest past [`KEEP_LOGS`], except those
-/// of mount points mounted now. Best effort: a failure is only logged.
-fn prune_logs(dir: &Path, current: &Path) {
-    if std::fs::metadata(current).is_ok_and(|m| m.len() > ROTATE_LOG_BYTES) {
-        let mut old = current.as_os_str().to_owned();
-        old.push(".1");
-        let _ = std::fs::rename(current, &old);
-    }
-    let live: std::collections::HashSet<PathBuf> = crate::mounts::table()
-        .into_iter()
-        .filter(|m| m.fstype.starts_with("fuse"))
-        .map(|m| default_log_file(&m.point))
-        .collect();
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let now = std::time::SystemTime::now();
-    let mut logs: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.to_string_lossy().ends_with(".log") || p.to_string_lossy().ends_with(".log.1"))
-        .filter(|p| p != current && !live.contains(p))
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .collect();
-    logs.sort();
-    let old = |t: &std::time::SystemTime| {
-        now.duration_since(*t)
-            .is_ok_and(|d| d.as_secs() > KEEP_LOG_DAYS * 86_400)
-    };
-    let excess = logs.len().saturating_sub(KEEP_LOGS);
-    for (i, (t, p)) in logs.iter().enumerate() {
-        if (i < excess || old(t))
-            && let Err(e) = std::fs::remove_file(p)
-        {
-            tracing::debug!(path = %p.display(), error = %e, "cannot remove an old log");
-        }
-    }
 }
 
 /// The environment variable that carries a store location holding a

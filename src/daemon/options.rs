@@ -122,7 +122,7 @@ fn unknown_mount_option(o: &str) -> CliError {
     let key = o.split_once('=').map_or(o, |(k, _)| k);
     let near = MOUNT_OPTIONS
         .iter()
-        .map(|k| (crate::cli::edit_distance(key, k.trim_end_matches('=')), *k))
+        .map(|k| (strsim::levenshtein(key, k.trim_end_matches('=')), *k))
         .min_by_key(|(d, _)| *d)
         .filter(|(d, k)| *d <= 2.max(k.len() / 4));
     CliError::new(match near {

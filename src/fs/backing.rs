@@ -157,7 +157,7 @@ impl<T> BackingPool<T> {
 pub fn sealed_memfd(bytes: &[u8], len: u64) -> std::io::Result<File> {
     let flags = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
     // The system call, not glibc's wrapper (glibc 2.27+): the wheel's
-    // binary links against glibc 2.17 (issue #32); the kernel has had the
+    // binary links against glibc 2.17; the kernel has had the
     // call since 3.17.
     // SAFETY: a valid NUL-terminated name and flags; the result is checked.
     let fd = unsafe { libc::syscall(libc::SYS_memfd_create, c"nzfs-chunk".as_ptr(), flags) } as libc::c_int;

@@ -1,6 +1,6 @@
 //! The filesystem core: the mounted layout, with no FUSE in sight.
 //!
-//! Layout (issue #2, "The mounted layout"):
+//! Layout (docs/usage.md, "The mounted layout"):
 //! - every group and every array is a directory; the root node is the mount
 //!   point;
 //! - every directory holds `header.cdl`; an array directory also holds
@@ -19,7 +19,7 @@
 //! `HEADER | n`, its `data.bin` `DATA | n`, and chunk `j` of array `n` is
 //! `CHUNK | n << 40 | j`.
 //!
-//! A string-valued array (issue #14) also holds `data.txt`, its values one
+//! A string-valued array also holds `data.txt`, its values one
 //! per line (see [`crate::zarr::text`]); a variable-length one (`string`,
 //! `bytes`) has no `data.bin` and names its chunk files `.txt`.
 //!
@@ -27,12 +27,12 @@
 //! needs decoding, done on first `stat` and then remembered (`readdir`
 //! stays cheap). Text inodes are `TEXT | n` for `data.txt`.
 //!
-//! Ownership and modes follow the store (issue #19): a chunk file shows its
+//! Ownership and modes follow the store: a chunk file shows its
 //! object's owner, group and mode with the write bits cleared, and an absent
 //! chunk its array's metadata object's (`zarr.json`); a directory shows its
 //! store directory's. A file that combines objects (`data.bin`, `data.txt`,
 //! `header.cdl`, the `.nc`) shows its node's metadata object's owner and
-//! group, with the meet of its sources' modes ([`access`], issue #29): no
+//! group, with the meet of its sources' modes ([`access`]): no
 //! user reads through it what a direct read of a source would deny.
 //! A store with no owners (object storage) shows the mounting user. An
 //! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
@@ -126,7 +126,7 @@ pub enum Inode {
     NetCdf(usize),
     /// `data.txt` of string-valued array `n`.
     Text(usize),
-    /// `preview.png` of array `n` (issue #37).
+    /// `preview.png` of array `n`.
     Preview(usize),
     /// `index.html` at the root.
     Index,
@@ -245,8 +245,8 @@ struct NodeInfo {
     /// Who may read the node's store directory, and its metadata object.
     dir_access: OnceLock<Result<Option<Access>, ()>>,
     meta_access: OnceLock<Result<Option<Access>, ()>>,
-    /// Who may read the files that combine several objects (issue #29,
-    /// [`access`]): the header, and an array's `data.bin`/`data.txt` or a
+    /// Who may read the files that combine several objects
+    /// ([`access`]): the header, and an array's `data.bin`/`data.txt` or a
     /// group's `.nc` (the values).
     header_access: OnceLock<Result<Option<Access>, ()>>,
     values_access: OnceLock<Result<Option<Access>, ()>>,
@@ -255,9 +255,9 @@ struct NodeInfo {
     /// The version it belongs to: an index into [`FsOptions::versions`].
     version: Option<usize>,
     /// A group's children ordered by `dir_name`, so that `lookup` in a
-    /// group of 100,000 arrays is a binary search, not a scan (issue #29).
+    /// group of 100,000 arrays is a binary search, not a scan.
     by_name: Vec<u32>,
-    /// What an array's `preview.png` shows, from metadata (issue #37), and
+    /// What an array's `preview.png` shows, from metadata, and
     /// the latitude coordinate that decides its orientation.
     preview: OnceLock<Option<(crate::preview::Plan, Option<usize>)>>,
 }
@@ -328,7 +328,7 @@ impl NzFs {
             .iter()
             .map(|n| NodeInfo {
                 dir_name: n.name.clone(),
-                // From the metadata: an array with no decoder (issue #30)
+                // From the metadata: an array with no decoder
                 // lists its files too, whose reads say why they fail.
                 chunk_names: match &n.kind {
                     NodeKind::Array(a) => Some(match a.metadata.data_type.element_size() {
@@ -358,7 +358,7 @@ impl NzFs {
             .collect();
         // A directory entry holds at most NAME_MAX (255) bytes: a longer node
         // name (consolidated metadata allows one) is cut, and told apart by
-        // its node number (issue #31).
+        // its node number.
         for (id, node) in hierarchy.nodes.iter().enumerate() {
             if node.name.len() > NAME_MAX {
                 let tag = format!("~{id}");

@@ -1,5 +1,5 @@
 //! `preview.png` in each array directory and `index.html` at the root
-//! (issue #37; what they show is [`crate::preview`]'s).
+//! (what they show is [`crate::preview`]'s).
 //!
 //! Invariants: their sizes come from metadata ([`crate::preview::Plan`],
 //! and the page, which is metadata only), so `stat` and `ls -l` decode

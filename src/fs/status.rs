@@ -26,7 +26,7 @@ pub(super) struct Status {
     pub(super) store: String,
     pub(super) store_counters: Option<Arc<StoreCounters>>,
     errors: Mutex<Errors>,
-    /// `preview.png` files rendered (issue #37).
+    /// `preview.png` files rendered.
     pub(super) previews_rendered: std::sync::atomic::AtomicU64,
 }
 

@@ -2,8 +2,7 @@
 //! chunk files of variable-length ones). Their sizes need decoding: each is
 //! computed on first `stat` and remembered. `data.txt` is never held whole:
 //! its [`TextIndex`] (8 bytes per 1024 elements) is kept, and each read
-//! renders the lines it needs from chunks read through the cache (issue
-//! #29).
+//! renders the lines it needs from chunks read through the cache.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -42,7 +42,7 @@ use crate::zarr::json::Value;
 pub const ALIGN: u64 = 4096;
 /// The first variable starts at a multiple of this (1 MiB, the `.nc`'s
 /// `st_blksize`): netCDF-C reads a whole `st_blksize` at open, and with no
-/// data in it, `ncdump -h` decodes no chunk (issue #30).
+/// data in it, `ncdump -h` decodes no chunk.
 pub const HEADER_SPAN: u64 = 1 << 20;
 
 const NC_BYTE: u32 = 1;
@@ -344,7 +344,7 @@ fn over_4_gib(m: &crate::zarr::metadata::ArrayMetadata) -> bool {
 }
 
 /// The largest `.nc` nzfs lays out: every size and offset below it is
-/// computed without overflow (issue #29: a `[2^62]` float64 wrapped to 0).
+/// computed without overflow (a `[2^62]` float64 wrapped to 0).
 const MAX_FILE: u64 = 1 << 60;
 
 /// An upper bound of the bytes variable `m` takes in a `.nc` (every

@@ -147,7 +147,7 @@ pub(super) fn check_name(c: &mut Checker, path: &str, name: &str, what: &str) {
         return;
     }
     // What header.cdl and the .nc show instead, when the name changes
-    // there (issue #31: crate::naming).
+    // there (crate::naming).
     let shown = crate::naming::netcdf(name);
     let found = match shown == name {
         true => format!("{name:?}"),

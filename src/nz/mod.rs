@@ -193,8 +193,8 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
                 reason.clone(),
             ),
             NodeKind::Array(a) => {
-                // No decoder (an unknown codec): as before issue #30 made
-                // its header readable, the check names it.
+                // No decoder (an unknown codec): its header is readable,
+                // and the check names why its values are not.
                 if let Some(reason) = dataset.undecodable(id) {
                     c.add(
                         Severity::Error,

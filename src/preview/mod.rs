@@ -1,4 +1,4 @@
-//! Previews (issue #37): `preview.png`, a picture of an array's first 2-D
+//! Previews: `preview.png`, a picture of an array's first 2-D
 //! plane, and `index.html`, a page of the whole dataset, both from the
 //! mounted dataset alone.
 //!

@@ -1,4 +1,4 @@
-//! kerchunk / VirtualiZarr reference sets as a store (issue #35; a module
+//! kerchunk / VirtualiZarr reference sets as a store (a module
 //! of its own, since it reads JSON and `store` imports no Zarr model): each
 //! key is inline data, or a byte range (or the whole) of a target file, as
 //! fsspec's reference spec writes them, in JSON (versions 0 and 1, with

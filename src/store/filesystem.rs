@@ -1,6 +1,6 @@
 //! A store on the local filesystem: key `a/b/c` is the file `ROOT/a/b/c`.
 //!
-//! Invariants (issue #19, "a mount reveals no more than its store"):
+//! Invariants ("a mount reveals no more than its store"):
 //! - every key resolves beneath the root. By default ([`Symlinks::Beneath`])
 //!   a key is opened with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`
 //!   relative to the root, so a symlink that stays inside the store works

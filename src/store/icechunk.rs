@@ -1,4 +1,4 @@
-//! Icechunk repositories (issue #18), read through the `icechunk` crate.
+//! Icechunk repositories, read through the `icechunk` crate.
 //!
 //! A repository is opened once ([`Repo::open`]); a version (branch tip, tag
 //! or snapshot id) is resolved once, at mount, to a snapshot, and that

@@ -4,7 +4,7 @@
 //! no empty, `.` or `..` segments, no leading `/`, no NUL. A missing key is
 //! `Ok(None)`; only I/O failures are errors. nzfs never writes to a store.
 //!
-//! Every store kind gives the same guarantees (issue #19): a value is read
+//! Every store kind gives the same guarantees: a value is read
 //! only from a regular object beneath the store root, a read never blocks on
 //! a special file, and every read in progress is registered in
 //! [`inflight`] so that a daemon can say which ones it abandoned when a
@@ -128,6 +128,18 @@ pub struct ListPage {
     pub next: Option<String>,
 }
 
+/// Whether `s` is a URL (`scheme://…`, RFC 3986's scheme: a letter, then
+/// letters, digits, `+`, `-` or `.`), not a local path: the one test of
+/// "is this a URL" that the command line, the daemon and the CSI plugin
+/// share. A path such as `/data/a://b` is a path.
+pub fn is_url(s: &str) -> bool {
+    s.split_once("://").is_some_and(|(scheme, _)| {
+        let mut chars = scheme.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
+}
+
 /// Whether `s` is an object-store URL (a scheme the `remote` feature
 /// reads), whether or not this build reads it.
 pub fn object_url(s: &str) -> bool {
@@ -245,7 +257,7 @@ pub trait ReadableStore: Send + Sync {
     fn rereads_are_cheap(&self) -> bool {
         false
     }
-    /// A hint that the value at `key` will be read soon (issue #33: the
+    /// A hint that the value at `key` will be read soon (the
     /// prefetch window's objects): a local filesystem asks the kernel to
     /// read it into the page cache in the background, so the disk works
     /// ahead of the decoders. Never an error; the default does nothing.
@@ -297,7 +309,7 @@ pub(crate) fn too_large(len: u64, max_len: u64) -> io::Error {
 }
 
 /// What a store failure means to a reader, in the four kinds that matter
-/// to one (issue #12): the one place where store errors get an errno.
+/// to one: the one place where store errors get an errno.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {
     /// The object or a directory on its path is gone.
@@ -327,7 +339,7 @@ impl Failure {
             // A key that vanished under a read is a broken read, not an
             // absent file: the file was listed. A store that did not answer
             // in time (after retries) is EIO too, the error every reader
-            // handles (issue #15); the log line says it timed out.
+            // handles; the log line says it timed out.
             Failure::NotFound | Failure::Corrupt | Failure::TimedOut => libc::EIO,
             Failure::PermissionDenied => libc::EACCES,
         }
@@ -345,6 +357,16 @@ pub const MAX_RANGE: u64 = 4 << 30;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_are_told_from_paths_by_their_scheme() {
+        for url in ["s3://b/x.zarr", "https://h/x", "file:///d", "icechunk+s3://b", "gs://b"] {
+            assert!(is_url(url), "{url}");
+        }
+        for path in ["/data/x.zarr", "x.zarr", "/data/a://b", "://x", "1s3://b", "a b://c"] {
+            assert!(!is_url(path), "{path}");
+        }
+    }
 
     #[test]
     fn keys_cannot_escape() {

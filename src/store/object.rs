@@ -285,7 +285,7 @@ impl RemoteStore {
 
     /// The object path of `key`, as it is: `Path::from` would percent-encode
     /// non-ASCII characters and `%` into another key (`données` became
-    /// `donn%C3%A9es`, which the bucket does not hold; issue #30). A key
+    /// `donn%C3%A9es`, which the bucket does not hold). A key
     /// `Path::parse` refuses (a control character) falls back to that.
     fn path(&self, key: &str) -> Path {
         let full = match (self.root.is_empty(), key.is_empty()) {

@@ -1,4 +1,4 @@
-//! A Zarr store inside one zip file (issue #30): what zarr-python's
+//! A Zarr store inside one zip file: what zarr-python's
 //! `ZipStore` writes, and a zipped store directory.
 //!
 //! The zip is one object of another store (a local file's directory, or a

@@ -1,5 +1,5 @@
 //! Chunk grids, one [`Axis`] per dimension: the core spec's `regular` grid
-//! and zarr-extensions' `rectilinear` grid (issue #30), whose chunk edge
+//! and zarr-extensions' `rectilinear` grid, whose chunk edge
 //! lengths vary along each axis and may be run-length encoded.
 //!
 //! Invariants: an axis holds only the chunks that overlap the array's

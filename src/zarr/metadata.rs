@@ -73,7 +73,7 @@ pub struct ArrayMetadata {
     pub attribute_types: Vec<(String, DataType)>,
     /// What valid metadata names that nzfs cannot decode (an unknown chunk
     /// grid): the array's header is shown, its data files give EIO, and it
-    /// has no chunk files (issue #30).
+    /// has no chunk files.
     pub unsupported: Option<String>,
 }
 
@@ -373,8 +373,8 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
                 .ok_or_else(|| invalid("shape", "the number of chunks overflows 64 bits"))?;
             (chunk_shape, axes)
         }
-        // Valid metadata nzfs cannot decode: the header is still shown
-        // (issue #30); no chunks, and each chunk shape 1 so that nothing
+        // Valid metadata nzfs cannot decode: the header is still shown;
+        // no chunks, and each chunk shape 1 so that nothing
         // sized from it is large.
         _ => {
             unsupported = Some(

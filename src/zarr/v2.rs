@@ -214,7 +214,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
             let spec = numcodecs_spec(c, "compressor")?;
             // zfpy compresses the chunk as an array (zfp's header holds its
             // shape and type): it takes the bytes codec's place, as
-            // numcodecs.zfpy does in v3 (issue #30).
+            // numcodecs.zfpy does in v3.
             if spec.name == "numcodecs.zfpy" && filters.is_empty() {
                 codecs.retain(|c| c.name != "bytes");
             }
@@ -228,7 +228,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         (Value::Null, dt) if dt.element_size().is_none() => dt.fill_value(&Value::Null)?,
         (Value::Null, dt) => FillValue(vec![0; dt.size()]),
         // zarr-python (2.x and 3.x) writes a `U` fill as the string itself
-        // and an `S`/`V` fill as base64 (issue #30: "abcd" read as base64
+        // and an `S`/`V` fill as base64 ("abcd" read as base64
         // served wrong bytes).
         (Value::Str(text), DataType::FixedUtf32(n)) => {
             let units: Vec<char> = text.chars().collect();

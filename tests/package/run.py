@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Debian package, installed for real (issue #17): `apt-get install ./DEB`
+"""The Debian package, installed for real: `apt-get install ./DEB`
 (docs/install.md's command) installs the .deb that scripts/package.sh built, then
 `man nzfs` reads the installed page, the
 bash completion is where bash-completion looks, and `mount -t fuse.nzfs`

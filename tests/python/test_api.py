@@ -1,4 +1,4 @@
-"""The wheel's Python API through real mounts (issue #32).
+"""The wheel's Python API through real mounts.
 
 Run by scripts/wheel_test.sh in a fresh venv where only the built wheel,
 pytest, zarr-python and numpy are installed: `import nzfs` is the wheel's,

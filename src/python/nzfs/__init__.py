@@ -1,4 +1,4 @@
-"""Mount Zarr stores as files, from Python (issue #32).
+"""Mount Zarr stores as files, from Python.
 
 nzfs mounts a Zarr store (v3, v2, NCZarr, zip, object storage, Icechunk)
 read-only: every array becomes a directory of raw decoded chunk files, a

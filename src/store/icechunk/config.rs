@@ -131,7 +131,10 @@ impl<'a> Options<'a> {
 pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn Storage + Send + Sync>, String> {
     let opts = o.opts;
     let rest = url.strip_prefix("icechunk+").unwrap_or(url);
-    if let Some(path) = rest.strip_prefix("file://").or((!rest.contains("://")).then_some(rest)) {
+    if let Some(path) = rest
+        .strip_prefix("file://")
+        .or((!crate::store::is_url(rest)).then_some(rest))
+    {
         return icechunk::new_local_filesystem_storage(Path::new(path))
             .await
             .map_err(line);

@@ -120,7 +120,7 @@ pub enum OpenError {
     NotZarr,
     #[error("the root {key} is unusable: {reason}")]
     BadRoot { key: &'static str, reason: MetadataError },
-    /// A kerchunk/VirtualiZarr Parquet reference set (issue #35): its
+    /// A kerchunk/VirtualiZarr Parquet reference set: its
     /// `.zmetadata` looks like consolidated Zarr v2, but its chunks are byte
     /// ranges of other files, so reading it as Zarr would show fill values
     /// where the data is. `open` takes this refusal as the sign to open
@@ -233,7 +233,7 @@ impl Hierarchy {
             h.budget.spend(parsed.as_ref().map_or(0, |p| p.1));
             let meta = match parsed.and_then(|(doc, _)| NodeMetadata::from_json(&doc)) {
                 // A root array of a data type nzfs does not know mounts,
-                // showing only its header (issue #30).
+                // showing only its header.
                 Err(e @ MetadataError::UnknownDataType(_)) => {
                     tracing::warn!(key = "zarr.json", reason = %e, "the root array cannot be shown; its header is");
                     h.push(None, "", NodeKind::Broken { reason: e.to_string() });
@@ -417,7 +417,7 @@ impl Hierarchy {
     }
 
     /// The names the views (`header.cdl`, the `.nc`) show node `id`'s
-    /// children as, in `children` order (issue #31): netCDF names, unique
+    /// children as, in `children` order: netCDF names, unique
     /// among them, a subgroup never named like one of `dims`, the group's
     /// dimensions.
     pub fn shown_children(&self, id: usize, dims: &[&str]) -> Vec<String> {
@@ -454,7 +454,7 @@ mod tests {
     const ARRAY_V2: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|u1",
         "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
 
-    /// Issue #35: a kerchunk Parquet reference set is refused from any
+    /// A kerchunk Parquet reference set is refused from any
     /// store (the check reads the root `.zmetadata`, not a local path).
     #[test]
     fn a_parquet_reference_set_is_refused_from_any_store() {

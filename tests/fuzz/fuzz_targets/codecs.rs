@@ -38,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         vec![bytes.clone(), spec("numcodecs.packbits", "{}"), spec("numcodecs.zlib", "{}")],
         vec![bytes, spec("numcodecs.fixedscaleoffset", r#"{"dtype": "<f4", "astype": "|u1", "scale": 10}"#)],
         vec![spec("vlen-utf8", "{}"), spec("numcodecs.zstd", "{}")],
-        // The formats of 2026 (issue #30).
+        // The formats of 2026.
         vec![spec("numcodecs.pcodec", "{}")],
         vec![spec("scale_offset", r#"{"offset": 5, "scale": 0.1}"#), spec("numcodecs.pcodec", "{}")],
         vec![

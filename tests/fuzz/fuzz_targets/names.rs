@@ -1,4 +1,4 @@
-//! Any string through the naming module (issue #31): the netCDF name obeys
+//! Any string through the naming module: the netCDF name obeys
 //! netCDF-C's `NC_check_name` and ncgen's rules, and no name, string or
 //! comment can end a CDL line or a string early.
 #![no_main]

@@ -39,7 +39,7 @@ mod fill_tests {
         assert_eq!(fill(r#""float64""#, "-9999").unwrap(), (-9999f64).to_ne_bytes());
         assert_eq!(fill(r#""float16""#, "1.5").unwrap(), 0x3e00u16.to_ne_bytes());
         assert!(fill(r#""float32""#, r#""0x1234567890""#).is_err());
-        // Issue #29: the wrong width is refused, not read as a denormal.
+        // The wrong width is refused, not read as a denormal.
         assert!(fill(r#""float32""#, r#""0x7fc0""#).is_err());
         assert!(fill(r#""float64""#, r#""0x7fc00000""#).is_err());
         assert!(fill(r#""float16""#, r#""0x7e""#).is_err());

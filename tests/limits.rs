@@ -1,4 +1,4 @@
-//! Issue #29 through real mounts: stores built to blow up memory or time
+//! Through real mounts: stores built to blow up memory or time
 //! cost a mount no more than `--cache-size` plus a stated constant, and
 //! answer within seconds (EIO where they cannot be read).
 
@@ -158,7 +158,7 @@ fn read_direct(path: &Path) -> Vec<u8> {
     page.0[..n].to_vec()
 }
 
-/// Issue #29, 4: a chunk read, then replaced by a rename, then deleted:
+/// A chunk read, then replaced by a rename, then deleted:
 /// fresh reads past the page cache show the new bytes, then the fill
 /// (what zarr-python reads at each step), within `RECHECK_AFTER`.
 #[test]
@@ -196,7 +196,7 @@ fn a_replaced_or_deleted_chunk_is_not_served_from_the_cache() {
     assert_eq!(read_direct(&files[0]), old);
 }
 
-/// Issue #29, 5: a float32 fill of the wrong width is refused (not served
+/// A float32 fill of the wrong width is refused (not served
 /// as a denormal), huge shapes leave the `.nc` with the reason instead of
 /// wrapping its layout, and a `data.bin` past 2^63 bytes is an `EIO` with
 /// a log line.
@@ -263,7 +263,7 @@ fn text_array(shape: &str, chunks: &str, fill: &str) -> String {
     )
 }
 
-/// Issue #29, 2: `ls -lR` of four arrays of 2,000,000 99-character values
+/// `ls -lR` of four arrays of 2,000,000 99-character values
 /// (800 MB of text, 120 KiB of store) and a whole read of one `data.txt`
 /// stay within the cache plus the constant; the text is right.
 #[test]
@@ -372,7 +372,7 @@ fn data_txt_reads_in_pieces_match_the_values() {
     }
 }
 
-/// Issue #29, 4, at an open: with passthrough on (root), opens reach the
+/// At an open: with passthrough on (root), opens reach the
 /// daemon, and a chunk file replaced in the store reads its new bytes at
 /// the next open, without waiting for `RECHECK_AFTER` (the decode, the
 /// unopened backing and the kernel's pages are dropped there).

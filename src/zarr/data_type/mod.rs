@@ -522,7 +522,7 @@ fn float_fill(v: &Value, size: usize) -> Option<Vec<u8>> {
         Value::Str(s) if s.starts_with("0x") || s.starts_with("0X") => {
             // The spec's "0xYYYYYYYY": exactly the type's width in hex
             // digits. "0x7fc0" for a float32 is refused, not read as the
-            // denormal 0x00007fc0 (issue #29).
+            // denormal 0x00007fc0.
             let hex = &s[2..];
             if hex.len() != size * 2 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
                 return None;
@@ -645,5 +645,4 @@ pub fn fill_value_fits(v: &Value, dt: &DataType) -> Result<(), String> {
 }
 
 #[cfg(test)]
-#[path = "data_type_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! The formats of 2026 (issue #30) through a real mount, against what
+//! The formats of 2026 through a real mount, against what
 //! zarr-python 3.4 reads from the same store (scripts/fixtures_2026.py
 //! writes both: tests/data/formats_2026.zarr and expected_2026/).
 
@@ -42,7 +42,7 @@ fn the_2026_codecs_read_as_zarr_python_reads_them() {
     }
 }
 
-/// Rectilinear grids (issue #30): each chunk file is named by its grid
+/// Rectilinear grids: each chunk file is named by its grid
 /// index and sized to its own chunk, and holds what zarr-python reads in
 /// that chunk's span, padded with the fill where the chunk reaches past the
 /// array (scripts/fixtures_2026.py writes those files from zarr-python's
@@ -100,7 +100,7 @@ fn rectilinear_chunk_files_are_each_their_own_chunk() {
     assert_eq!(checked, 6 + 26 + 6 + 4);
 }
 
-/// zarr-extensions' `packbits` (issue #30). No library writes it
+/// zarr-extensions' `packbits`. No library writes it
 /// (zarr-python 3.4 has only numcodecs' filter of that name, tensorstore
 /// 0.1.86 does not register it), so scripts/fixtures_2026.py packs the
 /// chunks with numpy from the spec's text and writes the values decoding

@@ -1,4 +1,4 @@
-//! Issue #34: a newcomer's mistakes get helpful answers, through the real
+//! A newcomer's mistakes get helpful answers, through the real
 //! binary and real mounts: a misspelled `-o` option, swapped arguments, a
 //! misspelled command, a closed pipe, relative paths, log colours and
 //! bounds, SI sizes, `--version`.

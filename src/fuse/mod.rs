@@ -36,15 +36,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, BackingId, Errno, FileAttr, FileHandle, FileType, FopenFlags, Generation, INodeNo, InitFlags,
-    KernelConfig, LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow,
-    WriteFlags,
+    AccessFlags, BackingId, Errno, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig, LockOwner,
+    OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
+    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::array::Check;
 use crate::fs::backing::{BackingPool, sealed_memfd};
-use crate::fs::{Attr, ChunkContent, FsError, Kind, NzFs};
+use crate::fs::{ChunkContent, FsError, NzFs};
+
+mod replies;
+use replies::{Caller, errno, file_type};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// The attribute timeout of files that follow a local store's objects
@@ -130,9 +132,8 @@ impl FuseAdapter {
         reply: &ReplyOpen,
     ) -> Result<Arc<BackingId>, BackingError> {
         self.backings.open(ino, self.fs.cache().bytes(), || {
-            // An absent chunk's fill is made only for what is read (issue
-            // #29): a zero fill is a sparse memfd, any other is served by
-            // the daemon.
+            // An absent chunk's fill is made only for what is read: a zero
+            // fill is a sparse memfd, any other is served by the daemon.
             let (file, len) = match self.fs.chunk_content(node, index).map_err(BackingError::Fs)? {
                 ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
                 ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
@@ -143,132 +144,6 @@ impl FuseAdapter {
             let id = reply.open_backing(&file).map_err(BackingError::Os)?;
             Ok((id, len))
         })
-    }
-
-    fn errno(&self, op: &str, ino: u64, e: &FsError) -> Errno {
-        errno(&self.fs, op, ino, e)
-    }
-
-    /// The status document ([`crate::fs::status`]) with the adapter's part.
-    fn status(&self) -> String {
-        use crate::zarr::json::Value;
-        let (bytes, entries) = self.backings.usage();
-        let passthrough = Value::Object(vec![
-            ("on".into(), Value::Bool(self.passthrough.load(Ordering::Relaxed))),
-            ("backings".into(), Value::UInt(entries as u64)),
-            ("backing_bytes".into(), Value::UInt(bytes)),
-        ]);
-        let opens = Value::Object(vec![
-            ("by_kernel".into(), Value::Bool(self.no_open.load(Ordering::Relaxed))),
-            (
-                "requests".into(),
-                Value::UInt(self.open_requests.load(Ordering::Relaxed)),
-            ),
-        ]);
-        let count = |c: &AtomicU64| Value::UInt(c.load(Ordering::Relaxed));
-        let names = Value::Object(vec![
-            (
-                "readdirplus".into(),
-                Value::Bool(self.readdirplus.load(Ordering::Relaxed)),
-            ),
-            ("lookups".into(), count(&self.lookup_requests)),
-            ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
-        ]);
-        self.fs
-            .status(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
-            .to_string()
-    }
-
-    /// How long the kernel may keep `ino`'s attributes (and name).
-    fn ttl(&self, ino: u64) -> Duration {
-        // A chunk file served by passthrough is checked at each open (and
-        // read from its backing, not the page cache): its attributes need
-        // no second look, which would wait for the daemon.
-        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs.passthrough_chunk(ino).is_some();
-        match self.fs.follows_store(ino) && !passthrough {
-            true => FRESH_TTL,
-            false => TTL,
-        }
-    }
-
-    /// Hand directory `ino`'s entries from `offset` to `add`, in batches,
-    /// until it says the kernel's buffer is full or none are left.
-    fn list(
-        &self,
-        ino: u64,
-        mut offset: u64,
-        mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
-    ) -> Result<(), FsError> {
-        loop {
-            let batch = self.fs.readdir(ino, offset, 256)?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            for entry in &batch {
-                if add(entry) {
-                    return Ok(());
-                }
-                offset = entry.next_offset;
-            }
-        }
-    }
-
-    /// The attributes of an entry whose own could not be had: its kind,
-    /// no permissions, the mount's owner.
-    fn bare_attr(&self, ino: u64, kind: Kind) -> FileAttr {
-        self.attr(Attr {
-            ino,
-            kind,
-            size: 0,
-            perm: 0,
-            nlink: 1,
-            uid: 0,
-            gid: 0,
-            mtime: std::time::UNIX_EPOCH,
-            blksize: crate::fs::FILE_BLKSIZE,
-        })
-    }
-
-    fn attr(&self, a: Attr) -> FileAttr {
-        FileAttr {
-            ino: INodeNo(a.ino),
-            size: a.size,
-            blocks: a.size.div_ceil(512),
-            atime: a.mtime,
-            mtime: a.mtime,
-            ctime: a.mtime,
-            crtime: a.mtime,
-            kind: file_type(a.kind),
-            perm: a.perm,
-            nlink: a.nlink,
-            uid: a.uid,
-            gid: a.gid,
-            rdev: 0,
-            blksize: a.blksize,
-            flags: 0,
-        }
-    }
-}
-
-/// Log an error once, at the level its kind deserves, count it for
-/// `nzfs status`, and turn it into an errno.
-fn errno(fs: &NzFs, op: &str, ino: u64, e: &FsError) -> Errno {
-    let errno = e.errno();
-    if e.is_expected() {
-        tracing::debug!(op, ino, error = %e);
-    } else if errno == libc::EIO {
-        tracing::warn!(op, ino, error = %e, "returning EIO");
-    } else {
-        tracing::info!(op, ino, error = %e, errno, "returning an error");
-    }
-    fs.note_error(e);
-    Errno::from_i32(errno)
-}
-
-fn file_type(k: Kind) -> FileType {
-    match k {
-        Kind::Directory => FileType::Directory,
-        Kind::File => FileType::RegularFile,
     }
 }
 
@@ -337,26 +212,32 @@ impl fuser::Filesystem for FuseAdapter {
         Ok(())
     }
 
-    fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+    fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
+        let who = Caller::of(req);
+        let _span = who.span("lookup");
         self.lookup_requests.fetch_add(1, Ordering::Relaxed);
         match self.fs.lookup(parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(a.ino), &self.attr(a), Generation(0)),
-            Err(e) => reply.error(self.errno("lookup", parent.0, &e)),
+            Err(e) => reply.error(self.errno(who, "lookup", parent.0, &e)),
         }
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+    fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
+        let who = Caller::of(req);
+        let _span = who.span("getattr");
         match self.fs.getattr(ino.0) {
             Ok(a) => reply.attr(&self.ttl(a.ino), &self.attr(a)),
-            Err(e) => reply.error(self.errno("getattr", ino.0, &e)),
+            Err(e) => reply.error(self.errno(who, "getattr", ino.0, &e)),
         }
     }
 
-    fn open(&self, _req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+    fn open(&self, req: &Request, ino: INodeNo, flags: OpenFlags, reply: ReplyOpen) {
+        let who = Caller::of(req);
+        let _span = who.span("open");
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         if let Err(e) = self.fs.open(ino.0, write) {
-            return reply.error(self.errno("open", ino.0, &e));
+            return reply.error(self.errno(who, "open", ino.0, &e));
         }
         if self.no_open.load(Ordering::Relaxed) {
             // Not an error: the kernel opens this and every later file
@@ -366,7 +247,7 @@ impl fuser::Filesystem for FuseAdapter {
         // A chunk object that changed since its decode: the decode is
         // dropped, and so are an unopened backing of it and the kernel's
         // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
-        // as it is now (issue #29).
+        // as it is now.
         let check = self.fs.recheck_open(ino.0);
         if matches!(check, Check::Changed | Check::Unknown) {
             self.backings.forget_unopened(ino.0);
@@ -385,7 +266,7 @@ impl fuser::Filesystem for FuseAdapter {
                     self.fs.note_open(chunk.0, chunk.1);
                     return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
                 }
-                Err(BackingError::Fs(e)) => return reply.error(self.errno("open", ino.0, &e)),
+                Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino.0, &e)),
                 Err(BackingError::Skip) => {}
                 Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
                     tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
@@ -438,8 +319,9 @@ impl fuser::Filesystem for FuseAdapter {
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
         let fs = self.fs.clone();
-        let pid = req.pid();
-        crate::fs::reader::serving(pid, || {
+        let who = Caller::of(req);
+        let _span = who.span("read");
+        crate::fs::reader::serving(who.pid, || {
             self.fs.read_then(ino, offset, size, move |result| match result {
                 Ok(data) => {
                     // Noted before the reply, so a reader that has its bytes
@@ -451,22 +333,26 @@ impl fuser::Filesystem for FuseAdapter {
                     }
                     reply.data(data.bytes());
                 }
-                Err(e) => reply.error(errno(&fs, "read", ino, &e)),
+                Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
             })
         });
     }
 
-    fn opendir(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+    fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
+        let who = Caller::of(req);
+        let _span = who.span("opendir");
         match self.fs.opendir(ino.0) {
             Ok(()) => reply.opened(
                 FileHandle(0),
                 FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
             ),
-            Err(e) => reply.error(self.errno("opendir", ino.0, &e)),
+            Err(e) => reply.error(self.errno(who, "opendir", ino.0, &e)),
         }
     }
 
-    fn readdir(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+    fn readdir(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
+        let who = Caller::of(req);
+        let _span = who.span("readdir");
         let listed = self.list(ino.0, offset, |entry| {
             reply.add(
                 INodeNo(entry.ino),
@@ -477,11 +363,13 @@ impl fuser::Filesystem for FuseAdapter {
         });
         match listed {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(self.errno("readdir", ino.0, &e)),
+            Err(e) => reply.error(self.errno(who, "readdir", ino.0, &e)),
         }
     }
 
-    fn readdirplus(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
+    fn readdirplus(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
+        let who = Caller::of(req);
+        let _span = who.span("readdirplus");
         let listed = self.list(ino.0, offset, |entry| {
             // An entry whose attributes need a decode (a text view's size),
             // or fail, is listed with none the kernel keeps: a later look
@@ -508,7 +396,7 @@ impl fuser::Filesystem for FuseAdapter {
         });
         match listed {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(self.errno("readdirplus", ino.0, &e)),
+            Err(e) => reply.error(self.errno(who, "readdirplus", ino.0, &e)),
         }
     }
 
@@ -517,13 +405,15 @@ impl fuser::Filesystem for FuseAdapter {
         reply.statfs(0, 0, 0, files, 0, 4096, 255, MAX_READAHEAD);
     }
 
-    fn access(&self, _req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+    fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
+        let who = Caller::of(req);
+        let _span = who.span("access");
         if mask.contains(AccessFlags::W_OK) {
             return reply.error(Errno::EROFS);
         }
         match self.fs.kind(ino.0) {
             Ok(_) => reply.ok(),
-            Err(e) => reply.error(self.errno("access", ino.0, &e)),
+            Err(e) => reply.error(self.errno(who, "access", ino.0, &e)),
         }
     }
 

@@ -1,0 +1,175 @@
+//! The daemon's log files: where a mount point's log lives by default,
+//! how the default directory is kept bounded, and [`RotatingLog`], the
+//! writer that keeps one log bounded while its daemon runs.
+//!
+//! Invariant: a log and its one old copy (`NAME.log.1`) hold at most
+//! [`ROTATE_LOG_BYTES`] each, give or take one line, however long the
+//! daemon runs and at whatever verbosity.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The default log file for a mount point.
+pub fn default_log_file(mp: &Path) -> PathBuf {
+    let dir = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("nzfs");
+    let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
+    let stem: String = abs
+        .to_string_lossy()
+        .trim_matches('/')
+        .chars()
+        .map(|c| if c == '/' { '_' } else { c })
+        .collect();
+    dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
+}
+
+/// The most log files kept in the default log directory, and the age past
+/// which one goes (one per mount point, for ever).
+const KEEP_LOGS: usize = 50;
+const KEEP_LOG_DAYS: u64 = 14;
+/// A log longer than this is moved to `NAME.log.1` (one old copy kept):
+/// while its daemon writes it ([`RotatingLog`]), and when its mount point
+/// is mounted again.
+pub const ROTATE_LOG_BYTES: u64 = 8 << 20;
+
+/// Bound the default log directory before a mount writes to `current`:
+/// rotate `current` past [`ROTATE_LOG_BYTES`]; remove logs not written for
+/// [`KEEP_LOG_DAYS`] days, then the oldest past [`KEEP_LOGS`], except those
+/// of mount points mounted now. Best effort: a failure is only logged.
+pub(super) fn prune_logs(dir: &Path, current: &Path) {
+    if std::fs::metadata(current).is_ok_and(|m| m.len() > ROTATE_LOG_BYTES) {
+        let _ = std::fs::rename(current, old_copy(current));
+    }
+    let live: std::collections::HashSet<PathBuf> = crate::mounts::table()
+        .into_iter()
+        .filter(|m| m.fstype.starts_with("fuse"))
+        .map(|m| default_log_file(&m.point))
+        .collect();
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let now = std::time::SystemTime::now();
+    let mut logs: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".log") || p.to_string_lossy().ends_with(".log.1"))
+        .filter(|p| p != current && !live.contains(p))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    logs.sort();
+    let old = |t: &std::time::SystemTime| {
+        now.duration_since(*t)
+            .is_ok_and(|d| d.as_secs() > KEEP_LOG_DAYS * 86_400)
+    };
+    let excess = logs.len().saturating_sub(KEEP_LOGS);
+    for (i, (t, p)) in logs.iter().enumerate() {
+        if (i < excess || old(t))
+            && let Err(e) = std::fs::remove_file(p)
+        {
+            tracing::debug!(path = %p.display(), error = %e, "cannot remove an old log");
+        }
+    }
+}
+
+/// `NAME.log` -> `NAME.log.1`.
+fn old_copy(path: &Path) -> PathBuf {
+    let mut old = path.as_os_str().to_owned();
+    old.push(".1");
+    PathBuf::from(old)
+}
+
+/// A log file that rotates itself: a write (the formatter writes each
+/// event's line in one) that would take it past its limit first moves it to `NAME.log.1` (replacing the copy there) and
+/// starts a fresh file. A rotation that fails (the directory became
+/// read-only) keeps writing to the file as it is and tries again a limit
+/// later.
+pub struct RotatingLog {
+    path: PathBuf,
+    limit: u64,
+    /// The open file and the bytes it holds.
+    file: Mutex<(File, u64)>,
+}
+
+impl RotatingLog {
+    /// Open `path` for appending, rotated past [`ROTATE_LOG_BYTES`].
+    pub fn open(path: &Path) -> io::Result<RotatingLog> {
+        RotatingLog::with_limit(path, ROTATE_LOG_BYTES)
+    }
+
+    /// Open `path` for appending, rotated past `limit` bytes.
+    pub fn with_limit(path: &Path, limit: u64) -> io::Result<RotatingLog> {
+        let file = append(path)?;
+        let len = file.metadata()?.len();
+        Ok(RotatingLog {
+            path: path.to_path_buf(),
+            limit,
+            file: Mutex::new((file, len)),
+        })
+    }
+}
+
+fn append(path: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new().append(true).create(true).open(path)
+}
+
+impl Write for &RotatingLog {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // A panic elsewhere while holding the lock leaves a usable file.
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let (file, len) = &mut *guard;
+        if *len > 0 && len.saturating_add(buf.len() as u64) > self.limit {
+            let fresh = std::fs::rename(&self.path, old_copy(&self.path)).and_then(|()| append(&self.path));
+            // On failure this is still the old file (or, renamed, its
+            // copy), written on.
+            if let Ok(f) = fresh {
+                *file = f;
+            }
+            *len = 0;
+        }
+        file.write_all(buf)?;
+        *len += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.lock().unwrap_or_else(|p| p.into_inner()).0.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_rotates_past_its_limit_and_keeps_one_old_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mp.log");
+        std::fs::write(&path, b"from an earlier mount\n").unwrap();
+        let log = RotatingLog::with_limit(&path, 100).unwrap();
+        // One write per line, as the log's formatter writes each event.
+        for i in 0..40 {
+            (&log)
+                .write_all(format!("line {i:02} of the log\n").as_bytes())
+                .unwrap();
+        }
+        let now = std::fs::read_to_string(&path).unwrap();
+        let old = std::fs::read_to_string(old_copy(&path)).unwrap();
+        assert!(
+            now.len() <= 100 && old.len() <= 100,
+            "{} and {} bytes",
+            now.len(),
+            old.len()
+        );
+        assert!(now.ends_with("line 39 of the log\n"), "{now}");
+        // Whole lines only: each file starts where a line starts.
+        assert!(
+            now.starts_with("line ") && old.starts_with("line "),
+            "{old:?} / {now:?}"
+        );
+        let entries = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(entries, 2, "one log and one old copy");
+    }
+}

@@ -1,0 +1,166 @@
+//! How the adapter words its replies: the kernel's attributes of a file
+//! ([`FuseAdapter::attr`], with the time-outs of [`FuseAdapter::ttl`]),
+//! batches of directory entries, the status document, and errors, each
+//! logged once with the request and the reader's pid that caused it
+//! ([`Caller`]) before it becomes an errno.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use fuser::{Errno, FileAttr, FileType, INodeNo, Request};
+
+use super::{FRESH_TTL, FuseAdapter, TTL};
+use crate::fs::{Attr, FsError, Kind, NzFs};
+
+impl FuseAdapter {
+    pub(super) fn errno(&self, who: Caller, op: &str, ino: u64, e: &FsError) -> Errno {
+        errno(&self.fs, who, op, ino, e)
+    }
+
+    /// The status document ([`crate::fs::status`]) with the adapter's part.
+    pub(super) fn status(&self) -> String {
+        use crate::zarr::json::Value;
+        let (bytes, entries) = self.backings.usage();
+        let passthrough = Value::Object(vec![
+            ("on".into(), Value::Bool(self.passthrough.load(Ordering::Relaxed))),
+            ("backings".into(), Value::UInt(entries as u64)),
+            ("backing_bytes".into(), Value::UInt(bytes)),
+        ]);
+        let opens = Value::Object(vec![
+            ("by_kernel".into(), Value::Bool(self.no_open.load(Ordering::Relaxed))),
+            (
+                "requests".into(),
+                Value::UInt(self.open_requests.load(Ordering::Relaxed)),
+            ),
+        ]);
+        let count = |c: &AtomicU64| Value::UInt(c.load(Ordering::Relaxed));
+        let names = Value::Object(vec![
+            (
+                "readdirplus".into(),
+                Value::Bool(self.readdirplus.load(Ordering::Relaxed)),
+            ),
+            ("lookups".into(), count(&self.lookup_requests)),
+            ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
+        ]);
+        self.fs
+            .status(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
+            .to_string()
+    }
+
+    /// How long the kernel may keep `ino`'s attributes (and name).
+    pub(super) fn ttl(&self, ino: u64) -> Duration {
+        // A chunk file served by passthrough is checked at each open (and
+        // read from its backing, not the page cache): its attributes need
+        // no second look, which would wait for the daemon.
+        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs.passthrough_chunk(ino).is_some();
+        match self.fs.follows_store(ino) && !passthrough {
+            true => FRESH_TTL,
+            false => TTL,
+        }
+    }
+
+    /// Hand directory `ino`'s entries from `offset` to `add`, in batches,
+    /// until it says the kernel's buffer is full or none are left.
+    pub(super) fn list(
+        &self,
+        ino: u64,
+        mut offset: u64,
+        mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
+    ) -> Result<(), FsError> {
+        loop {
+            let batch = self.fs.readdir(ino, offset, 256)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for entry in &batch {
+                if add(entry) {
+                    return Ok(());
+                }
+                offset = entry.next_offset;
+            }
+        }
+    }
+
+    /// The attributes of an entry whose own could not be had: its kind,
+    /// no permissions, the mount's owner.
+    pub(super) fn bare_attr(&self, ino: u64, kind: Kind) -> FileAttr {
+        self.attr(Attr {
+            ino,
+            kind,
+            size: 0,
+            perm: 0,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            mtime: std::time::UNIX_EPOCH,
+            blksize: crate::fs::FILE_BLKSIZE,
+        })
+    }
+
+    pub(super) fn attr(&self, a: Attr) -> FileAttr {
+        FileAttr {
+            ino: INodeNo(a.ino),
+            size: a.size,
+            blocks: a.size.div_ceil(512),
+            atime: a.mtime,
+            mtime: a.mtime,
+            ctime: a.mtime,
+            crtime: a.mtime,
+            kind: file_type(a.kind),
+            perm: a.perm,
+            nlink: a.nlink,
+            uid: a.uid,
+            gid: a.gid,
+            rdev: 0,
+            blksize: a.blksize,
+            flags: 0,
+        }
+    }
+}
+
+/// Who made a request: the kernel's id of it and the pid of the process
+/// that asked, named on each log line the request causes, so that with
+/// many threads a line is tied to its request and its reader.
+#[derive(Clone, Copy)]
+pub(super) struct Caller {
+    req: u64,
+    pub(super) pid: u32,
+}
+
+impl Caller {
+    pub(super) fn of(req: &Request) -> Caller {
+        Caller {
+            req: req.unique().0,
+            pid: req.pid(),
+        }
+    }
+
+    /// A span over the request's work on this thread (`-v` and up), so
+    /// that what the core logs meanwhile carries the request too.
+    pub(super) fn span(self, op: &'static str) -> tracing::span::EnteredSpan {
+        tracing::debug_span!("request", req = self.req, pid = self.pid, op).entered()
+    }
+}
+
+/// Log an error once, at the level its kind deserves, with its caller,
+/// count it for `nzfs status`, and turn it into an errno.
+pub(super) fn errno(fs: &NzFs, who: Caller, op: &str, ino: u64, e: &FsError) -> Errno {
+    let errno = e.errno();
+    let (req, pid) = (who.req, who.pid);
+    if e.is_expected() {
+        tracing::debug!(op, ino, req, pid, error = %e);
+    } else if errno == libc::EIO {
+        tracing::warn!(op, ino, req, pid, error = %e, "returning EIO");
+    } else {
+        tracing::info!(op, ino, req, pid, error = %e, errno, "returning an error");
+    }
+    fs.note_error(e);
+    Errno::from_i32(errno)
+}
+
+pub(super) fn file_type(k: Kind) -> FileType {
+    match k {
+        Kind::Directory => FileType::Directory,
+        Kind::File => FileType::RegularFile,
+    }
+}

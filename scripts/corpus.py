@@ -3,7 +3,10 @@
 
 Mount every Zarr store found under CORPUS_DIR with nzfs and compare every
 array that zarr-python can read with what the mount shows: data.bin (or
-data.txt for strings) against zarr-python's values. Before any value is
+data.txt for strings) against zarr-python's values, and data.tif, where
+a numeric array of two or more dimensions has one, read by tifffile
+against the same values (and its absence where it has none). Before any
+value is
 read, every group's virtual .nc is opened header-only with netCDF-C
 (`ncdump -h`), and `nzfs status` must then count no decode; every
 header.cdl must pass `ncgen`. Prints one line per array that zarr-python
@@ -31,6 +34,7 @@ import tempfile
 import warnings
 
 import numpy as np
+import tifffile
 import zarr
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -114,6 +118,7 @@ def compare(mp, path, a):
         got = open(os.path.join(d, "data.txt"), "rb").read()
         return got == text_of(want.astype(object)), "data.txt differs"
     raw = open(os.path.join(d, "data.bin"), "rb").read()
+    kind = want.dtype.kind
     dt = want.dtype.newbyteorder("=")
     if dt.kind in "Mm":
         dt = np.dtype("i8")
@@ -122,7 +127,34 @@ def compare(mp, path, a):
     if dt.kind == "V":
         # Records: each field in host order, as data.bin holds them.
         return got.tobytes() == want.astype(dt).tobytes(), "data.bin differs"
-    return np.array_equal(got, want.astype(dt), equal_nan=dt.kind in "fc"), "data.bin differs"
+    if not np.array_equal(got, want.astype(dt), equal_nan=dt.kind in "fc"):
+        return False, "data.bin differs"
+    return compare_tiff(d, want, kind)
+
+
+TIFFS = [0]
+
+
+def compare_tiff(d, want, kind):
+    """data.tif through tifffile: the array's values, one page per plane of
+    the last two dimensions; present exactly for numeric arrays (numpy
+    kind `kind`: not times, complex, text or records) of two or more
+    dimensions, none empty."""
+    path = os.path.join(d, "data.tif")
+    expected = want.ndim >= 2 and kind in "biuf" and want.size > 0
+    if os.path.exists(path) != expected:
+        return False, f"data.tif {'missing' if expected else 'shown'} for a {want.dtype} array of shape {want.shape}"
+    if not expected:
+        return True, ""
+    TIFFS[0] += 1
+    with tifffile.TiffFile(path) as t:
+        if any(p.is_tiled for p in t.pages):
+            return False, "data.tif is tiled"
+        pixels = np.stack([p.asarray() for p in t.pages]).reshape(want.shape)
+    wanted = want.astype(np.uint8) if want.dtype.kind == "b" else want
+    if pixels.dtype != wanted.dtype.newbyteorder("="):
+        return False, f"data.tif holds {pixels.dtype}, the array {want.dtype}"
+    return np.array_equal(pixels, wanted, equal_nan=want.dtype.kind == "f"), "data.tif differs"
 
 
 def headers_only(nzfs, mp):
@@ -203,6 +235,7 @@ def main():
         print(f"DIFF  {p}")
     print(f"corpus: {same} of {readable} arrays that zarr-python reads are equal through nzfs "
           f"({skipped} arrays or stores zarr-python cannot read skipped); "
+          f"{TIFFS[0]} data.tif files equal through tifffile, "
           f"{nc_total} .nc files opened header-only with no decode, {cdl_total} header.cdl files through ncgen, "
           f"{len(problems)} problems")
     sys.exit(0 if same == readable and not problems else 1)

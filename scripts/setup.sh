@@ -36,6 +36,10 @@ if [ "${1:-}" = "--test" ]; then
   command -v gfortran >/dev/null || need+=(gfortran)
   command -v nc-config >/dev/null || need+=(libnetcdf-dev)
   command -v ncks >/dev/null || need+=(nco)
+  # ImageJ 1.x opens data.tif (tests/legacy/run.py), in batch mode under a
+  # virtual X display.
+  [ -e /usr/share/java/ij.jar ] || need+=(imagej)
+  command -v xvfb-run >/dev/null || need+=(xvfb xauth)
   # Headless Chromium opens index.html from a mount (scripts/check_previews.py).
   command -v chromium >/dev/null || need+=(chromium)
 fi

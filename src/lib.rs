@@ -39,4 +39,5 @@ pub mod open;
 pub mod preview;
 pub mod references;
 pub mod store;
+pub mod tiff;
 pub mod zarr;

@@ -191,6 +191,7 @@ fn a_root_array_fills_the_mount_point() {
             "1.0.bin",
             "1.1.bin",
             "data.bin",
+            "data.tif",
             "header.cdl",
             "index.html",
             "preview.png",

@@ -36,6 +36,7 @@ pub(crate) const O_SWITCHES: &[(&str, &str)] = &[
     ("verbose", "--verbose"),
     ("all_versions", "--all-versions"),
     ("no_previews", "--no-previews"),
+    ("no_tiff", "--no-tiff"),
     ("no_prefetch", "--no-prefetch"),
 ];
 

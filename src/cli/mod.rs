@@ -10,9 +10,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::array::MissingChunks;
 
 mod command_line;
+mod size;
 #[cfg(feature = "csi")]
 pub(crate) use command_line::{O_SETTINGS, O_SWITCHES};
 pub use command_line::{misspelled_command, normalize_args};
+pub use size::{SizeError, parse_size};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -233,6 +235,11 @@ pub struct MountArgs {
     /// plane, rendered on first read, and a page of the whole dataset)
     #[arg(long)]
     pub no_previews: bool,
+    /// Show no data.tif in array directories (on by default: each numeric
+    /// array of two or more dimensions as a multi-page TIFF, for ImageJ,
+    /// Fiji and other image readers)
+    #[arg(long)]
+    pub no_tiff: bool,
     /// Decode only what is read: no chunks decoded (or requested from
     /// object storage) ahead of a sequential reader. For metered storage
     /// or strictly random access; sequential reads get slower
@@ -471,61 +478,10 @@ pub struct CdlArgs {
     pub symlinks: StoreArgs,
 }
 
-/// Parse `512MiB`, `2GiB`, `100M`, `1.5G`, `4096`, `1GB`: `KiB`/`MiB`/`GiB`/`TiB`
-/// and the bare `K`/`M`/`G`/`T` are binary (as `dd` and `du` read them),
-/// `kB`/`MB`/`GB`/`TB` decimal, as SI says (`1GB` was taken as
-/// 1 GiB); bytes by default.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size like 512MiB or 2GiB"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kib" => 1 << 10,
-        "m" | "mib" => 1 << 20,
-        "g" | "gib" => 1 << 30,
-        "t" | "tib" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        other => {
-            return Err(format!(
-                "unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB for powers of 10)"
-            ));
-        }
-    };
-    let bytes = n * mult as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("{s:?} is out of range"));
-    }
-    Ok(bytes as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::ffi::OsString;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
-        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
-        assert_eq!(parse_size("1.5g"), Ok(3 << 29));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        // SI units are SI, binary ones binary.
-        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
-        assert_eq!(parse_size("500MB"), Ok(500_000_000));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert!(parse_size("1XB").unwrap_err().contains("GB"));
-        assert!(parse_size("lots").is_err());
-        assert!(parse_size("5 parsecs").is_err());
-        assert!(parse_size("0").is_err());
-    }
 
     fn norm(args: &[&str]) -> Vec<String> {
         normalize_args(args.iter().map(OsString::from))

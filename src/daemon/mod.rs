@@ -252,6 +252,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .map_err(CliError::new)?
         .with_ownership(plan.ownership)
         .with_previews(!args.no_previews)
+        .with_tiff(!args.no_tiff)
         .with_nc_format(args.nc_format.into())
         .with_prefetch(!args.no_prefetch)
         .with_sizing(sizing.clone())

@@ -43,7 +43,7 @@ impl NzFs {
         let access = match inode {
             Inode::Node(n) => self.dir_access(n),
             Inode::Header(n) => self.header_access(n),
-            Inode::Data(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
+            Inode::Data(n) | Inode::Tiff(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
             Inode::Preview(n) => self.preview_access(n),
             Inode::Index => self.header_access(0),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
@@ -102,7 +102,7 @@ impl NzFs {
     fn values_version(&self, inode: Inode) -> Option<u64> {
         match inode {
             Inode::Chunk { node, index } => self.dataset.array(node)?.object_version(index),
-            Inode::Data(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
+            Inode::Data(n) | Inode::Tiff(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
             // A store whose root is one array: its .nc is that array's.
             Inode::NetCdf(n) if self.dataset.array(n).is_some() => self.dataset.array(n)?.values_generation(),
             Inode::NetCdf(n) => self
@@ -126,7 +126,7 @@ impl NzFs {
         self.dataset.tracks_changes()
             && matches!(
                 Inode::from_ino(ino),
-                Some(Inode::Chunk { .. } | Inode::Data(_) | Inode::Text(_) | Inode::NetCdf(_))
+                Some(Inode::Chunk { .. } | Inode::Data(_) | Inode::Tiff(_) | Inode::Text(_) | Inode::NetCdf(_))
             )
     }
 
@@ -140,6 +140,7 @@ impl NzFs {
             Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
             Inode::Data(n) if self.has_data_bin(n) => (Kind::File, self.data_size(n)?),
             Inode::Data(_) => return Err(FsError::NotFound),
+            Inode::Tiff(n) => (Kind::File, self.tiff_layout(n)?.size),
             Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
             Inode::Text(n) => (Kind::File, self.text_size(n)?),
             Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),

@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 
 use super::names::ChunkNames;
-use super::{Attr, DATA_NAME, DirEntry, FsError, HEADER_NAME, Inode, Kind, NzFs, TEXT_NAME};
+use super::{Attr, DATA_NAME, DirEntry, FsError, HEADER_NAME, Inode, Kind, NzFs, TEXT_NAME, TIFF_NAME};
 
 impl NzFs {
     /// Look `name` up in directory `parent`.
@@ -30,6 +30,9 @@ impl NzFs {
         if let Some(names) = &self.info[p].chunk_names {
             if name == DATA_NAME && self.has_data_bin(p) {
                 return self.getattr(Inode::Data(p).to_ino());
+            }
+            if name == TIFF_NAME && self.has_tiff(p) {
+                return self.getattr(Inode::Tiff(p).to_ino());
             }
             if name == TEXT_NAME && self.info[p].text.is_some() {
                 return self.getattr(Inode::Text(p).to_ino());
@@ -95,6 +98,9 @@ impl NzFs {
         }
         if self.has_data_bin(n) {
             files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));
+        }
+        if self.has_tiff(n) {
+            files.push((Inode::Tiff(n).to_ino(), TIFF_NAME.to_string()));
         }
         if self.info[n].text.is_some() {
             files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));

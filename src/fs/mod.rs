@@ -52,6 +52,7 @@ pub use read::ChunkContent;
 mod served;
 pub mod status;
 mod text;
+mod tiff;
 mod views;
 
 use std::sync::OnceLock;
@@ -74,6 +75,9 @@ pub const HEADER_NAME: &str = "header.cdl";
 pub const DATA_NAME: &str = "data.bin";
 /// The name of the whole-array text of a string-valued array.
 pub const TEXT_NAME: &str = "data.txt";
+/// The name of the whole-array TIFF of a numeric array of 2 or more
+/// dimensions.
+pub const TIFF_NAME: &str = "data.tif";
 
 const HEADER: u64 = 1 << 62;
 const DATA: u64 = 1 << 61;
@@ -81,6 +85,7 @@ const NETCDF: u64 = 1 << 60;
 const TEXT: u64 = 1 << 59;
 const PREVIEW: u64 = 1 << 58;
 const INDEX: u64 = 1 << 57;
+const TIFF: u64 = 1 << 56;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -130,6 +135,8 @@ pub enum Inode {
     Preview(usize),
     /// `index.html` at the root.
     Index,
+    /// `data.tif` of array `n`.
+    Tiff(usize),
     Chunk {
         node: usize,
         index: u64,
@@ -145,7 +152,8 @@ impl Inode {
             | Inode::Data(n)
             | Inode::NetCdf(n)
             | Inode::Text(n)
-            | Inode::Preview(n) => n,
+            | Inode::Preview(n)
+            | Inode::Tiff(n) => n,
             Inode::Index => 0,
             Inode::Chunk { node, .. } => node,
         }
@@ -160,6 +168,7 @@ impl Inode {
             Inode::Text(n) => TEXT | n as u64,
             Inode::Preview(n) => PREVIEW | n as u64,
             Inode::Index => INDEX,
+            Inode::Tiff(n) => TIFF | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -181,6 +190,8 @@ impl Inode {
             Some(Inode::Text((ino & !TEXT) as usize))
         } else if ino & PREVIEW != 0 {
             Some(Inode::Preview((ino & !PREVIEW) as usize))
+        } else if ino & TIFF != 0 {
+            Some(Inode::Tiff((ino & !TIFF) as usize))
         } else if ino == INDEX {
             Some(Inode::Index)
         } else if ino & INDEX != 0 {
@@ -273,6 +284,8 @@ pub struct NzFs {
     status: status::Status,
     /// Whether `preview.png` and `index.html` are shown (`--no-previews`).
     previews: bool,
+    /// Whether `data.tif` is shown (`--no-tiff`).
+    tiff: bool,
     /// Whether sequential readers get chunks decoded ahead (`--no-prefetch`).
     prefetching: bool,
     /// Which classic format the `.nc` files may take (`--nc-format`).
@@ -415,6 +428,7 @@ impl NzFs {
             served: served::Served::default(),
             status: status::Status::default(),
             previews: true,
+            tiff: true,
             prefetching: true,
             nc_format: crate::netcdf::NcFormat::Auto,
             sizing: crate::cpus::Sizing::for_machine(),
@@ -432,6 +446,12 @@ impl NzFs {
     /// Show `preview.png` and `index.html` (the default), or not.
     pub fn with_previews(mut self, on: bool) -> Self {
         self.previews = on;
+        self
+    }
+
+    /// Show `data.tif` (the default), or not.
+    pub fn with_tiff(mut self, on: bool) -> Self {
+        self.tiff = on;
         self
     }
 
@@ -544,7 +564,7 @@ impl NzFs {
             Inode::Text(n) => return self.read_text(n, offset, size),
             Inode::Preview(n) => self.preview_png(n)?,
             Inode::Index => self.index_html()?,
-            Inode::Data(_) | Inode::Chunk { .. } => return Err(FsError::NotFound),
+            Inode::Data(_) | Inode::Tiff(_) | Inode::Chunk { .. } => return Err(FsError::NotFound),
         };
         Ok(ReadData::slice(buffer, offset, size))
     }

@@ -170,6 +170,7 @@ impl NzFs {
                     Err(e) => then(Err(e)),
                 }
             }
+            Some(Inode::Tiff(node)) => self.read_tiff_then(node, offset, size, then),
             _ => then(self.read_file(ino, offset, size)),
         }
     }

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The legacy-tool story, proven on the bundled sample store through a real
 mount: Fortran direct access and dd/od on data.bin, a netCDF-C program, CDO,
-NCO and GDAL on the virtual sample.nc, and numpy.memmap. Every expected value
+NCO and GDAL on the virtual sample.nc, numpy.memmap, and ImageJ 1.x opening
+t2m/data.tif as a stack. Every expected value
 comes from zarr-python or xarray reading the store itself, never from nzfs.
 
 Usage: python tests/legacy/run.py [path/to/nzfs]
-Needs gfortran, gcc with libnetcdf-dev, cdo, nco and gdal-bin (scripts/setup.sh
---test installs them) and the fixture venv (zarr, xarray, numpy). Prints one
+Needs gfortran, gcc with libnetcdf-dev, cdo, nco, gdal-bin, imagej and xvfb
+(scripts/setup.sh --test installs them) and the fixture venv (zarr, xarray, numpy). Prints one
 line per check and 'legacy: N passed, 0 failed'; exits 1 on the first failure."""
 
 import os
@@ -54,8 +55,38 @@ def gdal_reads(nc, ds, at, want, how):
     check(np.isclose(float(out), want, rtol=1e-6), f"gdallocationinfo reads a band value{how}", f"{out!r} vs {want}")
 
 
+IMAGEJ_MACRO = """
+open(getArgument());
+print("size " + getWidth() + " " + getHeight() + " " + nSlices + " bits " + bitDepth());
+for (i = 1; i <= nSlices; i++) {
+    setSlice(i);
+    getStatistics(area, mean, min, max);
+    print("slice " + i + " " + d2s(mean, 9) + " " + d2s(min, 9) + " " + d2s(max, 9));
+}
+"""
+
+
+def imagej_reads(tif, t2m, build):
+    """ImageJ 1.x (Debian's imagej, the jar itself in batch mode under a
+    virtual display) opens data.tif as a stack of the array's planes: its
+    size, type and each slice's mean, minimum and maximum are numpy's."""
+    macro = os.path.join(build, "stack.ijm")
+    with open(macro, "w") as f:
+        f.write(IMAGEJ_MACRO)
+    out = run("xvfb-run", "-a", "java", "-jar", "/usr/share/java/ij.jar", "-batch", macro, tif)
+    nt, ny, nx = t2m.shape
+    check(f"size {nx} {ny} {nt} bits 32" in out, "ImageJ opens data.tif as a float32 stack of every time step", out)
+    slices = [line.split()[1:] for line in out.splitlines() if line.startswith("slice ")]
+    got = np.array([[float(v) for v in s[1:]] for s in slices])
+    plane = t2m.reshape(nt, -1).astype("f8")
+    want = np.stack([np.nanmean(plane, axis=1), np.nanmin(plane, axis=1), np.nanmax(plane, axis=1)], axis=1)
+    check(got.shape == want.shape and np.allclose(got, want, rtol=1e-6),
+          "ImageJ's mean, min and max of each slice equal numpy's", f"{got} vs {want}")
+
+
 def main():
-    for tool in ["gfortran", "gcc", "nc-config", "cdo", "ncks", "gdalinfo", "gdallocationinfo", "dd", "od"]:
+    for tool in ["gfortran", "gcc", "nc-config", "cdo", "ncks", "gdalinfo", "gdallocationinfo", "dd", "od",
+                 "xvfb-run", "java"]:
         check(shutil.which(tool) is not None, f"{tool} is installed")
     t2m = zarr.open_array(STORE, path="t2m", mode="r")[...]
     ds = xr.open_zarr(STORE, consolidated=False)
@@ -115,6 +146,7 @@ def main():
         value = float(found.group(1)) if found else float("nan")
         check(np.isclose(value, want, rtol=1e-5), "ncks -H -d reads one value", f"{out!r} vs {want}")
 
+        imagej_reads(os.path.join(mp, "t2m", "data.tif"), t2m, build)
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)

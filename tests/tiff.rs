@@ -1,0 +1,195 @@
+//! `data.tif` through real mounts: GDAL's GTiff driver reads its pages as
+//! the array's planes (byte for byte what `data.bin` holds, which the
+//! corpus check compares with zarr-python through tifffile), a read of one
+//! strip decodes only the chunks under it, and `--no-tiff` turns it off.
+
+mod common;
+
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::process::Command;
+
+use common::mount::{Mount, nzfs};
+use nzfs::tiff::{Layout, Sample};
+
+/// Page `page` (from 1) of the TIFF at `tif`, as GDAL reads it: raw samples
+/// in the host's byte order (GDAL's ENVI writer).
+fn gdal_page(tif: &Path, page: u64) -> Vec<u8> {
+    let out = tempfile::tempdir().unwrap();
+    let raw = out.path().join("page.raw");
+    let r = Command::new("gdal_translate")
+        .args(["-q", "-of", "ENVI"])
+        .arg(format!("GTIFF_DIR:{page}:{}", tif.display()))
+        .arg(&raw)
+        .output()
+        .expect("gdal_translate (scripts/setup.sh --test installs gdal-bin)");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    std::fs::read(raw).unwrap()
+}
+
+/// The pixel at column `x`, row `y` of the first page of `tif`, as GDAL's
+/// GTiff driver reads it (printed as a double, to 15 digits).
+fn gdal_pixel(tif: &Path, x: usize, y: usize) -> f64 {
+    let r = Command::new("gdallocationinfo")
+        .args(["-valonly"])
+        .arg(tif)
+        .args([x.to_string(), y.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&r.stdout);
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("gdallocationinfo: {text:?} {}", String::from_utf8_lossy(&r.stderr)))
+}
+
+#[test]
+fn gdal_reads_each_page_as_a_plane_of_the_array() {
+    let m = Mount::new("sample.zarr", &[]);
+    let tif = m.mp.join("t2m/data.tif");
+    let data = std::fs::read(m.mp.join("t2m/data.bin")).unwrap();
+    // t2m is (time 10, lat 20, lon 14) float32: ten pages of 20 x 14.
+    let plane = 20 * 14 * 4;
+    let info = Command::new("gdalinfo").arg(&tif).output().unwrap();
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("Size is 14, 20"), "{info}");
+    assert!(
+        info.contains("SUBDATASET_10_NAME") && !info.contains("SUBDATASET_11_NAME"),
+        "{info}"
+    );
+    for page in [1, 4, 10] {
+        let at = (page as usize - 1) * plane;
+        assert_eq!(gdal_page(&tif, page), data[at..at + plane], "page {page}");
+    }
+    // Every sample type, from stores of either byte order.
+    let m = Mount::new("endian.zarr", &[]);
+    let mut checked = 0;
+    for d in std::fs::read_dir(&m.mp).unwrap().map(|e| e.unwrap().path()) {
+        let tif = d.join("data.tif");
+        if !tif.exists() {
+            continue;
+        }
+        let mut data = std::fs::read(d.join("data.bin")).unwrap();
+        if d.to_string_lossy().contains("float16") {
+            // GDAL reads half floats as float32.
+            data = data
+                .chunks(2)
+                .flat_map(|h| half::f16::from_ne_bytes([h[0], h[1]]).to_f32().to_ne_bytes())
+                .collect();
+        }
+        let name = d.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("int64") || name.starts_with("uint64") {
+            // GDAL's ENVI writer has no 64-bit integers: ask its GTiff
+            // reader for pixels instead.
+            for (row, col) in [(0, 0), (2, 3), (5, 4)] {
+                let at = (row * 5 + col) * 8;
+                let bytes: [u8; 8] = data[at..at + 8].try_into().unwrap();
+                let want = match name.starts_with("int64") {
+                    true => i64::from_ne_bytes(bytes) as f64,
+                    false => u64::from_ne_bytes(bytes) as f64,
+                };
+                let got = gdal_pixel(&tif, col, row);
+                assert!(
+                    (got - want).abs() <= want.abs() * 1e-14,
+                    "{name} ({row}, {col}): {got} != {want}"
+                );
+            }
+        } else {
+            assert_eq!(gdal_page(&tif, 1), data, "{}", tif.display());
+        }
+        checked += 1;
+    }
+    // bool, int8 to int64, uint16 to uint64, float16 to float64, each big-
+    // and little-endian in the store (complex values have no TIFF).
+    assert_eq!(checked, 22);
+}
+
+#[test]
+fn a_strip_read_decodes_only_the_chunks_under_it() {
+    let m = Mount::new("sample.zarr", &["--no-prefetch"]);
+    // t2m's chunks are (5, 10, 7): a strip is 10 rows of one page, which
+    // lie in the two chunks of its band (chunk rows 10..20, both columns).
+    let layout = Layout::of(&[10, 20, 14], (32, Sample::Float), 10).unwrap();
+    let tif = m.mp.join("t2m/data.tif");
+    assert_eq!(std::fs::metadata(&tif).unwrap().len(), layout.size);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&tif)
+        .unwrap();
+    let decodes = || {
+        let out = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
+        doc.get("cache")
+            .and_then(|c| c.get("decodes"))
+            .and_then(|v| v.as_u64())
+            .unwrap()
+    };
+    let before = decodes();
+    // Page 6 (time 5), strip 2: rows 10..20.
+    let row = 14 * 4;
+    let at = layout.prefix + 5 * 20 * row + 10 * row;
+    let mut strip = vec![0u8; 10 * row as usize];
+    file.read_exact_at(&mut strip, at).unwrap();
+    assert_eq!(decodes() - before, 2, "one strip decodes the two chunks under it");
+    let data = std::fs::read(m.mp.join("t2m/data.bin")).unwrap();
+    let from = (at - layout.prefix) as usize;
+    assert_eq!(strip, data[from..from + strip.len()]);
+}
+
+#[test]
+fn only_numeric_arrays_of_two_or_more_dimensions_have_one_and_no_tiff_hides_them() {
+    let m = Mount::new("sample.zarr", &[]);
+    assert!(m.mp.join("t2m/data.tif").exists());
+    // 1-D coordinates: no image.
+    assert!(!m.mp.join("time/data.tif").exists() && !m.mp.join("lat/data.tif").exists());
+    let m = Mount::new("strings_v3.zarr", &[]);
+    let tifs = walk(&m.mp).into_iter().filter(|p| p.ends_with("data.tif")).count();
+    let bins = walk(&m.mp).into_iter().filter(|p| p.ends_with("data.bin")).count();
+    assert!(
+        bins > 0 && tifs < bins,
+        "{tifs} data.tif for {bins} data.bin in a store of strings"
+    );
+    for flag in [&["--no-tiff"][..], &["-o", "no_tiff"][..]] {
+        let m = Mount::new("sample.zarr", flag);
+        assert!(m.mp.join("t2m/data.bin").exists());
+        assert!(!m.mp.join("t2m/data.tif").exists(), "{flag:?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_file_past_4_gib_is_a_bigtiff_that_gdal_reads_to_its_last_strip() {
+    // 5 x 32768 x 32768 uint8 = 5 GiB, every chunk absent: the fill, 7.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("big.zarr");
+    std::fs::create_dir_all(store.join("img")).unwrap();
+    std::fs::write(store.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    std::fs::write(
+        store.join("img/zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [5, 32768, 32768], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 4096, 4096]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 7, "codecs": [{"name": "bytes"}]}"#,
+    )
+    .unwrap();
+    let m = Mount::at(&store, &["--no-prefetch"]);
+    let tif = m.mp.join("img/data.tif");
+    let size = std::fs::metadata(&tif).unwrap().len();
+    assert!(size > 5 << 30, "{size}");
+    let mut magic = [0u8; 4];
+    std::fs::File::open(&tif).unwrap().read_exact_at(&mut magic, 0).unwrap();
+    assert_eq!(u16::from_ne_bytes([magic[2], magic[3]]), 43, "BigTIFF's version");
+    let last = format!("GTIFF_DIR:5:{}", tif.display());
+    assert_eq!(gdal_pixel(Path::new(&last), 32767, 32767), 7.0);
+}

@@ -17,8 +17,9 @@ venv312=$(bash scripts/setup_2026.sh)
 diff -r tests/data/expected "$out/expected"
 diff -r tests/data/expected_2026 "$out/expected_2026"
 # (kerchunk/ comes from scripts/fixtures_kerchunk.py, whose tools these venvs
-# lack, and tolerant/ from scripts/fixtures_tolerant.py, which needs npm and GDAL 3.6.)
-meta() { (cd "$1" && find . \( -path ./kerchunk -o -path ./tolerant \) -prune -o \( -name zarr.json -o -name .zarray -o -name .zgroup -o -name .zattrs -o -name .zmetadata \) -print | sort | while read -r f; do echo "== $f"; cat "$f"; echo; done); }
+# lack, tolerant/ from scripts/fixtures_tolerant.py, which needs npm and GDAL
+# 3.6, and ome/ from scripts/fixtures_ome.py, which needs ome-zarr.)
+meta() { (cd "$1" && find . \( -path ./kerchunk -o -path ./tolerant -o -path ./ome \) -prune -o \( -name zarr.json -o -name .zarray -o -name .zgroup -o -name .zattrs -o -name .zmetadata \) -print | sort | while read -r f; do echo "== $f"; cat "$f"; echo; done); }
 diff <(meta tests/data) <(meta "$out")
 for nc in differential.nc nczarr_src.nc; do
   diff <(ncdump -h "tests/data/$nc" | tail -n +2) <(ncdump -h "$out/$nc" | tail -n +2)

@@ -15,6 +15,7 @@
 //! never hides the rest.
 
 mod consolidated;
+mod ngff;
 use std::sync::Arc;
 
 use super::json::Value;
@@ -57,7 +58,7 @@ impl Budget {
 /// An array node: its parsed metadata. (Whether its codec chain can be
 /// built is decided above this module, by `array::Dataset`, which marks the
 /// node [`NodeKind::Broken`] when it cannot.)
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ArrayNode {
     pub metadata: ArrayMetadata,
 }
@@ -291,6 +292,7 @@ impl Hierarchy {
             }
         }
         h.sort_children();
+        h.name_ngff_axes();
         Ok(h)
     }
 

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""OME-Zarr images as ome-zarr-py writes them, in tests/data/ome/:
+
+  ngff04.zarr   NGFF 0.4 (Zarr v2): a c/z/y/x uint16 image with ome-zarr's
+                default pyramid (levels s0..s4), whose level arrays carry
+                no dimension names of their own
+  ngff05.zarr   NGFF 0.5 (Zarr v3): a t/c/z/y/x float32 image, the axes
+                under the group's `ome` attribute
+
+The values are what numpy wrote; tests/extensions.rs and the corpus check
+(scripts/corpus.py, with zarr-python and tifffile) read them back.
+
+Needs scripts/requirements-ome.txt (a Python 3.12 venv); not part of CI's
+fixture check, whose venvs lack ome-zarr. Rerun it by hand:
+    python3.12 -m venv /tmp/vome && /tmp/vome/bin/pip install -r scripts/requirements-ome.txt
+    /tmp/vome/bin/python scripts/fixtures_ome.py
+"""
+import os
+import shutil
+
+import numpy as np
+import zarr
+from ome_zarr.format import FormatV04, FormatV05
+from ome_zarr.io import parse_url
+from ome_zarr.writer import write_image
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+OUT = os.path.join(ROOT, "tests", "data", "ome")
+
+
+def image(name, data, axes, fmt, zarr_format):
+    path = os.path.join(OUT, name)
+    shutil.rmtree(path, ignore_errors=True)
+    store = parse_url(path, mode="w", fmt=fmt).store
+    root = zarr.group(store=store, zarr_format=zarr_format)
+    write_image(image=data, group=root, axes=axes, fmt=fmt)
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    c = (np.arange(2 * 3 * 16 * 24, dtype=np.uint16).reshape(2, 3, 16, 24) * 7) % 4096
+    image("ngff04.zarr", c, "czyx", FormatV04(), 2)
+    rng = np.random.default_rng(5)
+    t = rng.normal(100, 15, size=(2, 2, 3, 16, 24)).astype(np.float32)
+    image("ngff05.zarr", t, "tczyx", FormatV05(), 3)
+    print(f"fixtures_ome: wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

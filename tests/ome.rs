@@ -1,0 +1,50 @@
+//! OME-Zarr images (ome-zarr-py's NGFF 0.4 and 0.5, tests/data/ome/) through
+//! real mounts: the levels' dimensions carry the image's axis names in
+//! `header.cdl` and in the `.nc` that netCDF-C reads, and each level has a
+//! `data.tif` whose pages GDAL counts. The values themselves are compared
+//! with zarr-python and tifffile by the corpus check.
+
+mod common;
+
+use std::process::Command;
+
+use common::mount::Mount;
+
+fn ncdump_h(path: &std::path::Path) -> String {
+    let out = Command::new("ncdump").arg("-h").arg(path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn ngff_levels_are_described_with_the_images_axes() {
+    // NGFF 0.4 (Zarr v2): the levels carry no dimension names themselves.
+    let m = Mount::new("ome/ngff04.zarr", &[]);
+    let cdl = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    assert!(cdl.contains("ushort s0(c, z, y, x) ;"), "{cdl}");
+    // A lower level: the same axes, at its own lengths.
+    assert!(cdl.contains("ushort s1(c, z, y_8, x_12) ;"), "{cdl}");
+    assert!(!cdl.contains("_Anonymous_Dim"), "{cdl}");
+    let nc = ncdump_h(&m.mp.join("ngff04.nc"));
+    assert!(nc.contains("s0(c, z, y, x)"), "{nc}");
+    // NGFF 0.5 (Zarr v3): the axes under `ome`.
+    let m = Mount::new("ome/ngff05.zarr", &[]);
+    let cdl = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    assert!(cdl.contains("float s0(t, c, z, y, x) ;"), "{cdl}");
+}
+
+#[test]
+fn each_level_is_a_tiff_of_its_planes() {
+    let m = Mount::new("ome/ngff04.zarr", &[]);
+    for (level, (w, h)) in [("s0", (24, 16)), ("s2", (6, 4))] {
+        let tif = m.mp.join(level).join("data.tif");
+        let out = Command::new("gdalinfo").arg(&tif).output().unwrap();
+        let info = String::from_utf8_lossy(&out.stdout);
+        assert!(info.contains(&format!("Size is {w}, {h}")), "{level}: {info}");
+        // c x z = 6 planes.
+        assert!(
+            info.contains("SUBDATASET_6_NAME") && !info.contains("SUBDATASET_7_NAME"),
+            "{level}: {info}"
+        );
+    }
+}

@@ -10,6 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --demo
 start=$(date +%s)
+echo "demo: building nzfs (local stores only) into target/demo: about 2 minutes on 2 cores the first time, seconds after"
 cargo build --release --locked --quiet --no-default-features --target-dir target/demo
 nzfs=./target/demo/release/nzfs
 echo "demo: built $($nzfs --version) in $(( $(date +%s) - start )) s"

@@ -325,6 +325,9 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// The kind of `e`. `io::ErrorKind` is `#[non_exhaustive]`, so its match
+    /// ends in a catch-all: every kind not named is `Corrupt`. The errno
+    /// mapping itself ([`Failure::errno`]) names every `Failure`.
     pub fn of(e: &io::Error) -> Failure {
         match e.kind() {
             io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Failure::NotFound,

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """OME-Zarr images as ome-zarr-py writes them, in tests/data/ome/:
 
-  ngff04.zarr   NGFF 0.4 (Zarr v2): a c/z/y/x uint16 image with ome-zarr's
+  ngff04.zarr   NGFF 0.4 (Zarr v2): a 2 x 3 x 32 x 48 c/z/y/x uint16 image
+                (round cells in channel 0, stripes in 1) with ome-zarr's
                 default pyramid (levels s0..s4), whose level arrays carry
                 no dimension names of their own
   ngff05.zarr   NGFF 0.5 (Zarr v3): a t/c/z/y/x float32 image, the axes
@@ -38,7 +39,16 @@ def image(name, data, axes, fmt, zarr_format):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    c = (np.arange(2 * 3 * 16 * 24, dtype=np.uint16).reshape(2, 3, 16, 24) * 7) % 4096
+    # Two channels of three z planes, 32 x 48: round "cells" that grow
+    # with z, and a pattern of stripes, so that a viewer shows something.
+    yy, xx = np.mgrid[0:32, 0:48].astype(np.float64)
+    cells = [(8, 10, 3.0), (20, 30, 5.0), (11, 38, 2.5), (25, 9, 4.0), (6, 24, 2.0)]
+    planes = []
+    for z in range(3):
+        blobs = sum(np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * (r + z) ** 2)) for cy, cx, r in cells)
+        stripes = 0.5 + 0.5 * np.sin(xx / 3.0 + yy / 5.0 + z)
+        planes.append(np.stack([blobs / blobs.max(), stripes]))
+    c = (np.stack(planes, axis=1) * 4000).astype(np.uint16)  # (c, z, y, x)
     image("ngff04.zarr", c, "czyx", FormatV04(), 2)
     rng = np.random.default_rng(5)
     t = rng.normal(100, 15, size=(2, 2, 3, 16, 24)).astype(np.float32)

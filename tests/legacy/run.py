@@ -66,6 +66,55 @@ for (i = 1; i <= nSlices; i++) {
 """
 
 
+IMAGEJ_MONTAGE = """
+args = split(getArgument(), "|");
+open(args[0]);
+print("size " + getWidth() + " " + getHeight() + " " + nSlices + " bits " + bitDepth());
+for (i = 1; i <= nSlices; i++) {
+    setSlice(i);
+    getStatistics(area, mean, min, max);
+    print("slice " + i + " " + d2s(mean, 9) + " " + d2s(min, 9) + " " + d2s(max, 9));
+}
+run("Make Montage...", "columns=3 rows=2 scale=6 border=2");
+run("Enhance Contrast", "saturated=0.35");
+run("8-bit");
+saveAs("PNG", args[1]);
+"""
+OME_STORE = os.path.join(ROOT, "tests", "data", "ome", "ngff04.zarr")
+# What ImageJ showed, kept for docs/usage.md (copy it to docs/ when it changes).
+IMAGEJ_PICTURE = os.path.join(ROOT, "target", "previews", "imagej-ngff04.png")
+
+
+def imagej_reads_ome():
+    """An OME-Zarr image (ome-zarr-py's NGFF 0.4, c/z/y/x uint16) through its
+    level 0's data.tif in ImageJ: a 16-bit stack of c x z slices whose
+    statistics are numpy's; the montage ImageJ makes of it is saved."""
+    level = zarr.open_array(OME_STORE, path="s0", mode="r")[...]
+    nc, nz, ny, nx = level.shape
+    mp = tempfile.mkdtemp(prefix="nzfs-legacy-ome.")
+    run(NZFS, "mount", OME_STORE, mp)
+    try:
+        macro = os.path.join(mp + ".ijm")
+        with open(macro, "w") as f:
+            f.write(IMAGEJ_MONTAGE)
+        os.makedirs(os.path.dirname(IMAGEJ_PICTURE), exist_ok=True)
+        tif = os.path.join(mp, "s0", "data.tif")
+        out = run("xvfb-run", "-a", "java", "-jar", "/usr/share/java/ij.jar", "-batch", macro,
+                  f"{tif}|{IMAGEJ_PICTURE}")
+    finally:
+        subprocess.run([NZFS, "unmount", mp])
+        os.rmdir(mp)
+        if os.path.exists(mp + ".ijm"):
+            os.remove(mp + ".ijm")
+    check(f"size {nx} {ny} {nc * nz} bits 16" in out, "ImageJ opens an OME-Zarr level's data.tif as a 16-bit stack", out)
+    got = np.array([[float(v) for v in line.split()[2:]] for line in out.splitlines() if line.startswith("slice ")])
+    planes = level.reshape(nc * nz, -1).astype("f8")
+    want = np.stack([planes.mean(axis=1), planes.min(axis=1), planes.max(axis=1)], axis=1)
+    check(got.shape == want.shape and np.allclose(got, want, rtol=1e-9),
+          "ImageJ's statistics of each c/z plane equal numpy's", f"{got} vs {want}")
+    check(os.path.getsize(IMAGEJ_PICTURE) > 0, f"ImageJ's montage saved as {os.path.relpath(IMAGEJ_PICTURE, ROOT)}")
+
+
 def imagej_reads(tif, t2m, build):
     """ImageJ 1.x (Debian's imagej, the jar itself in batch mode under a
     virtual display) opens data.tif as a stack of the array's planes: its
@@ -187,6 +236,7 @@ def main():
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)
+    imagej_reads_ome()
     CHECKS.done()
 
 

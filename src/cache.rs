@@ -66,6 +66,17 @@ struct State<K: Hash + Eq, E> {
     inflight: HashMap<K, Arc<Slot<E>>>,
 }
 
+impl<K: Hash + Eq, E> State<K, E> {
+    /// Drop `key`'s chunk, counting its bytes out; whether it was held.
+    fn pop(&mut self, key: &K) -> bool {
+        let old = self.lru.pop(key);
+        if let Some(old) = &old {
+            self.bytes -= old.len() as u64;
+        }
+        old.is_some()
+    }
+}
+
 /// Counters, for tests and benchmarks.
 #[derive(Debug, Default)]
 pub struct CacheStats {
@@ -124,19 +135,12 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
     pub fn invalidate(&self, key: &K) {
         let mut st = lock(&self.state);
         st.inflight.remove(key);
-        if let Some(old) = st.lru.pop(key) {
-            st.bytes -= old.len() as u64;
-        }
+        st.pop(key);
     }
 
     /// Drop `key` from the cache; whether it was held.
     fn remove(&self, key: &K) -> bool {
-        let mut st = lock(&self.state);
-        let old = st.lru.pop(key);
-        if let Some(old) = &old {
-            st.bytes -= old.len() as u64;
-        }
-        old.is_some()
+        lock(&self.state).pop(key)
     }
 
     /// Let `key` go before its turn, because another cache (the kernel's)

@@ -1,7 +1,9 @@
-"""What the Python test runners (tests/legacy/run.py, tests/package/run.py)
-share: one printed line per check, and a stop at the first failure with the
-count so far ('NAME: N passed, 1 failed', exit 1)."""
+"""What the Python test runners (tests/legacy/run.py, tests/package/)
+share: one printed line per check, a stop at the first failure with the
+count so far ('NAME: N passed, 1 failed', exit 1), and the comparison
+of a mount's data.bin with zarr-python."""
 
+import os
 import subprocess
 import sys
 
@@ -30,3 +32,15 @@ class Checks:
 
     def done(self):
         print(f"{self.name}: {self.passed} passed, 0 failed")
+
+
+def data_bin_equals_zarr(mp, store, path):
+    """Whether `path`/data.bin in the mount at `mp` holds what zarr-python
+    reads from array `path` of `store` (data.bin is in the host's byte
+    order; these tests run on little-endian hosts)."""
+    import numpy as np
+    import zarr
+
+    want = zarr.open_array(store, path=path, mode="r")[...]
+    got = np.fromfile(os.path.join(mp, path, "data.bin"), dtype=want.dtype.newbyteorder("<"))
+    return got.size == want.size and np.array_equal(got.reshape(want.shape), want, equal_nan=True)

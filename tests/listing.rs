@@ -7,13 +7,8 @@ mod common;
 
 use std::process::Command;
 
-use common::mount::{Mount, nzfs};
+use common::mount::Mount;
 use nzfs::zarr::json::Value;
-
-fn status(m: &Mount) -> Value {
-    let out = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
-    nzfs::zarr::json::parse(&out.stdout).unwrap()
-}
 
 fn count(doc: &Value, a: &str, b: &str) -> u64 {
     doc.get(a)
@@ -34,7 +29,7 @@ fn ls_la_gets_attributes_with_the_names_and_decodes_nothing() {
         .output()
         .unwrap();
     assert!(plain.status.success());
-    let before = status(&m);
+    let before = m.status();
     assert_eq!(count(&before, "cache", "decodes"), 0, "ls -R decoded: {before}");
     assert!(count(&before, "names", "listed_with_attributes") > 0, "{before}");
     let listed = Command::new("ls").arg("-laR").arg(&m.mp).output().unwrap();
@@ -43,7 +38,7 @@ fn ls_la_gets_attributes_with_the_names_and_decodes_nothing() {
         .lines()
         .filter(|l| l.starts_with('-') || l.starts_with('d'))
         .count() as u64;
-    let after = status(&m);
+    let after = m.status();
     assert_eq!(
         after.get("names").and_then(|n| n.get("readdirplus")),
         Some(&Value::Bool(true))

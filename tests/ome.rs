@@ -9,12 +9,7 @@ mod common;
 use std::process::Command;
 
 use common::mount::Mount;
-
-fn ncdump_h(path: &std::path::Path) -> String {
-    let out = Command::new("ncdump").arg("-h").arg(path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use common::netcdf_tools::ncdump;
 
 #[test]
 fn ngff_levels_are_described_with_the_images_axes() {
@@ -25,7 +20,7 @@ fn ngff_levels_are_described_with_the_images_axes() {
     // A lower level: the same axes, at its own lengths.
     assert!(cdl.contains("ushort s1(c, z, y_16, x_24) ;"), "{cdl}");
     assert!(!cdl.contains("_Anonymous_Dim"), "{cdl}");
-    let nc = ncdump_h(&m.mp.join("ngff04.nc"));
+    let nc = ncdump(&["-h"], &m.mp.join("ngff04.nc"));
     assert!(nc.contains("s0(c, z, y, x)"), "{nc}");
     // NGFF 0.5 (Zarr v3): the axes under `ome`.
     let m = Mount::new("ome/ngff05.zarr", &[]);

@@ -32,19 +32,17 @@ pub fn default_log_file(mp: &Path) -> PathBuf {
 /// which one goes (one per mount point, for ever).
 const KEEP_LOGS: usize = 50;
 const KEEP_LOG_DAYS: u64 = 14;
-/// A log longer than this is moved to `NAME.log.1` (one old copy kept):
-/// while its daemon writes it ([`RotatingLog`]), and when its mount point
-/// is mounted again.
+/// A log longer than this is moved to `NAME.log.1` (one old copy kept) by
+/// [`RotatingLog`], before the line that would take it past: while its
+/// daemon runs, and at the first line of the next mount of a log already
+/// past it.
 pub const ROTATE_LOG_BYTES: u64 = 8 << 20;
 
-/// Bound the default log directory before a mount writes to `current`:
-/// rotate `current` past [`ROTATE_LOG_BYTES`]; remove logs not written for
+/// Bound the default log directory before a mount writes to `current`
+/// (which [`RotatingLog`] keeps bounded itself): remove logs not written for
 /// [`KEEP_LOG_DAYS`] days, then the oldest past [`KEEP_LOGS`], except those
 /// of mount points mounted now. Best effort: a failure is only logged.
 pub(super) fn prune_logs(dir: &Path, current: &Path) {
-    if std::fs::metadata(current).is_ok_and(|m| m.len() > ROTATE_LOG_BYTES) {
-        let _ = std::fs::rename(current, old_copy(current));
-    }
     let live: std::collections::HashSet<PathBuf> = crate::mounts::table()
         .into_iter()
         .filter(|m| m.fstype.starts_with("fuse"))
@@ -171,5 +169,16 @@ mod tests {
         );
         let entries = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(entries, 2, "one log and one old copy");
+    }
+
+    #[test]
+    fn a_log_past_its_limit_at_a_new_mount_rotates_at_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mp.log");
+        std::fs::write(&path, vec![b'x'; 150]).unwrap();
+        let log = RotatingLog::with_limit(&path, 100).unwrap();
+        (&log).write_all(b"mounted again\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"mounted again\n");
+        assert_eq!(std::fs::read(old_copy(&path)).unwrap().len(), 150);
     }
 }

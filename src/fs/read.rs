@@ -163,15 +163,26 @@ impl NzFs {
                 let share = |work| self.share_decodes(node, work);
                 array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
             }
-            Some(Inode::Data(node)) => {
-                self.note_flat_read(node, offset, u64::from(size));
-                match self.array(node) {
-                    Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
-                    Err(e) => then(Err(e)),
-                }
-            }
+            Some(Inode::Data(node)) => self.read_flat_then(node, offset, size, then),
             Some(Inode::Tiff(node)) => self.read_tiff_then(node, offset, size, then),
             _ => then(self.read_file(ino, offset, size)),
+        }
+    }
+
+    /// Hand bytes `[offset, offset + size)` of array `node`'s `data.bin` to
+    /// `then`, telling prefetch of the read: `data.bin`'s reads, and the
+    /// pixels of `data.tif`, which are the same bytes.
+    pub(super) fn read_flat_then(
+        &self,
+        node: usize,
+        offset: u64,
+        size: u32,
+        then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
+    ) {
+        self.note_flat_read(node, offset, u64::from(size));
+        match self.array(node) {
+            Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
+            Err(e) => then(Err(e)),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! `data.tif` in the mount: which arrays have one, its layout, and its
 //! reads. The file is [`crate::tiff::Layout`]'s prefix followed by
-//! `data.bin`, so a read past the prefix is a `data.bin` read on the one
-//! read path, handed back by whichever thread decodes (as `data.bin`'s
-//! reads are), and a strip read decodes only the chunks under it.
+//! `data.bin`, so every read of its pixels, a read across the end of the
+//! prefix included, is a `data.bin` read on the one read path
+//! ([`NzFs::read_flat_then`]), handed back by whichever thread decodes, and
+//! a strip read decodes only the chunks under it.
 
 use super::{FsError, NzFs, ReadData};
 use crate::tiff::Layout;
@@ -55,29 +56,19 @@ impl NzFs {
         let end = start.saturating_add(u64::from(size)).min(layout.size);
         if start >= layout.prefix {
             // Pixels only: data.bin's own path, which never blocks here.
-            let at = start - layout.prefix;
-            self.note_flat_read(node, at, end - start);
-            return match self.array(node) {
-                Ok((array, _)) => {
-                    array.read_bytes_then(at, (end - start) as u32, move |r| then(r.map_err(FsError::from)))
-                }
-                Err(e) => then(Err(e)),
-            };
+            return self.read_flat_then(node, start - layout.prefix, (end - start) as u32, then);
         }
-        let mut out = vec![0u8; (end - start) as usize];
-        let split = end.min(layout.prefix);
-        layout.read_prefix(start, &mut out[..(split - start) as usize]);
-        if end > layout.prefix {
-            // A read across the end of the prefix: the first pixels too.
-            let pixels = match self.array(node) {
-                Ok((array, _)) => array.read_bytes(0, (end - layout.prefix) as u32),
-                Err(e) => return then(Err(e)),
-            };
-            match pixels {
-                Ok(p) => out[(split - start) as usize..].copy_from_slice(p.bytes()),
-                Err(e) => return then(Err(e.into())),
-            }
+        let mut out = vec![0u8; (end.min(layout.prefix) - start) as usize];
+        layout.read_prefix(start, &mut out);
+        if end <= layout.prefix {
+            return then(Ok(ReadData::owned(out)));
         }
-        then(Ok(ReadData::owned(out)))
+        // A read across the end of the prefix: the first pixels follow it.
+        self.read_flat_then(node, 0, (end - layout.prefix) as u32, move |r| {
+            then(r.map(|pixels| {
+                out.extend_from_slice(pixels.bytes());
+                ReadData::owned(out)
+            }))
+        });
     }
 }

@@ -96,6 +96,9 @@ pub struct Layout {
     pub rows_per_strip: u64,
     /// Strips in each page.
     pub strips: u64,
+    /// Bytes of one page's block in the prefix: its IFD and its strip
+    /// tables.
+    block: u64,
     /// Bytes before the pixel data (header and IFDs): where `data.bin`
     /// starts in the file.
     pub prefix: u64,
@@ -123,7 +126,8 @@ impl Layout {
         let rows_per_strip = band.clamp(1, height).min((MAX_STRIP_BYTES / row).max(1));
         let strips = height.div_ceil(rows_per_strip);
         let layout = |big: bool| -> Option<Layout> {
-            let prefix = header_len(big).checked_add(pages.checked_mul(block_len(big, strips)?)?)?;
+            let block = block_len(big, strips)?;
+            let prefix = header_len(big).checked_add(pages.checked_mul(block)?)?;
             Some(Layout {
                 big,
                 width,
@@ -133,6 +137,7 @@ impl Layout {
                 sample,
                 rows_per_strip,
                 strips,
+                block,
                 prefix,
                 size: prefix.checked_add(data)?,
             })
@@ -159,8 +164,7 @@ impl Layout {
             out[..(stop - at) as usize].copy_from_slice(&h[at as usize..stop as usize]);
             at = stop;
         }
-        // Both fit: the prefix's blocks were counted in u64 without overflow.
-        let block = block_len(self.big, self.strips).unwrap_or(u64::MAX);
+        let block = self.block;
         while at < end {
             let page = (at - header) / block;
             let start = header + page * block;
@@ -194,13 +198,13 @@ impl Layout {
     /// Page `page`'s IFD and strip tables, which start at file offset `at`.
     fn page_block(&self, page: u64, at: u64) -> Vec<u8> {
         let big = self.big;
-        let block = block_len(big, self.strips).unwrap_or(u64::MAX);
+        let block = self.block;
         let mut w = Writer {
             big,
             out: Vec::with_capacity(block as usize),
         };
         let ifd_len = ifd_len(big);
-        let tables_out_of_line = !fits_inline(big, self.strips);
+        let tables_out_of_line = self.strips > 1;
         let offsets_at = at + ifd_len;
         let counts_at = offsets_at + self.strips * w.offset_size();
         let strip_type = if big { LONG8 } else { LONG };
@@ -253,20 +257,13 @@ fn ifd_len(big: bool) -> u64 {
     }
 }
 
-/// Whether `strips` offsets fit in an entry's value field.
-fn fits_inline(big: bool, strips: u64) -> bool {
-    match big {
-        false => strips * 4 <= 4,
-        true => strips * 8 <= 8,
-    }
-}
-
-/// One page's block: its IFD, and its two strip tables where they do not
-/// fit in their entries.
+/// One page's block: its IFD, and its two strip tables unless each is one
+/// offset, which its entry holds (an entry's value field holds one LONG in
+/// classic TIFF, one LONG8 in BigTIFF).
 fn block_len(big: bool, strips: u64) -> Option<u64> {
-    let tables = match fits_inline(big, strips) {
-        true => 0,
-        false => strips.checked_mul(2 * if big { 8 } else { 4 })?,
+    let tables = match strips {
+        1 => 0,
+        n => n.checked_mul(2 * if big { 8 } else { 4 })?,
     };
     ifd_len(big).checked_add(tables)
 }

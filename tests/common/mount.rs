@@ -86,6 +86,13 @@ impl Mount {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
     }
+
+    /// `nzfs status --json` of this mount.
+    pub fn status(&self) -> nzfs::zarr::json::Value {
+        let out = nzfs(&["status", "--json", self.mp.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        nzfs::zarr::json::parse(&out.stdout).unwrap()
+    }
 }
 
 impl Drop for Mount {

@@ -56,17 +56,6 @@ def gdal_reads(nc, ds, at, want, how):
 
 
 IMAGEJ_MACRO = """
-open(getArgument());
-print("size " + getWidth() + " " + getHeight() + " " + nSlices + " bits " + bitDepth());
-for (i = 1; i <= nSlices; i++) {
-    setSlice(i);
-    getStatistics(area, mean, min, max);
-    print("slice " + i + " " + d2s(mean, 9) + " " + d2s(min, 9) + " " + d2s(max, 9));
-}
-"""
-
-
-IMAGEJ_MONTAGE = """
 args = split(getArgument(), "|");
 open(args[0]);
 print("size " + getWidth() + " " + getHeight() + " " + nSlices + " bits " + bitDepth());
@@ -75,14 +64,33 @@ for (i = 1; i <= nSlices; i++) {
     getStatistics(area, mean, min, max);
     print("slice " + i + " " + d2s(mean, 9) + " " + d2s(min, 9) + " " + d2s(max, 9));
 }
-run("Make Montage...", "columns=3 rows=2 scale=6 border=2");
-run("Enhance Contrast", "saturated=0.35");
-run("8-bit");
-saveAs("PNG", args[1]);
+if (args.length > 1) {
+    run("Make Montage...", "columns=3 rows=2 scale=6 border=2");
+    run("Enhance Contrast", "saturated=0.35");
+    run("8-bit");
+    saveAs("PNG", args[1]);
+}
 """
 OME_STORE = os.path.join(ROOT, "tests", "data", "ome", "ngff04.zarr")
-# What ImageJ showed, kept for docs/usage.md (copy it to docs/ when it changes).
+# What ImageJ showed, kept for the README (copy it to docs/ when it changes).
 IMAGEJ_PICTURE = os.path.join(ROOT, "target", "previews", "imagej-ngff04.png")
+
+
+def imagej_stack(tif, values, picture=None):
+    """Open `tif` in ImageJ 1.x (Debian's imagej, the jar itself in batch
+    mode under a virtual display), saving a montage of it as `picture`
+    when given. Returns ImageJ's `size W H SLICES bits B` line and, per
+    slice, its mean, minimum and maximum, beside numpy's of `values`' planes
+    (the last two dimensions), NaNs left out as ImageJ leaves them."""
+    with tempfile.NamedTemporaryFile("w", suffix=".ijm") as macro:
+        macro.write(IMAGEJ_MACRO)
+        macro.flush()
+        arg = tif if picture is None else f"{tif}|{picture}"
+        out = run("xvfb-run", "-a", "java", "-jar", "/usr/share/java/ij.jar", "-batch", macro.name, arg)
+    got = np.array([[float(v) for v in line.split()[2:]] for line in out.splitlines() if line.startswith("slice ")])
+    planes = values.reshape(-1, values.shape[-2] * values.shape[-1]).astype("f8")
+    want = np.stack([np.nanmean(planes, axis=1), np.nanmin(planes, axis=1), np.nanmax(planes, axis=1)], axis=1)
+    return out, got, want
 
 
 def imagej_reads_ome():
@@ -91,44 +99,26 @@ def imagej_reads_ome():
     statistics are numpy's; the montage ImageJ makes of it is saved."""
     level = zarr.open_array(OME_STORE, path="s0", mode="r")[...]
     nc, nz, ny, nx = level.shape
+    os.makedirs(os.path.dirname(IMAGEJ_PICTURE), exist_ok=True)
     mp = tempfile.mkdtemp(prefix="nzfs-legacy-ome.")
     run(NZFS, "mount", OME_STORE, mp)
     try:
-        macro = os.path.join(mp + ".ijm")
-        with open(macro, "w") as f:
-            f.write(IMAGEJ_MONTAGE)
-        os.makedirs(os.path.dirname(IMAGEJ_PICTURE), exist_ok=True)
-        tif = os.path.join(mp, "s0", "data.tif")
-        out = run("xvfb-run", "-a", "java", "-jar", "/usr/share/java/ij.jar", "-batch", macro,
-                  f"{tif}|{IMAGEJ_PICTURE}")
+        out, got, want = imagej_stack(os.path.join(mp, "s0", "data.tif"), level, IMAGEJ_PICTURE)
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)
-        if os.path.exists(mp + ".ijm"):
-            os.remove(mp + ".ijm")
     check(f"size {nx} {ny} {nc * nz} bits 16" in out, "ImageJ opens an OME-Zarr level's data.tif as a 16-bit stack", out)
-    got = np.array([[float(v) for v in line.split()[2:]] for line in out.splitlines() if line.startswith("slice ")])
-    planes = level.reshape(nc * nz, -1).astype("f8")
-    want = np.stack([planes.mean(axis=1), planes.min(axis=1), planes.max(axis=1)], axis=1)
     check(got.shape == want.shape and np.allclose(got, want, rtol=1e-9),
           "ImageJ's statistics of each c/z plane equal numpy's", f"{got} vs {want}")
     check(os.path.getsize(IMAGEJ_PICTURE) > 0, f"ImageJ's montage saved as {os.path.relpath(IMAGEJ_PICTURE, ROOT)}")
 
 
-def imagej_reads(tif, t2m, build):
-    """ImageJ 1.x (Debian's imagej, the jar itself in batch mode under a
-    virtual display) opens data.tif as a stack of the array's planes: its
+def imagej_reads(tif, t2m):
+    """ImageJ opens t2m's data.tif as a stack of the array's planes: its
     size, type and each slice's mean, minimum and maximum are numpy's."""
-    macro = os.path.join(build, "stack.ijm")
-    with open(macro, "w") as f:
-        f.write(IMAGEJ_MACRO)
-    out = run("xvfb-run", "-a", "java", "-jar", "/usr/share/java/ij.jar", "-batch", macro, tif)
+    out, got, want = imagej_stack(tif, t2m)
     nt, ny, nx = t2m.shape
     check(f"size {nx} {ny} {nt} bits 32" in out, "ImageJ opens data.tif as a float32 stack of every time step", out)
-    slices = [line.split()[1:] for line in out.splitlines() if line.startswith("slice ")]
-    got = np.array([[float(v) for v in s[1:]] for s in slices])
-    plane = t2m.reshape(nt, -1).astype("f8")
-    want = np.stack([np.nanmean(plane, axis=1), np.nanmin(plane, axis=1), np.nanmax(plane, axis=1)], axis=1)
     check(got.shape == want.shape and np.allclose(got, want, rtol=1e-6),
           "ImageJ's mean, min and max of each slice equal numpy's", f"{got} vs {want}")
 
@@ -195,7 +185,7 @@ def main():
         value = float(found.group(1)) if found else float("nan")
         check(np.isclose(value, want, rtol=1e-5), "ncks -H -d reads one value", f"{out!r} vs {want}")
 
-        imagej_reads(os.path.join(mp, "t2m", "data.tif"), t2m, build)
+        imagej_reads(os.path.join(mp, "t2m", "data.tif"), t2m)
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)

@@ -17,12 +17,10 @@ import os
 import sys
 import tempfile
 
-import numpy as np
-import zarr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from checks import Checks  # noqa: E402
+from checks import Checks, data_bin_equals_zarr  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 STORE = os.path.join(ROOT, "tests", "data", "sample.zarr")
@@ -83,10 +81,8 @@ def main():
         try:
             exe = daemon_exe(mp)
             check(exe == "/usr/bin/nzfs", "mount -t fuse.nzfs runs the packaged /usr/bin/nzfs", str(exe))
-            want = zarr.open_array(STORE, path="t2m", mode="r")[...]
-            got = np.fromfile(os.path.join(mp, "t2m", "data.bin"), dtype=want.dtype.newbyteorder("<"))
             check(
-                np.array_equal(got.reshape(want.shape), want, equal_nan=True),
+                data_bin_equals_zarr(mp, STORE, "t2m"),
                 "t2m/data.bin through the packaged mount equals zarr-python",
             )
         finally:

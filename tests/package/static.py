@@ -14,12 +14,10 @@ import sys
 import tarfile
 import tempfile
 
-import numpy as np
-import zarr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from checks import Checks  # noqa: E402
+from checks import Checks, data_bin_equals_zarr  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 STORE = os.path.join(ROOT, "tests", "data", "sample.zarr")
@@ -64,9 +62,7 @@ def main():
     try:
         run(nzfs, "mount", STORE, mp)
         try:
-            want = zarr.open_array(STORE, path="t2m", mode="r")[...]
-            got = np.fromfile(os.path.join(mp, "t2m", "data.bin"), dtype=want.dtype.newbyteorder("<"))
-            check(np.array_equal(got.reshape(want.shape), want, equal_nan=True),
+            check(data_bin_equals_zarr(mp, STORE, "t2m"),
                   "t2m/data.bin through the static binary's mount equals zarr-python")
         finally:
             run(nzfs, "unmount", mp, ok=False)

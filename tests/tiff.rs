@@ -9,7 +9,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::process::Command;
 
-use common::mount::{Mount, nzfs};
+use common::mount::Mount;
 use nzfs::tiff::{Layout, Sample};
 
 /// Page `page` (from 1) of the TIFF at `tif`, as GDAL reads it: raw samples
@@ -117,9 +117,8 @@ fn a_strip_read_decodes_only_the_chunks_under_it() {
         .open(&tif)
         .unwrap();
     let decodes = || {
-        let out = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
-        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
-        doc.get("cache")
+        m.status()
+            .get("cache")
             .and_then(|c| c.get("decodes"))
             .and_then(|v| v.as_u64())
             .unwrap()
@@ -143,8 +142,9 @@ fn only_numeric_arrays_of_two_or_more_dimensions_have_one_and_no_tiff_hides_them
     // 1-D coordinates: no image.
     assert!(!m.mp.join("time/data.tif").exists() && !m.mp.join("lat/data.tif").exists());
     let m = Mount::new("strings_v3.zarr", &[]);
-    let tifs = walk(&m.mp).into_iter().filter(|p| p.ends_with("data.tif")).count();
-    let bins = walk(&m.mp).into_iter().filter(|p| p.ends_with("data.bin")).count();
+    let files = common::servers::files(&m.mp);
+    let tifs = files.iter().filter(|p| p.ends_with("data.tif")).count();
+    let bins = files.iter().filter(|p| p.ends_with("data.bin")).count();
     assert!(
         bins > 0 && tifs < bins,
         "{tifs} data.tif for {bins} data.bin in a store of strings"
@@ -154,19 +154,6 @@ fn only_numeric_arrays_of_two_or_more_dimensions_have_one_and_no_tiff_hides_them
         assert!(m.mp.join("t2m/data.bin").exists());
         assert!(!m.mp.join("t2m/data.tif").exists(), "{flag:?}");
     }
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]
@@ -192,4 +179,63 @@ fn a_file_past_4_gib_is_a_bigtiff_that_gdal_reads_to_its_last_strip() {
     assert_eq!(u16::from_ne_bytes([magic[2], magic[3]]), 43, "BigTIFF's version");
     let last = format!("GTIFF_DIR:5:{}", tif.display());
     assert_eq!(gdal_pixel(Path::new(&last), 32767, 32767), 7.0);
+}
+
+/// `data.tif` combines every chunk of its array, as `data.bin` does, so it
+/// follows the same rule under `allow_other`: another user reads it when
+/// every chunk object is readable, and is refused it when one is not.
+#[test]
+fn data_tif_denies_what_its_chunks_deny() {
+    use std::os::unix::fs::PermissionsExt;
+    let users = common::users::Users::create();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    for restricted in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("s.zarr");
+        common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
+        mode(tmp.path(), 0o755);
+        if restricted {
+            mode(&store.join("t2m/c/1/1/0"), 0o600);
+        }
+        let m = Mount::at(&store, &["-o", "allow_other"]);
+        mode(m.dir.path(), 0o755);
+        // Root reads it either way.
+        assert!(std::fs::read(m.mp.join("t2m/data.tif")).is_ok());
+        for f in ["t2m/data.bin", "t2m/data.tif"] {
+            let out = common::users::cat_output(&users.other, &m.mp.join(f));
+            match restricted {
+                // One chunk object is root's alone: refused, as data.bin is.
+                true => assert!(
+                    !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+                    "{f}: {out:?}"
+                ),
+                // Every object readable: another user reads it whole.
+                false => assert_eq!(out.stdout, std::fs::read(m.mp.join(f)).unwrap(), "{f}: {out:?}"),
+            }
+        }
+    }
+}
+
+/// A changed chunk shows in `data.tif` on the next read after the
+/// attribute timeout, as it does in `data.bin` (its mtime follows the
+/// array's objects, and the kernel drops its stale pages).
+#[test]
+fn data_tif_shows_a_replaced_chunk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
+    let m = Mount::at(&store, &[]);
+    let tif = m.mp.join("t2m/data.tif");
+    let layout = Layout::of(&[10, 20, 14], (32, Sample::Float), 10).unwrap();
+    let before = std::fs::read(&tif).unwrap();
+    std::fs::copy(store.join("t2m/c/1/1/1"), store.join("t2m/c/0/0/0")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let after = std::fs::read(&tif).unwrap();
+    let data = std::fs::read(m.mp.join("t2m/data.bin")).unwrap();
+    assert_ne!(before, after, "data.tif still shows the old chunk");
+    assert_eq!(
+        after[layout.prefix as usize..],
+        data[..],
+        "data.tif's pixels are data.bin's"
+    );
 }

@@ -14,8 +14,11 @@ Reported, each the median of --repeat runs:
   and the CPU seconds moto spent serving them;
 - nzfs's `data.bin` and chunk files against each peer, as ratios;
 - a warm re-read of data.bin from nzfs's decoded cache (requests: 0);
-- the time to mount a consolidated store of 1,000 arrays, and its requests,
-  next to zarr-python opening it.
+- the time to mount a store of 1,000 arrays, consolidated and not (20
+  groups of 50 arrays, each node its own zarr.json), and its requests, next
+  to zarr-python opening it and listing every array.
+
+--openings-only skips the reads and reports only the openings.
 """
 
 import argparse
@@ -134,8 +137,9 @@ def upload(s3, local, bucket, prefix):
 
 
 def build(workdir):
-    """A 64 MiB float32 array in 256 chunks of 256 KiB (zstd), and a
-    consolidated group of 1,000 small arrays."""
+    """A 64 MiB float32 array in 256 chunks of 256 KiB (zstd), a
+    consolidated group of 1,000 small arrays, and the same number of arrays
+    in 20 groups with no consolidated metadata."""
     data = os.path.join(workdir, "data.zarr")
     g = zarr.open_group(data, mode="w", zarr_format=3)
     a = g.create_array("field", shape=(256, 256, 256), chunks=(1, 256, 256), dtype="float32",
@@ -152,7 +156,14 @@ def build(workdir):
         g.create_array(f"v{i:04d}", shape=(10,), chunks=(10,), dtype="float32", fill_value=0,
                        dimension_names=["x"])
     zarr.consolidate_metadata(many)
-    return data, many
+    loose = os.path.join(workdir, "loose.zarr")
+    g = zarr.open_group(loose, mode="w", zarr_format=3)
+    for j in range(20):
+        sub = g.create_group(f"g{j:02d}")
+        for i in range(50):
+            sub.create_array(f"v{i:02d}", shape=(10,), chunks=(10,), dtype="float32", fill_value=0,
+                             dimension_names=["x"])
+    return data, many, loose
 
 
 def s3_options(port):
@@ -211,6 +222,7 @@ def main():
     ap.add_argument("--latency-ms", type=float, default=20)
     ap.add_argument("--workdir", default="/tmp/nzfs-bench-remote")
     ap.add_argument("--nzfs", default=NZFS, help="the nzfs binary (default: the release build)")
+    ap.add_argument("--openings-only", action="store_true", help="report only the openings, not the reads")
     args = ap.parse_args()
     NZFS = args.nzfs
     import boto3
@@ -225,12 +237,13 @@ def main():
     try:
         wait_port(moto_port, "moto_server")
         log("building the datasets…")
-        data, many = build(args.workdir)
+        data, many, loose = build(args.workdir)
         s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
                           aws_access_key_id="test", aws_secret_access_key="test")
         s3.create_bucket(Bucket="bench")
         upload(s3, data, "bench", "data.zarr")
         upload(s3, many, "bench", "many.zarr")
+        upload(s3, loose, "bench", "loose.zarr")
         proxy = Proxy(moto_port, args.latency_ms / 1000, moto.pid)
         url = "s3://bench/data.zarr"
         expected = zarr.open_array(data, path="field")[:]
@@ -288,7 +301,7 @@ def main():
         # Rounds interleave the contenders, so that a slow spell of the
         # machine or of moto falls on all of them alike.
         failed = set()
-        for _ in range(args.repeat):
+        for _ in range(0 if args.openings_only else args.repeat):
             for name, fn in contenders:
                 if name in failed:
                     continue
@@ -298,31 +311,39 @@ def main():
                     log(f"{name}: {type(e).__name__}: {e}")
                     failed.add(name)
 
-        def nzfs_mount_many():
-            proxy.reset()
-            dt = mount("s3://bench/many.zarr", mp, proxy.port)
-            n = proxy.counts()[0]
-            listed = len(os.listdir(mp))
-            unmount(mp)
-            assert listed >= 1000, listed
-            return dt, n, 0, 0
+        def nzfs_mount(name):
+            def run():
+                proxy.reset()
+                dt = mount(f"s3://bench/{name}", mp, proxy.port)
+                n = proxy.counts()[0]
+                arrays = [d for d, _, files in os.walk(mp) if "header.cdl" in files and os.path.basename(d) != "mnt"]
+                unmount(mp)
+                assert len(arrays) >= 1000, len(arrays)
+                return dt, n, 0, 0
+            return run
 
-        def zarr_open_many():
-            from obstore.store import S3Store
-            store = S3Store("bench", prefix="many.zarr", endpoint=f"http://127.0.0.1:{proxy.port}",
-                            region="us-east-1", access_key_id="test", secret_access_key="test",
-                            client_options={"allow_http": True})
-            zs = zarr.storage.ObjectStore(store, read_only=True)
-            proxy.reset()
-            t = time.perf_counter()
-            g = zarr.open_group(zs, mode="r", use_consolidated=True)
-            n_arrays = len(list(g.array_keys()))
-            dt = time.perf_counter() - t
-            assert n_arrays == 1000, n_arrays
-            return dt, proxy.counts()[0], 0, 0
+        def zarr_open(name, consolidated):
+            def run():
+                from obstore.store import S3Store
+                store = S3Store("bench", prefix=name, endpoint=f"http://127.0.0.1:{proxy.port}",
+                                region="us-east-1", access_key_id="test", secret_access_key="test",
+                                client_options={"allow_http": True})
+                zs = zarr.storage.ObjectStore(store, read_only=True)
+                proxy.reset()
+                t = time.perf_counter()
+                g = zarr.open_group(zs, mode="r", use_consolidated=consolidated)
+                n_arrays = sum(1 for _ in g.arrays()) if consolidated else \
+                    sum(1 for _, m in g.members(max_depth=None) if isinstance(m, zarr.Array))
+                dt = time.perf_counter() - t
+                assert n_arrays == 1000, n_arrays
+                return dt, proxy.counts()[0], 0, 0
+            return run
 
-        mounts = {"nzfs mount (1,000 arrays, consolidated)": [nzfs_mount_many() for _ in range(args.repeat)],
-                  "zarr-python open_group (same store)": [zarr_open_many() for _ in range(args.repeat)]}
+        openings = [("nzfs mount (1,000 arrays, consolidated)", nzfs_mount("many.zarr")),
+                    ("zarr-python open_group (same store)", zarr_open("many.zarr", True)),
+                    ("nzfs mount (1,000 arrays, 20 groups, not consolidated)", nzfs_mount("loose.zarr")),
+                    ("zarr-python open_group + members() (same store)", zarr_open("loose.zarr", False))]
+        mounts = {name: [fn() for _ in range(args.repeat)] for name, fn in openings}
 
         print(f"\nRemote read of a {size // MIB} MiB float32 array (256 chunks of 256 KiB, zstd) from moto "
               f"on 127.0.0.1 behind a proxy adding {args.latency_ms:g} ms per request; medians of "
@@ -349,11 +370,14 @@ def main():
                     print(f"| {label} | {peer.split(':')[0]} | {ratio:.2f}x | >= 1.3x: "
                           f"{'met' if ratio >= 1.3 else 'NOT met'} |")
         print("(ratio: the peer's seconds over nzfs's; above 1, nzfs is faster)")
-        print(f"\n| {'opening':40} | {'seconds':>8} | {'requests':>8} |")
-        print(f"|{'-' * 42}|{'-' * 10}|{'-' * 10}|")
+        print(f"\n| {'opening':54} | {'seconds':>8} | {'requests':>8} |")
+        print(f"|{'-' * 56}|{'-' * 10}|{'-' * 10}|")
         for name, runs in mounts.items():
             dt, req, _, _ = median_row(runs)
-            print(f"| {name:40} | {dt:8.2f} | {req:8.0f} |")
+            print(f"| {name:54} | {dt:8.2f} | {req:8.0f} |")
+        for mine, peer in openings[0:2], openings[2:4]:
+            ratio = median_row(mounts[peer[0]])[0] / median_row(mounts[mine[0]])[0]
+            print(f"{mine[0]}: {ratio:.2f}x zarr-python's time (above 1, nzfs is faster)")
     finally:
         unmount(mp)
         if proxy:

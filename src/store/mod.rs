@@ -301,11 +301,24 @@ pub(crate) fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> i
     )
 }
 
+/// An object larger than the most its reader asked for: every store
+/// refuses it with this error, so a reader can tell it from other failures
+/// ([`is_too_large`]) and ask again with a larger limit.
+#[derive(Debug, thiserror::Error)]
+#[error("object of {len} bytes exceeds the {max_len}-byte limit")]
+pub struct TooLarge {
+    /// The object's length, or the bytes sent before the limit was passed.
+    pub len: u64,
+    pub max_len: u64,
+}
+
 pub(crate) fn too_large(len: u64, max_len: u64) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("object of {len} bytes exceeds the {max_len}-byte limit"),
-    )
+    io::Error::new(io::ErrorKind::InvalidData, TooLarge { len, max_len })
+}
+
+/// Whether `e` is a store's refusal of an object over the reader's limit.
+pub fn is_too_large(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<TooLarge>())
 }
 
 /// What a store failure means to a reader, in the four kinds that matter

@@ -323,10 +323,7 @@ impl ReadableStore for RemoteStore {
                 Err(e) => return Err(io_error(&name, e)),
             };
             if result.meta.size > max_len {
-                return Err(io::Error::other(format!(
-                    "{name} is {} bytes, more than the {max_len} allowed",
-                    result.meta.size
-                )));
+                return Err(super::too_large(result.meta.size, max_len));
             }
             let bytes = body_within(result, max_len, &name).await?;
             Ok(Some(Vec::from(bytes)))

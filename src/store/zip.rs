@@ -257,10 +257,7 @@ impl ZipStore {
     /// The whole value of member `name`, at most `max_len` bytes.
     fn value(&self, name: &str, m: &Member, max_len: u64) -> io::Result<Vec<u8>> {
         if m.size > max_len {
-            return Err(io::Error::other(format!(
-                "{}/{name} is {} bytes, more than the {max_len} allowed",
-                self.key, m.size
-            )));
+            return Err(super::too_large(m.size, max_len));
         }
         let at = self.data_at(name, m)?;
         let stored = self

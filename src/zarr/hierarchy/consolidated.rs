@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::{Hierarchy, NodeKind, is_valid_node_name, node_kind, v2_kind};
+use super::walk::v2_kind;
+use super::{Hierarchy, NodeKind, is_valid_node_name, node_kind};
 use crate::zarr::json::Value;
 use crate::zarr::metadata::{MetadataError, NodeMetadata};
 

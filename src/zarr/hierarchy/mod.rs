@@ -16,12 +16,11 @@
 
 mod consolidated;
 mod ngff;
+mod walk;
 use std::sync::Arc;
 
-use super::json::Value;
 use super::metadata::{ArrayMetadata, Document, GroupMetadata, MetadataError, NodeMetadata, parse_document};
-use super::v2;
-use crate::store::{ReadableStore, StoreKey, join};
+use crate::store::{ReadableStore, StoreKey};
 
 /// Deepest group nesting walked when listing a store.
 const MAX_DEPTH: usize = 64;
@@ -159,60 +158,6 @@ fn key(name: &str) -> StoreKey {
     StoreKey::new(name).expect("a valid key")
 }
 
-/// A v2 document (`.zarray` when `array`, else `.zgroup`) as a node kind.
-fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &str) -> NodeKind {
-    let parsed = if array {
-        v2::parse_array(doc, zattrs).map(|a| NodeKind::Array(Arc::new(ArrayNode { metadata: a })))
-    } else {
-        v2::parse_group(doc, zattrs).map(|g| NodeKind::Group {
-            metadata: Some(Box::new(g)),
-        })
-    };
-    parsed.unwrap_or_else(|e| NodeKind::Broken {
-        reason: format!("{what}: {e}"),
-    })
-}
-
-/// The Zarr v2 node at `prefix`, if it has a `.zarray` or `.zgroup`. A
-/// broken document (or `.zattrs`) makes a [`NodeKind::Broken`] node, logged
-/// with its key.
-fn v2_node(store: &dyn ReadableStore, prefix: &str, budget: &mut Budget) -> Result<Option<NodeKind>, std::io::Error> {
-    for (name, array) in [(".zarray", true), (".zgroup", false)] {
-        let k = join(prefix, name).map_err(std::io::Error::other)?;
-        let Some(bytes) = store.get(&k, MAX_METADATA_BYTES)? else {
-            continue;
-        };
-        let attrs_key = join(prefix, ".zattrs").map_err(std::io::Error::other)?;
-        let zattrs = store.get(&attrs_key, MAX_METADATA_BYTES)?;
-        let attrs = match zattrs {
-            None => Ok(None),
-            Some(b) => parse_document(&b, Document::Attributes)
-                .map(Some)
-                .map_err(|e| (attrs_key.clone(), e)),
-        };
-        let doc = parse_document(&bytes, Document::Node);
-        let kept = doc.as_ref().map_or(0, |d| d.1) + attrs.as_ref().map_or(0, |a| a.as_ref().map_or(0, |a| a.1));
-        if let Some(reason) = budget.spend(kept) {
-            tracing::warn!(key = %k, %reason, "node is unreadable");
-            return Ok(Some(NodeKind::Broken { reason }));
-        }
-        let kind = match (doc, attrs) {
-            (Ok((doc, _)), Ok(attrs)) => v2_kind(array, &doc, attrs.as_ref().map(|a| &a.0), name),
-            (Err(e), _) => NodeKind::Broken {
-                reason: format!("{name}: {e}"),
-            },
-            (_, Err((ak, e))) => NodeKind::Broken {
-                reason: format!("{ak}: {e}"),
-            },
-        };
-        if let NodeKind::Broken { reason } = &kind {
-            tracing::warn!(key = %k, %reason, "node is unreadable");
-        }
-        return Ok(Some(kind));
-    }
-    Ok(None)
-}
-
 impl Hierarchy {
     /// Discover the hierarchy of `store`.
     pub fn open(store: &dyn ReadableStore) -> Result<Hierarchy, OpenError> {
@@ -266,7 +211,7 @@ impl Hierarchy {
                 return Err(OpenError::References);
             }
             h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
-        } else if let Some(kind) = v2_node(store, "", &mut h.budget)? {
+        } else if let Some(kind) = walk::v2_docs(store, "", MAX_METADATA_BYTES)?.map(|d| d.kind(&mut h.budget)) {
             h.zarr_format = 2;
             if let NodeKind::Broken { reason } = &kind
                 && !reason.contains(super::extension::UNSUPPORTED_TYPE)
@@ -322,100 +267,6 @@ impl Hierarchy {
             self.nodes[p].children.push(id);
         }
         id
-    }
-
-    /// List the children of group `id`; returns whether any node was found.
-    fn walk(&mut self, store: &dyn ReadableStore, id: usize, depth: usize) -> Result<bool, OpenError> {
-        if depth >= MAX_DEPTH {
-            tracing::warn!(path = %self.nodes[id].path, "groups nested deeper than {MAX_DEPTH}; not listing further");
-            return Ok(false);
-        }
-        let prefix = self.nodes[id].path.clone();
-        let listing = match store.list_dir(&prefix) {
-            Ok(l) => l,
-            Err(e) if depth == 0 => return Err(e.into()),
-            Err(e) => {
-                tracing::warn!(prefix = %prefix, error = %e, "cannot list a group; its children are skipped");
-                return Ok(false);
-            }
-        };
-        if listing.keys.iter().any(|k| k == "zarr.json")
-            && listing.keys.iter().any(|k| k == ".zgroup" || k == ".zarray")
-        {
-            tracing::warn!(prefix = %prefix, "both zarr.json and Zarr v2 metadata here; reading it as Zarr v3");
-        }
-        let mut found = false;
-        for name in listing.prefixes {
-            if !is_valid_node_name(&name) {
-                continue; // `__` prefixes and the like are never nodes
-            }
-            let Ok(key) = join(&prefix, &format!("{name}/zarr.json")) else {
-                continue;
-            };
-            match store.get(&key, MAX_METADATA_BYTES) {
-                Ok(Some(bytes)) => {
-                    // Parsed before it is counted: what its attributes
-                    // leave out is not kept, so not counted.
-                    let kind = match parse_document(&bytes, Document::Node) {
-                        Err(e) => node_kind(Err(e.into())),
-                        Ok((doc, kept)) => match self.budget.spend(kept) {
-                            Some(reason) => NodeKind::Broken { reason },
-                            None => node_kind(NodeMetadata::from_json(&doc)),
-                        },
-                    };
-                    if let NodeKind::Broken { reason } = &kind {
-                        tracing::warn!(key = %key, %reason, "node is unreadable");
-                    }
-                    let is_group = matches!(kind, NodeKind::Group { .. });
-                    let child = self.push(Some(id), &name, kind);
-                    if is_group {
-                        self.walk(store, child, depth + 1)?;
-                    }
-                    found = true;
-                }
-                Ok(None) => {
-                    let child_path = join(&prefix, &name).map(|k| k.as_str().to_string()).unwrap_or_default();
-                    match v2_node(store, &child_path, &mut self.budget) {
-                        Ok(Some(kind)) => {
-                            self.zarr_format = 2;
-                            let is_group = matches!(kind, NodeKind::Group { .. });
-                            let child = self.push(Some(id), &name, kind);
-                            if is_group {
-                                self.walk(store, child, depth + 1)?;
-                            }
-                            found = true;
-                            continue;
-                        }
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(prefix = %child_path, error = %e, "cannot read metadata; node is unreadable");
-                            self.push(Some(id), &name, NodeKind::Broken { reason: e.to_string() });
-                            found = true;
-                            continue;
-                        }
-                    }
-                    // Perhaps an implicit group: keep it only if it holds nodes.
-                    let child = self.push(Some(id), &name, NodeKind::Group { metadata: None });
-                    if self.walk(store, child, depth + 1)? {
-                        found = true;
-                    } else {
-                        self.pop_leaf(id, child);
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(key = %key, error = %e, "cannot read metadata; node is unreadable");
-                    self.push(Some(id), &name, NodeKind::Broken { reason: e.to_string() });
-                    found = true;
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    /// Remove the most recently added subtree rooted at `child` of `parent`.
-    fn pop_leaf(&mut self, parent: usize, child: usize) {
-        self.nodes.truncate(child);
-        self.nodes[parent].children.retain(|&c| c != child);
     }
 
     /// The names the views (`header.cdl`, the `.nc`) show node `id`'s

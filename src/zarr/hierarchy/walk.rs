@@ -1,0 +1,392 @@
+//! Discovering a hierarchy by listing the store, where no consolidated
+//! metadata says what it holds.
+//!
+//! Each group is listed once; its children's metadata documents are read
+//! concurrently, a batch at a time, so that a store of many nodes costs a
+//! few round trips per group rather than one per node (object storage) and
+//! keeps a disk busy (a cold local store). The documents are then parsed,
+//! counted against the budget and added in name order, one at a time, as
+//! a walk without concurrency would: the tree, the budget's verdicts and
+//! the log lines do not depend on which request answered first.
+//!
+//! Memory: a batch holds at most [`BATCH`] documents of at most
+//! [`PROBE_BYTES`] each; a larger document (up to
+//! [`super::MAX_METADATA_BYTES`]) is read again alone when its turn comes.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{
+    ArrayNode, Budget, Hierarchy, MAX_DEPTH, MAX_METADATA_BYTES, NodeKind, OpenError, is_valid_node_name, node_kind,
+};
+use crate::store::{ReadableStore, StoreKey, is_too_large, join};
+use crate::zarr::json::Value;
+use crate::zarr::metadata::{Document, NodeMetadata, parse_document};
+use crate::zarr::v2;
+
+/// Children whose documents one batch reads at once.
+const BATCH: usize = 256;
+/// The most bytes of one document read in a batch.
+const PROBE_BYTES: u64 = 256 << 10;
+/// Requests in flight while reading a batch: the store's own concurrency,
+/// but at least this many (small reads that a disk serves better queued).
+const MIN_WORKERS: usize = 8;
+/// And at most this many.
+const MAX_WORKERS: usize = 32;
+
+/// The documents of a Zarr v2 node, as read.
+pub(super) struct V2Docs {
+    /// `.zarray` or `.zgroup`.
+    key: StoreKey,
+    array: bool,
+    doc: Vec<u8>,
+    attrs_key: StoreKey,
+    attrs: Option<Vec<u8>>,
+}
+
+/// What a child prefix holds.
+enum Found {
+    V3 {
+        key: StoreKey,
+        bytes: Vec<u8>,
+    },
+    V2(V2Docs),
+    /// No metadata: perhaps an implicit group.
+    Nothing,
+}
+
+/// Read the Zarr v2 documents at `prefix`, each at most `limit` bytes.
+pub(super) fn v2_docs(store: &dyn ReadableStore, prefix: &str, limit: u64) -> io::Result<Option<V2Docs>> {
+    for (name, array) in [(".zarray", true), (".zgroup", false)] {
+        let key = join(prefix, name)?;
+        let Some(doc) = store.get(&key, limit)? else {
+            continue;
+        };
+        let attrs_key = join(prefix, ".zattrs")?;
+        let attrs = store.get(&attrs_key, limit)?;
+        return Ok(Some(V2Docs {
+            key,
+            array,
+            doc,
+            attrs_key,
+            attrs,
+        }));
+    }
+    Ok(None)
+}
+
+/// A v2 document (`.zarray` when `array`, else `.zgroup`) as a node kind.
+pub(super) fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &str) -> NodeKind {
+    let parsed = if array {
+        v2::parse_array(doc, zattrs).map(|a| NodeKind::Array(Arc::new(ArrayNode { metadata: a })))
+    } else {
+        v2::parse_group(doc, zattrs).map(|g| NodeKind::Group {
+            metadata: Some(Box::new(g)),
+        })
+    };
+    parsed.unwrap_or_else(|e| NodeKind::Broken {
+        reason: format!("{what}: {e}"),
+    })
+}
+
+impl V2Docs {
+    /// The node these documents make; a broken document (or `.zattrs`)
+    /// makes a [`NodeKind::Broken`] node, logged with its key.
+    pub(super) fn kind(&self, budget: &mut Budget) -> NodeKind {
+        let name = if self.array { ".zarray" } else { ".zgroup" };
+        let attrs = match &self.attrs {
+            None => Ok(None),
+            Some(b) => parse_document(b, Document::Attributes)
+                .map(Some)
+                .map_err(|e| (self.attrs_key.clone(), e)),
+        };
+        let doc = parse_document(&self.doc, Document::Node);
+        let kept = doc.as_ref().map_or(0, |d| d.1) + attrs.as_ref().map_or(0, |a| a.as_ref().map_or(0, |a| a.1));
+        if let Some(reason) = budget.spend(kept) {
+            tracing::warn!(key = %self.key, %reason, "node is unreadable");
+            return NodeKind::Broken { reason };
+        }
+        let kind = match (doc, attrs) {
+            (Ok((doc, _)), Ok(attrs)) => v2_kind(self.array, &doc, attrs.as_ref().map(|a| &a.0), name),
+            (Err(e), _) => NodeKind::Broken {
+                reason: format!("{name}: {e}"),
+            },
+            (_, Err((ak, e))) => NodeKind::Broken {
+                reason: format!("{ak}: {e}"),
+            },
+        };
+        if let NodeKind::Broken { reason } = &kind {
+            tracing::warn!(key = %self.key, %reason, "node is unreadable");
+        }
+        kind
+    }
+}
+
+/// What the child prefix `path` holds, reading each document at most
+/// `limit` bytes.
+fn find(store: &dyn ReadableStore, path: &str, limit: u64) -> io::Result<Found> {
+    let key = join(path, "zarr.json")?;
+    if let Some(bytes) = store.get(&key, limit)? {
+        return Ok(Found::V3 { key, bytes });
+    }
+    Ok(v2_docs(store, path, limit)?.map_or(Found::Nothing, Found::V2))
+}
+
+/// [`find`] for each of `paths`, `workers` at a time, in `paths` order.
+fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<io::Result<Found>> {
+    let slots: Vec<Mutex<Option<io::Result<Found>>>> = paths.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(path) = paths.get(i) else { break };
+            let found = find(store, path, PROBE_BYTES);
+            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..workers.min(paths.len()) {
+            // A thread that cannot be started leaves its share to the others.
+            if std::thread::Builder::new()
+                .name("nzfs-discover".into())
+                .spawn_scoped(scope, work)
+                .is_err()
+            {
+                break;
+            }
+        }
+        work();
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| Err(io::Error::other("not read")))
+        })
+        .collect()
+}
+
+impl Hierarchy {
+    /// List the children of group `id`; returns whether any node was found.
+    pub(super) fn walk(&mut self, store: &dyn ReadableStore, id: usize, depth: usize) -> Result<bool, OpenError> {
+        if depth >= MAX_DEPTH {
+            tracing::warn!(path = %self.nodes[id].path, "groups nested deeper than {MAX_DEPTH}; not listing further");
+            return Ok(false);
+        }
+        let prefix = self.nodes[id].path.clone();
+        let listing = match store.list_dir(&prefix) {
+            Ok(l) => l,
+            Err(e) if depth == 0 => return Err(e.into()),
+            Err(e) => {
+                tracing::warn!(prefix = %prefix, error = %e, "cannot list a group; its children are skipped");
+                return Ok(false);
+            }
+        };
+        if listing.keys.iter().any(|k| k == "zarr.json")
+            && listing.keys.iter().any(|k| k == ".zgroup" || k == ".zarray")
+        {
+            tracing::warn!(prefix = %prefix, "both zarr.json and Zarr v2 metadata here; reading it as Zarr v3");
+        }
+        // `__` prefixes and the like are never nodes.
+        let children: Vec<(String, String)> = listing
+            .prefixes
+            .into_iter()
+            .filter(|name| is_valid_node_name(name))
+            .filter_map(|name| Some((join(&prefix, &name).ok()?.as_str().to_string(), name)))
+            .collect();
+        let workers = store.concurrency().clamp(MIN_WORKERS, MAX_WORKERS);
+        let mut found_any = false;
+        for batch in children.chunks(BATCH) {
+            let paths: Vec<String> = batch.iter().map(|(path, _)| path.clone()).collect();
+            for ((path, name), found) in batch.iter().zip(find_all(store, &paths, workers)) {
+                let found = match found {
+                    Err(e) if is_too_large(&e) => find(store, path, MAX_METADATA_BYTES),
+                    r => r,
+                };
+                found_any |= self.add_child(store, id, depth, path, name, found)?;
+            }
+        }
+        Ok(found_any)
+    }
+
+    /// Add the child `name` of group `id` from what its prefix `path`
+    /// holds, and walk it if it is a group; returns whether it is a node.
+    fn add_child(
+        &mut self,
+        store: &dyn ReadableStore,
+        id: usize,
+        depth: usize,
+        path: &str,
+        name: &str,
+        found: io::Result<Found>,
+    ) -> Result<bool, OpenError> {
+        let kind = match found {
+            Ok(Found::V3 { key, bytes }) => {
+                // Parsed before it is counted: what its attributes leave
+                // out is not kept, so not counted.
+                let kind = match parse_document(&bytes, Document::Node) {
+                    Err(e) => node_kind(Err(e.into())),
+                    Ok((doc, kept)) => match self.budget.spend(kept) {
+                        Some(reason) => NodeKind::Broken { reason },
+                        None => node_kind(NodeMetadata::from_json(&doc)),
+                    },
+                };
+                if let NodeKind::Broken { reason } = &kind {
+                    tracing::warn!(key = %key, %reason, "node is unreadable");
+                }
+                kind
+            }
+            Ok(Found::V2(docs)) => {
+                self.zarr_format = 2;
+                docs.kind(&mut self.budget)
+            }
+            Ok(Found::Nothing) => {
+                // Perhaps an implicit group: kept only if it holds nodes.
+                let child = self.push(Some(id), name, NodeKind::Group { metadata: None });
+                if self.walk(store, child, depth + 1)? {
+                    return Ok(true);
+                }
+                self.pop_leaf(id, child);
+                return Ok(false);
+            }
+            Err(e) => {
+                tracing::warn!(prefix = %path, error = %e, "cannot read metadata; node is unreadable");
+                NodeKind::Broken { reason: e.to_string() }
+            }
+        };
+        let is_group = matches!(kind, NodeKind::Group { .. });
+        let child = self.push(Some(id), name, kind);
+        if is_group {
+            self.walk(store, child, depth + 1)?;
+        }
+        Ok(true)
+    }
+
+    /// Remove the most recently added subtree rooted at `child` of `parent`.
+    fn pop_leaf(&mut self, parent: usize, child: usize) {
+        self.nodes.truncate(child);
+        self.nodes[parent].children.retain(|&c| c != child);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::{Listing, MemoryStore, Stamp};
+
+    const ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+
+    /// A store whose reads each take a while, as a round trip does, and
+    /// that records the most reads it had in flight at once.
+    struct Slow {
+        inner: MemoryStore,
+        now: AtomicUsize,
+        most: AtomicUsize,
+    }
+
+    impl ReadableStore for Slow {
+        fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(5));
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            self.inner.get(key, max_len)
+        }
+        fn get_range(
+            &self,
+            key: &StoreKey,
+            offset: u64,
+            len: u64,
+            expect: Option<Stamp>,
+        ) -> io::Result<Option<Vec<u8>>> {
+            self.inner.get_range(key, offset, len, expect)
+        }
+        fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+            self.inner.stat(key)
+        }
+        fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+            self.inner.list_dir(prefix)
+        }
+    }
+
+    fn slow(inner: MemoryStore) -> Slow {
+        Slow {
+            inner,
+            now: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+        }
+    }
+
+    /// A group's children are read several at a time, and the tree is the
+    /// one a walk without concurrency finds: every child, in name order,
+    /// v2 beside v3, an implicit group kept only where it holds a node.
+    #[test]
+    fn a_groups_children_are_read_concurrently_into_the_same_tree() {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#.to_string());
+        for i in 0..100 {
+            m.insert(&format!("a{i:03}/zarr.json"), ARRAY.to_string());
+        }
+        m.insert(
+            "b/.zarray",
+            r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "|u1", "compressor": null,
+                "fill_value": 0, "order": "C", "filters": null}"#
+                .to_string(),
+        );
+        m.insert("c/d/zarr.json", ARRAY.to_string());
+        m.insert("e/not-metadata", "x".to_string());
+        let s = slow(m);
+        let h = Hierarchy::open(&s).unwrap();
+        let most = s.most.load(Ordering::SeqCst);
+        assert!(
+            most > 1,
+            "the children were read one at a time ({most} in flight at most)"
+        );
+        let names: Vec<&str> = h.nodes[0].children.iter().map(|&c| h.nodes[c].name.as_str()).collect();
+        assert_eq!(names.len(), 102, "{names:?}");
+        assert_eq!(
+            (names[0], names[99], names[100], names[101]),
+            ("a000", "a099", "b", "c")
+        );
+        assert!(names.windows(2).all(|w| w[0] < w[1]));
+        let c = h.child(0, "c").unwrap();
+        assert!(matches!(h.nodes[c].kind, NodeKind::Group { metadata: None }));
+        assert!(matches!(h.nodes[h.child(c, "d").unwrap()].kind, NodeKind::Array(_)));
+        assert!(matches!(h.nodes[h.child(0, "b").unwrap()].kind, NodeKind::Array(_)));
+        assert_eq!(h.zarr_format, 2, "a v2 node below a v3 root");
+    }
+
+    /// A document larger than a batch reads at once is read again, whole,
+    /// when its turn comes: it makes its node as any other does.
+    #[test]
+    fn a_document_past_the_batch_limit_is_read_whole() {
+        let big = ARRAY.replacen(
+            "\"shape\"",
+            &format!(
+                r#""attributes": {{"note": "{}"}}, "shape""#,
+                "x".repeat(PROBE_BYTES as usize + 1)
+            ),
+            1,
+        );
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#.to_string());
+        m.insert("big/zarr.json", big);
+        m.insert("small/zarr.json", ARRAY.to_string());
+        let h = Hierarchy::open(&m).unwrap();
+        for name in ["big", "small"] {
+            let id = h.child(0, name).unwrap();
+            assert!(
+                matches!(h.nodes[id].kind, NodeKind::Array(_)),
+                "{name}: {:?}",
+                h.nodes[id].kind
+            );
+        }
+    }
+}

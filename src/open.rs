@@ -13,10 +13,21 @@ use crate::cdl::VersionRoot;
 use crate::cli::{CliError, StoreArgs};
 use crate::references::{Home, ReferenceStore, TargetOptions, Targets};
 use crate::store::{FilesystemStore, ReadableStore, Symlinks};
-use crate::zarr::hierarchy::Hierarchy;
+use crate::zarr::hierarchy::{Hierarchy, OpenError};
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::new(msg))
+}
+
+/// A store that cannot be opened as a hierarchy, `message` saying why; one
+/// that is not there (nothing at its path or prefix, or no Zarr metadata)
+/// exits with [`crate::cli::EXIT_NOT_FOUND`].
+fn unopened(e: &OpenError, message: String) -> CliError {
+    match e {
+        OpenError::NotZarr => CliError::not_found(message),
+        OpenError::Io(io) if io.kind() == std::io::ErrorKind::NotFound => CliError::not_found(message),
+        _ => CliError::new(message),
+    }
 }
 
 /// The store as shown in /proc/mounts and messages (see
@@ -183,7 +194,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
                 }
                 _ => "",
             };
-            CliError::new(format!("store {shown}: {text}{hint}"))
+            unopened(&e, format!("store {shown}: {text}{hint}"))
         })?;
         return Ok(Opened::plain(remote, hierarchy, shown_store(store)));
     }
@@ -222,7 +233,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     let s = local_store(store, args.policy())?;
     let h = match Hierarchy::open(&s) {
         Err(crate::zarr::hierarchy::OpenError::References) => return local_references(true),
-        h => h.map_err(|e| CliError::new(format!("store {}: {e}", store.display())))?,
+        h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
     };
     Ok(Opened::plain(Box::new(s), h, shown_store(store)))
 }
@@ -333,6 +344,9 @@ fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Ope
 /// The store of a directory (its hierarchy is discovered by the caller).
 fn local_store(store: &Path, symlinks: Symlinks) -> Result<FilesystemStore, CliError> {
     match std::fs::metadata(store) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CliError::not_found(format!("store {}: {e}", store.display())));
+        }
         Err(e) => return fail(format!("store {}: {e}", store.display())),
         Ok(m) if !m.is_dir() => {
             return fail(format!(

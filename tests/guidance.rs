@@ -46,6 +46,33 @@ fn a_misspelled_mount_option_names_itself_and_the_nearest() {
     assert!(m.mp.join("header.cdl").is_file());
 }
 
+/// The exit status says what kind of failure it was, for scripts and the
+/// CSI plugin: 3 for a store that is not there, 2 for a usage error, 1 for
+/// the rest (here a store that cannot be read).
+#[test]
+fn the_exit_status_tells_a_missing_store_from_other_failures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mp");
+    std::fs::create_dir(&mp).unwrap();
+    let mp = mp.to_str().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let unreadable = tmp.path().join("bad.zarr");
+    std::fs::create_dir(&unreadable).unwrap();
+    std::fs::write(unreadable.join("zarr.json"), "{ not json").unwrap();
+    let nowhere = tmp.path().join("nowhere.zarr");
+    for (args, code) in [
+        (vec!["mount", nowhere.to_str().unwrap(), mp], 3),
+        (vec!["mount", empty.to_str().unwrap(), mp], 3),
+        (vec!["cdl", nowhere.to_str().unwrap()], 3),
+        (vec!["mount", unreadable.to_str().unwrap(), mp], 1),
+        (vec!["mount", "--cache-size", "lots", &sample(), mp], 2),
+    ] {
+        let out = nzfs(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+    }
+}
+
 #[test]
 fn swapped_arguments_are_named_as_such() {
     let tmp = tempfile::tempdir().unwrap();

@@ -183,17 +183,16 @@ impl Array {
             missing_chunks: MissingChunks::Fill,
             consolidated: false,
         });
-        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(unreadable)
+        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(|e| unreadable(e.to_string()))
     }
 
-    /// The array, or why not: `(reason, unsupported)`, where `unsupported`
-    /// says the metadata is valid but names a codec nzfs does not know.
-    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, String> {
+    /// The array, or why its values cannot be decoded.
+    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, Undecodable> {
         let m = &node.metadata;
         if let Some(reason) = &m.unsupported {
-            return Err(reason.clone());
+            return Err(Undecodable::Unsupported(reason.clone()));
         }
-        let chain = chain_of_shape(m, &m.chunk_shape).map_err(|e| e.to_string())?;
+        let chain = chain_of_shape(m, &m.chunk_shape)?;
         let grid_shape = m.grid_shape();
         let chunk_count = grid_shape.iter().product();
         let shape_chains = (!m.is_regular()).then(Default::default);
@@ -403,6 +402,18 @@ const SHAPE_CHAINS: usize = 64;
 
 /// The codec chain of `m`'s chunks of `shape`. bfloat16 is decoded as its
 /// 16-bit halves, widened after decoding.
+/// Why an array's values cannot be decoded, though its metadata was read
+/// (its directory and `header.cdl` are still shown).
+#[derive(Debug, thiserror::Error)]
+pub enum Undecodable {
+    /// The metadata names what nzfs does not support (said at its parse).
+    #[error("{0}")]
+    Unsupported(String),
+    /// Its codec chain cannot be built.
+    #[error(transparent)]
+    Chain(#[from] crate::zarr::metadata::MetadataError),
+}
+
 fn chain_of_shape(m: &ArrayMetadata, shape: &[u64]) -> Result<CodecChain, crate::zarr::metadata::MetadataError> {
     let storage_fill = match m.data_type {
         crate::zarr::data_type::DataType::BFloat16 => {
@@ -465,7 +476,7 @@ impl Dataset {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
                     tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
-                    undecodable.insert(id, reason);
+                    undecodable.insert(id, reason.to_string());
                     arrays.push(None);
                 }
             }

@@ -269,7 +269,7 @@ fn write_group_body(out: &mut String, h: &Hierarchy, id: usize, indent: &str, ro
         .children
         .iter()
         .filter_map(|&c| match &h.nodes[c].kind {
-            NodeKind::Broken { reason } => Some((h.nodes[c].name.as_str(), reason.as_str())),
+            NodeKind::Broken { reason, .. } => Some((h.nodes[c].name.as_str(), reason.as_str())),
             _ => None,
         })
         .collect();

@@ -35,7 +35,8 @@ pub use size::{SizeError, parse_size};
         cat /mnt/nz/station/data.txt\n  \
         python -c 'import numpy as np; print(np.fromfile(\"/mnt/nz/t2m/0.0.0.bin\", \"<f4\"))'\n  \
         nzfs unmount /mnt/nz\n  \
-        nzfs cdl data.zarr t2m"
+        nzfs cdl data.zarr t2m\n\n\
+        Exit status: 0 done, 1 failed, 2 usage error, 3 the store is not there."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -595,7 +596,17 @@ impl CliError {
     pub fn with_code(self, code: u8) -> CliError {
         CliError { code, ..self }
     }
+
+    /// A store that is not there (no such path, bucket or prefix, or no
+    /// Zarr metadata in it): exits with [`EXIT_NOT_FOUND`].
+    pub fn not_found(message: impl Into<String>) -> CliError {
+        CliError::new(message).with_code(EXIT_NOT_FOUND)
+    }
 }
+
+/// The exit status of a command whose store is not there (the CSI plugin
+/// answers `NOT_FOUND` for it). 1 is any other failure, 2 a usage error.
+pub const EXIT_NOT_FOUND: u8 = 3;
 
 impl<E: std::fmt::Display> From<E> for CliError {
     fn from(e: E) -> Self {

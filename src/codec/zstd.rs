@@ -31,10 +31,33 @@ pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
         match ctx.decompress_to_buffer(input, &mut out) {
             Ok(_) if out.len() > limit => Err(CodecError::TooLarge { codec: "zstd", limit }),
             Ok(_) => Ok(out),
-            Err(e) if e.to_string().contains("too small") => Err(CodecError::TooLarge { codec: "zstd", limit }),
-            Err(e) => Err(corrupt(e)),
+            // The output outgrew the limit, or the input is corrupt: a
+            // streaming decode bounded by the limit tells which.
+            Err(e) => match bounded(input, limit) {
+                Ok(true) => Err(CodecError::TooLarge { codec: "zstd", limit }),
+                Ok(false) => Err(corrupt(e)),
+                Err(e) => Err(corrupt(e)),
+            },
         }
     })
+}
+
+/// Whether `input` decodes to more than `limit` bytes (decoding at most
+/// `limit + 1` of them); an error where it is corrupt before that.
+fn bounded(input: &[u8], limit: usize) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut decoder = ::zstd::stream::read::Decoder::with_buffer(input)?;
+    let mut sink = [0u8; 64 << 10];
+    let mut total = 0usize;
+    loop {
+        match decoder.read(&mut sink)? {
+            0 => return Ok(false),
+            n => total += n,
+        }
+        if total > limit {
+            return Ok(true);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -176,17 +176,11 @@ impl Node {
                     let _ = std::fs::remove_dir(&plan.target);
                 }
                 tracing::warn!(volume = %plan.volume_id, target = %target, "publish failed: {msg}");
-                let lower = msg.to_ascii_lowercase();
-                let code = if code == 2 {
-                    Code::InvalidArgument
-                } else if lower.contains("no such file")
-                    || lower.contains("not a zarr store")
-                    || lower.contains("not found")
-                    || lower.contains("nosuchbucket")
-                {
-                    Code::NotFound
-                } else {
-                    Code::Internal
+                // `nzfs mount`'s exit status says what kind of failure it was.
+                let code = match u8::try_from(code) {
+                    Ok(2) => Code::InvalidArgument,
+                    Ok(crate::cli::EXIT_NOT_FOUND) => Code::NotFound,
+                    _ => Code::Internal,
                 };
                 Err(Status::new(code, msg))
             }

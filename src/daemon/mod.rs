@@ -184,7 +184,15 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
             Ok(())
         }
         Ok(Err(lines)) => {
-            let _ = child.wait();
+            // The daemon's exit status is the mount's (a store not there,
+            // a usage error), so that a caller can tell them apart.
+            let code = child
+                .wait()
+                .ok()
+                .and_then(|s| s.code())
+                .and_then(|c| u8::try_from(c).ok())
+                .filter(|&c| c != 0)
+                .unwrap_or(1);
             let msg = lines
                 .iter()
                 .rev()
@@ -192,11 +200,12 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
                 .or_else(|| lines.iter().rev().find(|l| !l.trim().is_empty()))
                 .map(|l| l.trim_start_matches("nzfs: ").to_string())
                 .unwrap_or_default();
-            fail(if msg.is_empty() {
+            let msg = if msg.is_empty() {
                 "the daemon exited before the mount was live".to_string()
             } else {
                 msg
-            })
+            };
+            Err(CliError::new(msg).with_code(code))
         }
         Err(_) => {
             let _ = child.kill();
@@ -249,7 +258,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         "sized to the CPUs this process may use"
     );
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
-        .map_err(CliError::new)?
+        .map_err(|e| CliError::new(e.to_string()))?
         .with_ownership(plan.ownership)
         .with_previews(!args.no_previews)
         .with_tiff(!args.no_tiff)

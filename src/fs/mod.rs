@@ -296,8 +296,17 @@ pub struct NzFs {
     index: OnceLock<Chunk>,
 }
 
+/// A hierarchy larger than the inode numbering can serve.
+#[derive(Debug, thiserror::Error)]
+#[error("the hierarchy has {0} nodes; nzfs serves at most {MAX_NODES}")]
+pub struct TooManyNodes(pub usize);
+
 impl NzFs {
-    pub fn new(store: Box<dyn ReadableStore>, mut hierarchy: Hierarchy, options: FsOptions) -> Result<Self, String> {
+    pub fn new(
+        store: Box<dyn ReadableStore>,
+        mut hierarchy: Hierarchy,
+        options: FsOptions,
+    ) -> Result<Self, TooManyNodes> {
         Self::check_limits(&mut hierarchy)?;
         let counted = crate::store::counted::Counted::new(store);
         let counters = counted.counters();
@@ -314,12 +323,9 @@ impl NzFs {
 
     /// The inode numbering's limits: at most [`MAX_NODES`] nodes, and fewer
     /// than 2^[`CHUNK_BITS`] chunks per array (others become unreadable).
-    fn check_limits(hierarchy: &mut Hierarchy) -> Result<(), String> {
+    fn check_limits(hierarchy: &mut Hierarchy) -> Result<(), TooManyNodes> {
         if hierarchy.nodes.len() > MAX_NODES {
-            return Err(format!(
-                "the hierarchy has {} nodes; nzfs serves at most {MAX_NODES}",
-                hierarchy.nodes.len()
-            ));
+            return Err(TooManyNodes(hierarchy.nodes.len()));
         }
         for node in &mut hierarchy.nodes {
             if let NodeKind::Array(a) = &node.kind
@@ -327,7 +333,7 @@ impl NzFs {
             {
                 let reason = format!("more than 2^{CHUNK_BITS} chunks");
                 tracing::warn!(path = %node.path, %reason, "node is unreadable");
-                node.kind = NodeKind::Broken { reason };
+                node.kind = NodeKind::broken(reason);
             }
         }
         Ok(())
@@ -507,7 +513,7 @@ impl NzFs {
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
         let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         match &node.kind {
-            NodeKind::Broken { reason } => Err(FsError::BrokenNode {
+            NodeKind::Broken { reason, .. } => Err(FsError::BrokenNode {
                 path: node.path.clone(),
                 reason: reason.clone(),
             }),

@@ -15,7 +15,10 @@ impl NzFs {
     /// `header.cdl`, which says so, and anything else in it is `EIO`.
     pub(super) fn unknown_type(&self, n: usize) -> Option<&str> {
         match &self.hierarchy().nodes.get(n)?.kind {
-            NodeKind::Broken { reason } if reason.contains(crate::zarr::extension::UNSUPPORTED_TYPE) => Some(reason),
+            NodeKind::Broken {
+                reason,
+                unknown_type: true,
+            } => Some(reason),
             _ => None,
         }
     }

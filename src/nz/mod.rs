@@ -184,7 +184,7 @@ pub fn check(dataset: &Dataset, scope: Scope, progress: &mut dyn FnMut(usize, us
     let mut coordinates = Vec::new();
     for (id, node) in h.nodes.iter().enumerate() {
         match &node.kind {
-            NodeKind::Broken { reason } => c.add(
+            NodeKind::Broken { reason, .. } => c.add(
                 Severity::Error,
                 &node.path,
                 "zarr-v3-valid",

@@ -131,7 +131,7 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                 }
                 out.push_str("</ul></li>\n");
             }
-            NodeKind::Broken { reason } => {
+            NodeKind::Broken { reason, .. } => {
                 out.push_str(&format!(
                     "<li><b>{}</b> <span class=\"meta\">unreadable: {}</span></li>\n",
                     escape(&node.name),

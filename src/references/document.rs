@@ -13,11 +13,63 @@ use std::collections::HashMap;
 
 use base64::Engine;
 
-use super::template::{self, Scope, Val};
+use super::template::{self, Scope, TemplateError, Val};
 use crate::zarr::json::Value;
 
 /// The most keys one JSON set may hold (each costs about 100 bytes held).
 pub const MAX_REFERENCES: u64 = 1 << 20;
+
+/// What is wrong with a set's document, or with one of its references.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SetError {
+    #[error(transparent)]
+    Template(#[from] TemplateError),
+    #[error("gen key: {0}")]
+    GenKey(TemplateError),
+    #[error("bad base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("{what} is not {expected}")]
+    NotA { what: String, expected: &'static str },
+    #[error("{what} without `{member}`")]
+    Without { what: &'static str, member: &'static str },
+    /// A number is shown; other values are not (a file that is not a
+    /// reference set may hold a secret there).
+    #[error("version {0} (nzfs reads 0 and 1)")]
+    Version(String),
+    #[error("`version` is a {0}, not 0 or 1")]
+    VersionKind(&'static str),
+    #[error("{0} references, more than the {MAX_REFERENCES} a JSON set may hold (write it as Parquet)")]
+    TooMany(u64),
+    #[error("a `gen` entry with {0} dimensions, more than {MAX_GEN_DIMENSIONS}")]
+    TooManyDimensions(usize),
+    #[error("dimension {name}: {problem}")]
+    Dimension { name: String, problem: String },
+    #[error("dimension {0} is neither a list nor a range")]
+    NotADimension(String),
+    #[error("a `gen` entry needs both `offset` and `length`, or neither")]
+    OffsetWithoutLength,
+    #[error("{0:?} is not an offset or length")]
+    NotANumber(String),
+    /// A reference that is none of the forms the spec allows.
+    #[error("{0}")]
+    BadReference(&'static str),
+    #[error("a {0} is not a reference")]
+    NotAReference(&'static str),
+}
+
+fn dimension(name: &str, problem: impl Into<String>) -> SetError {
+    SetError::Dimension {
+        name: name.to_string(),
+        problem: problem.into(),
+    }
+}
+
+fn not_a(what: impl Into<String>, expected: &'static str) -> SetError {
+    SetError::NotA {
+        what: what.into(),
+        expected,
+    }
+}
 
 /// What one key of the set refers to.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,21 +80,19 @@ pub enum Spec {
         url: String,
         span: Option<(u64, u64)>,
     },
-    Bad(String),
+    Bad(SetError),
 }
 
 /// An inline value: `base64:` data decoded, other text as its UTF-8 bytes.
-pub fn inline(s: &str) -> Result<Vec<u8>, String> {
+pub fn inline(s: &str) -> Result<Vec<u8>, SetError> {
     match s.strip_prefix("base64:") {
-        Some(b64) => base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .map_err(|e| format!("bad base64: {e}")),
+        Some(b64) => Ok(base64::engine::general_purpose::STANDARD.decode(b64)?),
         None => Ok(s.as_bytes().to_vec()),
     }
 }
 
 /// The entries of a parsed set, in no particular order.
-pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, String> {
+pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, SetError> {
     let (refs, templates, gens) = match doc.get("version") {
         None => (doc, Vec::new(), &[][..]),
         Some(v) if v.as_u64() == Some(1) => {
@@ -52,25 +102,29 @@ pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, String> {
                     .iter()
                     .map(|(k, v)| match v {
                         Value::Str(s) => Ok((k.clone(), s.clone())),
-                        _ => Err(format!("template {k} is not a string")),
+                        _ => Err(not_a(format!("template {k}"), "a string")),
                     })
                     .collect::<Result<Vec<_>, _>>()?,
-                Some(_) => return Err("`templates` is not an object".into()),
+                Some(_) => return Err(not_a("`templates`", "an object")),
             };
             let gens = match doc.get("gen") {
                 None | Some(Value::Null) => &[][..],
                 Some(Value::Array(g)) => &g[..],
-                Some(_) => return Err("`gen` is not a list".into()),
+                Some(_) => return Err(not_a("`gen`", "a list")),
             };
-            (doc.get("refs").ok_or("version 1 without `refs`")?, templates, gens)
+            let refs = doc.get("refs").ok_or(SetError::Without {
+                what: "version 1",
+                member: "refs",
+            })?;
+            (refs, templates, gens)
         }
         // A number is shown; other values are not (a file that is not a
         // reference set may hold a secret there).
-        Some(v @ (Value::Int(_) | Value::UInt(_))) => return Err(format!("version {v} (nzfs reads 0 and 1)")),
-        Some(v) => return Err(format!("`version` is a {}, not 0 or 1", v.kind())),
+        Some(v @ (Value::Int(_) | Value::UInt(_))) => return Err(SetError::Version(v.to_string())),
+        Some(v) => return Err(SetError::VersionKind(v.kind())),
     };
     let Value::Object(refs) = refs else {
-        return Err("the references are not an object".into());
+        return Err(not_a("the references", "an object"));
     };
     let scope: Scope = templates
         .iter()
@@ -84,9 +138,7 @@ pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, String> {
         total = total.saturating_add(n);
     }
     if total > MAX_REFERENCES {
-        return Err(format!(
-            "{total} references, more than the {MAX_REFERENCES} a JSON set may hold (write it as Parquet)"
-        ));
+        return Err(SetError::TooMany(total));
     }
     let mut out = Vec::with_capacity(total as usize);
     for (key, value) in refs {
@@ -99,19 +151,19 @@ pub fn entries(doc: &Value) -> Result<Vec<(String, Spec)>, String> {
 }
 
 fn spec(value: &Value, scope: &Scope) -> Spec {
-    let bad = |e: String| Spec::Bad(e);
+    let bad = Spec::Bad;
     match value {
         Value::Str(s) => inline(s).map_or_else(bad, Spec::Inline),
         // fsspec writes a JSON object's text (some writers inline `.zattrs`).
         Value::Object(_) => Spec::Inline(value.to_string().into_bytes()),
         Value::Array(items) => {
             let Some(url) = items.first().and_then(Value::as_str) else {
-                return Spec::Bad("a reference must start with a URL".into());
+                return Spec::Bad(SetError::BadReference("a reference must start with a URL"));
             };
             let url = if url.contains("{{") {
                 match template::render(url, scope) {
                     Ok(u) => u,
-                    Err(e) => return Spec::Bad(e),
+                    Err(e) => return Spec::Bad(e.into()),
                 }
             } else {
                 url.to_string()
@@ -124,12 +176,14 @@ fn spec(value: &Value, scope: &Scope) -> Spec {
                         url,
                         span: Some((o, n)),
                     },
-                    _ => Spec::Bad("offset and length must be non-negative integers".into()),
+                    _ => Spec::Bad(SetError::BadReference(
+                        "offset and length must be non-negative integers",
+                    )),
                 },
-                _ => Spec::Bad("a reference is [url] or [url, offset, length]".into()),
+                _ => Spec::Bad(SetError::BadReference("a reference is [url] or [url, offset, length]")),
             }
         }
-        other => Spec::Bad(format!("a {} is not a reference", other.kind())),
+        other => Spec::Bad(SetError::NotAReference(other.kind())),
     }
 }
 
@@ -137,38 +191,38 @@ fn spec(value: &Value, scope: &Scope) -> Spec {
 pub const MAX_GEN_DIMENSIONS: usize = 32;
 
 /// A `gen` entry's `dimensions` object, of at most [`MAX_GEN_DIMENSIONS`].
-fn dimensions_of(g: &Value) -> Result<&[(String, Value)], String> {
+fn dimensions_of(g: &Value) -> Result<&[(String, Value)], SetError> {
     let dims = g
         .get("dimensions")
         .and_then(Value::as_object)
-        .ok_or_else(|| "a `gen` entry without `dimensions`".to_string())?;
+        .ok_or(SetError::Without {
+            what: "a `gen` entry",
+            member: "dimensions",
+        })?;
     if dims.len() > MAX_GEN_DIMENSIONS {
-        return Err(format!(
-            "a `gen` entry with {} dimensions, more than {MAX_GEN_DIMENSIONS}",
-            dims.len()
-        ));
+        return Err(SetError::TooManyDimensions(dims.len()));
     }
     Ok(dims)
 }
 
 /// A range dimension's `start` (default 0), `stop` and `step` (default 1,
 /// never 0).
-fn range_of(name: &str, d: &Value) -> Result<(i64, i64, i64), String> {
+fn range_of(name: &str, d: &Value) -> Result<(i64, i64, i64), SetError> {
     let n = |k: &str, default: Option<i64>| match d.get(k) {
-        None => default.ok_or(format!("dimension {name}: no `{k}`")),
+        None => default.ok_or_else(|| dimension(name, format!("no `{k}`"))),
         Some(Value::Int(i)) => Ok(*i),
-        Some(Value::UInt(u)) => i64::try_from(*u).map_err(|_| format!("dimension {name}: {k}")),
-        Some(_) => Err(format!("dimension {name}: `{k}` is not an integer")),
+        Some(Value::UInt(u)) => i64::try_from(*u).map_err(|_| dimension(name, k)),
+        Some(_) => Err(dimension(name, format!("`{k}` is not an integer"))),
     };
     let (start, stop, step) = (n("start", Some(0))?, n("stop", None)?, n("step", Some(1))?);
     if step == 0 {
-        return Err(format!("dimension {name}: step 0"));
+        return Err(dimension(name, "step 0"));
     }
     Ok((start, stop, step))
 }
 
 /// A `gen` entry's dimensions: each a list of values or a range.
-fn dimensions(g: &Value) -> Result<Vec<(&str, Vec<Val>)>, String> {
+fn dimensions(g: &Value) -> Result<Vec<(&str, Vec<Val>)>, SetError> {
     dimensions_of(g)?
         .iter()
         .map(|(name, d)| {
@@ -179,20 +233,20 @@ fn dimensions(g: &Value) -> Result<Vec<(&str, Vec<Val>)>, String> {
                         Value::Str(s) => Ok(Val::Str(s.clone())),
                         Value::Int(i) => Ok(Val::Int(i128::from(*i))),
                         Value::UInt(u) => Ok(Val::Int(i128::from(*u))),
-                        other => Err(format!("dimension {name}: a {} value", other.kind())),
+                        other => Err(dimension(name, format!("a {} value", other.kind()))),
                     })
                     .collect::<Result<Vec<_>, _>>()?,
                 Value::Object(_) => {
                     let (start, stop, step) = range_of(name, d)?;
                     let len = range_len(start, stop, step);
                     if len > MAX_REFERENCES {
-                        return Err(format!("dimension {name}: {len} values"));
+                        return Err(dimension(name, format!("{len} values")));
                     }
                     (0..len as i128)
                         .map(|i| Val::Int(i128::from(start) + i * i128::from(step)))
                         .collect()
                 }
-                _ => return Err(format!("dimension {name} is neither a list nor a range")),
+                _ => return Err(SetError::NotADimension(name.clone())),
             };
             Ok((name.as_str(), values))
         })
@@ -211,7 +265,7 @@ fn range_len(start: i64, stop: i64, step: i64) -> u64 {
 }
 
 /// How many keys a `gen` entry makes, without making them.
-fn gen_count(g: &Value) -> Result<u64, String> {
+fn gen_count(g: &Value) -> Result<u64, SetError> {
     let mut n: u64 = 1;
     for (name, d) in dimensions_of(g)? {
         let len = match d {
@@ -220,7 +274,7 @@ fn gen_count(g: &Value) -> Result<u64, String> {
                 let (start, stop, step) = range_of(name, d)?;
                 range_len(start, stop, step)
             }
-            _ => return Err(format!("dimension {name} is neither a list nor a range")),
+            _ => return Err(SetError::NotADimension(name.clone())),
         };
         n = n.saturating_mul(len);
     }
@@ -229,16 +283,20 @@ fn gen_count(g: &Value) -> Result<u64, String> {
 
 /// A `gen` entry's keys, over the product of its dimensions (the last
 /// varying fastest, as `itertools.product` does).
-fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result<(), String> {
+fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result<(), SetError> {
     let text = |k: &str| {
         g.get(k)
             .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
     };
-    let key = text("key").ok_or("a `gen` entry without `key`")?;
-    let url = text("url").ok_or("a `gen` entry without `url`")?;
+    let without = |member| SetError::Without {
+        what: "a `gen` entry",
+        member,
+    };
+    let key = text("key").ok_or_else(|| without("key"))?;
+    let url = text("url").ok_or_else(|| without("url"))?;
     let (offset, length) = (text("offset"), text("length"));
     if offset.is_some() != length.is_some() {
-        return Err("a `gen` entry needs both `offset` and `length`, or neither".into());
+        return Err(SetError::OffsetWithoutLength);
     }
     // Counted first: an entry with an empty dimension makes no key, and
     // its other dimensions' values are never made.
@@ -254,16 +312,14 @@ fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result
             scope.insert(name, values[i].clone());
         }
         match template::render(&key, &scope) {
-            Err(e) => return Err(format!("gen key: {e}")),
+            Err(e) => return Err(SetError::GenKey(e)),
             Ok(k) => {
-                let number = |t: &Option<String>| -> Result<u64, String> {
+                let number = |t: &Option<String>| -> Result<u64, SetError> {
                     let s = template::render(t.as_deref().unwrap_or_default(), &scope)?;
-                    s.trim()
-                        .parse::<u64>()
-                        .map_err(|_| format!("{s:?} is not an offset or length"))
+                    s.trim().parse::<u64>().map_err(|_| SetError::NotANumber(s))
                 };
                 let spec = match template::render(&url, &scope) {
-                    Err(e) => Spec::Bad(e),
+                    Err(e) => Spec::Bad(e.into()),
                     Ok(u) if offset.is_none() => Spec::Url { url: u, span: None },
                     Ok(u) => match (number(&offset), number(&length)) {
                         (Ok(o), Ok(n)) => Spec::Url {
@@ -297,7 +353,7 @@ mod tests {
     use super::*;
     use crate::zarr::json;
 
-    fn parse(doc: &str) -> Result<Vec<(String, Spec)>, String> {
+    fn parse(doc: &str) -> Result<Vec<(String, Spec)>, SetError> {
         entries(&json::parse(doc.as_bytes()).unwrap())
     }
 
@@ -369,7 +425,9 @@ mod tests {
         }
         // A JSON file that is no reference set: its values stay out of
         // the message.
-        let e = parse(r#"{"version": "AKIAIOSFODNN7EXAMPLE", "secret": "x"}"#).unwrap_err();
+        let e = parse(r#"{"version": "AKIAIOSFODNN7EXAMPLE", "secret": "x"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("AKIA"), "{e}");
         assert!(e.contains("`version` is a string"), "{e}");
     }
@@ -397,7 +455,7 @@ mod tests {
                 "dimensions": {{"e": [], {}}}}}]}}"#,
             ranges(MAX_GEN_DIMENSIONS + 8)
         );
-        let e = parse(&doc).unwrap_err();
+        let e = parse(&doc).unwrap_err().to_string();
         assert!(e.contains("dimensions"), "{e}");
     }
 }

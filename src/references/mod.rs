@@ -63,7 +63,7 @@ pub(crate) enum Ref {
 pub(crate) fn resolve(targets: &Targets, spec: document::Spec) -> Ref {
     match spec {
         document::Spec::Inline(data) => Ref::Inline(data.into()),
-        document::Spec::Bad(why) => Ref::Bad(why.into()),
+        document::Spec::Bad(why) => Ref::Bad(why.to_string().into()),
         // A range must end inside a file that can exist (below 2^63), so
         // that the end and the merge arithmetic on it cannot overflow.
         document::Spec::Url {
@@ -74,7 +74,7 @@ pub(crate) fn resolve(targets: &Targets, spec: document::Spec) -> Ref {
         }
         document::Spec::Url { url, span } => match targets.intern(&url) {
             Ok(target) => Ref::Range { target, span },
-            Err(why) => Ref::Bad(why.into()),
+            Err(why) => Ref::Bad(why.to_string().into()),
         },
     }
 }

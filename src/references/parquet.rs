@@ -183,20 +183,48 @@ impl ParquetRefs {
     }
 }
 
+/// Why a Parquet set's array or one of its record files cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("no `{0}`")]
+    No(&'static str),
+    #[error("`{0}` holds a non-integer")]
+    NotIntegers(&'static str),
+    #[error("`shape` and `chunks` do not match")]
+    GridMismatch,
+    #[error("the Parquet reader failed on this file")]
+    ReaderPanicked,
+    #[error(transparent)]
+    Parquet(#[from] parquet::errors::ParquetError),
+    #[error("a column chunk with a negative offset or size")]
+    NegativeColumn,
+    #[error("{rows} rows, more than the record size {record_size}")]
+    TooManyRows { rows: i64, record_size: u64 },
+    #[error("more rows than the record size {0}")]
+    MoreRows(u64),
+    #[error("its rows decode to more than {} MiB (the most one record may hold)", MAX_RECORD_DECODED >> 20)]
+    TooLarge,
+    #[error("{column} {value}")]
+    Negative { column: String, value: i64 },
+    /// A column of a type the reference spec does not give it.
+    #[error("{column} is a {field}")]
+    Field { column: String, field: String },
+}
+
 /// The chunks along each axis of a `.zarray` (`[1]` for a scalar).
-fn chunk_counts(zarray: &Value) -> Result<Vec<u64>, String> {
-    let ints = |k: &str| -> Result<Vec<u64>, String> {
+fn chunk_counts(zarray: &Value) -> Result<Vec<u64>, RecordError> {
+    let ints = |k: &'static str| -> Result<Vec<u64>, RecordError> {
         zarray
             .get(k)
             .and_then(Value::as_array)
-            .ok_or(format!("no `{k}`"))?
+            .ok_or(RecordError::No(k))?
             .iter()
-            .map(|v| v.as_u64().ok_or(format!("`{k}` holds a non-integer")))
+            .map(|v| v.as_u64().ok_or(RecordError::NotIntegers(k)))
             .collect()
     };
     let (shape, chunks) = (ints("shape")?, ints("chunks")?);
     if shape.len() != chunks.len() || chunks.contains(&0) {
-        return Err("`shape` and `chunks` do not match".into());
+        return Err(RecordError::GridMismatch);
     }
     let counts: Vec<u64> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
     Ok(if counts.is_empty() { vec![1] } else { counts })
@@ -220,9 +248,8 @@ fn chunk_number(name: &str, counts: &[u64]) -> Option<u64> {
 }
 
 /// The rows of one record file, at most `record_size`.
-fn read_rows(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, String> {
-    std::panic::catch_unwind(move || rows_of(bytes, record_size))
-        .unwrap_or_else(|_| Err("the Parquet reader failed on this file".into()))
+fn read_rows(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, RecordError> {
+    std::panic::catch_unwind(move || rows_of(bytes, record_size)).unwrap_or(Err(RecordError::ReaderPanicked))
 }
 
 /// A record file for the Parquet reader, whose streams fail a read at the
@@ -282,49 +309,54 @@ fn field_bytes(f: &parquet::record::Field) -> usize {
     }
 }
 
-fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, String> {
+fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::document::Spec>>, RecordError> {
     use super::document::Spec;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
-    let reader = SerializedFileReader::new(Strict(bytes::Bytes::from(bytes))).map_err(|e| e.to_string())?;
+    let reader = SerializedFileReader::new(Strict(bytes::Bytes::from(bytes)))?;
     // The reader asserts (panics) on a column chunk with a negative offset
     // or size: such a file is refused here first.
     for group in reader.metadata().row_groups() {
         for c in group.columns() {
             let start = c.dictionary_page_offset().unwrap_or_else(|| c.data_page_offset());
             if start < 0 || c.compressed_size() < 0 {
-                return Err("a column chunk with a negative offset or size".into());
+                return Err(RecordError::NegativeColumn);
             }
         }
     }
     let n = reader.metadata().file_metadata().num_rows();
     if n < 0 || n as u64 > record_size {
-        return Err(format!("{n} rows, more than the record size {record_size}"));
+        return Err(RecordError::TooManyRows { rows: n, record_size });
     }
     // The row count is the file's word: room is made as rows come.
     let mut out = Vec::with_capacity((n as usize).min(ROWS_RESERVED));
     let mut decoded = 0usize;
-    for row in reader.get_row_iter(None).map_err(|e| e.to_string())? {
-        let row = row.map_err(|e| e.to_string())?;
+    for row in reader.get_row_iter(None)? {
+        let row = row?;
         if out.len() as u64 >= record_size {
-            return Err(format!("more rows than the record size {record_size}"));
+            return Err(RecordError::MoreRows(record_size));
         }
         decoded = decoded.saturating_add(row.get_column_iter().map(|(_, f)| field_bytes(f)).sum());
         if decoded > MAX_RECORD_DECODED {
-            return Err(format!(
-                "its rows decode to more than {} MiB (the most one record may hold)",
-                MAX_RECORD_DECODED >> 20
-            ));
+            return Err(RecordError::TooLarge);
         }
         let (mut path, mut offset, mut size, mut raw) = (None, 0u64, 0u64, None);
         for (name, field) in row.get_column_iter() {
+            let negative = |value: i64| RecordError::Negative {
+                column: name.clone(),
+                value,
+            };
+            let wrong = |column: &str, f: &Field| RecordError::Field {
+                column: column.to_string(),
+                field: format!("{f:?}"),
+            };
             let int = |f: &Field| match f {
-                Field::Long(v) => u64::try_from(*v).map_err(|_| format!("{name} {v}")),
-                Field::Int(v) => u64::try_from(*v).map_err(|_| format!("{name} {v}")),
+                Field::Long(v) => u64::try_from(*v).map_err(|_| negative(*v)),
+                Field::Int(v) => u64::try_from(*v).map_err(|_| negative(i64::from(*v))),
                 Field::ULong(v) => Ok(*v),
                 Field::UInt(v) => Ok(u64::from(*v)),
                 Field::Null => Ok(0),
-                other => Err(format!("{name} is a {other:?}")),
+                other => Err(wrong(name, other)),
             };
             match (name.as_str(), field) {
                 (_, Field::Null) => {}
@@ -334,7 +366,7 @@ fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::documen
                 ("size", f) => size = int(f)?,
                 ("raw", Field::Bytes(b)) => raw = Some(b.data().to_vec()),
                 ("raw", Field::Str(s)) => raw = Some(s.as_bytes().to_vec()),
-                (other, f) if ["path", "raw"].contains(&other) => return Err(format!("{other} is a {f:?}")),
+                (other, f) if ["path", "raw"].contains(&other) => return Err(wrong(other, f)),
                 _ => {}
             }
         }
@@ -361,7 +393,7 @@ mod tests {
     #[test]
     fn a_header_skipping_past_the_end_is_an_error_at_the_end() {
         let file = include_bytes!("../../tests/fuzz/seeds/references/skip-past-end.parq");
-        let e = read_rows(file.to_vec(), 4).unwrap_err();
+        let e = read_rows(file.to_vec(), 4).unwrap_err().to_string();
         assert!(e.contains("past the end of the record file"), "{e}");
     }
 

@@ -31,6 +31,33 @@ pub const MAX_TARGET_BYTES: usize = 64 << 20;
 /// What one target costs besides its URL's and key's bytes.
 const TARGET_OVERHEAD: usize = 160;
 
+/// Why a target cannot be read. (Kept with the target and cloned to each
+/// reference that names it, so an underlying I/O error is kept as text.)
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TargetError {
+    #[error("more than {MAX_TARGETS} distinct target files")]
+    TooMany,
+    #[error("the distinct target URLs pass {} MiB (the most a mount keeps)", MAX_TARGET_BYTES >> 20)]
+    TooManyBytes,
+    #[error(
+        "target {url} is outside the reference file's directory {home} and every allowed prefix; \
+         allow it with --store-option virtual_chunks={suggest}"
+    )]
+    Outside { url: String, home: String, suggest: String },
+    #[error("target {url}: not a path or a URL nzfs reads")]
+    NotAUrl { url: String },
+    #[error("target {url}: {reason}")]
+    BadKey { url: String, reason: String },
+    #[error("target {url}: cannot read its owner and mode: {reason}")]
+    Access { url: String, reason: String },
+    #[error("{prefix}: no object-store options")]
+    NoRemoteOptions { prefix: String },
+    #[error("{prefix}: this nzfs was built without object storage (feature `remote`)")]
+    NoRemoteFeature { prefix: String },
+    #[error("{reason}")]
+    Remote { reason: String },
+}
+
 /// Where the reference file is: relative targets resolve against it.
 #[derive(Debug, Clone)]
 pub enum Home {
@@ -70,9 +97,9 @@ enum Allowed {
 /// One target: its URL as messages show it, and where it is read.
 pub struct Target {
     pub url: String,
-    pub at: Result<(Arc<dyn ReadableStore>, StoreKey), String>,
+    pub at: Result<(Arc<dyn ReadableStore>, StoreKey), TargetError>,
     /// Who may read it, found on first need ([`Target::sources`]).
-    sources: OnceLock<Result<Vec<(Access, Need)>, String>>,
+    sources: OnceLock<Result<Vec<(Access, Need)>, TargetError>>,
 }
 
 impl Target {
@@ -80,10 +107,13 @@ impl Target {
     /// file itself (read) and every directory from its store's root down
     /// to it (search). Empty where the store has no modes (object
     /// storage). Asked of the store once per target.
-    pub fn sources(&self) -> Result<&[(Access, Need)], String> {
+    pub fn sources(&self) -> Result<&[(Access, Need)], TargetError> {
         let found = self.sources.get_or_init(|| {
             let (store, key) = self.at.as_ref().map_err(Clone::clone)?;
-            let why = |e: std::io::Error| format!("target {}: cannot read its owner and mode: {e}", self.url);
+            let why = |e: std::io::Error| TargetError::Access {
+                url: self.url.clone(),
+                reason: e.to_string(),
+            };
             let mut out = Vec::new();
             let mut dir = String::new();
             for part in key.as_str().split('/') {
@@ -185,7 +215,7 @@ impl Targets {
     }
 
     /// The id of target `url` (resolved on first sight).
-    pub fn intern(&self, url: &str) -> Result<u32, String> {
+    pub fn intern(&self, url: &str) -> Result<u32, TargetError> {
         if let Some(&id) = self.table.read().unwrap_or_else(|e| e.into_inner()).ids.get(url) {
             return Ok(id);
         }
@@ -194,15 +224,12 @@ impl Targets {
             return Ok(id);
         }
         if table.list.len() >= MAX_TARGETS {
-            return Err(format!("more than {MAX_TARGETS} distinct target files"));
+            return Err(TargetError::TooMany);
         }
         // The URL twice (the map's key and the shown form) and the key.
         let cost = 3 * url.len() + TARGET_OVERHEAD;
         if table.bytes + cost > MAX_TARGET_BYTES {
-            return Err(format!(
-                "the distinct target URLs pass {} MiB (the most a mount keeps)",
-                MAX_TARGET_BYTES >> 20
-            ));
+            return Err(TargetError::TooManyBytes);
         }
         table.bytes += cost;
         let id = table.list.len() as u32;
@@ -225,22 +252,26 @@ impl Targets {
         lock(&self.refused).iter().cloned().collect()
     }
 
-    fn refuse(&self, url: &str, suggest: String) -> String {
+    fn refuse(&self, url: &str, suggest: String) -> TargetError {
         let home = match &self.home_at {
             Home::Local(d) => d.display().to_string(),
             Home::Remote(u) => crate::store::redact_url(u),
         };
-        let msg = format!(
-            "target {} is outside the reference file's directory {home} and every allowed prefix; \
-             allow it with --store-option virtual_chunks={suggest}",
-            crate::store::redact_url(url)
-        );
-        lock(&self.refused).insert(suggest);
-        msg
+        lock(&self.refused).insert(suggest.clone());
+        TargetError::Outside {
+            url: crate::store::redact_url(url),
+            home,
+            suggest,
+        }
     }
 
-    fn resolve(&self, url: &str) -> Result<(Arc<dyn ReadableStore>, StoreKey), String> {
-        let key = |rest: &str| StoreKey::new(rest.trim_start_matches("./")).map_err(|e| format!("target {url}: {e}"));
+    fn resolve(&self, url: &str) -> Result<(Arc<dyn ReadableStore>, StoreKey), TargetError> {
+        let key = |rest: &str| {
+            StoreKey::new(rest.trim_start_matches("./")).map_err(|e| TargetError::BadKey {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })
+        };
         let local = match url.split_once("://") {
             Some(("file", rest)) => Some(rest),
             Some(_) => None,
@@ -285,13 +316,13 @@ impl Targets {
             }
         }
         if !crate::store::object_url(url) {
-            return Err(format!("target {url}: not a path or a URL nzfs reads"));
+            return Err(TargetError::NotAUrl { url: url.to_string() });
         }
         Err(self.refuse(url, url_root(url)))
     }
 
     /// The store of an allowed prefix (a local directory or a URL).
-    fn store_for(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
+    fn store_for(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, TargetError> {
         let mut stores = lock(&self.stores);
         if let Some(s) = stores.get(prefix) {
             return Ok(Arc::clone(s));
@@ -306,22 +337,24 @@ impl Targets {
     }
 
     #[cfg(feature = "remote")]
-    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
+    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, TargetError> {
         let opts = self
             .options
             .remote
             .as_ref()
-            .ok_or_else(|| format!("{prefix}: no object-store options"))?;
+            .ok_or_else(|| TargetError::NoRemoteOptions {
+                prefix: prefix.to_string(),
+            })?;
         crate::store::object::RemoteStore::open(prefix, opts)
             .map(|s| Arc::new(s) as Arc<dyn ReadableStore>)
-            .map_err(|e| e.to_string())
+            .map_err(|e| TargetError::Remote { reason: e.to_string() })
     }
 
     #[cfg(not(feature = "remote"))]
-    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, String> {
-        Err(format!(
-            "{prefix}: this nzfs was built without object storage (feature `remote`)"
-        ))
+    fn remote(&self, prefix: &str) -> Result<Arc<dyn ReadableStore>, TargetError> {
+        Err(TargetError::NoRemoteFeature {
+            prefix: prefix.to_string(),
+        })
     }
 }
 
@@ -346,7 +379,7 @@ mod tests {
         let at = refused.expect("some URL past the budget is refused");
         assert!(at * 3 * 4000 <= MAX_TARGET_BYTES, "refused only at {at}");
         let e = t.intern(&url(19_999)).unwrap_err();
-        assert!(e.contains("MiB"), "{e}");
+        assert_eq!(e, TargetError::TooManyBytes);
         assert_eq!(t.intern(&url(0)).unwrap(), first);
     }
 }

@@ -15,6 +15,63 @@ use std::collections::HashMap;
 /// The longest string an expression may build.
 pub const MAX_TEXT: usize = 4096;
 
+/// Why a template cannot be rendered.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TemplateError {
+    /// Any of the others, in the template that caused it.
+    #[error("template {template:?}: {error}")]
+    In {
+        template: String,
+        error: Box<TemplateError>,
+    },
+    #[error("`{{{{` without `}}}}`")]
+    Unclosed,
+    #[error("Jinja statements and comments are not read")]
+    Statements,
+    #[error("renders longer than {MAX_TEXT} bytes")]
+    RendersTooLong,
+    #[error("a string longer than {MAX_TEXT} bytes")]
+    StringTooLong,
+    #[error("{0} is a string longer than {MAX_TEXT} bytes")]
+    NameTooLong(String),
+    #[error("{0} is too large")]
+    IntTooLarge(String),
+    #[error("a string without its closing quote")]
+    UnclosedQuote,
+    #[error("{0:?} is not part of the expressions nzfs reads")]
+    NotRead(String),
+    /// A token where none may stand (shown as it was read).
+    #[error("unexpected {0}")]
+    Unexpected(String),
+    #[error("{op} of the string {value:?}")]
+    StringOperand { op: &'static str, value: String },
+    #[error("an integer overflows")]
+    Overflow,
+    #[error("`/` gives a float in Jinja; offsets and keys need `//`")]
+    FloatDivision,
+    #[error("a division by zero")]
+    DivisionByZero,
+    #[error("the exponent {0}")]
+    Exponent(i128),
+    #[error("an expression nested too deeply")]
+    TooDeep,
+    #[error("an expression ends early")]
+    EndsEarly,
+    #[error("{0} is not a dimension or template")]
+    Undefined(String),
+    #[error("`(` without `)`")]
+    UnclosedParen,
+}
+
+impl TemplateError {
+    fn within(self, template: &str) -> TemplateError {
+        TemplateError::In {
+            template: template.to_string(),
+            error: Box::new(self),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
     Int(i128),
@@ -35,7 +92,7 @@ impl Val {
 pub type Scope<'a> = HashMap<&'a str, Val>;
 
 /// `template` with each `{{ expression }}` replaced by its value.
-pub fn render(template: &str, scope: &Scope) -> Result<String, String> {
+pub fn render(template: &str, scope: &Scope) -> Result<String, TemplateError> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(at) = rest.find("{{") {
@@ -43,18 +100,16 @@ pub fn render(template: &str, scope: &Scope) -> Result<String, String> {
         let after = &rest[at + 2..];
         let end = after
             .find("}}")
-            .ok_or_else(|| format!("template {template:?}: `{{{{` without `}}}}`"))?;
-        let value = eval(&after[..end], scope).map_err(|e| format!("template {template:?}: {e}"))?;
+            .ok_or_else(|| TemplateError::Unclosed.within(template))?;
+        let value = eval(&after[..end], scope).map_err(|e| e.within(template))?;
         out.push_str(&value.text());
         if out.len() > MAX_TEXT {
-            return Err(format!("template {template:?}: renders longer than {MAX_TEXT} bytes"));
+            return Err(TemplateError::RendersTooLong.within(template));
         }
         rest = &after[end + 2..];
     }
     if rest.contains("{%") || rest.contains("{#") {
-        return Err(format!(
-            "template {template:?}: Jinja statements and comments are not read"
-        ));
+        return Err(TemplateError::Statements.within(template));
     }
     out.push_str(rest);
     Ok(out)
@@ -68,7 +123,7 @@ enum Tok {
     Op(&'static str),
 }
 
-fn tokens(expr: &str) -> Result<Vec<Tok>, String> {
+fn tokens(expr: &str) -> Result<Vec<Tok>, TemplateError> {
     let mut out = Vec::new();
     let b = expr.as_bytes();
     let mut i = 0;
@@ -82,11 +137,11 @@ fn tokens(expr: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let digits: String = expr[start..i].chars().filter(|&c| c != '_').collect();
-            out.push(Tok::Int(digits.parse().map_err(|_| format!("{digits} is too large"))?));
+            out.push(Tok::Int(
+                digits.parse().map_err(|_| TemplateError::IntTooLarge(digits))?,
+            ));
         } else if c == b'\'' || c == b'"' {
-            let end = expr[i + 1..]
-                .find(c as char)
-                .ok_or_else(|| "a string without its closing quote".to_string())?;
+            let end = expr[i + 1..].find(c as char).ok_or(TemplateError::UnclosedQuote)?;
             out.push(Tok::Str(expr[i + 1..i + 1 + end].to_string()));
             i += end + 2;
         } else if c.is_ascii_alphabetic() || c == b'_' {
@@ -99,7 +154,7 @@ fn tokens(expr: &str) -> Result<Vec<Tok>, String> {
             let op = ["**", "//", "+", "-", "*", "/", "%", "~", "(", ")"]
                 .into_iter()
                 .find(|op| expr[i..].starts_with(op))
-                .ok_or_else(|| format!("{:?} is not part of the expressions nzfs reads", &expr[i..]))?;
+                .ok_or_else(|| TemplateError::NotRead(expr[i..].to_string()))?;
             out.push(Tok::Op(op));
             i += op.len();
         }
@@ -108,7 +163,7 @@ fn tokens(expr: &str) -> Result<Vec<Tok>, String> {
 }
 
 /// The value of one expression.
-pub fn eval(expr: &str, scope: &Scope) -> Result<Val, String> {
+pub fn eval(expr: &str, scope: &Scope) -> Result<Val, TemplateError> {
     let toks = tokens(expr)?;
     let mut p = Parser {
         toks: &toks,
@@ -118,7 +173,7 @@ pub fn eval(expr: &str, scope: &Scope) -> Result<Val, String> {
     };
     let v = p.concat()?;
     if p.at != toks.len() {
-        return Err(format!("unexpected {:?} in {expr:?}", toks[p.at]));
+        return Err(TemplateError::Unexpected(format!("{:?} in {expr:?}", toks[p.at])));
     }
     Ok(v)
 }
@@ -130,15 +185,15 @@ struct Parser<'a> {
     depth: usize,
 }
 
-fn int(v: &Val, op: &str) -> Result<i128, String> {
+fn int(v: &Val, op: &'static str) -> Result<i128, TemplateError> {
     match v {
         Val::Int(i) => Ok(*i),
-        Val::Str(s) => Err(format!("{op} of the string {s:?}")),
+        Val::Str(s) => Err(TemplateError::StringOperand { op, value: s.clone() }),
     }
 }
 
-fn overflow() -> String {
-    "an integer overflows".to_string()
+fn overflow() -> TemplateError {
+    TemplateError::Overflow
 }
 
 impl Parser<'_> {
@@ -151,21 +206,21 @@ impl Parser<'_> {
 
     /// `~` joins the text of its operands, below `+` and `-` (as Jinja's
     /// grammar has it).
-    fn concat(&mut self) -> Result<Val, String> {
+    fn concat(&mut self) -> Result<Val, TemplateError> {
         let mut left = self.sum()?;
         while self.peek_op() == Some("~") {
             self.at += 1;
             let right = self.sum()?;
             left = Val::Str(left.text() + &right.text());
             if left.text().len() > MAX_TEXT {
-                return Err(format!("a string longer than {MAX_TEXT} bytes"));
+                return Err(TemplateError::StringTooLong);
             }
         }
         Ok(left)
     }
 
     /// `+ -`, left to right.
-    fn sum(&mut self) -> Result<Val, String> {
+    fn sum(&mut self) -> Result<Val, TemplateError> {
         let mut left = self.product()?;
         while let Some(op @ ("+" | "-")) = self.peek_op() {
             self.at += 1;
@@ -178,7 +233,7 @@ impl Parser<'_> {
             if let Val::Str(s) = &left
                 && s.len() > MAX_TEXT
             {
-                return Err(format!("a string longer than {MAX_TEXT} bytes"));
+                return Err(TemplateError::StringTooLong);
             }
         }
         Ok(left)
@@ -186,17 +241,17 @@ impl Parser<'_> {
 
     /// `* // %`, left to right. Jinja's `/` gives a float (`12 / 4` is
     /// `3.0`), which no offset, length or key of a set can use: refused.
-    fn product(&mut self) -> Result<Val, String> {
+    fn product(&mut self) -> Result<Val, TemplateError> {
         let mut left = self.product_operand()?;
         while let Some(op @ ("*" | "/" | "//" | "%")) = self.peek_op() {
             self.at += 1;
             if op == "/" {
-                return Err("`/` gives a float in Jinja; offsets and keys need `//`".into());
+                return Err(TemplateError::FloatDivision);
             }
             let right = self.product_operand()?;
             let (l, r) = (int(&left, op)?, int(&right, op)?);
             if op != "*" && r == 0 {
-                return Err("a division by zero".into());
+                return Err(TemplateError::DivisionByZero);
             }
             left = Val::Int(match op {
                 "*" => l.checked_mul(r).ok_or_else(overflow)?,
@@ -213,24 +268,24 @@ impl Parser<'_> {
 
     /// `**`, left to right over unary operands (Jinja's grammar, unlike
     /// Python's: `2 ** 3 ** 2` is 64 and `-2 ** 2` is 4).
-    fn product_operand(&mut self) -> Result<Val, String> {
+    fn product_operand(&mut self) -> Result<Val, TemplateError> {
         let mut left = self.unary()?;
         while self.peek_op() == Some("**") {
             self.at += 1;
             let exp = self.unary()?;
             let (b, e) = (int(&left, "**")?, int(&exp, "**")?);
-            let e = u32::try_from(e).map_err(|_| format!("the exponent {e}"))?;
+            let e = u32::try_from(e).map_err(|_| TemplateError::Exponent(e))?;
             left = Val::Int(b.checked_pow(e).ok_or_else(overflow)?);
         }
         Ok(left)
     }
 
-    fn unary(&mut self) -> Result<Val, String> {
+    fn unary(&mut self) -> Result<Val, TemplateError> {
         if self.peek_op() == Some("-") {
             self.at += 1;
             self.depth += 1;
             if self.depth > 64 {
-                return Err("an expression nested too deeply".into());
+                return Err(TemplateError::TooDeep);
             }
             let v = self.unary()?;
             self.depth -= 1;
@@ -239,12 +294,12 @@ impl Parser<'_> {
         self.atom()
     }
 
-    fn atom(&mut self) -> Result<Val, String> {
+    fn atom(&mut self) -> Result<Val, TemplateError> {
         self.depth += 1;
         if self.depth > 64 {
-            return Err("an expression nested too deeply".into());
+            return Err(TemplateError::TooDeep);
         }
-        let tok = self.toks.get(self.at).cloned().ok_or("an expression ends early")?;
+        let tok = self.toks.get(self.at).cloned().ok_or(TemplateError::EndsEarly)?;
         self.at += 1;
         let v = match tok {
             Tok::Int(i) => Val::Int(i),
@@ -252,21 +307,21 @@ impl Parser<'_> {
             // A long text is refused before it is copied (a template of
             // megabytes was copied on each use, then refused).
             Tok::Name(n) => match self.scope.get(n.as_str()) {
-                None => return Err(format!("{n} is not a dimension or template")),
+                None => return Err(TemplateError::Undefined(n)),
                 Some(Val::Str(s)) if s.len() > MAX_TEXT => {
-                    return Err(format!("{n} is a string longer than {MAX_TEXT} bytes"));
+                    return Err(TemplateError::NameTooLong(n));
                 }
                 Some(v) => v.clone(),
             },
             Tok::Op("(") => {
                 let v = self.concat()?;
                 if self.peek_op() != Some(")") {
-                    return Err("`(` without `)`".into());
+                    return Err(TemplateError::UnclosedParen);
                 }
                 self.at += 1;
                 v
             }
-            Tok::Op(op) => return Err(format!("unexpected {op:?}")),
+            Tok::Op(op) => return Err(TemplateError::Unexpected(format!("{op:?}"))),
         };
         self.depth -= 1;
         Ok(v)
@@ -330,7 +385,7 @@ mod tests {
         let scope: Scope = [("u", Val::Str(big))].into_iter().collect();
         for _ in 0..1024 {
             let e = render("{{u}}", &scope).unwrap_err();
-            assert!(e.contains("u is a string longer than"), "{e}");
+            assert!(e.to_string().contains("u is a string longer than"), "{e}");
         }
     }
 }

@@ -167,14 +167,14 @@ mod tests {
     }
 
     /// Every frame of a body, or its first error.
-    fn drain(body: Limited) -> Result<Vec<u8>, String> {
+    fn drain(body: Limited) -> Result<Vec<u8>, HttpError> {
         let mut body = Box::pin(body);
         let mut out = Vec::new();
         futures::executor::block_on(std::future::poll_fn(|cx| {
             loop {
                 match body.as_mut().poll_frame(cx) {
                     Poll::Ready(None) => return Poll::Ready(Ok(())),
-                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e.to_string())),
+                    Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
                     Poll::Ready(Some(Ok(f))) => out.extend_from_slice(f.data_ref().unwrap()),
                     Poll::Pending => return Poll::Pending,
                 }
@@ -191,7 +191,7 @@ mod tests {
             seen: 0,
         };
         assert_eq!(drain(limited(16, Limit::Refuse(16))).unwrap().len(), 16);
-        let e = drain(limited(1 << 20, Limit::Refuse(16))).unwrap_err();
+        let e = drain(limited(1 << 20, Limit::Refuse(16))).unwrap_err().to_string();
         assert!(e.contains("more than the 16 bytes"), "{e}");
         assert_eq!(drain(limited(1 << 20, Limit::Cut(100))).unwrap(), vec![7u8; 100]);
         assert_eq!(drain(limited(10, Limit::Cut(100))).unwrap(), vec![7u8; 10]);

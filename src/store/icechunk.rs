@@ -112,6 +112,34 @@ pub struct Repo {
 
 /// The crate's error as one line: its `Display` adds a span trace after a
 /// blank line.
+/// What the icechunk library reported, in one line (its errors carry a
+/// span trace and nested sources that a log line cannot hold), and whether
+/// it says that what was asked for does not exist.
+#[derive(Debug, thiserror::Error)]
+#[error("{text}")]
+pub(super) struct Reported {
+    text: String,
+    not_found: bool,
+}
+
+/// A repository's error, which says by its kind when a snapshot, branch
+/// or tag is not there.
+fn reported_repository(e: icechunk::repository::RepositoryError) -> Reported {
+    use icechunk::format::IcechunkFormatErrorKind as F;
+    use icechunk::repository::RepositoryErrorKind as R;
+    use icechunk::storage::StorageErrorKind as S;
+    let not_found = matches!(
+        &e.kind,
+        R::SnapshotNotFound { .. }
+            | R::FormatError(F::SnapshotIdNotFound { .. } | F::BranchNotFound { .. } | F::TagNotFound { .. })
+            | R::StorageError(S::ObjectNotFound)
+    );
+    Reported {
+        text: line(e),
+        not_found,
+    }
+}
+
 fn line(e: impl std::fmt::Display) -> String {
     let text = e.to_string();
     let first = text.split("\ncontext:").next().unwrap_or_default();
@@ -130,9 +158,10 @@ impl Repo {
             .build()?;
         let deadline = opts.request_timeout.saturating_mul(3);
         let bad = |e: String| io::Error::other(format!("{display}: {e}"));
+        let refused = |e: config::ConfigError| bad(e.to_string());
         let repo = runtime.block_on(async {
-            let options = config::Options::new(opts).map_err(bad)?;
-            let storage = config::storage_for(source, &options).await.map_err(bad)?;
+            let options = config::Options::new(opts).map_err(refused)?;
+            let storage = config::storage_for(source, &options).await.map_err(refused)?;
             let open = Repository::open(storage).execute();
             let repo = match tokio::time::timeout(deadline, open).await {
                 Err(_) => return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{display}: no answer"))),
@@ -145,7 +174,7 @@ impl Repo {
                     "{repository} declares virtual chunks in {prefixes}: they give EIO unless allowed with --store-option virtual_chunks=PREFIX"
                 );
             }
-            match config::virtual_access(repo.config(), &options).map_err(bad)? {
+            match config::virtual_access(repo.config(), &options).map_err(refused)? {
                 None => Ok(repo),
                 Some(access) => repo
                     .reopen(Some(access.config), Some(access.credentials))
@@ -170,7 +199,7 @@ impl Repo {
         self.repo.spec_version() as u8
     }
 
-    fn run<T>(&self, what: &str, f: impl Future<Output = Result<T, String>>) -> io::Result<T> {
+    fn run<T>(&self, what: &str, f: impl Future<Output = Result<T, Reported>>) -> io::Result<T> {
         let _asking = inflight::begin(&format!("{}: {what}", self.display));
         self.runtime.block_on(async {
             match tokio::time::timeout(self.deadline, f).await {
@@ -178,7 +207,13 @@ impl Repo {
                     io::ErrorKind::TimedOut,
                     format!("{}: {what}: no answer in {:?}", self.display, self.deadline),
                 )),
-                Ok(r) => r.map_err(|e| io::Error::other(format!("{}: {what}: {e}", self.display))),
+                Ok(r) => r.map_err(|e| {
+                    let kind = match e.not_found {
+                        true => io::ErrorKind::NotFound,
+                        false => io::ErrorKind::Other,
+                    };
+                    io::Error::new(kind, format!("{}: {what}: {e}", self.display))
+                }),
             }
         })
     }
@@ -209,11 +244,11 @@ impl Repo {
         }
         let id = self
             .run("resolve", async {
-                self.repo.resolve_version(&info).await.map_err(line)
+                self.repo.resolve_version(&info).await.map_err(reported_repository)
             })
             .map_err(|e| match version {
                 // The repository has no such snapshot object.
-                Version::Snapshot(_) if e.to_string().contains("not found") => {
+                Version::Snapshot(_) if e.kind() == io::ErrorKind::NotFound => {
                     VersionError::NoSuch(format!("no {version} in {}", self.display))
                 }
                 _ => VersionError::Io(e),
@@ -233,8 +268,8 @@ impl Repo {
     fn ref_names(&self, kind: RefKind) -> io::Result<BTreeSet<String>> {
         self.run(kind.plural(), async {
             match kind {
-                RefKind::Branch => self.repo.list_branches().await.map_err(line),
-                RefKind::Tag => self.repo.list_tags().await.map_err(line),
+                RefKind::Branch => self.repo.list_branches().await.map_err(reported_repository),
+                RefKind::Tag => self.repo.list_tags().await.map_err(reported_repository),
             }
         })
     }
@@ -249,7 +284,7 @@ impl Repo {
                     RefKind::Branch => self.repo.lookup_branch(&name).await,
                     RefKind::Tag => self.repo.lookup_tag(&name).await,
                 };
-                out.insert(name, id.map_err(line)?.to_string());
+                out.insert(name, id.map_err(reported_repository)?.to_string());
             }
             Ok(out)
         })
@@ -315,7 +350,7 @@ impl Repo {
             self.repo
                 .readonly_session(&VersionInfo::SnapshotId(id))
                 .await
-                .map_err(line)
+                .map_err(reported_repository)
         })?;
         let store = self
             .runtime

@@ -128,18 +128,29 @@ pub fn aws_profile(name: &str, credentials: &str, config: &str) -> Option<Vec<(S
     )
 }
 
+/// Why an object-store client cannot be built for a URL.
+#[derive(Debug, thiserror::Error)]
+enum BuildError {
+    #[error("unknown option {0:?} for this kind of store")]
+    UnknownOption(String),
+    #[error("{0:?} URLs are not stores nzfs reads")]
+    Scheme(object_store::ObjectStoreScheme),
+    #[error(transparent)]
+    Client(#[from] object_store::Error),
+}
+
 /// Apply `settings` to a builder whose keys parse as `K`; an unknown key
 /// that must be known is an error naming it.
 fn configure<B, K: std::str::FromStr>(
     builder: B,
     settings: &[(String, String, bool)],
     set: impl Fn(B, K, &str) -> B,
-) -> Result<B, String> {
+) -> Result<B, BuildError> {
     settings
         .iter()
         .try_fold(builder, |b, (key, value, strict)| match key.parse::<K>() {
             Ok(k) => Ok(set(b, k, value)),
-            Err(_) if *strict => Err(format!("unknown option {key:?} for this kind of store")),
+            Err(_) if *strict => Err(BuildError::UnknownOption(key.clone())),
             Err(_) => Ok(b),
         })
 }
@@ -149,35 +160,34 @@ fn build(
     url: &url::Url,
     opts: &RemoteOptions,
     connector: BoundedConnector<impl HttpConnector>,
-) -> Result<(Box<dyn ObjectStore>, Path), String> {
+) -> Result<(Box<dyn ObjectStore>, Path), BuildError> {
     use object_store::ObjectStoreScheme as S;
-    let (scheme, path) = S::parse(url).map_err(|e| e.to_string())?;
+    let (scheme, path) = S::parse(url).map_err(object_store::Error::from)?;
     let settings = opts.settings(url.scheme());
     let retry = opts.retry();
-    let e = |e: object_store::Error| e.to_string();
     let store: Box<dyn ObjectStore> = match scheme {
         S::AmazonS3 => {
             let b = object_store::aws::AmazonS3Builder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
+            Box::new(b.with_retry(retry).with_http_connector(connector).build()?)
         }
         S::GoogleCloudStorage => {
             let b = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
+            Box::new(b.with_retry(retry).with_http_connector(connector).build()?)
         }
         S::MicrosoftAzure => {
             let b = object_store::azure::MicrosoftAzureBuilder::new().with_url(url.as_str());
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
+            Box::new(b.with_retry(retry).with_http_connector(connector).build()?)
         }
         S::Http => {
             let base = &url[..url::Position::BeforePath];
             let b = object_store::http::HttpBuilder::new().with_url(base);
             let b = configure(b, &settings, |b, k, v| b.with_config(k, v))?;
-            Box::new(b.with_retry(retry).with_http_connector(connector).build().map_err(e)?)
+            Box::new(b.with_retry(retry).with_http_connector(connector).build()?)
         }
-        other => return Err(format!("{other:?} URLs are not stores nzfs reads")),
+        other => return Err(BuildError::Scheme(other)),
     };
     Ok((store, path))
 }
@@ -212,10 +222,28 @@ fn io_error(what: &str, e: object_store::Error) -> io::Error {
     let kind = match &e {
         E::NotFound { .. } => io::ErrorKind::NotFound,
         E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
-        _ if text.to_ascii_lowercase().contains("timed out") || text.contains("Timeout") => io::ErrorKind::TimedOut,
+        _ if timed_out(&e) => io::ErrorKind::TimedOut,
         _ => io::ErrorKind::Other,
     };
     io::Error::new(kind, format!("{what}: {}", concise(&text)))
+}
+
+/// Whether a cause of `e` is a request or connection that timed out: the
+/// HTTP client's own error kind, or an I/O error's.
+fn timed_out(e: &object_store::Error) -> bool {
+    use object_store::client::{HttpError, HttpErrorKind};
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if c.downcast_ref::<HttpError>()
+            .is_some_and(|h| h.kind() == HttpErrorKind::Timeout)
+            || c.downcast_ref::<io::Error>()
+                .is_some_and(|i| i.kind() == io::ErrorKind::TimedOut)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// One line of an object_store error: the server's XML body (which can be
@@ -540,6 +568,25 @@ async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A timeout is known by the HTTP client's error kind anywhere in the
+    /// chain, not by the words of a message.
+    #[test]
+    fn a_timeout_is_known_by_its_kind() {
+        use object_store::client::{HttpError, HttpErrorKind};
+        let generic = |kind, words: &str| object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(HttpError::new(kind, io::Error::other(words.to_string()))),
+        };
+        assert_eq!(
+            io_error("k", generic(HttpErrorKind::Timeout, "no words")).kind(),
+            io::ErrorKind::TimedOut
+        );
+        assert_eq!(
+            io_error("k", generic(HttpErrorKind::Request, "Timeout in the text")).kind(),
+            io::ErrorKind::Other
+        );
+    }
 
     #[test]
     fn aws_profiles_are_read_from_the_shared_files() {

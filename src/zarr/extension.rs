@@ -5,10 +5,6 @@
 
 use super::json::{JsonError, Value};
 
-/// How [`MetadataError::UnknownDataType`] begins: the filesystem recognises
-/// an array refused only for its data type by it.
-pub const UNSUPPORTED_TYPE: &str = "unsupported data type";
-
 /// Largest decoded chunk nzfs will hold in memory (2 GiB).
 pub const MAX_CHUNK_BYTES: u64 = 2 << 30;
 
@@ -29,7 +25,7 @@ pub enum MetadataError {
     Invalid { member: &'static str, reason: String },
     #[error("unknown member `{0}` without \"must_understand\": false")]
     UnknownField(String),
-    #[error("{UNSUPPORTED_TYPE} `{0}`")]
+    #[error("unsupported data type `{0}`")]
     UnknownDataType(String),
     #[error("fill_value {value} does not fit data type {data_type}")]
     BadFillValue { data_type: String, value: String },

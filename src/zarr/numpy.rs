@@ -16,6 +16,29 @@ use super::data_type::{DataType, TimeUnit};
 use super::extension::MetadataError;
 use super::json::Value;
 
+/// Why a numpy type string is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DtypeError {
+    #[error("`{0}` is not a numpy type string")]
+    NotATypeString(String),
+    #[error("`{0}` has no type code")]
+    NoTypeCode(String),
+    #[error("`{0}` has no valid size")]
+    BadSize(String),
+    #[error("`{0}` is not a datetime type with a unit")]
+    NoUnit(String),
+    #[error("`{0}` has a bad scale")]
+    BadScale(String),
+    #[error("`{0}` has an unknown time unit")]
+    UnknownUnit(String),
+    #[error("object dtype `|O` without a vlen-utf8 or vlen-bytes codec")]
+    Object,
+    #[error("unsupported numpy type `{0}`")]
+    Unsupported(String),
+    #[error("{text} ({name}) is not a numeric type")]
+    NotNumeric { text: String, name: String },
+}
+
 /// The kind of a numeric numpy type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumKind {
@@ -59,9 +82,12 @@ impl NumType {
     }
 
     /// Parse a numeric type string.
-    pub fn parse(s: &str) -> Result<NumType, String> {
+    pub fn parse(s: &str) -> Result<NumType, DtypeError> {
         let (dt, big) = parse_dtype(s)?;
-        let native = Self::native(&dt).ok_or_else(|| format!("{s} ({}) is not a numeric type", dt.name()))?;
+        let native = Self::native(&dt).ok_or_else(|| DtypeError::NotNumeric {
+            text: s.to_string(),
+            name: dt.name(),
+        })?;
         Ok(NumType { big, ..native })
     }
 
@@ -95,7 +121,7 @@ pub fn utf32_width(s: &str) -> Option<(bool, usize)> {
 /// Parse a numpy type string into a data type and whether its stored bytes
 /// are big-endian. `|O` (objects) and structured types are refused with a
 /// reason; the caller decides what an object array holds.
-pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
+pub fn parse_dtype(s: &str) -> Result<(DataType, bool), DtypeError> {
     let named = match s {
         "bool" => Some(DataType::Bool),
         "int8" => Some(DataType::Int8),
@@ -120,16 +146,19 @@ pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
     let big = match chars.next() {
         Some('<') | Some('|') | Some('=') => false,
         Some('>') => true,
-        _ => return Err(format!("`{s}` is not a numpy type string")),
+        _ => return Err(DtypeError::NotATypeString(s.to_string())),
     };
     let rest = chars.as_str();
-    let kind = rest.chars().next().ok_or_else(|| format!("`{s}` has no type code"))?;
+    let kind = rest
+        .chars()
+        .next()
+        .ok_or_else(|| DtypeError::NoTypeCode(s.to_string()))?;
     let spec = &rest[kind.len_utf8()..];
-    let size = || -> Result<usize, String> {
+    let size = || -> Result<usize, DtypeError> {
         spec.parse::<usize>()
             .ok()
             .filter(|&n| n > 0 && n <= 1 << 20)
-            .ok_or_else(|| format!("`{s}` has no valid size"))
+            .ok_or_else(|| DtypeError::BadSize(s.to_string()))
     };
     let dt = match (kind, spec) {
         ('b', "1") => DataType::Bool,
@@ -153,7 +182,7 @@ pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
             let unit = spec
                 .strip_prefix("8[")
                 .and_then(|u| u.strip_suffix(']'))
-                .ok_or_else(|| format!("`{s}` is not a datetime type with a unit"))?;
+                .ok_or_else(|| DtypeError::NoUnit(s.to_string()))?;
             let digits = unit.len() - unit.trim_start_matches(|c: char| c.is_ascii_digit()).len();
             let scale = if digits == 0 {
                 1
@@ -162,17 +191,17 @@ pub fn parse_dtype(s: &str) -> Result<(DataType, bool), String> {
                     .parse::<u32>()
                     .ok()
                     .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("`{s}` has a bad scale"))?
+                    .ok_or_else(|| DtypeError::BadScale(s.to_string()))?
             };
-            let unit = TimeUnit::parse(&unit[digits..]).ok_or_else(|| format!("`{s}` has an unknown time unit"))?;
+            let unit = TimeUnit::parse(&unit[digits..]).ok_or_else(|| DtypeError::UnknownUnit(s.to_string()))?;
             if kind == 'M' {
                 DataType::DateTime64 { unit, scale }
             } else {
                 DataType::TimeDelta64 { unit, scale }
             }
         }
-        ('O', _) => return Err("object dtype `|O` without a vlen-utf8 or vlen-bytes codec".into()),
-        _ => return Err(format!("unsupported numpy type `{s}`")),
+        ('O', _) => return Err(DtypeError::Object),
+        _ => return Err(DtypeError::Unsupported(s.to_string())),
     };
     // Single bytes have no order; `|` on a wider type means native.
     let big = big && dt.swap_unit() > 1;
@@ -193,7 +222,7 @@ pub fn parse_record(list: &[Value], depth: usize) -> Result<Record, MetadataErro
                     "field `{name}` is an object: a variable-length type, which records cannot hold"
                 )));
             }
-            Value::Str(s) => parse_dtype(s).map_err(bad)?,
+            Value::Str(s) => parse_dtype(s).map_err(|e| bad(e.to_string()))?,
             Value::Array(inner) => (DataType::Struct(Arc::new(parse_record(inner, depth + 1)?)), false),
             other => return Err(bad(format!("field `{name}` has type {other}"))),
         };

@@ -151,7 +151,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
                 other.unwrap_or("none")
             )));
         }
-        _ => parse_dtype(dtype).map_err(MetadataError::UnknownDataType)?,
+        _ => parse_dtype(dtype).map_err(|e| MetadataError::UnknownDataType(e.to_string()))?,
     };
     let filters = if data_type.element_size().is_none() {
         &filters[1..]

@@ -18,6 +18,33 @@ use icechunk::virtual_chunks::VirtualChunkContainer;
 use icechunk::{ObjectStoreConfig, RepositoryConfig, Storage};
 
 use super::line;
+
+/// Why an Icechunk repository cannot be opened with the options given.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ConfigError {
+    #[error(
+        "--store-option {key}: not an option of Icechunk repositories (they take {known}, \
+         and the google_* and azure_* options of gs:// and az:// stores)"
+    )]
+    UnknownOption { key: String, known: String },
+    #[error("an az:// repository needs its account: --store-option azure_storage_account_name=NAME")]
+    NoAzureAccount,
+    #[error(
+        "{0} repositories are not supported yet: use icechunk+s3://, icechunk+gs://, icechunk+az:// or a local path"
+    )]
+    Scheme(String),
+    #[error("--store-option {VIRTUAL}={0}: only s3:// and file:// virtual chunks can be read yet")]
+    VirtualScheme(String),
+    #[error("--store-option {VIRTUAL}={prefix}: {reason}")]
+    Container { prefix: String, reason: String },
+    /// What the icechunk library reported, in one line.
+    #[error("{0}")]
+    Library(String),
+}
+
+fn library(e: impl std::fmt::Display) -> ConfigError {
+    ConfigError::Library(line(e))
+}
 use crate::store::object::RemoteOptions;
 
 /// The `--store-option` keys an Icechunk repository takes.
@@ -56,17 +83,16 @@ fn cloud_key(key: &str) -> bool {
 }
 
 impl<'a> Options<'a> {
-    pub(super) fn new(opts: &'a RemoteOptions) -> Result<Options<'a>, String> {
+    pub(super) fn new(opts: &'a RemoteOptions) -> Result<Options<'a>, ConfigError> {
         if let Some((key, _)) = opts
             .options
             .iter()
             .find(|(k, _)| !KNOWN.contains(&k.as_str()) && !cloud_key(k))
         {
-            return Err(format!(
-                "--store-option {key}: not an option of Icechunk repositories (they take {}, \
-                 and the google_* and azure_* options of gs:// and az:// stores)",
-                KNOWN.join(", ")
-            ));
+            return Err(ConfigError::UnknownOption {
+                key: key.clone(),
+                known: KNOWN.join(", "),
+            });
         }
         let map = opts.environment.iter().chain(opts.options.iter()).cloned().collect();
         Ok(Options { map, opts })
@@ -128,7 +154,7 @@ impl<'a> Options<'a> {
 
 /// The storage of the repository at `url` (`icechunk+s3://bucket/prefix`,
 /// `icechunk+file:///path` or a plain local path).
-pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn Storage + Send + Sync>, String> {
+pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn Storage + Send + Sync>, ConfigError> {
     let opts = o.opts;
     let rest = url.strip_prefix("icechunk+").unwrap_or(url);
     if let Some(path) = rest
@@ -137,7 +163,7 @@ pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn St
     {
         return icechunk::new_local_filesystem_storage(Path::new(path))
             .await
-            .map_err(line);
+            .map_err(library);
     }
     let (scheme, path) = rest.split_once("://").unwrap_or_default();
     let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
@@ -146,7 +172,7 @@ pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn St
     match scheme {
         "s3" => icechunk::new_s3_object_store_storage(o.s3(), bucket, prefix, Some(o.s3_credentials()), vec![], vec![])
             .await
-            .map_err(line),
+            .map_err(library),
         "gs" | "gcs" => {
             use icechunk::storage::GcsCredentials;
             let credentials = if opts.anonymous {
@@ -155,13 +181,13 @@ pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn St
                 GcsCredentials::FromEnv
             };
             icechunk::storage::new_gcs_storage(bucket, prefix, Some(credentials), Some(o.map.clone()), vec![], vec![])
-                .map_err(line)
+                .map_err(library)
         }
         "az" | "azure" => {
             use icechunk::storage::AzureCredentials;
             let account = o
                 .get(&["azure_storage_account_name", "account_name"])
-                .ok_or("an az:// repository needs its account: --store-option azure_storage_account_name=NAME")?;
+                .ok_or(ConfigError::NoAzureAccount)?;
             let credentials = if opts.anonymous {
                 AzureCredentials::Anonymous
             } else {
@@ -169,11 +195,9 @@ pub(super) async fn storage_for(url: &str, o: &Options<'_>) -> Result<Arc<dyn St
             };
             icechunk::storage::new_azure_blob_storage(account, bucket, prefix, Some(credentials), Some(o.map.clone()))
                 .await
-                .map_err(line)
+                .map_err(library)
         }
-        other => Err(format!(
-            "{other} repositories are not supported yet: use icechunk+s3://, icechunk+gs://, icechunk+az:// or a local path"
-        )),
+        other => Err(ConfigError::Scheme(other.to_string())),
     }
 }
 
@@ -193,7 +217,10 @@ pub(super) struct VirtualAccess {
 /// declared with it (the repository's declaration may name another);
 /// otherwise the repository's declaration is used, or plain AWS S3 in the
 /// given region. A `file://` prefix needs no credentials.
-pub(super) fn virtual_access(declared: &RepositoryConfig, o: &Options<'_>) -> Result<Option<VirtualAccess>, String> {
+pub(super) fn virtual_access(
+    declared: &RepositoryConfig,
+    o: &Options<'_>,
+) -> Result<Option<VirtualAccess>, ConfigError> {
     let prefixes = o.virtual_prefixes();
     if prefixes.is_empty() {
         return Ok(None);
@@ -209,14 +236,16 @@ pub(super) fn virtual_access(declared: &RepositoryConfig, o: &Options<'_>) -> Re
             let store = (!has).then(|| ObjectStoreConfig::LocalFileSystem(path.into()));
             (store, Credentials::LocalFileSystemAccess)
         } else {
-            return Err(format!(
-                "--store-option {VIRTUAL}={prefix}: only s3:// and file:// virtual chunks can be read yet"
-            ));
+            return Err(ConfigError::VirtualScheme(prefix));
         };
         if let Some(store) = store {
-            let container = VirtualChunkContainer::new(prefix.clone(), store)
-                .map_err(|e| format!("--store-option {VIRTUAL}={prefix}: {e}"))?;
-            config.set_virtual_chunk_container(container)?;
+            let container_error = |e: String| ConfigError::Container {
+                prefix: prefix.clone(),
+                reason: e,
+            };
+            let container =
+                VirtualChunkContainer::new(prefix.clone(), store).map_err(|e| container_error(e.to_string()))?;
+            config.set_virtual_chunk_container(container).map_err(container_error)?;
         }
         credentials.insert(prefix, Some(credential));
     }
@@ -253,7 +282,10 @@ mod tests {
 
     #[test]
     fn unknown_options_are_refused_and_the_environment_is_not_checked() {
-        let err = Options::new(&options(&[("aws_regoin", "x")])).err().unwrap();
+        let err = Options::new(&options(&[("aws_regoin", "x")]))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(err.contains("aws_regoin") && err.contains("virtual_chunks"), "{err}");
         let mut env = options(&[]);
         env.environment.push(("aws_profile".into(), "x".into()));
@@ -261,7 +293,7 @@ mod tests {
     }
 
     /// What `virtual_access` makes of these options against `declared`.
-    fn access_for(declared: &RepositoryConfig, pairs: &[(&str, &str)]) -> Result<Option<VirtualAccess>, String> {
+    fn access_for(declared: &RepositoryConfig, pairs: &[(&str, &str)]) -> Result<Option<VirtualAccess>, ConfigError> {
         virtual_access(declared, &Options::new(&options(pairs)).unwrap())
     }
 

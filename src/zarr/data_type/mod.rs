@@ -17,7 +17,9 @@ use base64::Engine;
 use super::extension::{MetadataError, extension_name};
 use super::json::Value;
 
+mod fill;
 pub mod record;
+pub use fill::{FillError, FillNumber, fill_value_fits, fill_value_number};
 use record::Record;
 
 /// An element type from the core spec (plus the `r*` raw types).
@@ -573,74 +575,6 @@ pub fn encode_float(x: f64, size: usize) -> Vec<u8> {
             };
             f.to_ne_bytes().to_vec()
         }
-    }
-}
-
-/// A `_FillValue` attribute read as a number.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FillNumber {
-    Int(i128),
-    Float(f64),
-}
-
-impl FillNumber {
-    /// The value as an integer, when it is one.
-    pub fn integral(self) -> Option<i128> {
-        match self {
-            FillNumber::Int(i) => Some(i),
-            FillNumber::Float(x) if x.fract() == 0.0 && x.abs() < 1.9e19 => Some(x as i128),
-            FillNumber::Float(_) => None,
-        }
-    }
-
-    pub fn as_f64(self) -> f64 {
-        match self {
-            FillNumber::Int(i) => i as f64,
-            FillNumber::Float(x) => x,
-        }
-    }
-}
-
-/// Read a `_FillValue` attribute in any form writers use: a JSON number,
-/// `"NaN"`, `"Infinity"`, `"-Infinity"`, or xarray's base64 of a
-/// little-endian float64 (`"AAAAAICHw8A="` is -9999). The CDL header, the
-/// virtual netCDF file and `nzfs check` all read it here, and nowhere else.
-pub fn fill_value_number(v: &Value) -> Result<FillNumber, String> {
-    match v {
-        Value::Int(i) => Ok(FillNumber::Int((*i).into())),
-        Value::UInt(u) => Ok(FillNumber::Int((*u).into())),
-        Value::Float(x) => Ok(FillNumber::Float(*x)),
-        Value::Str(s) => match s.as_str() {
-            "NaN" => Ok(FillNumber::Float(f64::NAN)),
-            "Infinity" => Ok(FillNumber::Float(f64::INFINITY)),
-            "-Infinity" => Ok(FillNumber::Float(f64::NEG_INFINITY)),
-            b64 => {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(b64)
-                    .map_err(|_| "a string that is neither a number nor base64 float64".to_string())?;
-                let b: [u8; 8] = bytes
-                    .try_into()
-                    .map_err(|_| "base64 of other than 8 bytes".to_string())?;
-                Ok(FillNumber::Float(f64::from_le_bytes(b)))
-            }
-        },
-        other => Err(format!("a JSON {}", other.kind())),
-    }
-}
-
-/// Whether a `_FillValue` attribute can be a value of `dt`.
-pub fn fill_value_fits(v: &Value, dt: &DataType) -> Result<(), String> {
-    if matches!(v, Value::Bool(_)) && *dt == DataType::Bool {
-        return Ok(());
-    }
-    let n = fill_value_number(v)?;
-    match (dt, dt.int_range()) {
-        (DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Float64, _) => Ok(()),
-        (_, Some((lo, hi))) => match n.integral() {
-            Some(i) if (lo..=hi).contains(&i) => Ok(()),
-            _ => Err(format!("{} is outside {lo}..={hi} or not an integer", n.as_f64())),
-        },
-        (_, None) => Err(format!("no scalar value of {} to compare with", dt.name())),
     }
 }
 

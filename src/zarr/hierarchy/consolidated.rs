@@ -63,7 +63,7 @@ impl Hierarchy {
                 tracing::warn!(key = %path, "ignoring a consolidated metadata entry inside an array or repeated");
                 continue;
             }
-            if let NodeKind::Broken { reason } = &kind {
+            if let NodeKind::Broken { reason, .. } = &kind {
                 tracing::warn!(key = %path, %reason, "consolidated entry is unreadable");
             }
             let id = self.push(Some(parent), name, kind);

@@ -71,10 +71,32 @@ pub enum NodeKind {
         metadata: Option<Box<GroupMetadata>>,
     },
     Array(Arc<ArrayNode>),
-    /// A node nzfs cannot read, and why.
+    /// A node nzfs cannot read, and why. `unknown_type` when its metadata
+    /// is refused only for a data type nzfs does not know: such an array
+    /// still shows its `header.cdl`.
     Broken {
         reason: String,
+        unknown_type: bool,
     },
+}
+
+impl NodeKind {
+    /// A node unreadable for `reason`.
+    pub fn broken(reason: impl Into<String>) -> NodeKind {
+        NodeKind::Broken {
+            reason: reason.into(),
+            unknown_type: false,
+        }
+    }
+
+    /// A node whose metadata `e` refused, the reason prefixed by `what`
+    /// (the document) where given.
+    pub fn refused(e: &MetadataError, what: Option<&str>) -> NodeKind {
+        NodeKind::Broken {
+            reason: what.map_or_else(|| e.to_string(), |w| format!("{w}: {e}")),
+            unknown_type: matches!(e, MetadataError::UnknownDataType(_)),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -150,7 +172,7 @@ fn node_kind(parsed: Result<NodeMetadata, MetadataError>) -> NodeKind {
             metadata: Some(Box::new(g)),
         },
         Ok(NodeMetadata::Array(a)) => NodeKind::Array(Arc::new(ArrayNode { metadata: *a })),
-        Err(e) => NodeKind::Broken { reason: e.to_string() },
+        Err(e) => NodeKind::refused(&e, None),
     }
 }
 
@@ -182,7 +204,7 @@ impl Hierarchy {
                 // showing only its header.
                 Err(e @ MetadataError::UnknownDataType(_)) => {
                     tracing::warn!(key = "zarr.json", reason = %e, "the root array cannot be shown; its header is");
-                    h.push(None, "", NodeKind::Broken { reason: e.to_string() });
+                    h.push(None, "", NodeKind::refused(&e, None));
                     return Ok(h);
                 }
                 r => r.map_err(bad_root("zarr.json"))?,
@@ -213,8 +235,10 @@ impl Hierarchy {
             h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
         } else if let Some(kind) = walk::v2_docs(store, "", MAX_METADATA_BYTES)?.map(|d| d.kind(&mut h.budget)) {
             h.zarr_format = 2;
-            if let NodeKind::Broken { reason } = &kind
-                && !reason.contains(super::extension::UNSUPPORTED_TYPE)
+            if let NodeKind::Broken {
+                reason,
+                unknown_type: false,
+            } = &kind
             {
                 return Err(OpenError::BadRoot {
                     key: ".zarray/.zgroup",
@@ -338,7 +362,7 @@ mod tests {
         let reasons: Vec<Option<&str>> = h.nodes[1..]
             .iter()
             .map(|n| match &n.kind {
-                NodeKind::Broken { reason } => Some(reason.as_str()),
+                NodeKind::Broken { reason, .. } => Some(reason.as_str()),
                 _ => None,
             })
             .collect();
@@ -447,7 +471,7 @@ mod tests {
         };
         assert_eq!(arr.metadata.dimension_names, [Some("x".to_string())]);
         let bad = h.child(0, "bad").unwrap();
-        assert!(matches!(&h.nodes[bad].kind, NodeKind::Broken { reason } if reason.contains(".zarray")));
+        assert!(matches!(&h.nodes[bad].kind, NodeKind::Broken { reason, .. } if reason.contains(".zarray")));
     }
 
     #[test]

@@ -86,9 +86,7 @@ pub(super) fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &s
             metadata: Some(Box::new(g)),
         })
     };
-    parsed.unwrap_or_else(|e| NodeKind::Broken {
-        reason: format!("{what}: {e}"),
-    })
+    parsed.unwrap_or_else(|e| NodeKind::refused(&e, Some(what)))
 }
 
 impl V2Docs {
@@ -106,18 +104,14 @@ impl V2Docs {
         let kept = doc.as_ref().map_or(0, |d| d.1) + attrs.as_ref().map_or(0, |a| a.as_ref().map_or(0, |a| a.1));
         if let Some(reason) = budget.spend(kept) {
             tracing::warn!(key = %self.key, %reason, "node is unreadable");
-            return NodeKind::Broken { reason };
+            return NodeKind::broken(reason);
         }
         let kind = match (doc, attrs) {
             (Ok((doc, _)), Ok(attrs)) => v2_kind(self.array, &doc, attrs.as_ref().map(|a| &a.0), name),
-            (Err(e), _) => NodeKind::Broken {
-                reason: format!("{name}: {e}"),
-            },
-            (_, Err((ak, e))) => NodeKind::Broken {
-                reason: format!("{ak}: {e}"),
-            },
+            (Err(e), _) => NodeKind::broken(format!("{name}: {e}")),
+            (_, Err((ak, e))) => NodeKind::broken(format!("{ak}: {e}")),
         };
-        if let NodeKind::Broken { reason } = &kind {
+        if let NodeKind::Broken { reason, .. } = &kind {
             tracing::warn!(key = %self.key, %reason, "node is unreadable");
         }
         kind
@@ -230,11 +224,11 @@ impl Hierarchy {
                 let kind = match parse_document(&bytes, Document::Node) {
                     Err(e) => node_kind(Err(e.into())),
                     Ok((doc, kept)) => match self.budget.spend(kept) {
-                        Some(reason) => NodeKind::Broken { reason },
+                        Some(reason) => NodeKind::broken(reason),
                         None => node_kind(NodeMetadata::from_json(&doc)),
                     },
                 };
-                if let NodeKind::Broken { reason } = &kind {
+                if let NodeKind::Broken { reason, .. } = &kind {
                     tracing::warn!(key = %key, %reason, "node is unreadable");
                 }
                 kind
@@ -254,7 +248,7 @@ impl Hierarchy {
             }
             Err(e) => {
                 tracing::warn!(prefix = %path, error = %e, "cannot read metadata; node is unreadable");
-                NodeKind::Broken { reason: e.to_string() }
+                NodeKind::broken(e.to_string())
             }
         };
         let is_group = matches!(kind, NodeKind::Group { .. });

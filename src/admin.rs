@@ -16,7 +16,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 use crate::daemon::CliError;
 use crate::fs::status::XATTR;
-use crate::zarr::json::{self, Value};
+use crate::json::{self, Value};
 
 /// How long `nzfs status` waits for the mount to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);

@@ -11,7 +11,7 @@ use std::path::Path;
 use crate::array::Dataset;
 use crate::cdl::VersionRoot;
 use crate::cli::{CliError, StoreArgs};
-use crate::references::{Home, ReferenceStore, TargetOptions, Targets};
+use crate::store::references::{Home, ReferenceStore, TargetOptions, Targets};
 use crate::store::{FilesystemStore, ReadableStore, Symlinks};
 use crate::zarr::hierarchy::{Hierarchy, OpenError};
 

@@ -5,7 +5,7 @@ mod common;
 
 use std::process::Command;
 
-use nzfs::zarr::json::{self, Value};
+use nzfs::json::{self, Value};
 
 /// Run `nzfs check --json STORE`: (exit code, the JSON document).
 fn check(store: &str) -> (i32, Value) {

@@ -14,10 +14,10 @@ use common::mount::{Mount, nzfs};
 fn pools_follow_the_cpus_the_daemon_may_use() {
     let status = |m: &Mount| {
         let out = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
-        nzfs::zarr::json::parse(&out.stdout).unwrap()
+        nzfs::json::parse(&out.stdout).unwrap()
     };
-    let at = |doc: &nzfs::zarr::json::Value, a: &str, b: &str| doc.get(a).and_then(|v| v.get(b)).cloned();
-    let int = |v: Option<nzfs::zarr::json::Value>| v.and_then(|v| v.as_u64());
+    let at = |doc: &nzfs::json::Value, a: &str, b: &str| doc.get(a).and_then(|v| v.get(b)).cloned();
+    let int = |v: Option<nzfs::json::Value>| v.and_then(|v| v.as_u64());
     // This thread, and the mount it starts, on CPU 0 alone.
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it.
     unsafe {

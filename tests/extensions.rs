@@ -5,7 +5,7 @@
 mod common;
 
 use common::mount::Mount;
-use nzfs::zarr::json::{Value, parse};
+use nzfs::json::{Value, parse};
 
 #[test]
 fn the_2026_codecs_read_as_zarr_python_reads_them() {

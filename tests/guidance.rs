@@ -170,7 +170,7 @@ fn relative_paths_are_shown_absolute() {
     assert!(out.status.success(), "{}", stderr(&out));
     let mp = std::fs::canonicalize(tmp.path().join("a/mnt")).unwrap();
     let status = nzfs(&["status", "--json", mp.to_str().unwrap()]);
-    let doc = nzfs::zarr::json::parse(&status.stdout).unwrap();
+    let doc = nzfs::json::parse(&status.stdout).unwrap();
     let store = doc.get("store").and_then(|v| v.as_str()).unwrap().to_string();
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
     let line = mounts
@@ -309,7 +309,7 @@ fn logs_have_no_colour_codes_and_the_log_directory_stays_bounded() {
 fn si_sizes_are_si_and_the_version_says_commit_and_features() {
     let m = common::mount::Mount::new("sample.zarr", &["--cache-size", "1GB"]);
     let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
-    let doc = nzfs::zarr::json::parse(&status.stdout).unwrap();
+    let doc = nzfs::json::parse(&status.stdout).unwrap();
     let budget = doc
         .get("cache")
         .and_then(|c| c.get("budget_bytes"))
@@ -354,12 +354,8 @@ fn a_store_that_does_not_declare_nz_gets_no_warning() {
     // Scripts tell the two apart from the JSON too.
     for (store, declared) in [("nz_undeclared.zarr", false), ("nz_shared_dimension.zarr", true)] {
         let out = nzfs(&["check", "--json", common::data_dir().join(store).to_str().unwrap()]);
-        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
-        assert_eq!(
-            doc.get("declared"),
-            Some(&nzfs::zarr::json::Value::Bool(declared)),
-            "{store}"
-        );
+        let doc = nzfs::json::parse(&out.stdout).unwrap();
+        assert_eq!(doc.get("declared"), Some(&nzfs::json::Value::Bool(declared)), "{store}");
     }
     let m = common::mount::Mount::new("nz_shared_dimension.zarr", &[]);
     assert!(

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::mount::{Mount, nzfs};
-use nzfs::zarr::json::{self, Value};
+use nzfs::json::{self, Value};
 
 const REPO: &str = "icechunk/history";
 

@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 
 use common::mount::Mount;
-use nzfs::zarr::json::Value;
+use nzfs::json::Value;
 
 fn count(doc: &Value, a: &str, b: &str) -> u64 {
     doc.get(a)

@@ -82,7 +82,7 @@ impl Rng {
 }
 
 fn json(s: &str) -> String {
-    nzfs::zarr::json::Value::Str(s.to_string()).to_string()
+    nzfs::json::Value::Str(s.to_string()).to_string()
 }
 
 /// A consolidated store (names need not be file names): a root group and a

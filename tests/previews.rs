@@ -29,13 +29,13 @@ fn rows_array(store: &Path, name: &str, shape: [u64; 2], codec: &str) {
     std::fs::write(dir.join("zarr.json"), meta).unwrap();
 }
 
-fn status(mp: &Path) -> nzfs::zarr::json::Value {
+fn status(mp: &Path) -> nzfs::json::Value {
     let out = common::mount::nzfs(&["status", "--json", mp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    nzfs::zarr::json::parse(&out.stdout).unwrap()
+    nzfs::json::parse(&out.stdout).unwrap()
 }
 
-fn count(v: &nzfs::zarr::json::Value, path: &[&str]) -> u64 {
+fn count(v: &nzfs::json::Value, path: &[&str]) -> u64 {
     path.iter()
         .fold(v, |v, k| v.get(k).unwrap_or_else(|| panic!("no {k} in {v}")))
         .as_u64()
@@ -106,7 +106,7 @@ fn no_previews_hides_them() {
     assert!(!names.iter().any(|n| n.ends_with(".png")), "{names:?}");
     assert_eq!(
         status(&m.mp).get("previews").unwrap().get("shown"),
-        Some(&nzfs::zarr::json::Value::Bool(false))
+        Some(&nzfs::json::Value::Bool(false))
     );
     // The same as a mount(8)/fstab option.
     let o = Mount::new("previews.zarr", &["-o", "no_previews"]);

@@ -162,8 +162,8 @@ fn every_set_reads_as_xarray_reads_it_through_fsspec() {
 
 /// A copy of `set` (a JSON file of tests/data/kerchunk) in `dir`, its
 /// references changed by `edit`.
-fn edited(set: &str, dir: &Path, edit: impl Fn(&mut nzfs::zarr::json::Value)) -> PathBuf {
-    use nzfs::zarr::json::{self, Value};
+fn edited(set: &str, dir: &Path, edit: impl Fn(&mut nzfs::json::Value)) -> PathBuf {
+    use nzfs::json::{self, Value};
     let mut doc = json::parse(&std::fs::read(kerchunk().join(set)).unwrap()).unwrap();
     if let Value::Object(top) = &mut doc {
         for (k, v) in top.iter_mut() {
@@ -177,8 +177,8 @@ fn edited(set: &str, dir: &Path, edit: impl Fn(&mut nzfs::zarr::json::Value)) ->
     path
 }
 
-fn set_ref(refs: &mut nzfs::zarr::json::Value, key: &str, value: nzfs::zarr::json::Value) {
-    if let nzfs::zarr::json::Value::Object(entries) = refs {
+fn set_ref(refs: &mut nzfs::json::Value, key: &str, value: nzfs::json::Value) {
+    if let nzfs::json::Value::Object(entries) = refs {
         for (k, v) in entries.iter_mut() {
             if k == key {
                 *v = value.clone();
@@ -192,7 +192,7 @@ fn set_ref(refs: &mut nzfs::zarr::json::Value, key: &str, value: nzfs::zarr::jso
 /// line naming the key and the target; the rest of the set reads.
 #[test]
 fn bad_references_fail_their_own_chunks_only() {
-    use nzfs::zarr::json::Value;
+    use nzfs::json::Value;
     let dir = tempfile::tempdir().unwrap();
     for f in ["day0.nc", "day1.nc", "day2.nc"] {
         std::fs::copy(kerchunk().join(f), dir.path().join(f)).unwrap();
@@ -246,7 +246,7 @@ fn bad_references_fail_their_own_chunks_only() {
 /// `virtual_chunks=`: without it, EIO and a log line with the option.
 #[test]
 fn targets_elsewhere_need_allowing() {
-    use nzfs::zarr::json::Value;
+    use nzfs::json::Value;
     let dir = tempfile::tempdir().unwrap();
     let sets = dir.path().join("sets");
     std::fs::create_dir(&sets).unwrap();
@@ -397,8 +397,8 @@ mod remote {
         check(&m, "multi.json", "s3:// targets");
     }
 
-    fn absolute(refs: &mut nzfs::zarr::json::Value, base: &str) {
-        use nzfs::zarr::json::Value;
+    fn absolute(refs: &mut nzfs::json::Value, base: &str) {
+        use nzfs::json::Value;
         if let Value::Object(entries) = refs {
             for (_, v) in entries.iter_mut() {
                 if let Value::Array(items) = v

@@ -250,7 +250,7 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
         // nzfs status shows the disk cache, and counts as store reads only
         // what reached the server.
         let out = common::mount::nzfs(&["status", "--json", second.mp.to_str().unwrap()]);
-        let doc = nzfs::zarr::json::parse(&out.stdout).unwrap();
+        let doc = nzfs::json::parse(&out.stdout).unwrap();
         let int = |a: &str, b: &str| doc.get(a).and_then(|v| v.get(b)).and_then(|v| v.as_u64());
         let gets = log
             .iter()

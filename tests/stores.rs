@@ -13,8 +13,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use nzfs::references::{Home, ReferenceStore, TargetOptions, Targets};
 use nzfs::store::disk_cache::DiskCached;
+use nzfs::store::references::{Home, ReferenceStore, TargetOptions, Targets};
 use nzfs::store::zip::ZipStore;
 use nzfs::store::{FilesystemStore, MemoryStore, RangeRequest, ReadableStore, Stamp, StoreKey};
 

@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use common::mount::{Mount, nzfs};
 use common::system::*;
 use nzfs::daemon::is_mount_point;
-use nzfs::zarr::json::Value;
+use nzfs::json::Value;
 
 #[test]
 fn mount_t_fuse_nzfs_takes_nzfs_options_ignores_mount_options_and_refuses_rw() {

@@ -39,11 +39,11 @@ mod types;
 
 use std::fmt::Write;
 
+use crate::json::Value;
 use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-use crate::zarr::json::Value;
 use crate::zarr::metadata::ArrayMetadata;
 use format::{double, float, name, quote};
 pub use types::type_name;
@@ -568,7 +568,7 @@ mod tests {
 
     #[test]
     fn attribute_mapping() {
-        let parse = |s: &str| crate::zarr::json::parse(s.as_bytes()).unwrap();
+        let parse = |s: &str| crate::json::parse(s.as_bytes()).unwrap();
         assert_eq!(attribute_text(&parse("3")), ("", "3LL".into()));
         assert_eq!(attribute_text(&parse("2.5")), ("", "2.5".into()));
         assert_eq!(attribute_text(&parse("[1, 2]")), ("", "1LL, 2LL".into()));

@@ -11,7 +11,7 @@
 //! caller's limit before any output is allocated.
 
 use super::CodecError;
-use crate::zarr::json::Value;
+use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 /// Check the configuration names values c-blosc knows.

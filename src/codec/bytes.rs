@@ -9,8 +9,8 @@
 //! little-endian, as the legacy `structured` type says.
 
 use super::CodecError;
+use crate::json::Value;
 use crate::zarr::data_type::DataType;
-use crate::zarr::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl BytesCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     #[test]
     fn big_endian_and_complex() {

@@ -16,8 +16,8 @@
 //! array's type.
 
 use super::CodecError;
+use crate::json::Value;
 use crate::zarr::data_type::DataType;
-use crate::zarr::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -250,7 +250,7 @@ impl CastValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn codec(config: &str, dt: &DataType) -> Result<CastValue, MetadataError> {
         CastValue::from_configuration(Some(&parse(config.as_bytes()).unwrap()), dt)

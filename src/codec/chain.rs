@@ -425,7 +425,7 @@ impl CodecChain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn spec(name: &str, config: Option<&str>, must_understand: bool) -> CodecSpec {
         CodecSpec {

@@ -25,7 +25,7 @@
 //! configuration, never from values inside the data.
 
 use super::CodecError;
-use crate::zarr::json::Value;
+use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
 use crate::zarr::numpy::{NumKind, NumType};
 

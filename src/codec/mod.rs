@@ -33,9 +33,9 @@ pub use chain::CodecChain;
 
 /// The first member of a codec's `configuration` that is not in `known`
 /// (the zarr-extensions codecs refuse what they do not know).
-pub(crate) fn unknown_member<'a>(config: Option<&'a crate::zarr::json::Value>, known: &[&str]) -> Option<&'a str> {
+pub(crate) fn unknown_member<'a>(config: Option<&'a crate::json::Value>, known: &[&str]) -> Option<&'a str> {
     config
-        .and_then(crate::zarr::json::Value::as_object)?
+        .and_then(crate::json::Value::as_object)?
         .iter()
         .map(|(k, _)| k.as_str())
         .find(|k| !known.contains(k))

@@ -18,7 +18,7 @@
 //! claims; a checksum mismatch is an error naming the codec.
 
 use super::{CodecError, read_bounded};
-use crate::zarr::json::Value;
+use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 /// A numcodecs compressor.

@@ -12,8 +12,8 @@
 //! the output is `elements × size` bytes.
 
 use super::CodecError;
+use crate::json::Value;
 use crate::zarr::data_type::DataType;
-use crate::zarr::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 const NAME: &str = "packbits";
@@ -165,7 +165,7 @@ impl PackBits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn codec(cfg: &str, dt: &DataType) -> Result<PackBits, MetadataError> {
         PackBits::from_configuration(Some(&parse(cfg.as_bytes()).unwrap()), dt)

@@ -12,8 +12,8 @@
 //! Invariant: the output has the input's size and type.
 
 use super::CodecError;
+use crate::json::Value;
 use crate::zarr::data_type::DataType;
-use crate::zarr::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 /// `offset` and `scale` in the array's type.
@@ -170,7 +170,7 @@ impl ScaleOffset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn codec(config: &str, dt: &DataType) -> Result<ScaleOffset, MetadataError> {
         ScaleOffset::from_configuration(Some(&parse(config.as_bytes()).unwrap()), dt)

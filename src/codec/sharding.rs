@@ -25,8 +25,8 @@
 //! lines).
 
 use super::{CodecChain, CodecError};
+use crate::json::Value;
 use crate::zarr::data_type::{DataType, FillValue};
-use crate::zarr::json::Value;
 use crate::zarr::metadata::{CodecSpec, MetadataError, codec_specs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,7 +358,7 @@ impl ShardingCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn codec(config: &str, shard: &[u64]) -> ShardingCodec {
         ShardingCodec::from_configuration(

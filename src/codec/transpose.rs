@@ -7,7 +7,7 @@
 //! `B[B_pos] = A[A_pos]` with `B_pos[i] = A_pos[order[i]]`; decoding rebuilds
 //! `A` in C order.
 
-use crate::zarr::json::Value;
+use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl Transpose {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn t(order: &str, ndim: usize) -> Result<Transpose, MetadataError> {
         Transpose::from_configuration(

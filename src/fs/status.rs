@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use super::{FsError, NzFs};
+use crate::json::Value;
 use crate::store::counted::StoreCounters;
-use crate::zarr::json::Value;
 
 /// The extended attribute of the mount root that holds the status.
 pub const XATTR: &str = "user.nzfs.status";

@@ -26,8 +26,8 @@ impl NzFs {
     /// The metadata document of node `n` as the store holds it (a Zarr v2
     /// array's `.zarray` with its `.zattrs` as `attributes`), for headers
     /// of nodes nzfs cannot model; `None` when it cannot be read.
-    pub(super) fn document_of(&self, n: usize) -> Option<crate::zarr::json::Value> {
-        use crate::zarr::json::Value;
+    pub(super) fn document_of(&self, n: usize) -> Option<crate::json::Value> {
+        use crate::json::Value;
         use crate::zarr::metadata::{Document, parse_document};
         let path = &self.hierarchy().nodes.get(n)?.path;
         let read = |name: &str| {

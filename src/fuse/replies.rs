@@ -19,7 +19,7 @@ impl FuseAdapter {
 
     /// The status document ([`crate::fs::status`]) with the adapter's part.
     pub(super) fn status(&self) -> String {
-        use crate::zarr::json::Value;
+        use crate::json::Value;
         let (bytes, entries) = self.backings.usage();
         let passthrough = Value::Object(vec![
             ("on".into(), Value::Bool(self.passthrough.load(Ordering::Relaxed))),

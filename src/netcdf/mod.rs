@@ -32,11 +32,11 @@
 mod order;
 pub use order::{copy_in_file_order, to_file_order};
 
+use crate::json::Value;
 use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-use crate::zarr::json::Value;
 
 /// Where each variable's data starts is aligned to this.
 pub const ALIGN: u64 = 4096;

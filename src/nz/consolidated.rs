@@ -2,9 +2,9 @@
 //! `zarr.json` documents and the listing of the store.
 
 use super::{Checker, Severity};
+use crate::json::{self, Value};
 use crate::store::join;
 use crate::zarr::hierarchy::{MAX_METADATA_BYTES, NodeKind};
-use crate::zarr::json::{self, Value};
 use crate::zarr::metadata::{Document, parse_document};
 
 pub(super) fn check_consolidated(c: &mut Checker) {
@@ -111,7 +111,7 @@ fn same_document(a: &Value, b: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json;
+    use crate::json;
 
     #[test]
     fn documents_compare_as_values() {

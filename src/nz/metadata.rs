@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use super::{Checker, Severity};
+use crate::json::Value;
 use crate::zarr::data_type::fill_value_fits;
 use crate::zarr::hierarchy::NodeKind;
-use crate::zarr::json::Value;
 use crate::zarr::metadata::ArrayMetadata;
 
 pub(super) fn check_declaration(c: &mut Checker) {

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::zarr::json::Value;
+use crate::json::Value;
 
 /// The report as text: one line per finding, then the coordinates.
 pub fn to_text(report: &Report) -> String {

@@ -2,8 +2,8 @@
 //! header beside its name, from the hierarchy alone.
 
 use super::{PREVIEW_NAME, attr};
+use crate::json::Value;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-use crate::zarr::json::Value;
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -22,9 +22,9 @@
 //! compresses, whose length is known only after encoding).
 
 use crate::array::Array;
+use crate::json::Value;
 use crate::zarr::data_type::DataType;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-use crate::zarr::json::Value;
 
 mod index;
 mod png;

@@ -13,7 +13,8 @@
 //! their own in the repository: they (and a version with no root group, such
 //! as the initial empty commit) answer a synthesized empty group.
 //!
-//! Invariants: every request runs on this module's runtime with a deadline
+//! Invariants: every request runs on the process's runtime
+//! ([`super::runtime`]) with a deadline
 //! (a stalled store gives `TimedOut`, never a hang) and is registered in
 //! [`super::inflight`]; a key the snapshot does not hold is `Ok(None)`, and
 //! any other failure (a corrupt manifest, an unreachable bucket) is an
@@ -104,7 +105,7 @@ pub enum VersionError {
 /// An open repository.
 pub struct Repo {
     repo: Repository,
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: &'static tokio::runtime::Runtime,
     /// The source without secrets, for messages.
     display: String,
     deadline: Duration,
@@ -151,11 +152,7 @@ impl Repo {
     /// `icechunk+file:///path` or a local path).
     pub fn open(source: &str, opts: &RemoteOptions) -> io::Result<Repo> {
         let display = super::redact_url(source).trim_end_matches('/').to_string();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(crate::cpus::io_threads())
-            .thread_name("nzfs-icechunk")
-            .enable_all()
-            .build()?;
+        let runtime = super::runtime()?;
         let deadline = opts.request_timeout.saturating_mul(3);
         let bad = |e: String| io::Error::other(format!("{display}: {e}"));
         let refused = |e: config::ConfigError| bad(e.to_string());
@@ -184,7 +181,7 @@ impl Repo {
         })?;
         Ok(Repo {
             repo,
-            runtime: Arc::new(runtime),
+            runtime,
             display,
             deadline,
         })

@@ -24,6 +24,7 @@ pub mod notes;
 #[cfg(feature = "remote")]
 pub mod object;
 mod redact;
+pub mod references;
 pub mod zip;
 
 use std::fmt;
@@ -270,6 +271,26 @@ pub trait ReadableStore: Send + Sync {
         let _ = path;
         Ok(None)
     }
+}
+
+/// The one tokio runtime every remote store runs its requests on (object
+/// storage, Icechunk repositories, the targets of reference sets): started
+/// on first use with [`crate::cpus::io_threads`] threads, which only move
+/// bytes (decoding happens on the callers' threads), and kept for the
+/// process's life. Callers block on their own request only.
+#[cfg(feature = "remote")]
+pub(crate) fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
+    static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    if let Some(r) = RUNTIME.get() {
+        return Ok(r);
+    }
+    let built = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(crate::cpus::io_threads())
+        .thread_name("nzfs-io")
+        .enable_all()
+        .build()?;
+    // Two first callers may both build one; the loser's is dropped unused.
+    Ok(RUNTIME.get_or_init(|| built))
 }
 
 /// What identifies one version of a stored object: its length, and a

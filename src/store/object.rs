@@ -1,7 +1,7 @@
 //! Object storage (S3, GCS, Azure, HTTP) through the `object_store` crate,
 //! behind the same [`ReadableStore`] boundary as a local directory.
 //!
-//! One multi-threaded tokio runtime per store runs the requests; callers
+//! The process's one tokio runtime ([`super::runtime`]) runs the requests; callers
 //! (FUSE threads) block on their own request only, so they never wait on
 //! each other. `get_ranges` issues its ranges concurrently (object_store
 //! merges nearby ranges of one object). Every request has a timeout and
@@ -198,7 +198,7 @@ pub struct RemoteStore {
     root: String,
     /// The URL without query string or credentials, for messages.
     display: String,
-    runtime: tokio::runtime::Runtime,
+    runtime: &'static tokio::runtime::Runtime,
 }
 
 /// Whether `s` names a remote store (a URL with a scheme nzfs reads).
@@ -293,11 +293,7 @@ impl RemoteStore {
         let display = super::redact_url(url).trim_end_matches('/').to_string();
         let (store, root) = build(&parsed, opts, BoundedConnector(connector))
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(crate::cpus::io_threads())
-            .thread_name("nzfs-remote")
-            .enable_all()
-            .build()?;
+        let runtime = super::runtime()?;
         Ok(RemoteStore {
             store: Arc::from(store),
             root: root.to_string(),
@@ -568,6 +564,25 @@ async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every remote store, of any bucket or scheme, runs on the process's
+    /// one runtime: a reference set naming many prefixes starts no more
+    /// threads than one store does.
+    #[test]
+    fn every_remote_store_shares_one_runtime() {
+        let opts = RemoteOptions {
+            environment: Vec::new(),
+            options: vec![("aws_region".into(), "us-east-1".into())],
+            anonymous: true,
+            connect_timeout: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(1),
+            retries: 0,
+        };
+        let a = RemoteStore::open("s3://one/a.zarr", &opts).unwrap();
+        let b = RemoteStore::open("s3://two/b.zarr", &opts).unwrap();
+        let c = RemoteStore::open("https://example.invalid/c.zarr", &RemoteOptions { options: Vec::new(), ..opts }).unwrap();
+        assert!(std::ptr::eq(a.runtime, b.runtime) && std::ptr::eq(b.runtime, c.runtime));
+    }
 
     /// A timeout is known by the HTTP client's error kind anywhere in the
     /// chain, not by the words of a message.

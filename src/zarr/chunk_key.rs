@@ -9,7 +9,7 @@
 //! The key is relative to the array's prefix.
 
 use super::extension::{MetadataError, extension_configuration, extension_name};
-use super::json::Value;
+use crate::json::Value;
 
 /// The grid index of the `linear`-th chunk of a grid of `grid_shape`
 /// chunks, in C order (the numbering every view uses).
@@ -85,7 +85,7 @@ impl ChunkKeyEncoding {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn enc(s: &str) -> ChunkKeyEncoding {
         ChunkKeyEncoding::from_json(&parse(s.as_bytes()).unwrap()).unwrap()

@@ -3,7 +3,7 @@
 //! configuration object, and [`MetadataError`], the one reason type for a
 //! refused document. A leaf module: it imports only `json`.
 
-use super::json::{JsonError, Value};
+use crate::json::{JsonError, Value};
 
 /// Largest decoded chunk nzfs will hold in memory (2 GiB).
 pub const MAX_CHUNK_BYTES: u64 = 2 << 30;

@@ -10,7 +10,7 @@
 //! whatever the document called it. Lookups are a binary search over runs.
 
 use super::extension::{MetadataError, invalid};
-use super::json::Value;
+use crate::json::Value;
 
 /// `count` chunks of `edge` elements, the first of them chunk `first`,
 /// starting at element `start` of the axis.
@@ -203,7 +203,7 @@ mod tests {
     use super::*;
 
     fn axes(json: &str, shape: &[u64]) -> Result<Vec<Axis>, MetadataError> {
-        let v = crate::zarr::json::parse(json.as_bytes()).unwrap();
+        let v = crate::json::parse(json.as_bytes()).unwrap();
         rectilinear(Some(&v), shape)
     }
 

@@ -13,7 +13,7 @@
 use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
 use super::grid::Axis;
-use super::json::{JsonError, Limits, Value};
+use crate::json::{JsonError, Limits, Value};
 
 use super::extension::invalid;
 pub use super::extension::{MAX_CHUNK_BYTES, MetadataError, extension_configuration, extension_name};
@@ -180,7 +180,7 @@ pub fn parse_document(bytes: &[u8], document: Document) -> Result<(Value, usize)
         max_members: ATTRIBUTES_MAX_COUNT,
         note_key: ATTRIBUTES_LEFT_OUT,
     };
-    let (doc, left_out) = super::json::parse_limited(bytes, &limits)?;
+    let (doc, left_out) = crate::json::parse_limited(bytes, &limits)?;
     if left_out > 0 {
         tracing::info!(
             bytes = left_out,

@@ -11,7 +11,6 @@ pub mod dimensions;
 pub mod extension;
 pub mod grid;
 pub mod hierarchy;
-pub mod json;
 pub mod metadata;
 pub mod numpy;
 pub mod text;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::data_type::record::{self, Record, bad};
 use super::data_type::{DataType, TimeUnit};
 use super::extension::MetadataError;
-use super::json::Value;
+use crate::json::Value;
 
 /// Why a numpy type string is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -287,7 +287,7 @@ mod tests {
     }
 
     fn v2(text: &str) -> Result<Record, MetadataError> {
-        let v = crate::zarr::json::parse(text.as_bytes()).unwrap();
+        let v = crate::json::parse(text.as_bytes()).unwrap();
         parse_record(v.as_array().unwrap(), 0)
     }
 

@@ -24,9 +24,9 @@ use base64::Engine;
 use super::chunk_key::ChunkKeyEncoding;
 use super::data_type::{DataType, FillValue};
 use super::extension::{MetadataError, invalid};
-use super::json::Value;
 use super::metadata::{ArrayMetadata, CodecSpec, GroupMetadata, check_chunk_grid, u64_list};
 use super::numpy::{parse_dtype, parse_record};
+use crate::json::Value;
 
 /// A member of an NCZarr document, in either spelling netCDF-C has used.
 fn nczarr<'a>(doc: Option<&'a Value>, key: &str) -> Option<&'a Value> {
@@ -345,7 +345,7 @@ fn base64_fill(b64: &str, dt: &DataType, big: bool) -> Option<FillValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn array(zarray: &str, zattrs: Option<&str>) -> Result<ArrayMetadata, MetadataError> {
         let attrs = zattrs.map(|a| parse(a.as_bytes()).unwrap());

@@ -11,7 +11,7 @@ pub mod users;
 
 use std::path::{Path, PathBuf};
 
-use nzfs::zarr::json::{self, Value};
+use nzfs::json::{self, Value};
 
 pub fn data_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data")

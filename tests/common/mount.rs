@@ -88,10 +88,10 @@ impl Mount {
     }
 
     /// `nzfs status --json` of this mount.
-    pub fn status(&self) -> nzfs::zarr::json::Value {
+    pub fn status(&self) -> nzfs::json::Value {
         let out = nzfs(&["status", "--json", self.mp.to_str().unwrap()]);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        nzfs::zarr::json::parse(&out.stdout).unwrap()
+        nzfs::json::parse(&out.stdout).unwrap()
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use super::mount::nzfs;
 use nzfs::daemon::is_mount_point;
-use nzfs::zarr::json::{self, Value};
+use nzfs::json::{self, Value};
 
 pub static SYSTEM: Mutex<()> = Mutex::new(());
 

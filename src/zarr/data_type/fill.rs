@@ -5,7 +5,7 @@
 use base64::Engine;
 
 use super::DataType;
-use crate::zarr::json::Value;
+use crate::json::Value;
 
 /// Why a `_FillValue` attribute is not a value of its array.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

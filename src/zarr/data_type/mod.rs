@@ -15,7 +15,7 @@ use std::sync::Arc;
 use base64::Engine;
 
 use super::extension::{MetadataError, extension_name};
-use super::json::Value;
+use crate::json::Value;
 
 mod fill;
 pub mod record;

@@ -19,8 +19,8 @@
 use base64::Engine;
 
 use super::{DataType, FillValue};
+use crate::json::Value;
 use crate::zarr::extension::MetadataError;
-use crate::zarr::json::Value;
 
 /// Most fields in one record (nested records count their own).
 pub const MAX_FIELDS: usize = 1024;
@@ -295,7 +295,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     #[test]
     fn v3_fields_in_both_spellings_and_their_fills() {

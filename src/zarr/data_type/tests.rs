@@ -17,7 +17,7 @@ mod value_tests {
 
 mod fill_tests {
     use super::super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     fn fill(dt: &str, v: &str) -> Result<Vec<u8>, MetadataError> {
         let dt = DataType::from_json(&parse(dt.as_bytes()).unwrap()).unwrap();

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::walk::v2_kind;
 use super::{Hierarchy, NodeKind, is_valid_node_name, node_kind};
-use crate::zarr::json::Value;
+use crate::json::Value;
 use crate::zarr::metadata::{MetadataError, NodeMetadata};
 
 impl Hierarchy {

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use super::{Hierarchy, NodeKind};
-use crate::zarr::json::Value;
+use crate::json::Value;
 
 /// The most axes an image names (NGFF allows five).
 const MAX_AXES: usize = 32;

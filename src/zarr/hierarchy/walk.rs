@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::{
     ArrayNode, Budget, Hierarchy, MAX_DEPTH, MAX_METADATA_BYTES, NodeKind, OpenError, is_valid_node_name, node_kind,
 };
+use crate::json::Value;
 use crate::store::{ReadableStore, StoreKey, is_too_large, join};
-use crate::zarr::json::Value;
 use crate::zarr::metadata::{Document, NodeMetadata, parse_document};
 use crate::zarr::v2;
 

@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 use nzfs::codec::{BytesToBytes, CodecChain};
 use nzfs::zarr::data_type::{DataType, FillValue};
-use nzfs::zarr::json;
+use nzfs::json;
 use nzfs::zarr::metadata::CodecSpec;
 
 fn spec(name: &str, config: &str) -> CodecSpec {

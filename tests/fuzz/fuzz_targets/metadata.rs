@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use nzfs::codec::CodecChain;
-use nzfs::zarr::json;
+use nzfs::json;
 use nzfs::zarr::metadata::NodeMetadata;
 
 fuzz_target!(|data: &[u8]| {

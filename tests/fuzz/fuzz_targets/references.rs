@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 
-use nzfs::references::{Home, ReferenceStore, TargetOptions, Targets};
+use nzfs::store::references::{Home, ReferenceStore, TargetOptions, Targets};
 use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
 
 fuzz_target!(|data: &[u8]| {

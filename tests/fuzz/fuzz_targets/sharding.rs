@@ -3,7 +3,7 @@
 use libfuzzer_sys::fuzz_target;
 use nzfs::codec::sharding::{InnerLocation, ShardingCodec};
 use nzfs::zarr::data_type::{DataType, FillValue};
-use nzfs::zarr::json;
+use nzfs::json;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, shard)) = data.split_first() else { return };

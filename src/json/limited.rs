@@ -159,7 +159,7 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json::parse;
+    use crate::json::parse;
 
     const LIMITS: Limits = Limits {
         limited: |k| k == "attributes",

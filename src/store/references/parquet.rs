@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use lru::LruCache;
 
 use super::{Ref, Spans, Targets, lock, spans_of};
+use crate::json::{self, Value};
 use crate::store::{ReadableStore, StoreKey};
-use crate::zarr::json::{self, Value};
 
 /// Decoded records kept, estimated in bytes.
 pub const RECORDS_BYTES: usize = 64 << 20;
@@ -392,7 +392,7 @@ mod tests {
     /// (parquet's own reader takes the end of a skipped field for done).
     #[test]
     fn a_header_skipping_past_the_end_is_an_error_at_the_end() {
-        let file = include_bytes!("../../tests/fuzz/seeds/references/skip-past-end.parq");
+        let file = include_bytes!("../../../tests/fuzz/seeds/references/skip-past-end.parq");
         let e = read_rows(file.to_vec(), 4).unwrap_err().to_string();
         assert!(e.contains("past the end of the record file"), "{e}");
     }

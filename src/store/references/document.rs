@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use base64::Engine;
 
 use super::template::{self, Scope, TemplateError, Val};
-use crate::zarr::json::Value;
+use crate::json::Value;
 
 /// The most keys one JSON set may hold (each costs about 100 bytes held).
 pub const MAX_REFERENCES: u64 = 1 << 20;
@@ -351,7 +351,7 @@ fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::zarr::json;
+    use crate::json;
 
     fn parse(doc: &str) -> Result<Vec<(String, Spec)>, SetError> {
         entries(&json::parse(doc.as_bytes()).unwrap())

@@ -35,8 +35,8 @@ use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
+use crate::json;
 use crate::store::{Access, Listing, ReadableStore, Stamp, StoreKey};
-use crate::zarr::json;
 pub use merge::PIECES_BYTES;
 use merge::{Pieces, Spans, spans_of};
 pub use targets::{Home, TargetOptions, Targets};

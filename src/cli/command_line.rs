@@ -4,41 +4,55 @@
 //! ordinary `nzfs mount` command line. A misspelled subcommand gets the
 //! nearest one instead of being taken for a SOURCE.
 //!
-//! Invariant: [`O_SETTINGS`] and [`O_SWITCHES`] are the one list of the
-//! settings `-o` may carry (the CSI plugin's vocabulary is built on them).
+//! Invariant: the `-o` vocabulary ([`o_options`]) is derived from
+//! `nzfs mount`'s own clap definition: every long flag is also a `-o`
+//! setting or switch, but the few in [`NOT_IN_O`], so a new flag needs no
+//! list edited (the CSI plugin's vocabulary is built on it too).
 
 use std::ffi::OsString;
+use std::sync::OnceLock;
 
-/// nzfs's own settings as `-o NAME=VALUE` (mount(8), fstab), and the flag
-/// each stands for.
-pub(crate) const O_SETTINGS: &[(&str, &str)] = &[
-    ("cache_size", "--cache-size"),
-    ("missing_chunks", "--missing-chunks"),
-    ("nc_format", "--nc-format"),
-    ("threads", "--threads"),
-    ("decoders", "--decoders"),
-    ("log_file", "--log-file"),
-    ("passthrough", "--passthrough"),
-    ("disk_cache", "--disk-cache"),
-    ("disk_cache_size", "--disk-cache-size"),
-    ("store_option", "--store-option"),
-    ("branch", "--branch"),
-    ("tag", "--tag"),
-    ("snapshot", "--snapshot"),
-    ("connect_timeout", "--connect-timeout"),
-    ("request_timeout", "--request-timeout"),
-    ("retries", "--retries"),
-];
+/// A setting `-o` may carry: its name there (`cache_size`), the flag it
+/// stands for (`--cache-size`), and whether it takes a value (`-o
+/// NAME=VALUE`) or is a switch (bare `-o NAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OOption {
+    pub name: String,
+    pub flag: String,
+    pub takes_value: bool,
+}
 
-/// nzfs's own switches as bare `-o NAME`.
-pub(crate) const O_SWITCHES: &[(&str, &str)] = &[
-    ("anonymous", "--anonymous"),
-    ("verbose", "--verbose"),
-    ("all_versions", "--all-versions"),
-    ("no_previews", "--no-previews"),
-    ("no_tiff", "--no-tiff"),
-    ("no_prefetch", "--no-prefetch"),
-];
+/// Long flags of `nzfs mount` that `-o` never carries: how the command
+/// runs (`foreground`), what the mount options themselves decide
+/// (`follow-symlinks` is the `follow_symlinks` mount option), and clap's
+/// own `help`.
+const NOT_IN_O: &[&str] = &["foreground", "follow-symlinks", "help"];
+
+/// The `-o` vocabulary: every visible long flag of `nzfs mount` but
+/// [`NOT_IN_O`], named with `_` for `-`, from clap's definition.
+pub(crate) fn o_options() -> &'static [OOption] {
+    static VOCABULARY: OnceLock<Vec<OOption>> = OnceLock::new();
+    VOCABULARY.get_or_init(|| {
+        use clap::Args;
+        super::MountArgs::augment_args(clap::Command::new("mount"))
+            .get_arguments()
+            .filter(|a| !a.is_positional() && !a.is_hide_set())
+            .filter_map(|a| {
+                let long = a.get_long()?;
+                (!NOT_IN_O.contains(&long)).then(|| OOption {
+                    name: long.replace('-', "_"),
+                    flag: format!("--{long}"),
+                    takes_value: a.get_action().takes_values(),
+                })
+            })
+            .collect()
+    })
+}
+
+/// The `-o` option called `name`, if any.
+pub(crate) fn o_option(name: &str) -> Option<&'static OOption> {
+    o_options().iter().find(|o| o.name == name)
+}
 
 const SUBCOMMANDS: &[&str] = &[
     "mount",
@@ -128,13 +142,10 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
                 Some((n, v)) => (n, Some(v)),
                 None => (item, None),
             };
-            if let (Some(flag), Some(v)) = (O_SETTINGS.iter().find(|o| o.0 == name).map(|o| o.1), value) {
-                out.push(flag.into());
-                out.push(v.into());
-            } else if let (Some(flag), None) = (O_SWITCHES.iter().find(|o| o.0 == name).map(|o| o.1), value) {
-                out.push(flag.into());
-            } else {
-                kept.push(item);
+            match (o_option(name), value) {
+                (Some(o), Some(v)) if o.takes_value => out.extend([o.flag.as_str().into(), v.into()]),
+                (Some(o), None) if !o.takes_value => out.push(o.flag.as_str().into()),
+                _ => kept.push(item),
             }
         }
         if !kept.is_empty() {

@@ -11,9 +11,9 @@ use crate::array::MissingChunks;
 
 mod command_line;
 mod size;
-#[cfg(feature = "csi")]
-pub(crate) use command_line::{O_SETTINGS, O_SWITCHES};
 pub use command_line::{misspelled_command, normalize_args};
+#[cfg(feature = "csi")]
+pub(crate) use command_line::{o_option, o_options};
 pub use size::{SizeError, parse_size};
 
 #[derive(Debug, Parser)]
@@ -566,6 +566,32 @@ mod tests {
         assert_eq!(m.cache_size, 1 << 30);
         assert_eq!(m.missing_chunks, MissingChunksArg::Error);
         assert_eq!(m.options, ["ro"]);
+    }
+
+    /// The `-o` vocabulary comes from clap's definition of `nzfs mount`.
+    #[test]
+    fn o_options_are_the_mount_flags() {
+        let kind = |n: &str| o_option(n).map(|o| (o.flag.as_str(), o.takes_value));
+        assert_eq!(kind("cache_size"), Some(("--cache-size", true)));
+        assert_eq!(kind("no_tiff"), Some(("--no-tiff", false)));
+        assert_eq!(kind("verbose"), Some(("--verbose", false)));
+        for kept in ["foreground", "follow_symlinks", "help", "daemon_child", "options"] {
+            assert_eq!(kind(kept), None, "{kept}");
+        }
+        assert_eq!(o_options().len(), 22);
+        assert_eq!(
+            norm(&["nzfs", "s", "m", "-o", "follow_symlinks,disk_cache_size=1GB"]),
+            [
+                "nzfs",
+                "mount",
+                "s",
+                "m",
+                "--disk-cache-size",
+                "1GB",
+                "-o",
+                "follow_symlinks"
+            ]
+        );
     }
 
     #[test]

@@ -112,7 +112,8 @@ fn volume_option(origin: Origin, name: &str, value: Option<&str>, flags: &mut Ve
             "{shown} is not allowed in a volume: the plugin decides it for every volume"
         )));
     }
-    if let Some((_, flag)) = crate::cli::O_SETTINGS.iter().find(|(n, _)| *n == name) {
+    let option = crate::cli::o_option(name);
+    if let Some(flag) = option.filter(|o| o.takes_value).map(|o| o.flag.as_str()) {
         let Some(value) = value else {
             return Err(invalid(format!("{shown} needs a value ({name}=VALUE)")));
         };
@@ -126,15 +127,14 @@ fn volume_option(origin: Origin, name: &str, value: Option<&str>, flags: &mut Ve
         }
         return Ok(());
     }
-    let switch = crate::cli::O_SWITCHES.iter().find(|(n, _)| *n == name).map(|(_, f)| *f);
+    let switch = option.filter(|o| !o.takes_value).map(|o| o.flag.as_str());
     let kernel = KERNEL_FLAGS.contains(&name);
     if switch.is_none() && !kernel {
         return Err(invalid(format!(
             "{shown} is not an nzfs volume option; a volume may set {} and the kernel flags {}",
-            crate::cli::O_SETTINGS
+            crate::cli::o_options()
                 .iter()
-                .chain(crate::cli::O_SWITCHES)
-                .map(|(n, _)| *n)
+                .map(|o| o.name.as_str())
                 .filter(|n| !REFUSED.contains(n))
                 .collect::<Vec<_>>()
                 .join(", "),

@@ -580,7 +580,14 @@ mod tests {
         };
         let a = RemoteStore::open("s3://one/a.zarr", &opts).unwrap();
         let b = RemoteStore::open("s3://two/b.zarr", &opts).unwrap();
-        let c = RemoteStore::open("https://example.invalid/c.zarr", &RemoteOptions { options: Vec::new(), ..opts }).unwrap();
+        let c = RemoteStore::open(
+            "https://example.invalid/c.zarr",
+            &RemoteOptions {
+                options: Vec::new(),
+                ..opts
+            },
+        )
+        .unwrap();
         assert!(std::ptr::eq(a.runtime, b.runtime) && std::ptr::eq(b.runtime, c.runtime));
     }
 

@@ -7,8 +7,10 @@ independently, from zarr-python's values: the first plane of the last two
 dimensions, the same stride (long side at most 512), numpy's 2nd and 98th
 percentiles of the sampled values, matplotlib's viridis, the fill value
 (`_FillValue`, else the Zarr fill_value) and NaN transparent, rows
-flipped when a latitude coordinate increases along them. Its tEXt range
-must be those percentiles. Then, where Debian's `chromium` is installed,
+flipped when a latitude coordinate increases along them; a level of an
+OME-NGFF image whose `omero` gives channel 0 a window and colour is drawn
+black at the window's start to the colour at its end instead of viridis.
+Its tEXt range must be those percentiles. Then, where Debian's `chromium` is installed,
 headless Chromium opens index.html from the mount of the first store and
 takes a screenshot (kept in target/previews/), which must show the
 thumbnails: at least 60% of their area in viridis colours.
@@ -40,7 +42,35 @@ def fail(msg):
     sys.exit(1)
 
 
-def expected_image(arr, group):
+def ngff(attrs, key):
+    """An NGFF attribute: at the top (0.4) or under `ome` (0.5)."""
+    return attrs.get(key, (attrs.get("ome") or {}).get(key))
+
+
+def omero_window(root, path):
+    """(start, end, (r, g, b)) of channel 0 of the NGFF image that array
+    `path` is a level of, where its omero block gives a usable window."""
+    parts = path.split("/")
+    for up in range(1, min(4, len(parts)) + 1):
+        gpath = "/".join(parts[:-up])
+        group = root[gpath] if gpath else root
+        attrs = dict(group.attrs)
+        for image in ngff(attrs, "multiscales") or []:
+            if "/".join(parts[-up:]) in [d.get("path") for d in image.get("datasets", [])]:
+                try:
+                    ch = ngff(attrs, "omero")["channels"][0]
+                    start, end = float(ch["window"]["start"]), float(ch["window"]["end"])
+                    color = ch.get("color", "FFFFFF")
+                    rgb = tuple(int(color[i:i + 2], 16) for i in (0, 2, 4))
+                except (KeyError, IndexError, TypeError, ValueError):
+                    return None
+                if len(color) == 6 and math.isfinite(start) and math.isfinite(end) and end > start:
+                    return start, end, rgb
+                return None
+    return None
+
+
+def expected_image(arr, group, window=None):
     """The RGBA image and range of the preview of zarr array `arr`."""
     shape = arr.shape
     ny, nx = shape[-2], shape[-1]
@@ -60,7 +90,7 @@ def expected_image(arr, group):
     if fill is not None and not math.isnan(float(fill)):
         valid &= sample != float(fill)
     values = sample[valid]
-    dims = arr.metadata.dimension_names or [None] * len(shape)
+    dims = getattr(arr.metadata, "dimension_names", None) or [None] * len(shape)
     flip = False
     ydim = dims[-2]
     if ydim is not None and ydim in group.array_keys():
@@ -84,6 +114,13 @@ def expected_image(arr, group):
             idx = np.zeros_like(sample)
         idx = np.where(valid, idx, 0).astype(int)
         img[..., :3] = LUT[idx]
+        img[..., 3] = np.where(valid, 255, 0)
+        img[~valid] = 0
+    if window is not None:
+        start, end, rgb = window
+        widx = np.clip(np.floor((np.nan_to_num(sample) - start) / (end - start) * 255 + 0.5), 0, 255).astype(int)
+        for k in range(3):
+            img[..., k] = (rgb[k] * widx + 127) // 255
         img[..., 3] = np.where(valid, 255, 0)
         img[~valid] = 0
     if flip:
@@ -121,7 +158,7 @@ def check_store(nzfs, store, mp):
             im.load()
             got = np.asarray(im.convert("RGBA"))
             parent = root[os.path.dirname(path)] if os.path.dirname(path) else root
-            want_img, rng = expected_image(arr, parent)
+            want_img, rng = expected_image(arr, parent, omero_window(root, path))
             if got.shape != want_img.shape:
                 fail(f"{path}: {got.shape} pixels, expected {want_img.shape}")
             diff = np.argwhere(np.any(got != want_img, axis=-1))

@@ -4,7 +4,9 @@
   ngff04.zarr   NGFF 0.4 (Zarr v2): a 2 x 3 x 32 x 48 c/z/y/x uint16 image
                 (round cells in channel 0, stripes in 1) with ome-zarr's
                 default pyramid (levels s0..s4), whose level arrays carry
-                no dimension names of their own
+                no dimension names of their own; physical sizes (z 2 um, y and
+                x 0.5 um at level 0) and an `omero` block giving each channel
+                a colour and a display window
   ngff05.zarr   NGFF 0.5 (Zarr v3): a t/c/z/y/x float32 image, the axes
                 under the group's `ome` attribute
 
@@ -24,17 +26,18 @@ import zarr
 from ome_zarr.format import FormatV04, FormatV05
 from ome_zarr.io import parse_url
 from ome_zarr.writer import write_image
+from ome_zarr_models.common.omero import Omero
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "tests", "data", "ome")
 
 
-def image(name, data, axes, fmt, zarr_format):
+def image(name, data, axes, fmt, zarr_format, **extra):
     path = os.path.join(OUT, name)
     shutil.rmtree(path, ignore_errors=True)
     store = parse_url(path, mode="w", fmt=fmt).store
     root = zarr.group(store=store, zarr_format=zarr_format)
-    write_image(image=data, group=root, axes=axes, fmt=fmt)
+    write_image(image=data, group=root, axes=axes, fmt=fmt, **extra)
 
 
 def main():
@@ -49,7 +52,15 @@ def main():
         stripes = 0.5 + 0.5 * np.sin(xx / 3.0 + yy / 5.0 + z)
         planes.append(np.stack([blobs / blobs.max(), stripes]))
     c = (np.stack(planes, axis=1) * 4000).astype(np.uint16)  # (c, z, y, x)
-    image("ngff04.zarr", c, "czyx", FormatV04(), 2)
+    omero = {"channels": [
+        {"label": "cells", "color": "00FF00", "active": True,
+         "window": {"start": 200, "end": 3000, "min": 0, "max": 65535}},
+        {"label": "stripes", "color": "FF00FF", "active": True,
+         "window": {"start": 0, "end": 4000, "min": 0, "max": 65535}},
+    ]}
+    image("ngff04.zarr", c, "czyx", FormatV04(), 2, scale={"c": 1.0, "z": 2.0, "y": 0.5, "x": 0.5},
+          axes_units={"z": "micrometer", "y": "micrometer", "x": "micrometer"},
+          omero=Omero.model_validate(omero))
     rng = np.random.default_rng(5)
     t = rng.normal(100, 15, size=(2, 2, 3, 16, 24)).astype(np.float32)
     image("ngff05.zarr", t, "tczyx", FormatV05(), 3)

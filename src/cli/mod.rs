@@ -481,6 +481,7 @@ pub struct CdlArgs {
 
 #[cfg(test)]
 mod tests {
+    use super::command_line::{o_option, o_options};
     use super::*;
     use std::ffi::OsString;
 

@@ -16,6 +16,7 @@
 
 mod consolidated;
 mod ngff;
+pub use ngff::ngff_attribute;
 mod walk;
 use std::sync::Arc;
 

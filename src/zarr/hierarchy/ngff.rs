@@ -7,7 +7,15 @@
 //! `header.cdl` and the `.nc` say `c, z, y, x` instead of
 //! `_Anonymous_Dim_L`.
 //!
-//! Invariants: a name the array's own metadata gives is never replaced;
+//! Each level also shows its physical size per pixel as attributes:
+//! `ome_scale_<axis>` (the level's `scale` transformation) and
+//! `ome_units_<axis>` (the axis's `unit`), for each axis of type space or
+//! time or with a unit, so that `header.cdl` and the `.nc` say how large
+//! a pixel is. [`Hierarchy::ngff_image_of`] finds a level's image, for
+//! the views that use its other metadata (`omero` display settings).
+//!
+//! Invariants: a name the array's own metadata gives is never replaced,
+//! nor an attribute it has;
 //! the array's `has_dimension_names` (whether its metadata declares them,
 //! as NZ-1.0 asks) is left as it is; a document of the wrong shape
 //! changes nothing.
@@ -16,6 +24,9 @@ use std::sync::Arc;
 
 use super::{Hierarchy, NodeKind};
 use crate::json::Value;
+
+/// A level array, its axes' names and its pixel-size attributes.
+type Level = (usize, Vec<String>, Vec<(String, Value)>);
 
 /// The most axes an image names (NGFF allows five).
 const MAX_AXES: usize = 32;
@@ -27,13 +38,10 @@ impl Hierarchy {
             let NodeKind::Group { metadata: Some(g) } = &self.nodes[group].kind else {
                 continue;
             };
-            let attrs = &g.attributes;
-            let find = |k: &str| attrs.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v);
-            let multiscales = find("multiscales").or_else(|| find("ome").and_then(|o| o.get("multiscales")));
-            let Some(list) = multiscales.and_then(Value::as_array) else {
+            let Some(list) = ngff_attribute(&g.attributes, "multiscales").and_then(Value::as_array) else {
                 continue;
             };
-            let mut named: Vec<(usize, Vec<String>)> = Vec::new();
+            let mut named: Vec<Level> = Vec::new();
             for image in list {
                 let Some(axes) = axis_names(image) else { continue };
                 for dataset in image.get("datasets").and_then(Value::as_array).unwrap_or_default() {
@@ -41,19 +49,56 @@ impl Hierarchy {
                         continue;
                     };
                     if let Some(level) = self.descendant(group, path) {
-                        named.push((level, axes.clone()));
+                        named.push((level, axes.clone(), physical(image, dataset, &axes)));
                     }
                 }
             }
-            for (level, axes) in named {
+            for (level, axes, physical) in named {
                 if let NodeKind::Array(a) = &mut self.nodes[level].kind {
                     let m = &a.metadata;
-                    if m.shape.len() == axes.len() && m.dimension_names.iter().all(Option::is_none) {
-                        Arc::make_mut(a).metadata.dimension_names = axes.into_iter().map(Some).collect();
+                    if m.shape.len() != axes.len() {
+                        continue;
                     }
+                    let unnamed = m.dimension_names.iter().all(Option::is_none);
+                    let new: Vec<(String, Value)> = physical
+                        .into_iter()
+                        .filter(|(k, _)| !m.attributes.iter().any(|(have, _)| have == k))
+                        .collect();
+                    let m = &mut Arc::make_mut(a).metadata;
+                    if unnamed {
+                        m.dimension_names = axes.into_iter().map(Some).collect();
+                    }
+                    m.attributes.extend(new);
                 }
             }
         }
+    }
+
+    /// The multiscale image whose `datasets` name array node `n` as one of
+    /// its levels: its group and its `multiscales` entry.
+    pub fn ngff_image_of(&self, n: usize) -> Option<(usize, &Value)> {
+        let mut group = self.nodes.get(n)?.parent;
+        // A level is a child of its image group, or nested a little deeper.
+        for _ in 0..4 {
+            let g = group?;
+            if let NodeKind::Group { metadata: Some(m) } = &self.nodes[g].kind
+                && let Some(list) = ngff_attribute(&m.attributes, "multiscales").and_then(Value::as_array)
+            {
+                for image in list {
+                    let levels = image.get("datasets").and_then(Value::as_array).unwrap_or_default();
+                    if levels.iter().any(|d| {
+                        d.get("path")
+                            .and_then(Value::as_str)
+                            .and_then(|p| self.descendant(g, p))
+                            == Some(n)
+                    }) {
+                        return Some((g, image));
+                    }
+                }
+            }
+            group = self.nodes[g].parent;
+        }
+        None
     }
 
     /// The node at `path` (`/`-separated) below `id`.
@@ -62,6 +107,43 @@ impl Hierarchy {
             .filter(|p| !p.is_empty())
             .try_fold(id, |node, name| self.child(node, name))
     }
+}
+
+/// An NGFF attribute of a group: at the top (0.4) or under `ome` (0.5).
+pub fn ngff_attribute<'a>(attrs: &'a [(String, Value)], key: &str) -> Option<&'a Value> {
+    let find = |k: &str| attrs.iter().rev().find(|(have, _)| have == k).map(|(_, v)| v);
+    find(key).or_else(|| find("ome").and_then(|o| o.get(key)))
+}
+
+/// The attributes that say how large a pixel of one level is: its scale
+/// along, and the unit of, each axis of type space or time or with a unit.
+fn physical(image: &Value, dataset: &Value, names: &[String]) -> Vec<(String, Value)> {
+    let axes = image.get("axes").and_then(Value::as_array).unwrap_or_default();
+    let scale = dataset
+        .get("coordinateTransformations")
+        .and_then(Value::as_array)
+        .unwrap_or_default()
+        .iter()
+        .find(|t| t.get("type").and_then(Value::as_str) == Some("scale"))
+        .and_then(|t| t.get("scale"))
+        .and_then(Value::as_array)
+        .filter(|s| s.len() == names.len());
+    let mut out = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let axis = axes.get(i);
+        let unit = axis.and_then(|a| a.get("unit")).and_then(Value::as_str);
+        let kind = axis.and_then(|a| a.get("type")).and_then(Value::as_str);
+        if unit.is_none() && !matches!(kind, Some("space" | "time")) {
+            continue;
+        }
+        if let Some(v) = scale.and_then(|s| s[i].as_f64()) {
+            out.push((format!("ome_scale_{name}"), Value::Float(v)));
+        }
+        if let Some(u) = unit {
+            out.push((format!("ome_units_{name}"), Value::Str(u.to_string())));
+        }
+    }
+    out
 }
 
 /// The axis names of one multiscale image: `axes` as objects with a `name`

@@ -177,42 +177,9 @@ fn memory() -> MemoryStore {
 
 /// A zip file of the tree, members stored (method 0), as `zip -0` writes.
 fn zip_of_tree() -> Vec<u8> {
-    let (mut out, mut central) = (Vec::new(), Vec::new());
     let entries = tree();
-    for (name, data) in &entries {
-        let (crc, size, offset) = (crc32fast::hash(data), data.len() as u32, out.len() as u32);
-        let common = |v: &mut Vec<u8>| {
-            v.extend(20u16.to_le_bytes()); // version needed
-            v.extend(0u16.to_le_bytes()); // flags
-            v.extend(0u16.to_le_bytes()); // stored
-            v.extend(0u32.to_le_bytes()); // time, date
-            v.extend(crc.to_le_bytes());
-            v.extend(size.to_le_bytes());
-            v.extend(size.to_le_bytes());
-            v.extend((name.len() as u16).to_le_bytes());
-            v.extend(0u16.to_le_bytes()); // extra
-        };
-        out.extend(0x0403_4b50u32.to_le_bytes());
-        common(&mut out);
-        out.extend(name.as_bytes());
-        out.extend(data);
-        central.extend(0x0201_4b50u32.to_le_bytes());
-        central.extend(20u16.to_le_bytes()); // version made by
-        common(&mut central);
-        central.extend([0u8; 10]); // comment length, disk, attributes
-        central.extend(offset.to_le_bytes());
-        central.extend(name.as_bytes());
-    }
-    let at = out.len() as u32;
-    out.extend(&central);
-    out.extend(0x0605_4b50u32.to_le_bytes());
-    out.extend([0u8; 4]); // disks
-    out.extend((entries.len() as u16).to_le_bytes());
-    out.extend((entries.len() as u16).to_le_bytes());
-    out.extend((central.len() as u32).to_le_bytes());
-    out.extend(at.to_le_bytes());
-    out.extend(0u16.to_le_bytes());
-    out
+    let members: Vec<(&str, &[u8])> = entries.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+    common::zip::zip(&members, false)
 }
 
 /// A kerchunk reference set of the tree: every value a byte range of one

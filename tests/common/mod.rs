@@ -8,6 +8,7 @@ pub mod netcdf_tools;
 pub mod servers;
 pub mod system;
 pub mod users;
+pub mod zip;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,9 @@ Mount every Zarr store found under CORPUS_DIR with nzfs and compare every
 array that zarr-python can read with what the mount shows: data.bin (or
 data.txt for strings) against zarr-python's values, and data.tif, where
 a numeric array of two or more dimensions has one, read by tifffile
-against the same values (and its absence where it has none). Before any
+against the same values (and its absence where it has none) and by
+libtiff's `tiffinfo -D`, which must read every page's strips with no
+error or warning. Before any
 value is
 read, every group's virtual .nc is opened header-only with netCDF-C
 (`ncdump -h`), and `nzfs status` must then count no decode; every
@@ -150,7 +152,19 @@ def compare_tiff(d, want, kind):
     wanted = want.astype(np.uint8) if want.dtype.kind == "b" else want
     if pixels.dtype != wanted.dtype.newbyteorder("="):
         return False, f"data.tif holds {pixels.dtype}, the array {want.dtype}"
-    return np.array_equal(pixels, wanted, equal_nan=want.dtype.kind == "f"), "data.tif differs"
+    if not np.array_equal(pixels, wanted, equal_nan=want.dtype.kind == "f"):
+        return False, "data.tif differs"
+    return libtiff_reads(path, int(np.prod(want.shape[:-2])))
+
+
+def libtiff_reads(path, pages):
+    """libtiff (Debian's tiffinfo, the reference reader) reads every
+    directory of data.tif and its strips' data, with nothing on stderr."""
+    r = subprocess.run(["tiffinfo", "-D", path], capture_output=True, text=True)
+    found = r.stdout.count("TIFF Directory at offset")
+    if r.returncode != 0 or r.stderr.strip() or found != pages:
+        return False, f"tiffinfo -D: exit {r.returncode}, {found} of {pages} pages: {r.stderr.strip()[:300]}"
+    return True, ""
 
 
 def headers_only(nzfs, mp):
@@ -232,7 +246,7 @@ def main():
         print(f"DIFF  {p}")
     print(f"corpus: {same} of {readable} arrays that zarr-python reads are equal through nzfs "
           f"({skipped} arrays or stores zarr-python cannot read skipped); "
-          f"{tiffs} data.tif files equal through tifffile, "
+          f"{tiffs} data.tif files equal through tifffile and read by libtiff, "
           f"{nc_total} .nc files opened header-only with no decode, {cdl_total} header.cdl files through ncgen, "
           f"{len(problems)} problems")
     sys.exit(0 if same == readable and not problems else 1)

@@ -40,6 +40,8 @@ if [ "${1:-}" = "--test" ]; then
   # virtual X display.
   [ -e /usr/share/java/ij.jar ] || need+=(imagej)
   command -v xvfb-run >/dev/null || need+=(xvfb xauth)
+  # libtiff's tiffinfo reads every data.tif (scripts/corpus.py).
+  command -v tiffinfo >/dev/null || need+=(libtiff-tools)
   # Headless Chromium opens index.html from a mount (scripts/check_previews.py).
   command -v chromium >/dev/null || need+=(chromium)
 fi

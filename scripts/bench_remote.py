@@ -24,14 +24,12 @@ Reported, each the median of --repeat runs:
 import argparse
 import http.client
 import http.server
-import json
 import os
 import shutil
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 

@@ -15,8 +15,10 @@ Reported, each the median of --repeat runs:
 - nzfs's `data.bin` and chunk files against each peer, as ratios;
 - a warm re-read of data.bin from nzfs's decoded cache (requests: 0);
 - the time to mount a store of 1,000 arrays, consolidated and not (20
-  groups of 50 arrays, each node its own zarr.json), and its requests, next
-  to zarr-python opening it and listing every array.
+  groups of 50 arrays, each node its own zarr.json), and a plate-shaped
+  store without consolidated metadata (8 rows of 12 wells, each a field of
+  3 levels: 201 groups, 288 arrays), and their requests, next to
+  zarr-python opening each and listing every array.
 
 --openings-only skips the reads and reports only the openings.
 """
@@ -161,7 +163,15 @@ def build(workdir):
         for i in range(50):
             sub.create_array(f"v{i:02d}", shape=(10,), chunks=(10,), dtype="float32", fill_value=0,
                              dimension_names=["x"])
-    return data, many, loose
+    plate = os.path.join(workdir, "plate.zarr")
+    g = zarr.open_group(plate, mode="w", zarr_format=3)
+    for row in "ABCDEFGH":
+        for col in range(1, 13):
+            field = g.create_group(f"{row}/{col}/0")
+            for level in range(3):
+                field.create_array(str(level), shape=(64 >> level, 64 >> level), chunks=(32, 32), dtype="uint16",
+                                   fill_value=0, dimension_names=["y", "x"])
+    return data, many, loose, plate
 
 
 def s3_options(port):
@@ -235,13 +245,14 @@ def main():
     try:
         wait_port(moto_port, "moto_server")
         log("building the datasets…")
-        data, many, loose = build(args.workdir)
+        data, many, loose, plate = build(args.workdir)
         s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto_port}", region_name="us-east-1",
                           aws_access_key_id="test", aws_secret_access_key="test")
         s3.create_bucket(Bucket="bench")
         upload(s3, data, "bench", "data.zarr")
         upload(s3, many, "bench", "many.zarr")
         upload(s3, loose, "bench", "loose.zarr")
+        upload(s3, plate, "bench", "plate.zarr")
         proxy = Proxy(moto_port, args.latency_ms / 1000, moto.pid)
         url = "s3://bench/data.zarr"
         expected = zarr.open_array(data, path="field")[:]
@@ -309,18 +320,18 @@ def main():
                     log(f"{name}: {type(e).__name__}: {e}")
                     failed.add(name)
 
-        def nzfs_mount(name):
+        def nzfs_mount(name, expect=1000):
             def run():
                 proxy.reset()
                 dt = mount(f"s3://bench/{name}", mp, proxy.port)
                 n = proxy.counts()[0]
                 arrays = [d for d, _, files in os.walk(mp) if "header.cdl" in files and os.path.basename(d) != "mnt"]
                 unmount(mp)
-                assert len(arrays) >= 1000, len(arrays)
+                assert len(arrays) >= expect, len(arrays)
                 return dt, n, 0, 0
             return run
 
-        def zarr_open(name, consolidated):
+        def zarr_open(name, consolidated, expect=1000):
             def run():
                 from obstore.store import S3Store
                 store = S3Store("bench", prefix=name, endpoint=f"http://127.0.0.1:{proxy.port}",
@@ -333,14 +344,16 @@ def main():
                 n_arrays = sum(1 for _ in g.arrays()) if consolidated else \
                     sum(1 for _, m in g.members(max_depth=None) if isinstance(m, zarr.Array))
                 dt = time.perf_counter() - t
-                assert n_arrays == 1000, n_arrays
+                assert n_arrays == expect, n_arrays
                 return dt, proxy.counts()[0], 0, 0
             return run
 
         openings = [("nzfs mount (1,000 arrays, consolidated)", nzfs_mount("many.zarr")),
                     ("zarr-python open_group (same store)", zarr_open("many.zarr", True)),
                     ("nzfs mount (1,000 arrays, 20 groups, not consolidated)", nzfs_mount("loose.zarr")),
-                    ("zarr-python open_group + members() (same store)", zarr_open("loose.zarr", False))]
+                    ("zarr-python open_group + members() (same store)", zarr_open("loose.zarr", False)),
+                    ("nzfs mount (plate: 201 groups, 288 arrays, not consolidated)", nzfs_mount("plate.zarr", 288)),
+                    ("zarr-python open_group + members() (same plate)", zarr_open("plate.zarr", False, 288))]
         mounts = {name: [fn() for _ in range(args.repeat)] for name, fn in openings}
 
         print(f"\nRemote read of a {size // MIB} MiB float32 array (256 chunks of 256 KiB, zstd) from moto "
@@ -373,7 +386,7 @@ def main():
         for name, runs in mounts.items():
             dt, req, _, _ = median_row(runs)
             print(f"| {name:54} | {dt:8.2f} | {req:8.0f} |")
-        for mine, peer in openings[0:2], openings[2:4]:
+        for mine, peer in openings[0:2], openings[2:4], openings[4:6]:
             ratio = median_row(mounts[peer[0]])[0] / median_row(mounts[mine[0]])[0]
             print(f"{mine[0]}: {ratio:.2f}x zarr-python's time (above 1, nzfs is faster)")
     finally:

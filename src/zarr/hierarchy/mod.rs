@@ -222,7 +222,7 @@ impl Hierarchy {
                     h.add_consolidated(&entries);
                 }
                 None if is_group => {
-                    h.walk(store, 0, 0)?;
+                    h.walk_store(store)?;
                 }
                 None => {}
             }
@@ -252,11 +252,11 @@ impl Hierarchy {
             let is_group = matches!(kind, NodeKind::Group { .. });
             h.push(None, "", kind);
             if is_group {
-                h.walk(store, 0, 0)?;
+                h.walk_store(store)?;
             }
         } else {
             h.push(None, "", NodeKind::Group { metadata: None });
-            h.walk(store, 0, 0)?;
+            h.walk_store(store)?;
             if h.nodes.len() == 1 {
                 return Err(OpenError::NotZarr);
             }

@@ -1,28 +1,35 @@
 //! Discovering a hierarchy by listing the store, where no consolidated
 //! metadata says what it holds.
 //!
-//! Each group is listed once; its children's metadata documents are read
-//! concurrently, a batch at a time, so that a store of many nodes costs a
-//! few round trips per group rather than one per node (object storage) and
-//! keeps a disk busy (a cold local store). The documents are then parsed,
-//! counted against the budget and added in name order, one at a time, as
-//! a walk without concurrency would: the tree, the budget's verdicts and
-//! the log lines do not depend on which request answered first.
+//! Two passes. The first ([`Scan::of`]) reads the whole tree concurrently:
+//! every group's listing and every child's metadata documents are tasks of
+//! one queue that several workers share, so the groups of a deep tree (a
+//! plate's rows, wells and fields) are read at once, not one after the
+//! other, and a store of many nodes costs a few round trips per level
+//! rather than one per node (object storage) and keeps a disk busy (a cold
+//! local store). The second walks the tree in name order, one node at a
+//! time, taking what the first read (and reading what it did not): each
+//! document is parsed, counted against the budget and added as a walk
+//! without concurrency would, so the tree, the budget's verdicts and the
+//! log lines do not depend on which request answered first.
 //!
-//! Memory: a batch holds at most [`BATCH`] documents of at most
-//! [`PROBE_BYTES`] each; a larger document (up to
-//! [`super::MAX_METADATA_BYTES`]) is read again alone when its turn comes.
+//! Memory: the first pass holds at most [`SCAN_BYTES`] of documents (a
+//! `zarr.json` parsed, as the hierarchy keeps it), each at most
+//! [`PROBE_BYTES`]; past that it stops, and the second reads the
+//! rest a batch of at most [`BATCH`] at a time. A document larger than
+//! [`PROBE_BYTES`] (up to [`super::MAX_METADATA_BYTES`]) is read again
+//! alone when its turn comes.
 
+use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::Arc;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 use super::{
     ArrayNode, Budget, Hierarchy, MAX_DEPTH, MAX_METADATA_BYTES, NodeKind, OpenError, is_valid_node_name, node_kind,
 };
 use crate::json::Value;
-use crate::store::{ReadableStore, StoreKey, is_too_large, join};
+use crate::store::{Listing, ReadableStore, StoreKey, is_too_large, join};
 use crate::zarr::metadata::{Document, NodeMetadata, parse_document};
 use crate::zarr::v2;
 
@@ -35,6 +42,10 @@ const PROBE_BYTES: u64 = 256 << 10;
 const MIN_WORKERS: usize = 8;
 /// And at most this many.
 const MAX_WORKERS: usize = 32;
+/// The most bytes of documents the first pass holds.
+const SCAN_BYTES: u64 = 64 << 20;
+/// The most listings and documents the first pass holds.
+const SCAN_ENTRIES: usize = 1 << 20;
 
 /// The documents of a Zarr v2 node, as read.
 pub(super) struct V2Docs {
@@ -48,13 +59,190 @@ pub(super) struct V2Docs {
 
 /// What a child prefix holds.
 enum Found {
+    /// A `zarr.json`, parsed where it was read (by a worker of the first
+    /// pass): its length as read, and the document with the bytes kept.
     V3 {
         key: StoreKey,
-        bytes: Vec<u8>,
+        len: u64,
+        parsed: Result<(Value, usize), crate::json::JsonError>,
     },
     V2(V2Docs),
     /// No metadata: perhaps an implicit group.
     Nothing,
+}
+
+impl Found {
+    /// The bytes it holds.
+    fn bytes(&self) -> u64 {
+        match self {
+            Found::V3 { len, .. } => *len,
+            Found::V2(d) => (d.doc.len() + d.attrs.as_ref().map_or(0, Vec::len)) as u64,
+            Found::Nothing => 0,
+        }
+    }
+
+    /// Whether its prefix may hold nodes of its own: a group, or a prefix
+    /// with no metadata (perhaps an implicit group).
+    fn may_hold_nodes(&self) -> bool {
+        match self {
+            Found::V3 { parsed, .. } => parsed
+                .as_ref()
+                .is_ok_and(|(d, _)| d.get("node_type").and_then(Value::as_str) == Some("group")),
+            Found::V2(d) => !d.array,
+            Found::Nothing => true,
+        }
+    }
+}
+
+/// What the first pass read: listings of group prefixes, and what child
+/// prefixes hold, each taken once by the second.
+#[derive(Default)]
+pub(super) struct Scan {
+    listings: HashMap<String, io::Result<Listing>>,
+    found: HashMap<String, io::Result<Found>>,
+}
+
+/// The store and what the first pass read of it, for the second.
+struct Reader<'a> {
+    store: &'a dyn ReadableStore,
+    scan: Scan,
+}
+
+enum Task {
+    List { prefix: String, depth: usize },
+    Find { path: String, depth: usize },
+}
+
+#[derive(Default)]
+struct Queue {
+    tasks: VecDeque<Task>,
+    running: usize,
+    held: u64,
+    full: bool,
+    scan: Scan,
+}
+
+impl Scan {
+    /// Read the tree below the root concurrently (see the module doc).
+    pub(super) fn of(store: &dyn ReadableStore) -> Scan {
+        let workers = store.concurrency().clamp(MIN_WORKERS, MAX_WORKERS);
+        let queue = Mutex::new(Queue::default());
+        let wake = Condvar::new();
+        lock(&queue).tasks.push_back(Task::List {
+            prefix: String::new(),
+            depth: 0,
+        });
+        let work = || {
+            loop {
+                let task = {
+                    let mut q = lock(&queue);
+                    loop {
+                        if let Some(t) = q.tasks.pop_front() {
+                            q.running += 1;
+                            break Some(t);
+                        }
+                        if q.running == 0 {
+                            break None;
+                        }
+                        q = wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                    }
+                };
+                let Some(task) = task else {
+                    wake.notify_all();
+                    return;
+                };
+                // A task that panics leaves its result to the second
+                // pass, and never a worker waiting for it.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(store, task)));
+                let mut q = lock(&queue);
+                q.running -= 1;
+                let more = match outcome {
+                    Ok((more, Done::Listed(prefix, listing))) => {
+                        q.scan.listings.insert(prefix, listing);
+                        more
+                    }
+                    Ok((more, Done::Found(path, found))) => {
+                        q.held += found.as_ref().map_or(0, Found::bytes);
+                        q.scan.found.insert(path, found);
+                        more
+                    }
+                    Err(_) => Vec::new(),
+                };
+                let entries = q.scan.listings.len() + q.scan.found.len();
+                q.full |= q.held > SCAN_BYTES || entries > SCAN_ENTRIES;
+                if q.full {
+                    // What is left is read by the second pass.
+                    q.tasks.clear();
+                } else {
+                    q.tasks.extend(more);
+                }
+                // Wake a worker per new task; all of them once nothing is
+                // left to do, so that they end.
+                match q.tasks.len() {
+                    0 if q.running == 0 => wake.notify_all(),
+                    0 => {}
+                    1 => wake.notify_one(),
+                    _ => wake.notify_all(),
+                }
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..workers {
+                if std::thread::Builder::new()
+                    .name("nzfs-discover".into())
+                    .spawn_scoped(scope, work)
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            work();
+        });
+        queue.into_inner().unwrap_or_else(|e| e.into_inner()).scan
+    }
+}
+
+enum Done {
+    Listed(String, io::Result<Listing>),
+    Found(String, io::Result<Found>),
+}
+
+/// Run one task of the first pass: its result, and the tasks it makes.
+fn run(store: &dyn ReadableStore, task: Task) -> (Vec<Task>, Done) {
+    match task {
+        Task::List { prefix, depth } => {
+            let listing = store.list_dir(&prefix);
+            let more = match &listing {
+                Ok(l) => l
+                    .prefixes
+                    .iter()
+                    .filter(|name| is_valid_node_name(name))
+                    .filter_map(|name| join(&prefix, name).ok())
+                    .map(|path| Task::Find {
+                        path: path.as_str().to_string(),
+                        depth,
+                    })
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            (more, Done::Listed(prefix, listing))
+        }
+        Task::Find { path, depth } => {
+            let found = find(store, &path, PROBE_BYTES);
+            let more = match &found {
+                Ok(f) if depth + 1 < MAX_DEPTH && f.may_hold_nodes() => vec![Task::List {
+                    prefix: path.clone(),
+                    depth: depth + 1,
+                }],
+                _ => Vec::new(),
+            };
+            (more, Done::Found(path, found))
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Read the Zarr v2 documents at `prefix`, each at most `limit` bytes.
@@ -123,7 +311,14 @@ impl V2Docs {
 fn find(store: &dyn ReadableStore, path: &str, limit: u64) -> io::Result<Found> {
     let key = join(path, "zarr.json")?;
     if let Some(bytes) = store.get(&key, limit)? {
-        return Ok(Found::V3 { key, bytes });
+        // Parsed before it is counted: what its attributes leave out is
+        // not kept, so not counted.
+        let parsed = parse_document(&bytes, Document::Node);
+        return Ok(Found::V3 {
+            key,
+            len: bytes.len() as u64,
+            parsed,
+        });
     }
     Ok(v2_docs(store, path, limit)?.map_or(Found::Nothing, Found::V2))
 }
@@ -164,14 +359,29 @@ fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<
 }
 
 impl Hierarchy {
+    /// Discover the nodes below the root group (node 0): both passes.
+    pub(super) fn walk_store(&mut self, store: &dyn ReadableStore) -> Result<bool, OpenError> {
+        let mut r = Reader {
+            store,
+            scan: Scan::of(store),
+        };
+        self.walk(&mut r, 0, 0)
+    }
+
     /// List the children of group `id`; returns whether any node was found.
-    pub(super) fn walk(&mut self, store: &dyn ReadableStore, id: usize, depth: usize) -> Result<bool, OpenError> {
+    fn walk(&mut self, r: &mut Reader, id: usize, depth: usize) -> Result<bool, OpenError> {
+        let store = r.store;
         if depth >= MAX_DEPTH {
             tracing::warn!(path = %self.nodes[id].path, "groups nested deeper than {MAX_DEPTH}; not listing further");
             return Ok(false);
         }
         let prefix = self.nodes[id].path.clone();
-        let listing = match store.list_dir(&prefix) {
+        let listing = r
+            .scan
+            .listings
+            .remove(&prefix)
+            .unwrap_or_else(|| store.list_dir(&prefix));
+        let listing = match listing {
             Ok(l) => l,
             Err(e) if depth == 0 => return Err(e.into()),
             Err(e) => {
@@ -194,13 +404,23 @@ impl Hierarchy {
         let workers = store.concurrency().clamp(MIN_WORKERS, MAX_WORKERS);
         let mut found_any = false;
         for batch in children.chunks(BATCH) {
-            let paths: Vec<String> = batch.iter().map(|(path, _)| path.clone()).collect();
-            for ((path, name), found) in batch.iter().zip(find_all(store, &paths, workers)) {
-                let found = match found {
-                    Err(e) if is_too_large(&e) => find(store, path, MAX_METADATA_BYTES),
-                    r => r,
+            // What the first pass read, and the rest read now.
+            let mut found: Vec<Option<io::Result<Found>>> =
+                batch.iter().map(|(path, _)| r.scan.found.remove(path)).collect();
+            let missing: Vec<String> = batch
+                .iter()
+                .zip(&found)
+                .filter(|(_, f)| f.is_none())
+                .map(|((path, _), _)| path.clone())
+                .collect();
+            let mut read = find_all(store, &missing, workers).into_iter();
+            for ((path, name), found) in batch.iter().zip(found.iter_mut()) {
+                let found = match found.take().or_else(|| read.next()) {
+                    Some(Err(e)) if is_too_large(&e) => find(store, path, MAX_METADATA_BYTES),
+                    Some(r) => r,
+                    None => Err(io::Error::other("not read")),
                 };
-                found_any |= self.add_child(store, id, depth, path, name, found)?;
+                found_any |= self.add_child(r, id, depth, path, name, found)?;
             }
         }
         Ok(found_any)
@@ -210,7 +430,7 @@ impl Hierarchy {
     /// holds, and walk it if it is a group; returns whether it is a node.
     fn add_child(
         &mut self,
-        store: &dyn ReadableStore,
+        r: &mut Reader,
         id: usize,
         depth: usize,
         path: &str,
@@ -218,10 +438,8 @@ impl Hierarchy {
         found: io::Result<Found>,
     ) -> Result<bool, OpenError> {
         let kind = match found {
-            Ok(Found::V3 { key, bytes }) => {
-                // Parsed before it is counted: what its attributes leave
-                // out is not kept, so not counted.
-                let kind = match parse_document(&bytes, Document::Node) {
+            Ok(Found::V3 { key, parsed, .. }) => {
+                let kind = match parsed {
                     Err(e) => node_kind(Err(e.into())),
                     Ok((doc, kept)) => match self.budget.spend(kept) {
                         Some(reason) => NodeKind::broken(reason),
@@ -240,7 +458,7 @@ impl Hierarchy {
             Ok(Found::Nothing) => {
                 // Perhaps an implicit group: kept only if it holds nodes.
                 let child = self.push(Some(id), name, NodeKind::Group { metadata: None });
-                if self.walk(store, child, depth + 1)? {
+                if self.walk(r, child, depth + 1)? {
                     return Ok(true);
                 }
                 self.pop_leaf(id, child);
@@ -254,7 +472,7 @@ impl Hierarchy {
         let is_group = matches!(kind, NodeKind::Group { .. });
         let child = self.push(Some(id), name, kind);
         if is_group {
-            self.walk(store, child, depth + 1)?;
+            self.walk(r, child, depth + 1)?;
         }
         Ok(true)
     }
@@ -283,6 +501,8 @@ mod tests {
         inner: MemoryStore,
         now: AtomicUsize,
         most: AtomicUsize,
+        listing: AtomicUsize,
+        most_listing: AtomicUsize,
     }
 
     impl ReadableStore for Slow {
@@ -306,6 +526,10 @@ mod tests {
             self.inner.stat(key)
         }
         fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+            let now = self.listing.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most_listing.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(5));
+            self.listing.fetch_sub(1, Ordering::SeqCst);
             self.inner.list_dir(prefix)
         }
     }
@@ -315,6 +539,8 @@ mod tests {
             inner,
             now: AtomicUsize::new(0),
             most: AtomicUsize::new(0),
+            listing: AtomicUsize::new(0),
+            most_listing: AtomicUsize::new(0),
         }
     }
 
@@ -355,6 +581,37 @@ mod tests {
         assert!(matches!(h.nodes[h.child(c, "d").unwrap()].kind, NodeKind::Array(_)));
         assert!(matches!(h.nodes[h.child(0, "b").unwrap()].kind, NodeKind::Array(_)));
         assert_eq!(h.zarr_format, 2, "a v2 node below a v3 root");
+    }
+
+    /// The groups of a deep tree (a plate's wells, each with one field)
+    /// are listed at once, not one after the other, and make the tree a
+    /// walk one group at a time makes.
+    #[test]
+    fn the_groups_of_a_deep_tree_are_listed_at_once() {
+        let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", group.to_string());
+        for well in 0..12 {
+            m.insert(&format!("w{well:02}/zarr.json"), group.to_string());
+            m.insert(&format!("w{well:02}/0/zarr.json"), group.to_string());
+            m.insert(&format!("w{well:02}/0/a/zarr.json"), ARRAY.to_string());
+        }
+        let s = slow(m);
+        let h = Hierarchy::open(&s).unwrap();
+        let most = s.most_listing.load(Ordering::SeqCst);
+        assert!(most > 1, "the groups were listed one at a time ({most} at most)");
+        assert_eq!(h.nodes.len(), 1 + 12 * 3);
+        for well in 0..12 {
+            let w = h.child(0, &format!("w{well:02}")).unwrap();
+            let f = h.child(w, "0").unwrap();
+            assert!(matches!(h.nodes[h.child(f, "a").unwrap()].kind, NodeKind::Array(_)));
+        }
+        let paths: Vec<&str> = h.nodes.iter().map(|n| n.path.as_str()).collect();
+        assert_eq!(
+            &paths[..4],
+            ["", "w00", "w00/0", "w00/0/a"],
+            "depth first, in name order"
+        );
     }
 
     /// A document larger than a batch reads at once is read again, whole,

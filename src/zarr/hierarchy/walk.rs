@@ -186,18 +186,7 @@ impl Scan {
                 }
             }
         };
-        std::thread::scope(|scope| {
-            for _ in 1..workers {
-                if std::thread::Builder::new()
-                    .name("nzfs-discover".into())
-                    .spawn_scoped(scope, work)
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            work();
-        });
+        on_threads(workers, work);
         queue.into_inner().unwrap_or_else(|e| e.into_inner()).scan
     }
 }
@@ -239,6 +228,29 @@ fn run(store: &dyn ReadableStore, task: Task) -> (Vec<Task>, Done) {
             (more, Done::Found(path, found))
         }
     }
+}
+
+/// Run `work` on `workers` threads at once, this one among them (a thread
+/// that cannot be started leaves its share to the others), and return
+/// once every thread has ended, its thread-local destructors run: the end
+/// of a scope alone waits for the closures, not for their threads.
+fn on_threads(workers: usize, work: impl Fn() + Sync) {
+    std::thread::scope(|scope| {
+        let helpers: Vec<_> = (1..workers)
+            .map_while(|_| {
+                std::thread::Builder::new()
+                    .name("nzfs-discover".into())
+                    .spawn_scoped(scope, &work)
+                    .ok()
+            })
+            .collect();
+        work();
+        for helper in helpers {
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -335,19 +347,7 @@ fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<
             *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
         }
     };
-    std::thread::scope(|scope| {
-        for _ in 1..workers.min(paths.len()) {
-            // A thread that cannot be started leaves its share to the others.
-            if std::thread::Builder::new()
-                .name("nzfs-discover".into())
-                .spawn_scoped(scope, work)
-                .is_err()
-            {
-                break;
-            }
-        }
-        work();
-    });
+    on_threads(workers.min(paths.len()), work);
     slots
         .into_iter()
         .map(|slot| {

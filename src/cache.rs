@@ -18,10 +18,11 @@
 //!   and [`ChunkCache::get_or_decode`] only waits for its callback
 //!   ([`wait_for`]).
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
@@ -91,12 +92,6 @@ pub struct ChunkCache<K: Hash + Eq, E> {
     state: Mutex<State<K, E>>,
     budget: u64,
     pub stats: CacheStats,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding the lock leaves consistent data here (every
-    // critical section is a few map operations), so poisoning is ignored.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> ChunkCache<K, E> {

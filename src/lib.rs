@@ -39,5 +39,6 @@ pub mod nz;
 pub mod open;
 pub mod preview;
 pub mod store;
+pub mod sync;
 pub mod tiff;
 pub mod zarr;

@@ -155,7 +155,13 @@ fn clean(s: &str, tokens: bool) -> String {
 
 /// [`clean`], with ncgen's keywords suffixed only when `keywords`.
 fn clean_as(s: &str, tokens: bool, keywords: bool) -> String {
-    let mut out: String = s.nfc().map(|c| if replaced(c) { '_' } else { c }).collect();
+    let keep = |c: char| if replaced(c) { '_' } else { c };
+    // ASCII text is its own normal form (the common case, and the cheap one).
+    let mut out: String = if s.is_ascii() {
+        s.chars().map(keep).collect()
+    } else {
+        s.nfc().map(keep).collect()
+    };
     if out.is_empty() {
         return "_nz_empty".into();
     }
@@ -239,6 +245,9 @@ pub fn unique_avoiding<'a>(names: impl IntoIterator<Item = (&'a str, bool)>, res
     unique_with(names, reserved, netcdf)
 }
 
+/// Names compared pairwise rather than through sets.
+const FEW_NAMES: usize = 16;
+
 /// [`unique_avoiding`] with the names cleaned by `to_netcdf`.
 fn unique_with<'a>(
     names: impl IntoIterator<Item = (&'a str, bool)>,
@@ -246,6 +255,16 @@ fn unique_with<'a>(
     to_netcdf: fn(&str) -> String,
 ) -> Vec<String> {
     let (clean, flags): (Vec<String>, Vec<bool>) = names.into_iter().map(|(n, f)| (to_netcdf(n), f)).unzip();
+    // A few names, none taken twice nor reserved, stay as they are: most
+    // variables' attributes, checked without building sets.
+    if clean.len() <= FEW_NAMES
+        && clean
+            .iter()
+            .enumerate()
+            .all(|(i, name)| !(clean[..i].contains(name) || flags[i] && reserved.contains(&name.as_str())))
+    {
+        return clean;
+    }
     let mut taken: HashSet<&str> = HashSet::new();
     let all: HashSet<&str> = clean
         .iter()

@@ -91,7 +91,7 @@ impl Freshness {
         if !self.on {
             return;
         }
-        let mut guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
         let noted = by_array.entry(array).or_default();
         if noted.stamps.contains_key(&chunk) || *total < MAX_NOTED {
@@ -130,7 +130,7 @@ impl Freshness {
             return None;
         }
         let now = store.stat(key).ok()?;
-        let mut guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::sync::lock(&self.noted);
         if let Some(noted) = guard.0.get_mut(&array)
             && let Some(before) = noted.stamps.get_mut(&chunk)
             && *before != now
@@ -146,7 +146,7 @@ impl Freshness {
     /// The generation of array `array`'s values as last counted, without a
     /// look at the store.
     pub(super) fn last_generation(&self, array: usize) -> u64 {
-        let guard = self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = crate::sync::lock(&self.noted);
         guard.0.get(&array).map_or(0, |n| n.generation)
     }
 
@@ -163,7 +163,7 @@ impl Freshness {
         if !self.on {
             return None;
         }
-        let lock = || self.noted.lock().unwrap_or_else(|p| p.into_inner());
+        let lock = || crate::sync::lock(&self.noted);
         let listed: Vec<(u64, Option<Stamp>)> = match lock().0.get(&array) {
             None => return Some(0),
             Some(n) => n.stamps.iter().map(|(&c, &s)| (c, s)).collect(),
@@ -195,7 +195,7 @@ impl Freshness {
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.table)
     }
 
     /// Note the stamp of `key` before it is read for the decode cached

@@ -239,7 +239,7 @@ impl Array {
         if shape == m.chunk_shape {
             return Ok(self.chain.clone());
         }
-        let mut kept = chains.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = crate::sync::lock(chains);
         if let Some((_, c)) = kept.iter().find(|(s, _)| *s == shape) {
             return Ok(c.clone());
         }

@@ -472,7 +472,7 @@ impl Array {
                         ));
                     }
                     InnerLocation::At { offset, nbytes } => {
-                        let taken = fetched.lock().unwrap_or_else(|p| p.into_inner()).take();
+                        let taken = crate::sync::lock(fetched).take();
                         match taken {
                             Some(bytes) => Some(bytes),
                             None => Some(

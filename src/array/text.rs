@@ -59,7 +59,7 @@ pub struct LineCache {
 impl LineCache {
     /// Forget every chunk's lines (its objects changed).
     pub fn clear(&self) {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        crate::sync::lock(&self.entries).clear();
     }
 }
 
@@ -209,14 +209,14 @@ impl Array {
     /// A variable-length chunk's text and line starts, from `lines` when a
     /// recent read left them there.
     fn chunk_lines(&self, chunk: u64, lines: &LineCache) -> Result<(Chunk, Arc<Vec<u32>>), ArrayError> {
-        let mut entries = lines.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entries = crate::sync::lock(&lines.entries);
         if let Some((_, text, starts)) = entries.iter().find(|(c, _, _)| *c == chunk) {
             return Ok((text.clone(), starts.clone()));
         }
         drop(entries);
         let text = self.read_chunk(chunk)?;
         let starts = Arc::new(line_starts(&text));
-        entries = lines.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries = crate::sync::lock(&lines.entries);
         if entries.len() >= LINE_CHUNKS {
             entries.remove(0);
         }

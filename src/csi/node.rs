@@ -242,7 +242,7 @@ struct Held {
 
 impl Held {
     fn take(busy: &Arc<Mutex<HashSet<PathBuf>>>, target: &Path) -> Result<Held, Status> {
-        let mut set = busy.lock().unwrap_or_else(|e| e.into_inner());
+        let mut set = crate::sync::lock(busy);
         if !set.insert(target.to_path_buf()) {
             return Err(Status::aborted(format!(
                 "an operation on {} is in progress; retry later",
@@ -258,7 +258,7 @@ impl Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.busy.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.target);
+        crate::sync::lock(&self.busy).remove(&self.target);
     }
 }
 

@@ -116,7 +116,7 @@ fn append(path: &Path) -> io::Result<File> {
 impl Write for &RotatingLog {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         // A panic elsewhere while holding the lock leaves a usable file.
-        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::sync::lock(&self.file);
         let (file, len) = &mut *guard;
         if *len > 0 && len.saturating_add(buf.len() as u64) > self.limit {
             let fresh = std::fs::rename(&self.path, old_copy(&self.path)).and_then(|()| append(&self.path));
@@ -133,7 +133,7 @@ impl Write for &RotatingLog {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.lock().unwrap_or_else(|p| p.into_inner()).0.flush()
+        crate::sync::lock(&self.file).0.flush()
     }
 }
 

@@ -17,10 +17,11 @@
 //!   together hold more than the cache budget, or more than [`MAX_ENTRIES`];
 //! - creating a backing (the decode) runs outside the pool's lock.
 
+use crate::sync::lock;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::FromRawFd;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use lru::LruCache;
 
@@ -46,10 +47,6 @@ struct PoolState<T> {
 pub struct BackingPool<T> {
     state: Mutex<PoolState<T>>,
     budget: u64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl<T> PoolState<T> {

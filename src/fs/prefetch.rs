@@ -44,6 +44,7 @@
 //! first; they meet in the middle, and the cache's decode-once rule keeps
 //! either from decoding (or reading) what the other has.
 
+use crate::sync::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, Weak};
@@ -131,10 +132,6 @@ struct Stream {
     queued_until: u64,
     /// The tick of its last read.
     used: u64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl NzFs {
@@ -358,7 +355,7 @@ fn spawn_pool<T: Send + 'static>(
         let (weak, rx, handle): (Weak<NzFs>, _, _) = (Arc::downgrade(fs), rx.clone(), handle.clone());
         let spawned = std::thread::Builder::new().name(format!("{name}-{i}")).spawn(move || {
             loop {
-                let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                let next = crate::sync::lock(&rx).recv();
                 let Ok(job) = next else { return };
                 let Some(fs) = weak.upgrade() else { return };
                 handle(&fs, job);

@@ -69,7 +69,7 @@ impl Served {
         if start >= end {
             return false;
         }
-        let mut map = self.ranges.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = crate::sync::lock(&self.ranges);
         if start == 0 && end == len {
             // Read whole at once: nothing to remember.
             map.remove(&key);
@@ -89,7 +89,7 @@ impl Served {
 
     /// Remember that `chunk` was released.
     fn note_released(&self, chunk: NodeChunk) {
-        let mut guard = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = crate::sync::lock(&self.recent);
         let (order, set) = &mut *guard;
         if set.insert(chunk) {
             order.push_back(chunk);

@@ -62,7 +62,7 @@ impl NzFs {
         if e.is_expected() {
             return;
         }
-        let mut errors = self.status.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let mut errors = crate::sync::lock(&self.status.errors);
         *errors.by_kind.entry(e.kind()).or_default() += 1;
         if errors.recent.len() == RECENT {
             errors.recent.pop_front();
@@ -110,7 +110,7 @@ impl NzFs {
             ]),
             None => Value::Null,
         };
-        let errors = self.status.errors.lock().unwrap_or_else(|p| p.into_inner());
+        let errors = crate::sync::lock(&self.status.errors);
         let since_epoch = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let recent = errors
             .recent

@@ -34,11 +34,11 @@ impl TextView {
 
     /// Forget what was made from values of an older `generation`.
     fn sync(&self, generation: u64) {
-        let mut g = self.generation.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = crate::sync::lock(&self.generation);
         if *g != generation {
             *g = generation;
-            *self.index.lock().unwrap_or_else(|e| e.into_inner()) = None;
-            self.chunk_sizes.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            *crate::sync::lock(&self.index) = None;
+            crate::sync::lock(&self.chunk_sizes).clear();
             self.lines.clear();
         }
     }
@@ -62,7 +62,7 @@ impl NzFs {
     fn text_index(&self, n: usize) -> Result<Arc<TextIndex>, FsError> {
         let view = self.text_view(n)?;
         view.sync(self.array(n)?.0.last_generation());
-        if let Some(index) = &*view.index.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Some(index) = &*crate::sync::lock(&view.index) {
             return Ok(index.clone());
         }
         // Made outside the lock: a slow first pass does not stop other reads.
@@ -70,7 +70,7 @@ impl NzFs {
             tracing::warn!(path = %self.hierarchy().nodes[n].path, error = %e, "data.txt cannot be shown");
         })?;
         let index = Arc::new(index);
-        *view.index.lock().unwrap_or_else(|e| e.into_inner()) = Some(index.clone());
+        *crate::sync::lock(&view.index) = Some(index.clone());
         Ok(index)
     }
 
@@ -90,7 +90,7 @@ impl NzFs {
     pub(super) fn chunk_text_size(&self, n: usize, index: u64) -> Result<u64, FsError> {
         let view = self.text_view(n)?;
         view.sync(self.array(n)?.0.last_generation());
-        if let Some(&size) = view.chunk_sizes.lock().unwrap_or_else(|e| e.into_inner()).get(&index) {
+        if let Some(&size) = crate::sync::lock(&view.chunk_sizes).get(&index) {
             return Ok(size);
         }
         let size = self.chunk(n, index)?.len() as u64;

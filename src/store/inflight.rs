@@ -16,7 +16,7 @@ static READS: Mutex<BTreeMap<u64, (String, Instant)>> = Mutex::new(BTreeMap::new
 fn lock() -> std::sync::MutexGuard<'static, BTreeMap<u64, (String, Instant)>> {
     // Every critical section is one map operation: a poisoned lock still
     // holds consistent data.
-    READS.lock().unwrap_or_else(|e| e.into_inner())
+    crate::sync::lock(&READS)
 }
 
 /// A registered read; dropping it ends the registration.

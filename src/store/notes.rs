@@ -17,7 +17,7 @@ static NOTES: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// Add a note (its line breaks become spaces).
 pub fn add(note: impl Into<String>) {
     let note: String = note.into().replace(['\n', '\r'], " ");
-    let mut notes = NOTES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut notes = crate::sync::lock(&NOTES);
     if notes.len() < MAX_NOTES {
         notes.push(note);
     }
@@ -25,5 +25,5 @@ pub fn add(note: impl Into<String>) {
 
 /// Every note so far, leaving none.
 pub fn take() -> Vec<String> {
-    std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()))
+    std::mem::take(&mut *crate::sync::lock(&NOTES))
 }

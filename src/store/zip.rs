@@ -310,7 +310,7 @@ impl ZipStore {
                 .value(name, m, m.size)
                 .map(|v| v[offset as usize..end as usize].to_vec());
         }
-        let mut slot = self.inflating.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = crate::sync::lock(&self.inflating);
         let reuse = slot.as_ref().is_some_and(|i| i.name == name && i.at <= offset);
         if !reuse {
             let at = self.data_at(name, m)?;

@@ -91,7 +91,7 @@ impl AllVersions {
         let Some(snapshot) = self.dirs.get(&(kind, name.to_string())) else {
             return Ok(None);
         };
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let mut open = crate::sync::lock(&self.open);
         if let Some(s) = open.get(&snapshot.id) {
             return Ok(Some(Arc::clone(s)));
         }

@@ -29,6 +29,7 @@ pub mod parquet;
 pub mod targets;
 mod template;
 
+use crate::sync::lock;
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -130,10 +131,6 @@ pub struct ReferenceStore {
 
 fn bad(file: &str, reason: impl std::fmt::Display) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("reference set {file}: {reason}"))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The stamp and bytes of the file at `key` (at most `max_len` of them),

@@ -14,6 +14,7 @@
 //! at most [`MAX_TARGETS`] distinct URLs are kept, holding at most
 //! [`MAX_TARGET_BYTES`].
 
+use crate::sync::lock;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -152,10 +153,6 @@ pub struct Targets {
     table: RwLock<Table>,
     /// The prefixes of refused targets, for one message at open.
     refused: Mutex<BTreeSet<String>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The directory form of a local prefix (canonical where it exists).

@@ -20,6 +20,7 @@
 //! [`PROBE_BYTES`] (up to [`super::MAX_METADATA_BYTES`]) is read again
 //! alone when its turn comes.
 
+use crate::sync::lock;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -194,7 +195,7 @@ impl Scan {
                 }
             }
         };
-        on_threads(workers, work);
+        crate::sync::on_threads(workers, "nzfs-discover", work);
         queue.into_inner().unwrap_or_else(|e| e.into_inner()).scan
     }
 }
@@ -236,33 +237,6 @@ fn run(store: &dyn ReadableStore, task: Task) -> (Vec<Task>, Done) {
             (more, Done::Found(path, found))
         }
     }
-}
-
-/// Run `work` on `workers` threads at once, this one among them (a thread
-/// that cannot be started leaves its share to the others), and return
-/// once every thread has ended, its thread-local destructors run: the end
-/// of a scope alone waits for the closures, not for their threads.
-fn on_threads(workers: usize, work: impl Fn() + Sync) {
-    std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..workers)
-            .map_while(|_| {
-                std::thread::Builder::new()
-                    .name("nzfs-discover".into())
-                    .spawn_scoped(scope, &work)
-                    .ok()
-            })
-            .collect();
-        work();
-        for helper in helpers {
-            if let Err(panic) = helper.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-    });
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Read the Zarr v2 documents at `prefix`, each at most `limit` bytes.
@@ -352,10 +326,10 @@ fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(path) = paths.get(i) else { break };
             let found = find(store, path, PROBE_BYTES);
-            *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(found);
+            *crate::sync::lock(&slots[i]) = Some(found);
         }
     };
-    on_threads(workers.min(paths.len()), work);
+    crate::sync::on_threads(workers.min(paths.len()), "nzfs-discover", work);
     slots
         .into_iter()
         .map(|slot| {

@@ -9,6 +9,12 @@
                 a colour and a display window
   ngff05.zarr   NGFF 0.5 (Zarr v3): a t/c/z/y/x float32 image, the axes
                 under the group's `ome` attribute
+  plate.zarr    NGFF 0.4: a plate of one row and two wells (A/1, A/2), one
+                field each, each a 2 x 40 x 56 c/y/x uint8 image of two
+                levels with a `labels/cells` uint16 label image
+  zhalved.zarr  NGFF 0.5: a z/y/x uint16 image whose level 1 halves z as
+                well (ngff-zarr's default), so that only levels 0 and 2
+                (which keeps z) can share its planes in a pyramid
 
 The values are what numpy wrote; tests/extensions.rs and the corpus check
 (scripts/corpus.py, with zarr-python and tifffile) read them back.
@@ -25,7 +31,7 @@ import numpy as np
 import zarr
 from ome_zarr.format import FormatV04, FormatV05
 from ome_zarr.io import parse_url
-from ome_zarr.writer import write_image
+from ome_zarr.writer import write_image, write_labels, write_multiscale, write_plate_metadata, write_well_metadata
 from ome_zarr_models.common.omero import Omero
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -64,7 +70,41 @@ def main():
     rng = np.random.default_rng(5)
     t = rng.normal(100, 15, size=(2, 2, 3, 16, 24)).astype(np.float32)
     image("ngff05.zarr", t, "tczyx", FormatV05(), 3)
+    plate(rng)
+    zhalved(rng)
     print(f"fixtures_ome: wrote {OUT}")
+
+
+def plate(rng):
+    """A plate whose fields each have an image and a label image."""
+    path = os.path.join(OUT, "plate.zarr")
+    shutil.rmtree(path, ignore_errors=True)
+    fmt = FormatV04()
+    root = zarr.group(store=parse_url(path, mode="w", fmt=fmt).store, zarr_format=2)
+    write_plate_metadata(root, ["A"], ["1", "2"], ["A/1", "A/2"], fmt=fmt, name="tiny plate")
+    for well in ("A/1", "A/2"):
+        w = root.require_group(well)
+        write_well_metadata(w, ["0"], fmt=fmt)
+        field = w.require_group("0")
+        pixels = rng.integers(0, 255, size=(2, 40, 56), dtype=np.uint8)
+        write_image(image=pixels, group=field, axes="cyx", fmt=fmt, scale_factors=(2,),
+                    scale={"c": 1.0, "y": 0.65, "x": 0.65}, axes_units={"y": "micrometer", "x": "micrometer"})
+        labels = (pixels[0] > 128).astype(np.uint16) * np.arange(1, 57, dtype=np.uint16)
+        write_labels(labels, field, name="cells", axes="yx", fmt=fmt, scale_factors=(2,))
+
+
+def zhalved(rng):
+    """Levels as ngff-zarr's default makes them: level 1 halves z too."""
+    path = os.path.join(OUT, "zhalved.zarr")
+    shutil.rmtree(path, ignore_errors=True)
+    fmt = FormatV05()
+    root = zarr.group(store=parse_url(path, mode="w", fmt=fmt).store, zarr_format=3)
+    l0 = rng.integers(0, 4000, size=(4, 24, 32), dtype=np.uint16)
+    l1 = l0[::2, ::2, ::2].copy()
+    l2 = l0[:, ::4, ::4].copy()
+    transforms = [[{"type": "scale", "scale": s}] for s in ([1.0, 0.5, 0.5], [2.0, 1.0, 1.0], [1.0, 2.0, 2.0])]
+    write_multiscale([l0, l1, l2], root, fmt=fmt, axes="zyx", coordinate_transformations=transforms,
+                     axes_units={"z": "micrometer", "y": "micrometer", "x": "micrometer"})
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 //! OME-Zarr images (ome-zarr-py's NGFF 0.4 and 0.5, tests/data/ome/) through
-//! real mounts: the levels' dimensions carry the image's axis names in
+//! real mounts: each image group's `.ome.tif` pyramid (its levels, who may
+//! read it, its freshness); the levels' dimensions carry the image's axis names in
 //! `header.cdl` and in the `.nc` that netCDF-C reads, and each level has a
 //! `data.tif` whose pages GDAL counts; a pixel's size shows as attributes,
 //! and a preview takes the image's channel colour and window. The values
@@ -86,4 +87,134 @@ fn a_levels_preview_takes_the_omero_colour_and_window() {
     let m = Mount::new("ome/ngff05.zarr", &[]);
     let png = std::fs::read(m.mp.join("s0").join("preview.png")).unwrap();
     assert!(String::from_utf8_lossy(&png).contains("viridis over the 2nd-98th percentiles"));
+}
+
+/// Every multiscale image group shows one OME-TIFF: an image, each label
+/// image, each field of a plate; `--no-tiff` hides them with `data.tif`.
+/// GDAL opens one at level 0 and libtiff finds each page's levels below
+/// it (the pyramid's values are compared with zarr-python's by
+/// scripts/check_ome_tiff.py, through tifffile).
+#[test]
+fn each_image_is_one_ome_tiff_pyramid() {
+    let m = Mount::new("ome/ngff04.zarr", &[]);
+    let tif = m.mp.join("ngff04.ome.tif");
+    let out = Command::new("gdalinfo").arg(&tif).output().unwrap();
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert!(info.contains("Size is 48, 32"), "{info}");
+    assert!(
+        info.contains("SUBDATASET_6_NAME") && !info.contains("SUBDATASET_7_NAME"),
+        "{info}"
+    );
+    // 6 pages, each with 4 lower levels: 30 directories for libtiff.
+    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.matches("TIFF Directory").count(), 30, "{listing}");
+    assert!(listing.contains("Image Width: 3 Image Length: 2"), "{listing}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let plate = Mount::new("ome/plate.zarr", &[]);
+    for well in ["A/1", "A/2"] {
+        assert!(plate.mp.join(well).join("0/0.ome.tif").is_file(), "{well}");
+        assert!(
+            plate.mp.join(well).join("0/labels/cells/cells.ome.tif").is_file(),
+            "{well}"
+        );
+    }
+    // A plate, a well and the labels group are not images.
+    let listed = |dir: &str| -> Vec<String> {
+        std::fs::read_dir(plate.mp.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect()
+    };
+    for dir in ["", "A/1", "A/1/0/labels"] {
+        assert!(
+            !listed(dir).iter().any(|n| n.ends_with(".ome.tif")),
+            "{dir}: {:?}",
+            listed(dir)
+        );
+    }
+    let hidden = Mount::new("ome/ngff04.zarr", &["--no-tiff"]);
+    assert!(!hidden.mp.join("ngff04.ome.tif").exists());
+    assert!(!hidden.mp.join("s0/data.tif").exists());
+}
+
+/// A level whose planes differ from level 0's (it halves z too) cannot be
+/// a SubIFD: the pyramid leaves it out, says so in the log, and the level
+/// keeps its own data.tif.
+#[test]
+fn a_level_with_other_planes_is_left_out_of_the_pyramid() {
+    let m = Mount::new("ome/zhalved.zarr", &[]);
+    let out = Command::new("tiffinfo")
+        .arg(m.mp.join("zhalved.ome.tif"))
+        .output()
+        .unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    // 4 z planes, each with one level below it (s2's 8 x 6), not s1's.
+    assert_eq!(listing.matches("TIFF Directory").count(), 8, "{listing}");
+    assert!(listing.contains("Image Width: 8 Image Length: 6"), "{listing}");
+    assert!(!listing.contains("Image Width: 16 Image Length: 12"), "{listing}");
+    assert!(m.mp.join("s1/data.tif").is_file());
+    let log = m.log();
+    assert!(
+        log.contains("left out of its image's .ome.tif") && log.contains("path=s1"),
+        "{log}"
+    );
+}
+
+/// The OME-TIFF combines every object of every level it holds, so it
+/// follows the rule of the other combined files under `allow_other`:
+/// another user reads it when every object is readable, and is refused it
+/// when one chunk of the smallest level is not.
+#[test]
+fn an_ome_tiff_denies_what_a_levels_chunk_denies() {
+    use std::os::unix::fs::PermissionsExt;
+    let users = common::users::Users::create();
+    let mode = |p: &std::path::Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    for restricted in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("o.zarr");
+        common::copy_dir(&common::data_dir().join("ome/ngff04.zarr"), &store);
+        mode(tmp.path(), 0o755);
+        if restricted {
+            mode(&store.join("s4/0/0/0/0"), 0o600);
+        }
+        let m = Mount::at(&store, &["-o", "allow_other"]);
+        mode(m.dir.path(), 0o755);
+        let tif = m.mp.join("o.ome.tif");
+        let out = common::users::cat_output(&users.other, &tif);
+        match restricted {
+            true => assert!(
+                !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+                "{out:?}"
+            ),
+            false => assert_eq!(out.stdout, std::fs::read(&tif).unwrap(), "{out:?}"),
+        }
+    }
+}
+
+/// A removed chunk of a level shows in the OME-TIFF on the next read after
+/// the attribute timeout, as in that level's data.bin.
+#[test]
+fn an_ome_tiff_shows_a_replaced_chunk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("o.zarr");
+    common::copy_dir(&common::data_dir().join("ome/zhalved.zarr"), &store);
+    let m = Mount::at(&store, &[]);
+    let tif = m.mp.join("o.ome.tif");
+    let before = std::fs::read(&tif).unwrap();
+    let s2 = std::fs::read(m.mp.join("s2/data.bin")).unwrap();
+    // Level 2's pixels end the file.
+    assert_eq!(before[before.len() - s2.len()..], s2[..]);
+    // Remove level 2's one chunk: the level now reads its fill.
+    std::fs::remove_file(store.join("s2/c/0/0/0")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let after = std::fs::read(&tif).unwrap();
+    let s2 = std::fs::read(m.mp.join("s2/data.bin")).unwrap();
+    assert_ne!(before, after, "the .ome.tif still shows the removed chunk");
+    assert_eq!(
+        after[after.len() - s2.len()..],
+        s2[..],
+        "its last level's pixels are s2's data.bin"
+    );
 }

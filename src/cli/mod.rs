@@ -236,9 +236,10 @@ pub struct MountArgs {
     /// plane, rendered on first read, and a page of the whole dataset)
     #[arg(long)]
     pub no_previews: bool,
-    /// Show no data.tif in array directories (on by default: each numeric
-    /// array of two or more dimensions as a multi-page TIFF, for ImageJ,
-    /// Fiji and other image readers)
+    /// Show no TIFF files (on by default: data.tif in each numeric array
+    /// of two or more dimensions, a multi-page TIFF, and <image>.ome.tif in
+    /// each OME-Zarr image's group, its levels as an OME-TIFF pyramid; for
+    /// ImageJ, Fiji, QuPath and other image readers)
     #[arg(long)]
     pub no_tiff: bool,
     /// Decode only what is read: no chunks decoded (or requested from

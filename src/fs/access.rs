@@ -115,6 +115,20 @@ impl NzFs {
         })
     }
 
+    /// Who may read group `g`'s OME-TIFF: the group's metadata and every
+    /// object of the levels it holds.
+    pub(super) fn ome_access(&self, g: usize) -> Result<Option<Access>, ()> {
+        let Some(ome) = self.ome_tiff(g) else {
+            return Err(());
+        };
+        *ome.access.get_or_init(|| {
+            self.combined(g, |meet| {
+                self.node_sources(g, meet)?;
+                ome.levels.iter().try_for_each(|&l| self.array_sources(l, meet))
+            })
+        })
+    }
+
     /// The meet of what `sources` adds, shown as node `n`'s metadata
     /// object's owner and group; `None` for a store with no owners.
     fn combined(&self, n: usize, sources: impl FnOnce(&mut Meet) -> Result<(), ()>) -> Result<Option<Access>, ()> {

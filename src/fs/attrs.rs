@@ -3,7 +3,7 @@
 //! and mtime; and how the files that show store objects follow them.
 //!
 //! On a local store a file that shows objects (a chunk file, `data.bin`,
-//! `data.txt`, a `.nc`) has an mtime that follows them: a chunk file's
+//! `data.txt`, a `.nc`, a TIFF) has an mtime that follows them: a chunk file's
 //! carries its object's version, the others their arrays' generation
 //! (which goes up when an object read for them changed), in the
 //! nanoseconds of the mount's time. With a short attribute timeout for
@@ -44,6 +44,7 @@ impl NzFs {
             Inode::Node(n) => self.dir_access(n),
             Inode::Header(n) => self.header_access(n),
             Inode::Data(n) | Inode::Tiff(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
+            Inode::OmeTiff(n) => self.ome_access(n),
             Inode::Preview(n) => self.preview_access(n),
             Inode::Index => self.header_access(0),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
@@ -105,6 +106,9 @@ impl NzFs {
             Inode::Data(n) | Inode::Tiff(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
             // A store whose root is one array: its .nc is that array's.
             Inode::NetCdf(n) if self.dataset.array(n).is_some() => self.dataset.array(n)?.values_generation(),
+            Inode::OmeTiff(n) => self.ome_tiff(n)?.levels.iter().try_fold(0u64, |sum, &l| {
+                Some(sum.wrapping_add(self.dataset.array(l)?.values_generation()?))
+            }),
             Inode::NetCdf(n) => self
                 .hierarchy()
                 .nodes
@@ -126,7 +130,14 @@ impl NzFs {
         self.dataset.tracks_changes()
             && matches!(
                 Inode::from_ino(ino),
-                Some(Inode::Chunk { .. } | Inode::Data(_) | Inode::Tiff(_) | Inode::Text(_) | Inode::NetCdf(_))
+                Some(
+                    Inode::Chunk { .. }
+                        | Inode::Data(_)
+                        | Inode::Tiff(_)
+                        | Inode::OmeTiff(_)
+                        | Inode::Text(_)
+                        | Inode::NetCdf(_)
+                )
             )
     }
 
@@ -142,6 +153,7 @@ impl NzFs {
             Inode::Data(_) => return Err(FsError::NotFound),
             Inode::Tiff(n) => (Kind::File, self.tiff_layout(n)?.size),
             Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
+            Inode::OmeTiff(n) => (Kind::File, self.ome_layout(n)?.size),
             Inode::Text(n) => (Kind::File, self.text_size(n)?),
             Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
             Inode::Index => (Kind::File, self.index_html()?.len() as u64),

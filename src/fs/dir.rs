@@ -24,6 +24,9 @@ impl NzFs {
         if self.info[p].nc_name.as_deref() == Some(name) {
             return self.getattr(Inode::NetCdf(p).to_ino());
         }
+        if self.info[p].ome_name.as_deref() == Some(name) && self.ome_tiff(p).is_some() {
+            return self.getattr(Inode::OmeTiff(p).to_ino());
+        }
         if p == 0 && name == crate::preview::INDEX_NAME && self.has_index() {
             return self.getattr(Inode::Index.to_ino());
         }
@@ -91,10 +94,14 @@ impl NzFs {
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
         // ".", "..", header, then data.bin and/or data.txt (arrays) or
-        // <name>.nc (groups), then the chunks or the children.
+        // <name>.nc and <name>.ome.tif (groups), then the chunks or the
+        // children.
         let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
         if let Some(nc) = &self.info[n].nc_name {
             files.push((Inode::NetCdf(n).to_ino(), nc.clone()));
+        }
+        if let Some(ome) = self.info[n].ome_name.as_ref().filter(|_| self.ome_tiff(n).is_some()) {
+            files.push((Inode::OmeTiff(n).to_ino(), ome.clone()));
         }
         if self.has_data_bin(n) {
             files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));

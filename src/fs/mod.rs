@@ -86,6 +86,7 @@ const TEXT: u64 = 1 << 59;
 const PREVIEW: u64 = 1 << 58;
 const INDEX: u64 = 1 << 57;
 const TIFF: u64 = 1 << 56;
+const OME_TIFF: u64 = 1 << 55;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 const MAX_NODES: usize = 1 << 22;
@@ -137,6 +138,8 @@ pub enum Inode {
     Index,
     /// `data.tif` of array `n`.
     Tiff(usize),
+    /// The OME-TIFF of multiscale image group `n`.
+    OmeTiff(usize),
     Chunk {
         node: usize,
         index: u64,
@@ -153,7 +156,8 @@ impl Inode {
             | Inode::NetCdf(n)
             | Inode::Text(n)
             | Inode::Preview(n)
-            | Inode::Tiff(n) => n,
+            | Inode::Tiff(n)
+            | Inode::OmeTiff(n) => n,
             Inode::Index => 0,
             Inode::Chunk { node, .. } => node,
         }
@@ -169,6 +173,7 @@ impl Inode {
             Inode::Preview(n) => PREVIEW | n as u64,
             Inode::Index => INDEX,
             Inode::Tiff(n) => TIFF | n as u64,
+            Inode::OmeTiff(n) => OME_TIFF | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -192,6 +197,8 @@ impl Inode {
             Some(Inode::Preview((ino & !PREVIEW) as usize))
         } else if ino & TIFF != 0 {
             Some(Inode::Tiff((ino & !TIFF) as usize))
+        } else if ino & OME_TIFF != 0 {
+            Some(Inode::OmeTiff((ino & !OME_TIFF) as usize))
         } else if ino == INDEX {
             Some(Inode::Index)
         } else if ino & INDEX != 0 {
@@ -251,6 +258,9 @@ struct NodeInfo {
     /// The group's virtual netCDF file name (`None` for arrays).
     nc_name: Option<String>,
     nc_layout: OnceLock<Box<crate::netcdf::Layout>>,
+    /// A multiscale image group's OME-TIFF name, and the file once made.
+    ome_name: Option<String>,
+    ome: OnceLock<Option<Box<tiff::OmeTiff>>>,
     /// The sequential reader's prefetch state.
     run: prefetch::Run,
     /// Who may read the node's store directory, and its metadata object.
@@ -365,6 +375,8 @@ impl NzFs {
                 header: OnceLock::new(),
                 nc_name: None,
                 nc_layout: OnceLock::new(),
+                ome_name: None,
+                ome: OnceLock::new(),
                 run: prefetch::Run::default(),
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
@@ -402,9 +414,12 @@ impl NzFs {
                 crate::naming::cut(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
             );
             info[id].nc_name = Some(nc.clone());
+            let ome = tiff::ome_name(hierarchy, id, &nc);
+            info[id].ome_name = ome.clone();
             for &c in &node.children {
                 let generated = info[c].dir_name == HEADER_NAME
                     || info[c].dir_name == nc
+                    || Some(&info[c].dir_name) == ome.as_ref()
                     || (id == 0 && info[c].dir_name == crate::preview::INDEX_NAME);
                 if generated {
                     let mut name = format!("{}.node", info[c].dir_name);
@@ -567,6 +582,7 @@ impl NzFs {
             Inode::Node(_) => return Err(FsError::IsADirectory),
             Inode::Header(n) => self.header(n)?,
             Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
+            Inode::OmeTiff(n) => return self.read_ome_tiff(n, offset, size),
             Inode::Text(n) => return self.read_text(n, offset, size),
             Inode::Preview(n) => self.preview_png(n)?,
             Inode::Index => self.index_html()?,

@@ -1,12 +1,16 @@
-//! `data.tif` in the mount: which arrays have one, its layout, and its
-//! reads. The file is [`crate::tiff::Layout`]'s prefix followed by
+//! `data.tif` in the mount (which arrays have one, its layout, and its
+//! reads), and `<image>.ome.tif` in each OME-Zarr multiscale image's
+//! group: its levels' pixels, in a pyramid, read from their `data.bin`.
+//!
+//! `data.tif`: The file is [`crate::tiff::Layout`]'s prefix followed by
 //! `data.bin`, so every read of its pixels, a read across the end of the
 //! prefix included, is a `data.bin` read on the one read path
 //! ([`NzFs::read_flat_then`]), handed back by whichever thread decodes, and
 //! a strip read decodes only the chunks under it.
 
 use super::{FsError, NzFs, ReadData};
-use crate::tiff::Layout;
+use crate::tiff::{Layout, LevelShape};
+use crate::zarr::hierarchy::{Hierarchy, NodeKind, ngff_attribute};
 
 impl NzFs {
     /// The layout of `data.tif` of array `n`, from its metadata alone
@@ -70,5 +74,137 @@ impl NzFs {
                 ReadData::owned(out)
             }))
         });
+    }
+}
+
+/// The OME-TIFF of a multiscale image group: the levels it holds (level
+/// 0 first; those whose planes differ from level 0's are left out), its
+/// layout, and who may read it.
+pub(super) struct OmeTiff {
+    pub levels: Vec<usize>,
+    pub layout: Layout,
+    pub access: std::sync::OnceLock<Result<Option<crate::store::Access>, ()>>,
+}
+
+/// The OME-TIFF name of group `id` whose `.nc` is `nc`: `<name>.ome.tif`
+/// for a group with NGFF `multiscales`, else `None`.
+pub(super) fn ome_name(h: &Hierarchy, id: usize, nc: &str) -> Option<String> {
+    match &h.nodes[id].kind {
+        NodeKind::Group { metadata: Some(g) } if ngff_attribute(&g.attributes, "multiscales").is_some() => {
+            Some(format!("{}{OME_SUFFIX}", nc.strip_suffix(".nc").unwrap_or(nc)))
+        }
+        _ => None,
+    }
+}
+
+const OME_SUFFIX: &str = ".ome.tif";
+
+impl NzFs {
+    /// The OME-TIFF of group `g`, made on first use from metadata alone
+    /// (`None` where it has none: no NGFF image, axes or a data type OME
+    /// cannot hold, or `--no-tiff`).
+    pub(super) fn ome_tiff(&self, g: usize) -> Option<&OmeTiff> {
+        if !self.tiff {
+            return None;
+        }
+        let name = self.info.get(g)?.ome_name.as_deref()?;
+        self.info[g]
+            .ome
+            .get_or_init(|| {
+                self.make_ome_tiff(g, name.strip_suffix(OME_SUFFIX).unwrap_or(name))
+                    .map(Box::new)
+            })
+            .as_deref()
+    }
+
+    fn make_ome_tiff(&self, g: usize, name: &str) -> Option<OmeTiff> {
+        let h = self.hierarchy();
+        let path = &h.nodes[g].path;
+        let image = h.ngff_image(g)?;
+        let &first = image.levels.first()?;
+        let m0 = self.array_files(first).ok()?.0.clone();
+        let sample = crate::tiff::sample_of(&m0.data_type)?;
+        let xml = match crate::tiff::ome::xml(&image, name, &m0.shape, &m0.data_type) {
+            Ok(xml) => xml,
+            Err(reason) => {
+                tracing::info!(path = %path, %reason, "no .ome.tif for this image; each level has its data.tif");
+                return None;
+            }
+        };
+        let rows = m0.shape.len().checked_sub(2)?;
+        let mut levels = Vec::new();
+        let mut shapes = Vec::new();
+        for &l in &image.levels {
+            if !self.has_data_bin(l) {
+                continue;
+            }
+            let Ok((m, _)) = self.array_files(l) else { continue };
+            let smaller = shapes
+                .last()
+                .is_none_or(|s: &(Vec<u64>, u64)| m.shape[rows..].iter().zip(&s.0[rows..]).all(|(a, b)| a <= b));
+            if m.data_type != m0.data_type || m.shape[..rows] != m0.shape[..rows] || !smaller {
+                tracing::info!(
+                    path = %h.nodes[l].path,
+                    "this level is left out of its image's .ome.tif: a SubIFD must have level 0's planes, in the same type; read its data.tif"
+                );
+                continue;
+            }
+            let band = match self.dataset.array(l) {
+                Some(a) => a.read_unit_along(rows),
+                None => m.chunk_shape.get(rows).copied().unwrap_or(1),
+            };
+            levels.push(l);
+            shapes.push((m.shape.clone(), band));
+        }
+        if levels.first() != Some(&first) {
+            return None;
+        }
+        let shapes: Vec<LevelShape> = shapes
+            .iter()
+            .map(|(shape, band)| LevelShape { shape, band: *band })
+            .collect();
+        let layout = Layout::pyramid(&shapes, sample, Some(&xml))?;
+        Some(OmeTiff {
+            levels,
+            layout,
+            access: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The layout of group `g`'s OME-TIFF, or `NotFound`.
+    pub(super) fn ome_layout(&self, g: usize) -> Result<&Layout, FsError> {
+        self.ome_tiff(g).map(|o| &o.layout).ok_or(FsError::NotFound)
+    }
+
+    /// Bytes `[offset, offset + size)` of group `g`'s OME-TIFF: the prefix
+    /// rendered here, each level's pixels read from its `data.bin`, on this
+    /// thread.
+    pub(super) fn read_ome_tiff(&self, g: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
+        let ome = self.ome_tiff(g).ok_or(FsError::NotFound)?;
+        let layout = &ome.layout;
+        let start = offset.min(layout.size);
+        let end = start.saturating_add(u64::from(size)).min(layout.size);
+        let mut out = vec![0u8; (end - start) as usize];
+        if start < layout.prefix {
+            let stop = end.min(layout.prefix);
+            layout.read_prefix(start, &mut out[..(stop - start) as usize]);
+        }
+        let mut at = (start.max(layout.prefix) - start) as usize;
+        for (level, offset, len) in layout.pixel_runs(start.max(layout.prefix), end) {
+            let node = ome.levels[level];
+            self.note_flat_read(node, offset, len);
+            // A run is at most one read's size, which fits a u32.
+            let pixels = self.array(node)?.0.read_bytes(offset, len as u32)?;
+            let bytes = pixels.bytes();
+            if bytes.len() as u64 != len {
+                return Err(FsError::BrokenNode {
+                    path: self.hierarchy().nodes[node].path.clone(),
+                    reason: format!("data.bin gave {} bytes where {len} were asked for", bytes.len()),
+                });
+            }
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        }
+        Ok(ReadData::owned(out))
     }
 }

@@ -1,5 +1,7 @@
-//! The virtual TIFF of an array (`data.tif`), for ImageJ, Fiji, MATLAB's
-//! `imread`, GDAL and every image viewer.
+//! The virtual TIFFs: an array's `data.tif`, for ImageJ, Fiji, MATLAB's
+//! `imread`, GDAL and every image viewer, and an OME-Zarr image's OME-TIFF
+//! pyramid ([`Layout::pyramid`], its OME-XML from [`ome`]), whose lower
+//! levels are SubIFDs of each page.
 //!
 //! The last two dimensions are the image plane (rows, columns); each
 //! combination of the leading dimensions is one page (an IFD), in C order.
@@ -12,14 +14,18 @@
 //!
 //! Strips, not tiles (ImageJ 1.x opens no tiled TIFF): a strip is a run of
 //! rows inside one band of chunk rows ([`Layout::of`] is given that band's
-//! height), so a strip read decodes only the chunks under it. Strip tables
+//! height), so a strip read decodes only the chunks under it. In a pyramid
+//! each level's pixels are its own `data.bin`, one level after another. Strip tables
 //! are LONG (LONG8 in BigTIFF), never SHORT. The file is classic TIFF
 //! while every offset fits in 32 bits, else BigTIFF.
 //!
 //! Invariants: the layout is computed from the metadata alone, with checked
 //! arithmetic (an array whose file would not fit in a `u64` has none); the
 //! prefix is rendered a page at a time, each page's block having the same
-//! size, so any byte of it is found without rendering the others.
+//! size (page 0's holds the description's entry too), so any byte of it is
+//! found without rendering the others.
+
+pub mod ome;
 
 /// Tags, in the ascending order an IFD lists them.
 const IMAGE_WIDTH: u16 = 256;
@@ -32,11 +38,17 @@ const SAMPLES_PER_PIXEL: u16 = 277;
 const ROWS_PER_STRIP: u16 = 278;
 const STRIP_BYTE_COUNTS: u16 = 279;
 const PLANAR_CONFIGURATION: u16 = 284;
+const SUB_IFDS: u16 = 330;
 const SAMPLE_FORMAT: u16 = 339;
-/// Entries in every IFD.
+const NEW_SUBFILE_TYPE: u16 = 254;
+const IMAGE_DESCRIPTION: u16 = 270;
+/// Entries in every main IFD of a plain `data.tif`...
 const ENTRIES: u64 = 11;
+/// ...and in a SubIFD (`NewSubfileType` too).
+const SUB_ENTRIES: u64 = ENTRIES + 1;
 
 /// Field types.
+const ASCII: u16 = 2;
 const SHORT: u16 = 3;
 const LONG: u16 = 4;
 const LONG8: u16 = 16;
@@ -83,63 +95,138 @@ pub fn sample_of(dt: &crate::zarr::data_type::DataType) -> Option<(u16, Sample)>
     })
 }
 
-/// Where everything in one `data.tif` is.
+/// One resolution level's image plane and its strips.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plane {
+    pub width: u64,
+    pub height: u64,
+    pub rows_per_strip: u64,
+    /// Strips in each page.
+    pub strips: u64,
+    /// Bytes of one page's pixels.
+    bytes: u64,
+}
+
+impl Plane {
+    /// The plane of `height` x `width` samples of `bits`, in strips of at
+    /// most `band` rows (and at most [`MAX_STRIP_BYTES`]).
+    fn of(height: u64, width: u64, bits: u16, band: u64) -> Option<Plane> {
+        if height == 0 || width == 0 {
+            return None;
+        }
+        let row = width.checked_mul(u64::from(bits / 8))?;
+        let rows_per_strip = band.clamp(1, height).min((MAX_STRIP_BYTES / row).max(1));
+        Some(Plane {
+            width,
+            height,
+            rows_per_strip,
+            strips: height.div_ceil(rows_per_strip),
+            bytes: row.checked_mul(height)?,
+        })
+    }
+
+    fn row(&self) -> u64 {
+        self.bytes / self.height
+    }
+}
+
+/// One resolution level as [`Layout::pyramid`] takes it: its array's shape
+/// and the rows one read of it decodes.
+pub struct LevelShape<'a> {
+    pub shape: &'a [u64],
+    pub band: u64,
+}
+
+/// Where everything in one virtual TIFF is: `data.tif` (one level), or an
+/// OME-TIFF pyramid (the full resolution in the main IFDs, one SubIFD per
+/// lower level on each page, OME-XML in page 0's `ImageDescription`).
+///
+/// The prefix is the header, the description, then one block per page:
+/// its main IFD and strip tables, its SubIFD offsets, and each lower
+/// level's IFD and strip tables. Every block but page 0's (which holds one
+/// more entry) has the same size. The pixels follow: each level's
+/// `data.bin`, level 0 first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
     /// BigTIFF (64-bit offsets) rather than classic TIFF.
     pub big: bool,
-    pub width: u64,
-    pub height: u64,
     pub pages: u64,
     pub bits: u16,
     pub sample: Sample,
-    pub rows_per_strip: u64,
-    /// Strips in each page.
-    pub strips: u64,
-    /// Bytes of one page's block in the prefix: its IFD and its strip
-    /// tables.
+    /// Level 0 (full resolution) first.
+    pub levels: Vec<Plane>,
+    /// Page 0's `ImageDescription`, its NUL included (empty: none).
+    description: Vec<u8>,
+    /// Where page 0's block starts (after the padded description).
+    first: u64,
+    /// Bytes of each page's block, page 0's excepted.
     block: u64,
-    /// Bytes before the pixel data (header and IFDs): where `data.bin`
-    /// starts in the file.
+    /// Where each level's pixels start in the file.
+    pixels: Vec<u64>,
+    /// Bytes before the pixel data: where level 0's `data.bin` starts.
     pub prefix: u64,
     /// The file's size.
     pub size: u64,
 }
 
 impl Layout {
-    /// The TIFF of an array of `shape` and sample form `(bits, sample)`
-    /// whose chunks (or inner chunks, where a shard is read in part) span
-    /// `band` rows: `None` for fewer than two dimensions, an empty one, or
-    /// a file past `u64`.
-    pub fn of(shape: &[u64], (bits, sample): (u16, Sample), band: u64) -> Option<Layout> {
-        let [leading @ .., height, width] = shape else {
+    /// The `data.tif` of an array of `shape` and sample form `(bits,
+    /// sample)` whose chunks (or inner chunks, where a shard is read in
+    /// part) span `band` rows: `None` for fewer than two dimensions, an
+    /// empty one, or a file past `u64`.
+    pub fn of(shape: &[u64], sample: (u16, Sample), band: u64) -> Option<Layout> {
+        Layout::pyramid(&[LevelShape { shape, band }], sample, None)
+    }
+
+    /// A TIFF of `levels` (level 0 first) with `description` in page 0:
+    /// `None` unless every level has the same leading dimensions (the same
+    /// pages), none is empty, and the file fits in `u64`.
+    pub fn pyramid(levels: &[LevelShape], (bits, sample): (u16, Sample), description: Option<&str>) -> Option<Layout> {
+        let (first, _) = levels.split_first()?;
+        let [leading @ .., _, _] = first.shape else {
             return None;
         };
-        let (height, width) = (*height, *width);
-        if height == 0 || width == 0 || leading.contains(&0) {
+        if leading.contains(&0) {
             return None;
         }
         let pages = leading.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
-        let row = width.checked_mul(u64::from(bits / 8))?;
-        let plane = row.checked_mul(height)?;
-        let data = plane.checked_mul(pages)?;
-        let rows_per_strip = band.clamp(1, height).min((MAX_STRIP_BYTES / row).max(1));
-        let strips = height.div_ceil(rows_per_strip);
+        let planes = levels
+            .iter()
+            .map(|l| match l.shape {
+                [lead @ .., height, width] if lead == leading => Plane::of(*height, *width, bits, l.band),
+                _ => None,
+            })
+            .collect::<Option<Vec<Plane>>>()?;
+        // Held out of line, which a text of at least 8 bytes always is.
+        let description: Vec<u8> = description
+            .filter(|d| d.len() >= 8)
+            .map(|d| d.bytes().chain(std::iter::once(0)).collect())
+            .unwrap_or_default();
         let layout = |big: bool| -> Option<Layout> {
-            let block = block_len(big, strips)?;
-            let prefix = header_len(big).checked_add(pages.checked_mul(block)?)?;
+            let first = header_len(big).checked_add((description.len() as u64).next_multiple_of(8))?;
+            let block = block_len(big, &planes, false)?;
+            let block0 = block_len(big, &planes, !description.is_empty())?;
+            let prefix = first
+                .checked_add(block0)?
+                .checked_add((pages - 1).checked_mul(block)?)?;
+            let mut pixels = Vec::with_capacity(planes.len());
+            let mut at = prefix;
+            for p in &planes {
+                pixels.push(at);
+                at = at.checked_add(p.bytes.checked_mul(pages)?)?;
+            }
             Some(Layout {
                 big,
-                width,
-                height,
                 pages,
                 bits,
                 sample,
-                rows_per_strip,
-                strips,
+                levels: planes.clone(),
+                description: description.clone(),
+                first,
                 block,
+                pixels,
                 prefix,
-                size: prefix.checked_add(data)?,
+                size: at,
             })
         };
         match layout(false) {
@@ -148,31 +235,59 @@ impl Layout {
         }
     }
 
-    /// Bytes of one page's pixels.
-    fn plane(&self) -> u64 {
-        self.width * self.height * u64::from(self.bits / 8)
+    /// Where page `page`'s block starts, and its size.
+    fn page_span(&self, page: u64) -> (u64, u64) {
+        let block0 = self.block
+            + if self.description.is_empty() {
+                0
+            } else {
+                entry_len(self.big)
+            };
+        match page {
+            0 => (self.first, block0),
+            p => (self.first + block0 + (p - 1) * self.block, self.block),
+        }
+    }
+
+    /// The pixel bytes `[start, end)` of the file (past the prefix) as runs
+    /// of one level's `data.bin`: `(level, offset in its data.bin, length)`.
+    pub fn pixel_runs(&self, start: u64, end: u64) -> Vec<(usize, u64, u64)> {
+        let mut runs = Vec::new();
+        for (level, (&at, plane)) in self.pixels.iter().zip(&self.levels).enumerate() {
+            let stop = at + plane.bytes * self.pages;
+            let (lo, hi) = (start.max(at), end.min(stop));
+            if lo < hi {
+                runs.push((level, lo - at, hi - lo));
+            }
+        }
+        runs
     }
 
     /// Fill `out` with the prefix's bytes from `offset` (within the prefix).
     pub fn read_prefix(&self, offset: u64, out: &mut [u8]) {
         let end = offset.saturating_add(out.len() as u64).min(self.prefix);
-        let header = header_len(self.big);
         let mut at = offset;
-        if at < header {
-            let h = self.header();
-            let stop = end.min(header);
-            out[..(stop - at) as usize].copy_from_slice(&h[at as usize..stop as usize]);
+        let mut put = |at: u64, from: u64, bytes: &[u8], stop: u64| {
+            let dst = (at - offset) as usize;
+            out[dst..dst + (stop - at) as usize].copy_from_slice(&bytes[(at - from) as usize..(stop - from) as usize]);
+        };
+        if at < self.first {
+            let mut head = self.header();
+            head.extend_from_slice(&self.description);
+            head.resize(self.first as usize, 0);
+            let stop = end.min(self.first);
+            put(at, 0, &head, stop);
             at = stop;
         }
-        let block = self.block;
         while at < end {
-            let page = (at - header) / block;
-            let start = header + page * block;
+            let page = match at - self.first {
+                x if x < self.page_span(0).1 => 0,
+                x => 1 + (x - self.page_span(0).1) / self.block,
+            };
+            let (start, len) = self.page_span(page);
             let bytes = self.page_block(page, start);
-            let stop = end.min(start + block);
-            let dst = (at - offset) as usize;
-            out[dst..dst + (stop - at) as usize]
-                .copy_from_slice(&bytes[(at - start) as usize..(stop - start) as usize]);
+            let stop = end.min(start + len);
+            put(at, start, &bytes, stop);
             at = stop;
         }
     }
@@ -183,89 +298,188 @@ impl Layout {
         match self.big {
             false => {
                 h.extend(42u16.to_ne_bytes());
-                h.extend((header_len(false) as u32).to_ne_bytes());
+                h.extend((self.first as u32).to_ne_bytes());
             }
             true => {
                 h.extend(43u16.to_ne_bytes());
                 h.extend(8u16.to_ne_bytes());
                 h.extend(0u16.to_ne_bytes());
-                h.extend(header_len(true).to_ne_bytes());
+                h.extend(self.first.to_ne_bytes());
             }
         }
         h
     }
 
-    /// Page `page`'s IFD and strip tables, which start at file offset `at`.
+    /// Page `page`'s block, which starts at file offset `at`.
     fn page_block(&self, page: u64, at: u64) -> Vec<u8> {
         let big = self.big;
-        let block = self.block;
+        let (_, len) = self.page_span(page);
         let mut w = Writer {
             big,
-            out: Vec::with_capacity(block as usize),
+            out: Vec::with_capacity(len as usize),
         };
-        let ifd_len = ifd_len(big);
-        let tables_out_of_line = self.strips > 1;
-        let offsets_at = at + ifd_len;
-        let counts_at = offsets_at + self.strips * w.offset_size();
+        let subs = self.levels.len() as u64 - 1;
+        let describe = page == 0 && !self.description.is_empty();
+        // Every length here was checked when the layout was made.
+        let tables = |plane: &Plane| tables_len(big, plane.strips).unwrap_or_default();
+        let main_len = ifd_len(big, main_entries(subs, describe)) + tables(&self.levels[0]);
+        let subifds_at = at + main_len;
+        let mut sub_at = subifds_at + subifd_table_len(big, subs);
+        let mut sub_offsets = Vec::new();
+        for plane in &self.levels[1..] {
+            sub_offsets.push(sub_at);
+            sub_at += ifd_len(big, SUB_ENTRIES) + tables(plane);
+        }
+        let next = if page + 1 < self.pages {
+            self.page_span(page + 1).0
+        } else {
+            0
+        };
+        let extra = Extra {
+            // The description follows the header.
+            description: describe.then_some((self.description.len() as u64, header_len(big))),
+            subifds: (subs > 0).then_some((subs, subifds_at, &sub_offsets[..])),
+            reduced: false,
+        };
+        self.ifd(&mut w, 0, page, at, next, &extra);
+        if subs > 1 {
+            for &o in &sub_offsets {
+                w.offset(o);
+            }
+        }
+        for (level, &o) in sub_offsets.iter().enumerate() {
+            let reduced = Extra {
+                description: None,
+                subifds: None,
+                reduced: true,
+            };
+            self.ifd(&mut w, level + 1, page, o, 0, &reduced);
+        }
+        debug_assert_eq!(w.out.len() as u64, len);
+        w.out
+    }
+
+    /// One IFD of level `level` for page `page`, at `at`, and its strip
+    /// tables after it.
+    fn ifd(&self, w: &mut Writer, level: usize, page: u64, at: u64, next: u64, extra: &Extra) {
+        let big = self.big;
+        let plane = &self.levels[level];
+        let entries = match (extra.reduced, &extra.subifds) {
+            (true, _) => SUB_ENTRIES,
+            (false, subifds) => main_entries(subifds.map_or(0, |s| s.0), extra.description.is_some()),
+        };
+        let tables_out_of_line = plane.strips > 1;
+        let offsets_at = at + ifd_len(big, entries);
+        let counts_at = offsets_at + plane.strips * w.offset_size();
         let strip_type = if big { LONG8 } else { LONG };
-        w.count(ENTRIES);
-        w.entry(IMAGE_WIDTH, LONG, 1, &[self.width]);
-        w.entry(IMAGE_LENGTH, LONG, 1, &[self.height]);
+        w.count(entries);
+        if extra.reduced {
+            w.entry(NEW_SUBFILE_TYPE, LONG, 1, &[1]); // a reduced-resolution image
+        }
+        w.entry(IMAGE_WIDTH, LONG, 1, &[plane.width]);
+        w.entry(IMAGE_LENGTH, LONG, 1, &[plane.height]);
         w.entry(BITS_PER_SAMPLE, SHORT, 1, &[u64::from(self.bits)]);
         w.entry(COMPRESSION, SHORT, 1, &[1]);
         w.entry(PHOTOMETRIC, SHORT, 1, &[1]); // BlackIsZero
-        let pixels = self.prefix + page * self.plane();
-        let row = self.width * u64::from(self.bits / 8);
-        let strip_offsets: Vec<u64> = (0..self.strips)
-            .map(|s| pixels + s * self.rows_per_strip * row)
+        if let Some((len, where_)) = extra.description {
+            w.pointer(IMAGE_DESCRIPTION, ASCII, len, where_);
+        }
+        let pixels = self.pixels[level] + page * plane.bytes;
+        let row = plane.row();
+        let strip_offsets: Vec<u64> = (0..plane.strips)
+            .map(|s| pixels + s * plane.rows_per_strip * row)
             .collect();
-        let strip_counts: Vec<u64> = (0..self.strips)
-            .map(|s| (self.height - s * self.rows_per_strip).min(self.rows_per_strip) * row)
+        let strip_counts: Vec<u64> = (0..plane.strips)
+            .map(|s| (plane.height - s * plane.rows_per_strip).min(plane.rows_per_strip) * row)
             .collect();
         match tables_out_of_line {
-            true => w.pointer(STRIP_OFFSETS, strip_type, self.strips, offsets_at),
-            false => w.entry(STRIP_OFFSETS, strip_type, self.strips, &strip_offsets),
+            true => w.pointer(STRIP_OFFSETS, strip_type, plane.strips, offsets_at),
+            false => w.entry(STRIP_OFFSETS, strip_type, plane.strips, &strip_offsets),
         }
         w.entry(SAMPLES_PER_PIXEL, SHORT, 1, &[1]);
-        w.entry(ROWS_PER_STRIP, LONG, 1, &[self.rows_per_strip]);
+        w.entry(ROWS_PER_STRIP, LONG, 1, &[plane.rows_per_strip]);
         match tables_out_of_line {
-            true => w.pointer(STRIP_BYTE_COUNTS, strip_type, self.strips, counts_at),
-            false => w.entry(STRIP_BYTE_COUNTS, strip_type, self.strips, &strip_counts),
+            true => w.pointer(STRIP_BYTE_COUNTS, strip_type, plane.strips, counts_at),
+            false => w.entry(STRIP_BYTE_COUNTS, strip_type, plane.strips, &strip_counts),
         }
         w.entry(PLANAR_CONFIGURATION, SHORT, 1, &[1]);
+        match extra.subifds {
+            Some((1, _, offsets)) => w.entry(SUB_IFDS, strip_type, 1, offsets),
+            Some((n, table, _)) => w.pointer(SUB_IFDS, strip_type, n, table),
+            None => {}
+        }
         w.entry(SAMPLE_FORMAT, SHORT, 1, &[self.sample as u64]);
-        let next = if page + 1 < self.pages { at + block } else { 0 };
         w.offset(next);
         if tables_out_of_line {
             for v in strip_offsets.iter().chain(&strip_counts) {
                 w.offset(*v);
             }
         }
-        debug_assert_eq!(w.out.len() as u64, block);
-        w.out
     }
+}
+
+/// The entries an IFD holds beyond the base ones.
+struct Extra<'a> {
+    /// `ImageDescription`: its length and where it is.
+    description: Option<(u64, u64)>,
+    /// `SubIFDs`: how many, where their table is, and their offsets.
+    subifds: Option<(u64, u64, &'a [u64])>,
+    /// `NewSubfileType` = reduced resolution (a SubIFD).
+    reduced: bool,
 }
 
 fn header_len(big: bool) -> u64 {
     if big { 16 } else { 8 }
 }
 
-fn ifd_len(big: bool) -> u64 {
+fn entry_len(big: bool) -> u64 {
+    if big { 20 } else { 12 }
+}
+
+fn ifd_len(big: bool, entries: u64) -> u64 {
     match big {
-        false => 2 + 12 * ENTRIES + 4,
-        true => 8 + 20 * ENTRIES + 8,
+        false => 2 + 12 * entries + 4,
+        true => 8 + 20 * entries + 8,
     }
 }
 
-/// One page's block: its IFD, and its two strip tables unless each is one
-/// offset, which its entry holds (an entry's value field holds one LONG in
-/// classic TIFF, one LONG8 in BigTIFF).
-fn block_len(big: bool, strips: u64) -> Option<u64> {
-    let tables = match strips {
-        1 => 0,
-        n => n.checked_mul(2 * if big { 8 } else { 4 })?,
-    };
-    ifd_len(big).checked_add(tables)
+/// Entries of a main IFD: the base ones, `SubIFDs` when there are lower
+/// levels, and `ImageDescription` on page 0 when there is one.
+fn main_entries(subs: u64, describe: bool) -> u64 {
+    ENTRIES + u64::from(subs > 0) + u64::from(describe)
+}
+
+/// A page's two strip tables, unless each is one offset, which its entry
+/// holds (an entry's value field holds one LONG in classic TIFF, one LONG8
+/// in BigTIFF).
+fn tables_len(big: bool, strips: u64) -> Option<u64> {
+    match strips {
+        1 => Some(0),
+        n => n.checked_mul(2 * if big { 8 } else { 4 }),
+    }
+}
+
+/// A page's table of SubIFD offsets, unless it is one offset.
+fn subifd_table_len(big: bool, subs: u64) -> u64 {
+    match subs {
+        0 | 1 => 0,
+        n => n * if big { 8 } else { 4 },
+    }
+}
+
+/// One page's block (see [`Layout`]), with page 0's description entry when
+/// `describe`.
+fn block_len(big: bool, planes: &[Plane], describe: bool) -> Option<u64> {
+    let subs = planes.len() as u64 - 1;
+    let mut len = ifd_len(big, main_entries(subs, describe))
+        .checked_add(tables_len(big, planes[0].strips)?)?
+        .checked_add(subifd_table_len(big, subs))?;
+    for p in &planes[1..] {
+        len = len
+            .checked_add(ifd_len(big, SUB_ENTRIES))?
+            .checked_add(tables_len(big, p.strips)?)?;
+    }
+    Some(len)
 }
 
 /// IFD entries in the host's byte order, classic or BigTIFF.

@@ -12,13 +12,37 @@ fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_ne_bytes(b[at..at + 4].try_into().unwrap())
 }
 
+fn prefix_of(layout: &Layout) -> Vec<u8> {
+    let mut whole = vec![0u8; layout.prefix as usize];
+    layout.read_prefix(0, &mut whole);
+    whole
+}
+
+/// The prefix read in pieces of several sizes is `whole`, byte for byte.
+fn assert_reads_the_same_in_pieces(layout: &Layout, whole: &[u8]) {
+    for cut in [1, 5, 7, 13, 64] {
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        while at < layout.prefix {
+            let mut part = vec![0u8; cut.min((layout.prefix - at) as usize)];
+            layout.read_prefix(at, &mut part);
+            at += part.len() as u64;
+            pieces.extend(part);
+        }
+        assert_eq!(pieces, whole, "pieces of {cut}");
+    }
+}
+
 #[test]
 fn small_arrays_are_classic_and_large_ones_bigtiff() {
     let f32s = (32, Sample::Float);
     let small = Layout::of(&[10, 20, 14], f32s, 10).unwrap();
     assert!(!small.big);
-    assert_eq!((small.pages, small.height, small.width), (10, 20, 14));
-    assert_eq!((small.rows_per_strip, small.strips), (10, 2));
+    assert_eq!(
+        (small.pages, small.levels[0].height, small.levels[0].width),
+        (10, 20, 14)
+    );
+    assert_eq!((small.levels[0].rows_per_strip, small.levels[0].strips), (10, 2));
     assert_eq!(small.size, small.prefix + 10 * 20 * 14 * 4);
     // 5 GiB of float32: past what 32-bit offsets reach.
     let big = Layout::of(&[5, 16384, 16384], f32s, 512).unwrap();
@@ -39,10 +63,10 @@ fn no_tiff_for_fewer_than_two_or_empty_dimensions_or_past_u64() {
 #[test]
 fn a_strip_holds_at_most_a_band_of_chunk_rows_and_a_bounded_size() {
     let l = Layout::of(&[100, 7], (16, Sample::Signed), 30).unwrap();
-    assert_eq!((l.rows_per_strip, l.strips), (30, 4));
+    assert_eq!((l.levels[0].rows_per_strip, l.levels[0].strips), (30, 4));
     // A band of 4096 rows of 65536 float64 would be 2 GiB: cut to 8 MiB.
     let wide = Layout::of(&[4096, 65536], (64, Sample::Float), 4096).unwrap();
-    assert_eq!(wide.rows_per_strip * 65536 * 8, MAX_STRIP_BYTES);
+    assert_eq!(wide.levels[0].rows_per_strip * 65536 * 8, MAX_STRIP_BYTES);
 }
 
 #[test]
@@ -51,29 +75,131 @@ fn the_prefix_reads_the_same_in_any_pieces_and_chains_its_pages() {
         Layout::of(&[3, 4, 5, 6], (8, Sample::Unsigned), 2).unwrap(),
         Layout::of(&[3, 5, 6], (8, Sample::Unsigned), 5).unwrap(),
     ] {
-        let mut whole = vec![0u8; layout.prefix as usize];
-        layout.read_prefix(0, &mut whole);
-        for cut in [1, 7, 13, 64] {
-            let mut pieces = Vec::new();
-            let mut at = 0;
-            while at < layout.prefix {
-                let mut part = vec![0u8; cut.min((layout.prefix - at) as usize)];
-                layout.read_prefix(at, &mut part);
-                at += part.len() as u64;
-                pieces.extend(part);
-            }
-            assert_eq!(pieces, whole, "pieces of {cut}");
-        }
+        let whole = prefix_of(&layout);
+        assert_reads_the_same_in_pieces(&layout, &whole);
         // Follow the IFD chain: one IFD per page, each naming the image.
         let mut ifd = u32_at(&whole, 4) as usize;
         let mut pages = 0;
         while ifd != 0 {
             assert_eq!(u16_at(&whole, ifd), ENTRIES as u16);
             assert_eq!(u16_at(&whole, ifd + 2), IMAGE_WIDTH);
-            assert_eq!(u32_at(&whole, ifd + 2 + 8) as u64, layout.width);
+            assert_eq!(u32_at(&whole, ifd + 2 + 8) as u64, layout.levels[0].width);
             pages += 1;
             ifd = u32_at(&whole, ifd + 2 + 12 * ENTRIES as usize) as usize;
         }
         assert_eq!(pages, layout.pages);
     }
+}
+
+/// The value of tag `tag` in the classic IFD at `ifd`: `(type, count,
+/// value field)`.
+fn tag_at(b: &[u8], ifd: usize, tag: u16) -> Option<(u16, u32, u32)> {
+    let n = u16_at(b, ifd) as usize;
+    (0..n)
+        .map(|k| ifd + 2 + 12 * k)
+        .find_map(|e| (u16_at(b, e) == tag).then(|| (u16_at(b, e + 2), u32_at(b, e + 4), u32_at(b, e + 8))))
+}
+
+#[test]
+fn a_pyramid_gives_each_page_its_lower_levels_as_subifds() {
+    let u16s = (16, Sample::Unsigned);
+    let levels = [
+        LevelShape {
+            shape: &[2, 3, 32, 48],
+            band: 16,
+        },
+        LevelShape {
+            shape: &[2, 3, 16, 24],
+            band: 16,
+        },
+        LevelShape {
+            shape: &[2, 3, 8, 12],
+            band: 8,
+        },
+    ];
+    let xml = "<OME>an image of two levels below the first</OME>";
+    let layout = Layout::pyramid(&levels, u16s, Some(xml)).unwrap();
+    assert!(!layout.big);
+    assert_eq!(layout.pages, 6);
+    let planes: u64 = [32 * 48, 16 * 24, 8 * 12].iter().sum::<u64>() * 2 * 6;
+    assert_eq!(layout.size, layout.prefix + planes);
+    let whole = prefix_of(&layout);
+    // The description is page 0's alone, NUL-terminated.
+    let first = u32_at(&whole, 4) as usize;
+    let (ty, count, at) = tag_at(&whole, first, IMAGE_DESCRIPTION).unwrap();
+    assert_eq!((ty, count as usize), (ASCII, xml.len() + 1));
+    assert_eq!(
+        &whole[at as usize..at as usize + xml.len() + 1],
+        format!("{xml}\0").as_bytes()
+    );
+    let mut ifd = first;
+    let mut page = 0u64;
+    while ifd != 0 {
+        assert_eq!(tag_at(&whole, ifd, IMAGE_DESCRIPTION).is_some(), page == 0);
+        let (_, subs, table) = tag_at(&whole, ifd, SUB_IFDS).unwrap();
+        assert_eq!(subs, 2);
+        for level in 1..3usize {
+            let sub = u32_at(&whole, table as usize + 4 * (level - 1)) as usize;
+            assert_eq!(tag_at(&whole, sub, NEW_SUBFILE_TYPE).unwrap().2, 1);
+            assert_eq!(
+                tag_at(&whole, sub, IMAGE_WIDTH).unwrap().2 as u64,
+                layout.levels[level].width
+            );
+            // A level's page p starts at its pixels plus p planes.
+            let plane = &layout.levels[level];
+            let (_, strips, offsets) = tag_at(&whole, sub, STRIP_OFFSETS).unwrap();
+            let first_strip = if strips == 1 {
+                offsets
+            } else {
+                u32_at(&whole, offsets as usize)
+            };
+            assert_eq!(u64::from(first_strip), layout.pixels[level] + page * plane.bytes);
+            // Each SubIFD chain is one IFD long.
+            let next_at = sub + 2 + 12 * SUB_ENTRIES as usize;
+            assert_eq!(u32_at(&whole, next_at), 0);
+        }
+        page += 1;
+        let n = u16_at(&whole, ifd) as usize;
+        ifd = u32_at(&whole, ifd + 2 + 12 * n) as usize;
+    }
+    assert_eq!(page, layout.pages);
+    assert_reads_the_same_in_pieces(&layout, &whole);
+}
+
+#[test]
+fn pyramid_pixels_are_each_levels_data_in_turn() {
+    let u8s = (8, Sample::Unsigned);
+    let levels = [
+        LevelShape {
+            shape: &[4, 6],
+            band: 4,
+        },
+        LevelShape {
+            shape: &[2, 3],
+            band: 2,
+        },
+    ];
+    let layout = Layout::pyramid(&levels, u8s, None).unwrap();
+    let p = layout.prefix;
+    assert_eq!(layout.size, p + 24 + 6);
+    assert_eq!(layout.pixel_runs(p, p + 24), [(0, 0, 24)]);
+    assert_eq!(layout.pixel_runs(p + 20, p + 27), [(0, 20, 4), (1, 0, 3)]);
+    assert_eq!(layout.pixel_runs(p + 25, layout.size), [(1, 1, 5)]);
+}
+
+#[test]
+fn no_pyramid_of_levels_with_other_planes_counts() {
+    let u8s = (8, Sample::Unsigned);
+    let halved_z = [
+        LevelShape {
+            shape: &[4, 8, 8],
+            band: 8,
+        },
+        LevelShape {
+            shape: &[2, 4, 4],
+            band: 4,
+        },
+    ];
+    assert!(Layout::pyramid(&halved_z, u8s, None).is_none());
+    assert!(Layout::pyramid(&[], u8s, None).is_none());
 }

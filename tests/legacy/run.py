@@ -104,12 +104,18 @@ def imagej_reads_ome():
     run(NZFS, "mount", OME_STORE, mp)
     try:
         out, got, want = imagej_stack(os.path.join(mp, "s0", "data.tif"), level, IMAGEJ_PICTURE)
+        # The image's OME-TIFF: ImageJ 1.x reads its main IFDs, level 0.
+        ome_out, ome_got, _ = imagej_stack(os.path.join(mp, "ngff04.ome.tif"), level)
     finally:
         subprocess.run([NZFS, "unmount", mp])
         os.rmdir(mp)
     check(f"size {nx} {ny} {nc * nz} bits 16" in out, "ImageJ opens an OME-Zarr level's data.tif as a 16-bit stack", out)
     check(got.shape == want.shape and np.allclose(got, want, rtol=1e-9),
           "ImageJ's statistics of each c/z plane equal numpy's", f"{got} vs {want}")
+    check(f"size {nx} {ny} {nc * nz} bits 16" in ome_out,
+          "ImageJ opens the image's .ome.tif at level 0 as a 16-bit stack", ome_out)
+    check(ome_got.shape == want.shape and np.allclose(ome_got, want, rtol=1e-9),
+          "ImageJ's statistics of each plane of the .ome.tif equal numpy's", f"{ome_got} vs {want}")
     check(os.path.getsize(IMAGEJ_PICTURE) > 0, f"ImageJ's montage saved as {os.path.relpath(IMAGEJ_PICTURE, ROOT)}")
 
 

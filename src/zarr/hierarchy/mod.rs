@@ -16,7 +16,7 @@
 
 mod consolidated;
 mod ngff;
-pub use ngff::ngff_attribute;
+pub use ngff::{Axis, Channel, NgffImage, ngff_attribute};
 mod walk;
 use std::sync::Arc;
 

@@ -14,6 +14,10 @@
 //! a pixel is. [`Hierarchy::ngff_image_of`] finds a level's image, for
 //! the views that use its other metadata (`omero` display settings).
 //!
+//! [`Hierarchy::ngff_image`] gathers what a multiscale image says of
+//! itself (axes, levels, level 0's pixel size, channels), for the views
+//! that describe a whole image (the OME-TIFF).
+//!
 //! Invariants: a name the array's own metadata gives is never replaced,
 //! nor an attribute it has;
 //! the array's `has_dimension_names` (whether its metadata declares them,
@@ -101,12 +105,102 @@ impl Hierarchy {
         None
     }
 
+    /// The first multiscale image of group `group` (the one NGFF readers
+    /// show), with the levels that are arrays of as many dimensions as it
+    /// has axes, in its order (level 0 first).
+    pub fn ngff_image(&self, group: usize) -> Option<NgffImage> {
+        let NodeKind::Group { metadata: Some(g) } = &self.nodes.get(group)?.kind else {
+            return None;
+        };
+        let image = ngff_attribute(&g.attributes, "multiscales")?.as_array()?.first()?;
+        let names = axis_names(image)?;
+        let listed = image.get("axes").and_then(Value::as_array).unwrap_or_default();
+        let field = |i: usize, key: &str| listed.get(i)?.get(key)?.as_str().map(str::to_string);
+        let axes: Vec<Axis> = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| Axis {
+                name,
+                kind: field(i, "type"),
+                unit: field(i, "unit"),
+            })
+            .collect();
+        let datasets = image.get("datasets").and_then(Value::as_array).unwrap_or_default();
+        let levels: Vec<usize> = datasets
+            .iter()
+            .filter_map(|d| self.descendant(group, d.get("path")?.as_str()?))
+            .filter(|&l| matches!(&self.nodes[l].kind, NodeKind::Array(a) if a.metadata.shape.len() == axes.len()))
+            .collect();
+        // Level 0's scale, times the image's own scale where it has one.
+        let scale_of = |v: &Value| -> Option<Vec<f64>> {
+            v.get("coordinateTransformations")?
+                .as_array()?
+                .iter()
+                .find(|t| t.get("type").and_then(Value::as_str) == Some("scale"))?
+                .get("scale")?
+                .as_array()?
+                .iter()
+                .map(Value::as_f64)
+                .collect::<Option<Vec<f64>>>()
+                .filter(|s| s.len() == axes.len())
+        };
+        let scale = datasets.first().and_then(scale_of).map(|level| match scale_of(image) {
+            Some(whole) => level.iter().zip(whole).map(|(a, b)| a * b).collect(),
+            None => level,
+        });
+        let channels = ngff_attribute(&g.attributes, "omero")
+            .and_then(|o| o.get("channels"))
+            .and_then(Value::as_array)
+            .unwrap_or_default()
+            .iter()
+            .map(|c| Channel {
+                label: c.get("label").and_then(Value::as_str).map(str::to_string),
+                color: c.get("color").and_then(Value::as_str).map(str::to_string),
+            })
+            .collect();
+        Some(NgffImage {
+            name: image.get("name").and_then(Value::as_str).map(str::to_string),
+            axes,
+            levels,
+            scale,
+            channels,
+        })
+    }
+
     /// The node at `path` (`/`-separated) below `id`.
     fn descendant(&self, id: usize, path: &str) -> Option<usize> {
         path.split('/')
             .filter(|p| !p.is_empty())
             .try_fold(id, |node, name| self.child(node, name))
     }
+}
+
+/// What a multiscale image says of itself ([`Hierarchy::ngff_image`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NgffImage {
+    pub name: Option<String>,
+    pub axes: Vec<Axis>,
+    /// Its level arrays, level 0 first.
+    pub levels: Vec<usize>,
+    /// Level 0's size of a pixel along each axis, when it gives one.
+    pub scale: Option<Vec<f64>>,
+    /// The `omero` channels' labels and colours (`RRGGBB`).
+    pub channels: Vec<Channel>,
+}
+
+/// One axis of an image: its name, `type` and `unit` as NGFF gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub name: String,
+    pub kind: Option<String>,
+    pub unit: Option<String>,
+}
+
+/// One `omero` channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Channel {
+    pub label: Option<String>,
+    pub color: Option<String>,
 }
 
 /// An NGFF attribute of a group: at the top (0.4) or under `ome` (0.5).

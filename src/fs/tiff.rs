@@ -135,7 +135,7 @@ impl NzFs {
         let mut levels = Vec::new();
         let mut shapes = Vec::new();
         for &l in &image.levels {
-            if !self.has_data_bin(l) {
+            if !self.has_data_bin(l) || levels.contains(&l) || levels.len() == crate::tiff::MAX_LEVELS {
                 continue;
             }
             let Ok((m, _)) = self.array_files(l) else { continue };

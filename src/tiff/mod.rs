@@ -56,6 +56,13 @@ const LONG8: u16 = 16;
 /// The most bytes a strip holds when a band of chunk rows is larger (a
 /// reader allocates a strip at a time).
 pub const MAX_STRIP_BYTES: u64 = 8 << 20;
+/// The most strips a page has (its tables, 16 MiB at most in BigTIFF, are
+/// rendered whole when a read touches them): a page of more than
+/// `MAX_STRIPS` x 8 MiB has larger strips.
+pub const MAX_STRIPS: u64 = 1 << 20;
+/// The most levels a pyramid holds (a multiscale may name more, or one
+/// array many times; each level adds to every page's block).
+pub const MAX_LEVELS: usize = 32;
 
 /// How the samples are numbers: TIFF's `SampleFormat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,7 +122,12 @@ impl Plane {
             return None;
         }
         let row = width.checked_mul(u64::from(bits / 8))?;
-        let rows_per_strip = band.clamp(1, height).min((MAX_STRIP_BYTES / row).max(1));
+        // At most MAX_STRIP_BYTES a strip, unless the page would need more
+        // than MAX_STRIPS of them: the strip tables are rendered in memory.
+        let rows_per_strip = band
+            .clamp(1, height)
+            .min((MAX_STRIP_BYTES / row).max(1))
+            .max(height.div_ceil(MAX_STRIPS));
         Some(Plane {
             width,
             height,
@@ -183,6 +195,9 @@ impl Layout {
     /// pages), none is empty, and the file fits in `u64`.
     pub fn pyramid(levels: &[LevelShape], (bits, sample): (u16, Sample), description: Option<&str>) -> Option<Layout> {
         let (first, _) = levels.split_first()?;
+        if levels.len() > MAX_LEVELS {
+            return None;
+        }
         let [leading @ .., _, _] = first.shape else {
             return None;
         };

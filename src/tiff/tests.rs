@@ -69,6 +69,23 @@ fn a_strip_holds_at_most_a_band_of_chunk_rows_and_a_bounded_size() {
     assert_eq!(wide.levels[0].rows_per_strip * 65536 * 8, MAX_STRIP_BYTES);
 }
 
+/// Hostile shapes cannot make a page's block (rendered whole on a read)
+/// large: a page has at most MAX_STRIPS strips, a pyramid MAX_LEVELS
+/// levels.
+#[test]
+fn a_pages_strip_tables_and_levels_are_bounded() {
+    let narrow = Layout::of(&[1 << 40, 1], (8, Sample::Unsigned), 1).unwrap();
+    assert_eq!(narrow.levels[0].strips, MAX_STRIPS);
+    assert!(narrow.prefix < 20 << 20, "{}", narrow.prefix);
+    let same = LevelShape {
+        shape: &[4, 4],
+        band: 4,
+    };
+    let many: Vec<LevelShape> = (0..=MAX_LEVELS).map(|_| LevelShape { ..same }).collect();
+    assert!(Layout::pyramid(&many, (8, Sample::Unsigned), None).is_none());
+    assert!(Layout::pyramid(&many[..MAX_LEVELS], (8, Sample::Unsigned), None).is_some());
+}
+
 #[test]
 fn the_prefix_reads_the_same_in_any_pieces_and_chains_its_pages() {
     for layout in [

@@ -15,6 +15,9 @@
   zhalved.zarr  NGFF 0.5: a z/y/x uint16 image whose level 1 halves z as
                 well (ngff-zarr's default), so that only levels 0 and 2
                 (which keeps z) can share its planes in a pyramid
+  wide.zarr     NGFF 0.4: a 48 x 8300 y/x uint16 image in 30 x 1000
+                chunks, wider than 8192, so its OME-TIFF holds level 0 in
+                tiles (and level 1, 24 x 4150, in strips)
 
 The values are what numpy wrote; tests/extensions.rs and the corpus check
 (scripts/corpus.py, with zarr-python and tifffile) read them back.
@@ -72,6 +75,9 @@ def main():
     image("ngff05.zarr", t, "tczyx", FormatV05(), 3)
     plate(rng)
     zhalved(rng)
+    yy, xx = np.mgrid[0:48, 0:8300]
+    wide = (xx // 16 * 3 + yy * 5).astype(np.uint16)
+    image("wide.zarr", wide, "yx", FormatV04(), 2, scale_factors=(2,), storage_options={"chunks": (30, 1000)})
     print(f"fixtures_ome: wrote {OUT}")
 
 

@@ -218,3 +218,31 @@ fn an_ome_tiff_shows_a_replaced_chunk() {
         "its last level's pixels are s2's data.bin"
     );
 }
+
+/// A plane wider than 8192 is in tiles of about its chunks' size (30 x
+/// 1000 chunks: 32 x 1008 tiles); the smaller level stays in strips. GDAL
+/// reads pixels of the last, padded, tiles as the fixture script made them
+/// (`x // 16 * 3 + y * 5`).
+#[test]
+fn a_plane_wider_than_8192_is_in_tiles() {
+    let m = Mount::new("ome/wide.zarr", &[]);
+    let tif = m.mp.join("wide.ome.tif");
+    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("Tile Width: 1008 Tile Length: 32"), "{listing}");
+    assert!(
+        listing.contains("Image Width: 4150 Image Length: 24") && listing.contains("Rows/Strip: 24"),
+        "{listing}"
+    );
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (x, y) in [(8299u64, 47u64), (5000, 33), (0, 0), (1007, 31)] {
+        let r = Command::new("gdallocationinfo")
+            .arg("-valonly")
+            .arg(&tif)
+            .args([x.to_string(), y.to_string()])
+            .output()
+            .unwrap();
+        let got = String::from_utf8_lossy(&r.stdout).trim().to_string();
+        assert_eq!(got, (x / 16 * 3 + y * 5).to_string(), "pixel ({x}, {y})");
+    }
+}

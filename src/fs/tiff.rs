@@ -9,7 +9,7 @@
 //! a strip read decodes only the chunks under it.
 
 use super::{FsError, NzFs, ReadData};
-use crate::tiff::{Layout, LevelShape};
+use crate::tiff::{Layout, LevelShape, Piece};
 use crate::zarr::hierarchy::{Hierarchy, NodeKind, ngff_attribute};
 
 impl NzFs {
@@ -141,7 +141,7 @@ impl NzFs {
             let Ok((m, _)) = self.array_files(l) else { continue };
             let smaller = shapes
                 .last()
-                .is_none_or(|s: &(Vec<u64>, u64)| m.shape[rows..].iter().zip(&s.0[rows..]).all(|(a, b)| a <= b));
+                .is_none_or(|s: &(Vec<u64>, u64, u64)| m.shape[rows..].iter().zip(&s.0[rows..]).all(|(a, b)| a <= b));
             if m.data_type != m0.data_type || m.shape[..rows] != m0.shape[..rows] || !smaller {
                 tracing::info!(
                     path = %h.nodes[l].path,
@@ -149,19 +149,25 @@ impl NzFs {
                 );
                 continue;
             }
-            let band = match self.dataset.array(l) {
-                Some(a) => a.read_unit_along(rows),
-                None => m.chunk_shape.get(rows).copied().unwrap_or(1),
+            // The plane one read decodes: strips of its rows, or tiles of
+            // about its size.
+            let unit = |d: usize| match self.dataset.array(l) {
+                Some(a) => a.read_unit_along(d),
+                None => m.chunk_shape.get(d).copied().unwrap_or(1),
             };
             levels.push(l);
-            shapes.push((m.shape.clone(), band));
+            shapes.push((m.shape.clone(), unit(rows), unit(rows + 1)));
         }
         if levels.first() != Some(&first) {
             return None;
         }
         let shapes: Vec<LevelShape> = shapes
             .iter()
-            .map(|(shape, band)| LevelShape { shape, band: *band })
+            .map(|(shape, band, cols)| LevelShape {
+                shape,
+                band: *band,
+                cols: Some(*cols),
+            })
             .collect();
         let layout = Layout::pyramid(&shapes, sample, Some(&xml))?;
         Some(OmeTiff {
@@ -190,10 +196,18 @@ impl NzFs {
             layout.read_prefix(start, &mut out[..(stop - start) as usize]);
         }
         let mut at = (start.max(layout.prefix) - start) as usize;
-        for (level, offset, len) in layout.pixel_runs(start.max(layout.prefix), end) {
+        for piece in layout.pixel_pieces(start.max(layout.prefix), end) {
+            let (level, offset, len) = match piece {
+                // The padding of an edge tile: zeros, as `out` holds.
+                Piece::Zero(len) => {
+                    at += len as usize;
+                    continue;
+                }
+                Piece::Data { level, offset, len } => (level, offset, len),
+            };
             let node = ome.levels[level];
             self.note_flat_read(node, offset, len);
-            // A run is at most one read's size, which fits a u32.
+            // A piece is at most one read's size, which fits a u32.
             let pixels = self.array(node)?.0.read_bytes(offset, len as u32)?;
             let bytes = pixels.bytes();
             if bytes.len() as u64 != len {

@@ -14,10 +14,13 @@
 //!
 //! Strips, not tiles (ImageJ 1.x opens no tiled TIFF): a strip is a run of
 //! rows inside one band of chunk rows ([`Layout::of`] is given that band's
-//! height), so a strip read decodes only the chunks under it. In a pyramid
-//! each level's pixels are its own `data.bin`, one level after another. Strip tables
-//! are LONG (LONG8 in BigTIFF), never SHORT. The file is classic TIFF
-//! while every offset fits in 32 bits, else BigTIFF.
+//! height), so a strip read decodes only the chunks under it. Strip tables
+//! are LONG (LONG8 in BigTIFF), never SHORT. The exception is a plane of an
+//! OME-TIFF larger than [`TILE_ABOVE`] on a side: its tiles are about its
+//! chunks' plane, padded at the edges, and a tile's rows are runs of
+//! `data.bin` ([`Layout::pixel_pieces`]). In a pyramid each level's pixels
+//! follow the previous level's. The file is classic TIFF while every offset
+//! fits in 32 bits, else BigTIFF.
 //!
 //! Invariants: the layout is computed from the metadata alone, with checked
 //! arithmetic (an array whose file would not fit in a `u64` has none); the
@@ -25,7 +28,12 @@
 //! size (page 0's holds the description's entry too), so any byte of it is
 //! found without rendering the others.
 
+mod ifd;
 pub mod ome;
+mod plane;
+
+use ifd::Writer;
+pub use plane::{Piece, Plane};
 
 /// Tags, in the ascending order an IFD lists them.
 const IMAGE_WIDTH: u16 = 256;
@@ -38,14 +46,23 @@ const SAMPLES_PER_PIXEL: u16 = 277;
 const ROWS_PER_STRIP: u16 = 278;
 const STRIP_BYTE_COUNTS: u16 = 279;
 const PLANAR_CONFIGURATION: u16 = 284;
+const TILE_WIDTH: u16 = 322;
+const TILE_LENGTH: u16 = 323;
+const TILE_OFFSETS: u16 = 324;
+const TILE_BYTE_COUNTS: u16 = 325;
 const SUB_IFDS: u16 = 330;
 const SAMPLE_FORMAT: u16 = 339;
 const NEW_SUBFILE_TYPE: u16 = 254;
 const IMAGE_DESCRIPTION: u16 = 270;
-/// Entries in every main IFD of a plain `data.tif`...
+/// Entries in every main IFD of a plain `data.tif` (one more in a tiled
+/// plane's).
 const ENTRIES: u64 = 11;
-/// ...and in a SubIFD (`NewSubfileType` too).
-const SUB_ENTRIES: u64 = ENTRIES + 1;
+/// A plane larger than this on a side is in tiles in an OME-TIFF: ImageJ
+/// 1.x, which reads no tiles, cannot hold it anyway, and whole-slide
+/// viewers read it a region at a time.
+pub const TILE_ABOVE: u64 = 8192;
+/// The largest side of a tile (1024 x 1024 float64 samples are 8 MiB).
+const MAX_TILE_SIDE: u64 = 1024;
 
 /// Field types.
 const ASCII: u16 = 2;
@@ -102,51 +119,13 @@ pub fn sample_of(dt: &crate::zarr::data_type::DataType) -> Option<(u16, Sample)>
     })
 }
 
-/// One resolution level's image plane and its strips.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plane {
-    pub width: u64,
-    pub height: u64,
-    pub rows_per_strip: u64,
-    /// Strips in each page.
-    pub strips: u64,
-    /// Bytes of one page's pixels.
-    bytes: u64,
-}
-
-impl Plane {
-    /// The plane of `height` x `width` samples of `bits`, in strips of at
-    /// most `band` rows (and at most [`MAX_STRIP_BYTES`]).
-    fn of(height: u64, width: u64, bits: u16, band: u64) -> Option<Plane> {
-        if height == 0 || width == 0 {
-            return None;
-        }
-        let row = width.checked_mul(u64::from(bits / 8))?;
-        // At most MAX_STRIP_BYTES a strip, unless the page would need more
-        // than MAX_STRIPS of them: the strip tables are rendered in memory.
-        let rows_per_strip = band
-            .clamp(1, height)
-            .min((MAX_STRIP_BYTES / row).max(1))
-            .max(height.div_ceil(MAX_STRIPS));
-        Some(Plane {
-            width,
-            height,
-            rows_per_strip,
-            strips: height.div_ceil(rows_per_strip),
-            bytes: row.checked_mul(height)?,
-        })
-    }
-
-    fn row(&self) -> u64 {
-        self.bytes / self.height
-    }
-}
-
 /// One resolution level as [`Layout::pyramid`] takes it: its array's shape
-/// and the rows one read of it decodes.
+/// and the rows one read of it decodes; with the columns one read decodes,
+/// a plane past [`TILE_ABOVE`] on a side is in tiles of about that size.
 pub struct LevelShape<'a> {
     pub shape: &'a [u64],
     pub band: u64,
+    pub cols: Option<u64>,
 }
 
 /// Where everything in one virtual TIFF is: `data.tif` (one level), or an
@@ -187,7 +166,15 @@ impl Layout {
     /// part) span `band` rows: `None` for fewer than two dimensions, an
     /// empty one, or a file past `u64`.
     pub fn of(shape: &[u64], sample: (u16, Sample), band: u64) -> Option<Layout> {
-        Layout::pyramid(&[LevelShape { shape, band }], sample, None)
+        Layout::pyramid(
+            &[LevelShape {
+                shape,
+                band,
+                cols: None,
+            }],
+            sample,
+            None,
+        )
     }
 
     /// A TIFF of `levels` (level 0 first) with `description` in page 0:
@@ -208,7 +195,13 @@ impl Layout {
         let planes = levels
             .iter()
             .map(|l| match l.shape {
-                [lead @ .., height, width] if lead == leading => Plane::of(*height, *width, bits, l.band),
+                [lead @ .., height, width] if lead == leading => match l.cols {
+                    Some(cols) if *height > TILE_ABOVE || *width > TILE_ABOVE => {
+                        Plane::tiled(*height, *width, bits, l.band, cols)
+                            .or_else(|| Plane::of(*height, *width, bits, l.band))
+                    }
+                    _ => Plane::of(*height, *width, bits, l.band),
+                },
                 _ => None,
             })
             .collect::<Option<Vec<Plane>>>()?;
@@ -228,7 +221,7 @@ impl Layout {
             let mut at = prefix;
             for p in &planes {
                 pixels.push(at);
-                at = at.checked_add(p.bytes.checked_mul(pages)?)?;
+                at = at.checked_add(p.stored.checked_mul(pages)?)?;
             }
             Some(Layout {
                 big,
@@ -264,18 +257,18 @@ impl Layout {
         }
     }
 
-    /// The pixel bytes `[start, end)` of the file (past the prefix) as runs
-    /// of one level's `data.bin`: `(level, offset in its data.bin, length)`.
-    pub fn pixel_runs(&self, start: u64, end: u64) -> Vec<(usize, u64, u64)> {
-        let mut runs = Vec::new();
+    /// The pixel bytes `[start, end)` of the file (past the prefix), in
+    /// order, as pieces of the levels' `data.bin` and padding.
+    pub fn pixel_pieces(&self, start: u64, end: u64) -> Vec<Piece> {
+        let mut pieces = Vec::new();
         for (level, (&at, plane)) in self.pixels.iter().zip(&self.levels).enumerate() {
-            let stop = at + plane.bytes * self.pages;
+            let stop = at + plane.stored * self.pages;
             let (lo, hi) = (start.max(at), end.min(stop));
             if lo < hi {
-                runs.push((level, lo - at, hi - lo));
+                plane.pieces(level, at, lo, hi, &mut pieces);
             }
         }
-        runs
+        pieces
     }
 
     /// Fill `out` with the prefix's bytes from `offset` (within the prefix).
@@ -337,13 +330,13 @@ impl Layout {
         let describe = page == 0 && !self.description.is_empty();
         // Every length here was checked when the layout was made.
         let tables = |plane: &Plane| tables_len(big, plane.strips).unwrap_or_default();
-        let main_len = ifd_len(big, main_entries(subs, describe)) + tables(&self.levels[0]);
+        let main_len = ifd_len(big, main_entries(&self.levels[0], subs, describe)) + tables(&self.levels[0]);
         let subifds_at = at + main_len;
         let mut sub_at = subifds_at + subifd_table_len(big, subs);
         let mut sub_offsets = Vec::new();
         for plane in &self.levels[1..] {
             sub_offsets.push(sub_at);
-            sub_at += ifd_len(big, SUB_ENTRIES) + tables(plane);
+            sub_at += ifd_len(big, plane.entries() + 1) + tables(plane);
         }
         let next = if page + 1 < self.pages {
             self.page_span(page + 1).0
@@ -380,8 +373,8 @@ impl Layout {
         let big = self.big;
         let plane = &self.levels[level];
         let entries = match (extra.reduced, &extra.subifds) {
-            (true, _) => SUB_ENTRIES,
-            (false, subifds) => main_entries(subifds.map_or(0, |s| s.0), extra.description.is_some()),
+            (true, _) => plane.entries() + 1,
+            (false, subifds) => main_entries(plane, subifds.map_or(0, |s| s.0), extra.description.is_some()),
         };
         let tables_out_of_line = plane.strips > 1;
         let offsets_at = at + ifd_len(big, entries);
@@ -399,25 +392,38 @@ impl Layout {
         if let Some((len, where_)) = extra.description {
             w.pointer(IMAGE_DESCRIPTION, ASCII, len, where_);
         }
-        let pixels = self.pixels[level] + page * plane.bytes;
-        let row = plane.row();
-        let strip_offsets: Vec<u64> = (0..plane.strips)
-            .map(|s| pixels + s * plane.rows_per_strip * row)
-            .collect();
-        let strip_counts: Vec<u64> = (0..plane.strips)
-            .map(|s| (plane.height - s * plane.rows_per_strip).min(plane.rows_per_strip) * row)
-            .collect();
-        match tables_out_of_line {
-            true => w.pointer(STRIP_OFFSETS, strip_type, plane.strips, offsets_at),
-            false => w.entry(STRIP_OFFSETS, strip_type, plane.strips, &strip_offsets),
+        let pixels = self.pixels[level] + page * plane.stored;
+        let (row, piece) = (plane.row(), plane.piece_bytes());
+        let offsets: Vec<u64> = (0..plane.strips).map(|s| pixels + s * piece).collect();
+        let counts: Vec<u64> = match plane.tile_width {
+            Some(_) => vec![piece; plane.strips as usize],
+            None => (0..plane.strips)
+                .map(|s| (plane.height - s * plane.rows_per_strip).min(plane.rows_per_strip) * row)
+                .collect(),
+        };
+        let (offsets_tag, counts_tag) = match plane.tile_width {
+            Some(_) => (TILE_OFFSETS, TILE_BYTE_COUNTS),
+            None => (STRIP_OFFSETS, STRIP_BYTE_COUNTS),
+        };
+        let table = |w: &mut Writer, tag: u16, values: &[u64], at: u64| match tables_out_of_line {
+            true => w.pointer(tag, strip_type, plane.strips, at),
+            false => w.entry(tag, strip_type, plane.strips, values),
+        };
+        if plane.tile_width.is_none() {
+            table(w, offsets_tag, &offsets, offsets_at);
         }
         w.entry(SAMPLES_PER_PIXEL, SHORT, 1, &[1]);
-        w.entry(ROWS_PER_STRIP, LONG, 1, &[plane.rows_per_strip]);
-        match tables_out_of_line {
-            true => w.pointer(STRIP_BYTE_COUNTS, strip_type, plane.strips, counts_at),
-            false => w.entry(STRIP_BYTE_COUNTS, strip_type, plane.strips, &strip_counts),
+        if plane.tile_width.is_none() {
+            w.entry(ROWS_PER_STRIP, LONG, 1, &[plane.rows_per_strip]);
+            table(w, counts_tag, &counts, counts_at);
         }
         w.entry(PLANAR_CONFIGURATION, SHORT, 1, &[1]);
+        if let Some(tile_width) = plane.tile_width {
+            w.entry(TILE_WIDTH, LONG, 1, &[tile_width]);
+            w.entry(TILE_LENGTH, LONG, 1, &[plane.rows_per_strip]);
+            table(w, offsets_tag, &offsets, offsets_at);
+            table(w, counts_tag, &counts, counts_at);
+        }
         match extra.subifds {
             Some((1, _, offsets)) => w.entry(SUB_IFDS, strip_type, 1, offsets),
             Some((n, table, _)) => w.pointer(SUB_IFDS, strip_type, n, table),
@@ -426,7 +432,7 @@ impl Layout {
         w.entry(SAMPLE_FORMAT, SHORT, 1, &[self.sample as u64]);
         w.offset(next);
         if tables_out_of_line {
-            for v in strip_offsets.iter().chain(&strip_counts) {
+            for v in offsets.iter().chain(&counts) {
                 w.offset(*v);
             }
         }
@@ -458,10 +464,10 @@ fn ifd_len(big: bool, entries: u64) -> u64 {
     }
 }
 
-/// Entries of a main IFD: the base ones, `SubIFDs` when there are lower
-/// levels, and `ImageDescription` on page 0 when there is one.
-fn main_entries(subs: u64, describe: bool) -> u64 {
-    ENTRIES + u64::from(subs > 0) + u64::from(describe)
+/// Entries of a main IFD of `plane`: its base ones, `SubIFDs` when there
+/// are lower levels, and `ImageDescription` on page 0 when there is one.
+fn main_entries(plane: &Plane, subs: u64, describe: bool) -> u64 {
+    plane.entries() + u64::from(subs > 0) + u64::from(describe)
 }
 
 /// A page's two strip tables, unless each is one offset, which its entry
@@ -486,69 +492,15 @@ fn subifd_table_len(big: bool, subs: u64) -> u64 {
 /// `describe`.
 fn block_len(big: bool, planes: &[Plane], describe: bool) -> Option<u64> {
     let subs = planes.len() as u64 - 1;
-    let mut len = ifd_len(big, main_entries(subs, describe))
+    let mut len = ifd_len(big, main_entries(&planes[0], subs, describe))
         .checked_add(tables_len(big, planes[0].strips)?)?
         .checked_add(subifd_table_len(big, subs))?;
     for p in &planes[1..] {
         len = len
-            .checked_add(ifd_len(big, SUB_ENTRIES))?
+            .checked_add(ifd_len(big, p.entries() + 1))?
             .checked_add(tables_len(big, p.strips)?)?;
     }
     Some(len)
-}
-
-/// IFD entries in the host's byte order, classic or BigTIFF.
-struct Writer {
-    big: bool,
-    out: Vec<u8>,
-}
-
-impl Writer {
-    fn offset_size(&self) -> u64 {
-        if self.big { 8 } else { 4 }
-    }
-
-    fn count(&mut self, n: u64) {
-        match self.big {
-            false => self.out.extend((n as u16).to_ne_bytes()),
-            true => self.out.extend(n.to_ne_bytes()),
-        }
-    }
-
-    fn offset(&mut self, v: u64) {
-        match self.big {
-            false => self.out.extend((v as u32).to_ne_bytes()),
-            true => self.out.extend(v.to_ne_bytes()),
-        }
-    }
-
-    fn head(&mut self, tag: u16, ty: u16, count: u64) {
-        self.out.extend(tag.to_ne_bytes());
-        self.out.extend(ty.to_ne_bytes());
-        self.offset(count);
-    }
-
-    /// An entry whose values fit in its value field, left-justified.
-    fn entry(&mut self, tag: u16, ty: u16, count: u64, values: &[u64]) {
-        self.head(tag, ty, count);
-        let field = self.offset_size() as usize;
-        let mut value = Vec::with_capacity(field);
-        for &v in values {
-            match ty {
-                SHORT => value.extend((v as u16).to_ne_bytes()),
-                LONG => value.extend((v as u32).to_ne_bytes()),
-                _ => value.extend(v.to_ne_bytes()),
-            }
-        }
-        value.resize(field, 0);
-        self.out.extend(value);
-    }
-
-    /// An entry whose values are elsewhere, at `at`.
-    fn pointer(&mut self, tag: u16, ty: u16, count: u64, at: u64) {
-        self.head(tag, ty, count);
-        self.offset(at);
-    }
 }
 
 #[cfg(test)]

@@ -80,6 +80,7 @@ fn a_pages_strip_tables_and_levels_are_bounded() {
     let same = LevelShape {
         shape: &[4, 4],
         band: 4,
+        cols: None,
     };
     let many: Vec<LevelShape> = (0..=MAX_LEVELS).map(|_| LevelShape { ..same }).collect();
     assert!(Layout::pyramid(&many, (8, Sample::Unsigned), None).is_none());
@@ -124,14 +125,17 @@ fn a_pyramid_gives_each_page_its_lower_levels_as_subifds() {
         LevelShape {
             shape: &[2, 3, 32, 48],
             band: 16,
+            cols: None,
         },
         LevelShape {
             shape: &[2, 3, 16, 24],
             band: 16,
+            cols: None,
         },
         LevelShape {
             shape: &[2, 3, 8, 12],
             band: 8,
+            cols: None,
         },
     ];
     let xml = "<OME>an image of two levels below the first</OME>";
@@ -172,7 +176,7 @@ fn a_pyramid_gives_each_page_its_lower_levels_as_subifds() {
             };
             assert_eq!(u64::from(first_strip), layout.pixels[level] + page * plane.bytes);
             // Each SubIFD chain is one IFD long.
-            let next_at = sub + 2 + 12 * SUB_ENTRIES as usize;
+            let next_at = sub + 2 + 12 * (ENTRIES + 1) as usize;
             assert_eq!(u32_at(&whole, next_at), 0);
         }
         page += 1;
@@ -190,18 +194,21 @@ fn pyramid_pixels_are_each_levels_data_in_turn() {
         LevelShape {
             shape: &[4, 6],
             band: 4,
+            cols: None,
         },
         LevelShape {
             shape: &[2, 3],
             band: 2,
+            cols: None,
         },
     ];
     let layout = Layout::pyramid(&levels, u8s, None).unwrap();
     let p = layout.prefix;
     assert_eq!(layout.size, p + 24 + 6);
-    assert_eq!(layout.pixel_runs(p, p + 24), [(0, 0, 24)]);
-    assert_eq!(layout.pixel_runs(p + 20, p + 27), [(0, 20, 4), (1, 0, 3)]);
-    assert_eq!(layout.pixel_runs(p + 25, layout.size), [(1, 1, 5)]);
+    let data = |level, offset, len| Piece::Data { level, offset, len };
+    assert_eq!(layout.pixel_pieces(p, p + 24), [data(0, 0, 24)]);
+    assert_eq!(layout.pixel_pieces(p + 20, p + 27), [data(0, 20, 4), data(1, 0, 3)]);
+    assert_eq!(layout.pixel_pieces(p + 25, layout.size), [data(1, 1, 5)]);
 }
 
 #[test]
@@ -211,12 +218,73 @@ fn no_pyramid_of_levels_with_other_planes_counts() {
         LevelShape {
             shape: &[4, 8, 8],
             band: 8,
+            cols: None,
         },
         LevelShape {
             shape: &[2, 4, 4],
             band: 4,
+            cols: None,
         },
     ];
     assert!(Layout::pyramid(&halved_z, u8s, None).is_none());
     assert!(Layout::pyramid(&[], u8s, None).is_none());
+}
+
+/// A plane past TILE_ABOVE on a side is in tiles near the chunk's plane
+/// (sides multiples of 16); edge tiles are padded, and each tile row is a
+/// run of data.bin or zeros past the edge.
+#[test]
+fn a_large_plane_is_tiled_and_its_tiles_map_to_data_bin_rows() {
+    let u8s = (8, Sample::Unsigned);
+    let (h, w) = (40u64, TILE_ABOVE + 100);
+    let levels = [
+        LevelShape {
+            shape: &[h, w],
+            band: 30,
+            cols: Some(1000),
+        },
+        LevelShape {
+            shape: &[h / 2, w / 2],
+            band: 30,
+            cols: Some(1000),
+        },
+    ];
+    let layout = Layout::pyramid(&levels, u8s, None).unwrap();
+    let (big, small) = (&layout.levels[0], &layout.levels[1]);
+    // 30 rows -> 32, 1000 columns -> 1008.
+    assert_eq!((big.tile_width, big.rows_per_strip), (Some(1008), 32));
+    assert_eq!(big.strips, 2 * w.div_ceil(1008));
+    assert_eq!(small.tile_width, None, "a plane within TILE_ABOVE stays in strips");
+    let tile = 1008 * 32;
+    assert_eq!(layout.size, layout.prefix + big.strips * tile + (h / 2) * (w / 2));
+    let p = layout.prefix;
+    let data = |offset, len| Piece::Data { level: 0, offset, len };
+    // Tile 0, row 1: data.bin's row 1, first 1008 bytes.
+    assert_eq!(layout.pixel_pieces(p + 1008, p + 2016), [data(w, 1008)]);
+    // The last tile of the first tile row: 8292 - 8 * 1008 = 228 columns,
+    // then padding.
+    let last = p + (w.div_ceil(1008) - 1) * tile;
+    assert_eq!(
+        layout.pixel_pieces(last, last + 1008),
+        [data(8 * 1008, 228), Piece::Zero(1008 - 228)]
+    );
+    // The second tile row holds rows 32..40, then 24 rows of padding.
+    let second = p + w.div_ceil(1008) * tile;
+    assert_eq!(
+        layout.pixel_pieces(second + 8 * 1008, second + 9 * 1008),
+        [Piece::Zero(1008)]
+    );
+    assert_eq!(layout.pixel_pieces(second, second + 10), [data(32 * w, 10)]);
+    // The IFD declares the tiles.
+    let whole = prefix_of(&layout);
+    let ifd = u32_at(&whole, 4) as usize;
+    assert_eq!(tag_at(&whole, ifd, TILE_WIDTH).unwrap().2, 1008);
+    assert_eq!(tag_at(&whole, ifd, TILE_LENGTH).unwrap().2, 32);
+    assert!(tag_at(&whole, ifd, STRIP_OFFSETS).is_none());
+    let (_, n, table) = tag_at(&whole, ifd, TILE_OFFSETS).unwrap();
+    assert_eq!(u64::from(n), big.strips);
+    assert_eq!(u64::from(u32_at(&whole, table as usize + 4)), p + tile);
+    assert_reads_the_same_in_pieces(&layout, &whole);
+    // data.tif is never tiled (ImageJ 1.x reads no tiles).
+    assert_eq!(Layout::of(&[h, w], u8s, 30).unwrap().levels[0].tile_width, None);
 }

@@ -97,6 +97,11 @@ def check_image(mp, store_name, path, group):
     check(pixels.dimension_order.value == order, f"{where}: DimensionOrder {order} (pages in C order)",
           pixels.dimension_order.value)
     for i, (ltr, axis) in enumerate(zip(letters, axes)):
+        if ltr == "T":
+            seconds = axis.get("unit") == "second" and scale
+            check(pixels.time_increment == (scale[i] if seconds else None)
+                  and (not seconds or pixels.time_increment_unit.value == "s"),
+                  f"{where}: TimeIncrement {scale[i] if seconds else None}", f"{pixels.time_increment}")
         if ltr not in "XYZ":
             continue
         unit = UNITS.get(axis.get("unit")) if isinstance(axis, dict) else None

@@ -15,11 +15,17 @@
   zhalved.zarr  NGFF 0.5: a z/y/x uint16 image whose level 1 halves z as
                 well (ngff-zarr's default), so that only levels 0 and 2
                 (which keeps z) can share its planes in a pyramid
+  ngffzarr.zarr NGFF 0.5 as ngff-zarr 0.50 writes it, sharded (shards of
+                2 x 2 x 2 chunks of 8 x 8 x 8): a 16 x 64 x 64 z/y/x uint8
+                image whose level 1 halves z too (left out of its pyramid)
+  ngffzarr_t.zarr  the same writer: a t/y/x float32 time series, t in
+                seconds, levels that keep t
   wide.zarr     NGFF 0.4: a 48 x 8300 y/x uint16 image in 30 x 1000
                 chunks, wider than 8192, so its OME-TIFF holds level 0 in
                 tiles (and level 1, 24 x 4150, in strips)
 
-The values are what numpy wrote; tests/extensions.rs and the corpus check
+ome-zarr-py 0.21 writes all but the ngffzarr* stores, which ngff-zarr
+0.50 writes. The values are what numpy wrote; tests/extensions.rs and the corpus check
 (scripts/corpus.py, with zarr-python and tifffile) read them back.
 
 Needs scripts/requirements-ome.txt (a Python 3.12 venv); not part of CI's
@@ -36,6 +42,7 @@ from ome_zarr.format import FormatV04, FormatV05
 from ome_zarr.io import parse_url
 from ome_zarr.writer import write_image, write_labels, write_multiscale, write_plate_metadata, write_well_metadata
 from ome_zarr_models.common.omero import Omero
+import ngff_zarr
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "tests", "data", "ome")
@@ -75,6 +82,7 @@ def main():
     image("ngff05.zarr", t, "tczyx", FormatV05(), 3)
     plate(rng)
     zhalved(rng)
+    ngffzarr(rng)
     yy, xx = np.mgrid[0:48, 0:8300]
     wide = (xx // 16 * 3 + yy * 5).astype(np.uint16)
     image("wide.zarr", wide, "yx", FormatV04(), 2, scale_factors=(2,), storage_options={"chunks": (30, 1000)})
@@ -111,6 +119,24 @@ def zhalved(rng):
     transforms = [[{"type": "scale", "scale": s}] for s in ([1.0, 0.5, 0.5], [2.0, 1.0, 1.0], [1.0, 2.0, 2.0])]
     write_multiscale([l0, l1, l2], root, fmt=fmt, axes="zyx", coordinate_transformations=transforms,
                      axes_units={"z": "micrometer", "y": "micrometer", "x": "micrometer"})
+
+
+def ngffzarr(rng):
+    """Images as ngff-zarr writes them (NGFF 0.5, sharded)."""
+    z = np.clip(rng.normal(120, 40, size=(16, 64, 64)), 0, 255).astype(np.uint8)
+    img = ngff_zarr.to_ngff_image(z, dims=["z", "y", "x"], scale={"z": 2.0, "y": 0.5, "x": 0.5},
+                                  axes_units={"z": "micrometer", "y": "micrometer", "x": "micrometer"})
+    ms = ngff_zarr.to_multiscales(img, scale_factors=[2], chunks=8)
+    path = os.path.join(OUT, "ngffzarr.zarr")
+    shutil.rmtree(path, ignore_errors=True)
+    ngff_zarr.to_ngff_zarr(path, ms, version="0.5", chunks_per_shard=2)
+    t = rng.normal(0, 1, size=(3, 40, 48)).astype(np.float32)
+    img = ngff_zarr.to_ngff_image(t, dims=["t", "y", "x"], scale={"t": 0.5, "y": 1.5, "x": 1.5},
+                                  axes_units={"t": "second", "y": "micrometer", "x": "micrometer"})
+    ms = ngff_zarr.to_multiscales(img, scale_factors=[{"y": 2, "x": 2}], chunks=16)
+    path = os.path.join(OUT, "ngffzarr_t.zarr")
+    shutil.rmtree(path, ignore_errors=True)
+    ngff_zarr.to_ngff_zarr(path, ms, version="0.5")
 
 
 if __name__ == "__main__":

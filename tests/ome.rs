@@ -246,3 +246,23 @@ fn a_plane_wider_than_8192_is_in_tiles() {
         assert_eq!(got, (x / 16 * 3 + y * 5).to_string(), "pixel ({x}, {y})");
     }
 }
+
+/// An image as ngff-zarr writes it (NGFF 0.5, sharded levels nested at
+/// `scale0/image`, a default level 1 that halves z): its OME-TIFF holds
+/// level 0's 16 planes and no SubIFD, and GDAL reads a plane.
+#[test]
+fn an_ngff_zarr_image_has_its_ome_tiff() {
+    let m = Mount::new("ome/ngffzarr.zarr", &[]);
+    let tif = m.mp.join("ngffzarr.ome.tif");
+    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.matches("TIFF Directory").count(), 16, "{listing}");
+    assert!(!listing.contains("SubIFD"), "{listing}");
+    assert!(m.log().contains("path=scale1/image"), "{}", m.log());
+    let out = Command::new("gdalinfo").arg(&tif).output().unwrap();
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        info.contains("Size is 64, 64") && info.contains("SUBDATASET_16_NAME"),
+        "{info}"
+    );
+}

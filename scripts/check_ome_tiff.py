@@ -13,6 +13,10 @@ read by tifffile, ome-types and libtiff, never by nzfs's own code:
 - libtiff's `tiffinfo -D` reads every directory (each page and its
   SubIFDs) with nothing on stderr.
 
+It also makes a `data.tif` past 4 GiB (a 5 x 32768 x 32768 uint8 array of
+absent chunks, metadata only) and has tifffile read it as a BigTIFF of 5
+pages, the last strip of the last page holding the fill value.
+
 Usage: check_ome_tiff.py NZFS STORE... (each an OME-Zarr store; needs
 zarr-python 3.4, tifffile, ome-types and xmlschema: the venv of
 scripts/setup_2026.sh).
@@ -127,8 +131,38 @@ def check_image(mp, store_name, path, group):
           f"{found}: {r.stderr.strip()[:300]}")
 
 
+def bigtiff_last_strip(nzfs):
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "big.zarr")
+        os.makedirs(os.path.join(store, "img"))
+        with open(os.path.join(store, "zarr.json"), "w") as f:
+            f.write('{"zarr_format": 3, "node_type": "group"}')
+        with open(os.path.join(store, "img", "zarr.json"), "w") as f:
+            f.write('{"zarr_format": 3, "node_type": "array", "shape": [5, 32768, 32768], "data_type": "uint8", '
+                    '"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 4096, 4096]}}, '
+                    '"chunk_key_encoding": {"name": "default"}, "fill_value": 7, "codecs": [{"name": "bytes"}]}')
+        mp = tempfile.mkdtemp(prefix="nzfs-big.")
+        subprocess.run([nzfs, "mount", store, mp, "--no-prefetch"], check=True, capture_output=True)
+        try:
+            with tifffile.TiffFile(os.path.join(mp, "img", "data.tif")) as t:
+                page = t.pages[-1]
+                check(t.is_bigtiff and len(t.pages) == 5 and page.shape == (32768, 32768),
+                      "a 5 GiB data.tif is a BigTIFF of 5 pages of 32768 x 32768 for tifffile",
+                      f"{t.is_bigtiff} {len(t.pages)} {page.shape}")
+                offset, count = page.dataoffsets[-1], page.databytecounts[-1]
+                t.filehandle.seek(offset)
+                strip = np.frombuffer(t.filehandle.read(count), dtype=np.uint8)
+                check(offset > 4 << 30 and strip.size == count and (strip == 7).all(),
+                      f"tifffile reads its last strip, {count} bytes at {offset}, as the fill value",
+                      f"{strip.size} bytes, values {np.unique(strip)[:5]}")
+        finally:
+            subprocess.run([nzfs, "unmount", mp])
+            os.rmdir(mp)
+
+
 def main():
     nzfs, stores = sys.argv[1], sys.argv[2:]
+    bigtiff_last_strip(nzfs)
     for store in stores:
         root = zarr.open_group(store, mode="r")
         store_name = os.path.basename(store.rstrip("/")).removesuffix(".zarr")

@@ -637,3 +637,35 @@ fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
     let log = m.log();
     assert!(log.contains("v/c/") && log.contains("has changed (file://"), "{log}");
 }
+
+/// A sharded array whose second shard was never written: the crate gives
+/// an absent chunk the length 0, and a part of it (a shard's index, read
+/// first) must be the fill, not a read past its end.
+#[test]
+fn an_absent_shard_reads_as_the_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = dir.path().join("repo");
+    block_on(async {
+        let repo = create(&repo_dir).await;
+        let store = writable(&repo, "main").await;
+        let meta = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 9,
+            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+                "codecs": [{"name": "bytes"}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+                "index_location": "end"}}],
+            "attributes": {}}"#;
+        store.set("s/zarr.json", bytes::Bytes::from(meta)).await.unwrap();
+        // Shard 0: inner chunks [1] and [2], then their (offset, length).
+        let mut shard = vec![1u8, 2];
+        for (offset, len) in [(0u64, 1u64), (1, 1)] {
+            shard.extend(offset.to_le_bytes());
+            shard.extend(len.to_le_bytes());
+        }
+        store.set("s/c/0", bytes::Bytes::from(shard)).await.unwrap();
+        commit(store, "one shard of two").await;
+    });
+    let m = Mount::at(&repo_dir, &[]);
+    assert_eq!(std::fs::read(m.mp.join("s/data.bin")).unwrap(), [1, 2, 9, 9]);
+    assert_eq!(std::fs::read(m.mp.join("s/1.bin")).unwrap(), [9, 9]);
+}

@@ -1,6 +1,8 @@
 //! One contract for every kind of store: the same small tree is put in a
 //! local directory, memory, a zip file, a kerchunk reference set, a disk
-//! cache and an S3 bucket (moto), and each is held to what
+//! cache and an S3 bucket (moto), and a tree of the same shape that holds
+//! only Zarr nodes in an Icechunk snapshot (written with the icechunk
+//! crate); each is held to what
 //! `ReadableStore` promises: listings sorted by name, keys and prefixes
 //! apart; an absent key is `None` (never an error) for `get`, `get_range`
 //! and `stat`; a value past `max_len` and a range past the end are errors;
@@ -40,26 +42,59 @@ fn key(k: &str) -> StoreKey {
     StoreKey::new(k).unwrap()
 }
 
-/// Hold `store` (named `what` in failures) to the contract.
+/// Hold `store` (named `what` in failures) to the contract, holding
+/// [`tree`].
 fn conforms(what: &str, store: &dyn ReadableStore) {
+    conforms_to(what, store, &tree());
+}
+
+/// The names directly under `prefix` in `tree`: keys and prefixes, each
+/// sorted by bytes.
+fn expected_listing(tree: &[(&str, Vec<u8>)], prefix: &str) -> (Vec<String>, Vec<String>) {
+    let (mut keys, mut prefixes) = (Vec::new(), Vec::new());
+    for (k, _) in tree {
+        let rest = match prefix {
+            "" => Some(*k),
+            p => k.strip_prefix(p).and_then(|r| r.strip_prefix('/')),
+        };
+        match rest.map(|r| r.split_once('/')) {
+            Some(Some((dir, _))) => prefixes.push(dir.to_string()),
+            Some(None) => keys.push(rest.unwrap_or_default().to_string()),
+            None => {}
+        }
+    }
+    for names in [&mut keys, &mut prefixes] {
+        names.sort();
+        names.dedup();
+    }
+    (keys, prefixes)
+}
+
+/// Hold `store` to the contract, holding `tree` (whose `a/c` holds keys
+/// `0`, `1` and `10`, and which holds no `nope`, `a/c/2`, `a/c` or `b/y`
+/// key).
+fn conforms_to(what: &str, store: &dyn ReadableStore, tree: &[(&str, Vec<u8>)]) {
     let listing = |p: &str| store.list_dir(p).unwrap_or_else(|e| panic!("{what}: list {p:?}: {e}"));
-    let root = listing("");
-    assert_eq!(root.keys, ["zarr.json"], "{what}: root keys");
-    assert_eq!(root.prefixes, ["a", "b"], "{what}: root prefixes");
-    let a = listing("a");
-    assert_eq!(
-        (a.keys, a.prefixes),
-        (vec!["zarr.json".to_string()], vec!["c".to_string()]),
-        "{what}: a"
-    );
+    let mut dirs: Vec<String> = vec![String::new()];
+    for (k, _) in tree {
+        let mut at = 0;
+        while let Some(i) = k[at..].find('/') {
+            dirs.push(k[..at + i].to_string());
+            at += i + 1;
+        }
+    }
+    dirs.sort();
+    dirs.dedup();
+    for dir in &dirs {
+        let got = listing(dir);
+        assert_eq!(
+            (got.keys, got.prefixes),
+            expected_listing(tree, dir),
+            "{what}: list {dir:?}"
+        );
+    }
     // Byte order of the names, not numeric order.
     assert_eq!(listing("a/c").keys, ["0", "1", "10"], "{what}: a/c");
-    let b = listing("b");
-    assert_eq!(
-        (b.keys, b.prefixes),
-        (vec!["x".to_string()], vec!["y".to_string()]),
-        "{what}: b"
-    );
     let none = listing("nowhere");
     assert!(
         none.keys.is_empty() && none.prefixes.is_empty(),
@@ -72,7 +107,8 @@ fn conforms(what: &str, store: &dyn ReadableStore) {
     assert_eq!(rest.listing.keys, ["10"], "{what}: second page");
     assert!(rest.next.is_none(), "{what}: no third page");
 
-    for (k, value) in tree() {
+    for (k, value) in tree {
+        let k = *k;
         let len = value.len() as u64;
         let got = store
             .get(&key(k), 1 << 20)
@@ -118,16 +154,24 @@ fn conforms(what: &str, store: &dyn ReadableStore) {
     }
     for absent in ["nope", "a/c/2", "a/c", "b/y"] {
         assert!(store.get(&key(absent), 100).unwrap().is_none(), "{what}: get {absent}");
-        assert!(store.stat(&key(absent)).unwrap().is_none(), "{what}: stat {absent}");
+        assert!(
+            store.stat(&key(absent)).unwrap().is_none(),
+            "{what}: stat {absent}: {:?}",
+            store.stat(&key(absent))
+        );
         assert!(
             store.get_range(&key(absent), 0, 1, None).unwrap().is_none(),
             "{what}: range of {absent}"
         );
     }
+    // A batch: the end of the largest value, an absent key, the start of
+    // the first chunk.
+    let (largest, value) = tree.iter().max_by_key(|(_, v)| v.len()).unwrap();
+    let chunk = &tree.iter().find(|(k, _)| *k == "a/c/0").unwrap().1;
     let requests = [
         RangeRequest {
-            key: key("b/y/z"),
-            offset: 1990,
+            key: key(largest),
+            offset: value.len() as u64 - 10,
             len: 10,
             expect: None,
         },
@@ -148,15 +192,11 @@ fn conforms(what: &str, store: &dyn ReadableStore) {
     assert_eq!(got.len(), 3, "{what}: one result per request");
     assert_eq!(
         got[0].as_ref().unwrap().as_deref(),
-        Some(&bytes(2000, 6)[1990..]),
+        Some(&value[value.len() - 10..]),
         "{what}"
     );
     assert!(got[1].as_ref().unwrap().is_none(), "{what}: an absent key in a batch");
-    assert_eq!(
-        got[2].as_ref().unwrap().as_deref(),
-        Some(&bytes(1000, 2)[..4]),
-        "{what}"
-    );
+    assert_eq!(got[2].as_ref().unwrap().as_deref(), Some(&chunk[..4]), "{what}");
 }
 
 fn write_tree(dir: &Path) {
@@ -268,4 +308,59 @@ fn an_s3_bucket_conforms() {
         retries: 2,
     };
     conforms("s3", &RemoteStore::open("s3://tree/s", &options).unwrap());
+}
+
+/// An Icechunk snapshot, written with the icechunk crate: a repository
+/// holds Zarr nodes only, so its tree is groups, arrays and raw chunks.
+#[cfg(feature = "icechunk")]
+#[test]
+fn an_icechunk_snapshot_conforms() {
+    use nzfs::store::Version;
+    use nzfs::store::icechunk::Repo;
+    use nzfs::store::object::RemoteOptions;
+    let group = br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#.to_vec();
+    let array = |n: usize| {
+        format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[{n}],"data_type":"uint8","chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[2000]}}}},"chunk_key_encoding":{{"name":"default","configuration":{{"separator":"/"}}}},"fill_value":0,"codecs":[{{"name":"bytes"}}],"attributes":{{}}}}"#
+        )
+        .into_bytes()
+    };
+    let tree: Vec<(&str, Vec<u8>)> = vec![
+        ("zarr.json", group.clone()),
+        ("a/zarr.json", array(22000)),
+        ("a/c/0", bytes(1000, 2)),
+        ("a/c/1", bytes(10, 3)),
+        ("a/c/10", bytes(7, 4)),
+        ("b/zarr.json", group),
+        ("b/y/zarr.json", array(2000)),
+        ("b/y/c/0", bytes(2000, 6)),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let storage = icechunk::new_local_filesystem_storage(dir.path()).await.unwrap();
+        let repo = icechunk::Repository::create(storage).execute().await.unwrap();
+        let session = repo.writable_session("main").await.unwrap();
+        let session = Arc::new(tokio::sync::RwLock::new(session));
+        let store = icechunk::Store::from_session(session.clone()).await;
+        for (k, v) in &tree {
+            store.set(k, bytes::Bytes::from(v.clone())).await.unwrap();
+        }
+        session.write().await.commit("the tree").execute().await.unwrap();
+    });
+    drop(runtime);
+    let options = RemoteOptions {
+        options: Vec::new(),
+        environment: Vec::new(),
+        anonymous: false,
+        connect_timeout: std::time::Duration::from_secs(5),
+        request_timeout: std::time::Duration::from_secs(10),
+        retries: 0,
+    };
+    let repo = Arc::new(Repo::open(dir.path().to_str().unwrap(), &options).unwrap());
+    let snapshot = repo.resolve(&Version::Branch("main".into())).unwrap();
+    conforms_to("icechunk", &repo.version_store(&snapshot).unwrap(), &tree);
 }

@@ -391,8 +391,14 @@ fn explain(message: String) -> String {
 }
 
 /// A failure of the crate's store: `None` when the key is not there.
+/// Whether the crate's error says the key is not in the snapshot: not
+/// there, or a key no snapshot can hold (not a Zarr key, or a chunk
+/// outside its array's grid), which every other store answers with `None`.
 fn not_found(e: &icechunk::store::StoreError) -> bool {
-    matches!(e.kind(), StoreErrorKind::NotFound(_))
+    matches!(
+        e.kind(),
+        StoreErrorKind::NotFound(_) | StoreErrorKind::InvalidKey { .. } | StoreErrorKind::InvalidIndex { .. }
+    )
 }
 
 impl VersionStore {
@@ -424,6 +430,16 @@ impl VersionStore {
         self.repo.runtime.block_on(self.ask_async(key, f))
     }
 
+    /// The length of `key`, `None` when the snapshot has no such key. The
+    /// crate gives a chunk it does not hold the length 0, so a length of 0
+    /// is asked about once more.
+    async fn size(&self, key: &str) -> io::Result<Option<u64>> {
+        match self.ask_async(key, self.store.getsize(key)).await? {
+            Some(0) if self.ask_async(key, self.store.exists(key)).await? != Some(true) => Ok(None),
+            other => Ok(other),
+        }
+    }
+
     /// The bytes `span` asks for of `key`, after one look at its length
     /// in the manifest: `None` when the snapshot has no such key.
     async fn range(&self, key: &StoreKey, span: Span, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
@@ -437,7 +453,7 @@ impl VersionStore {
         // or a metadata document without checking the range (a range past
         // its end would panic there), and a whole value above `max_len` is
         // refused before it is fetched.
-        let Some(size) = self.ask_async(k, self.store.getsize(k)).await? else {
+        let Some(size) = self.size(k).await? else {
             return Ok(None);
         };
         super::check_stamp(key, Stamp { len: size, version: 0 }, expect)?;
@@ -488,7 +504,9 @@ impl ReadableStore for VersionStore {
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
         // A snapshot never changes: its length is the only version there is.
         let k = key.as_str();
-        Ok(self.ask(k, self.store.getsize(k))?.map(|len| Stamp { len, version: 0 }))
+        let _reading = inflight::begin(&format!("{}/{k}", self.name));
+        let size = self.repo.runtime.block_on(self.size(k))?;
+        Ok(size.map(|len| Stamp { len, version: 0 }))
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {

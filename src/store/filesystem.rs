@@ -17,12 +17,13 @@
 //!   deleted under a mount reads as gone, not as its old self;
 //! - every request is registered in [`super::inflight`] while it runs.
 
-use std::ffi::{CStr, CString};
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{Advice, Dir, FileType, Mode, OFlags, RawMode, ResolveFlags, Stat};
+use rustix::io::Errno;
 
 use super::{
     Access, Listing, MAX_RANGE, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp, inflight, short_value,
@@ -64,11 +65,11 @@ impl FilesystemStore {
     }
 
     /// Open `rel` (`""` is the root itself) with `flags`, beneath the root.
-    fn resolve(&self, rel: &str, flags: libc::c_int) -> io::Result<OwnedFd> {
+    fn resolve(&self, rel: &str, flags: OFlags) -> io::Result<OwnedFd> {
         // openat2 refuses O_PATH with any flag but a few (O_NOCTTY among them).
-        let flags = match flags & libc::O_PATH {
-            0 => flags | libc::O_CLOEXEC | libc::O_NOCTTY,
-            _ => flags | libc::O_CLOEXEC,
+        let flags = match flags.contains(OFlags::PATH) {
+            false => flags | OFlags::CLOEXEC | OFlags::NOCTTY,
+            true => flags | OFlags::CLOEXEC,
         };
         if rel.is_empty() {
             return open_path(&self.root, flags);
@@ -76,8 +77,8 @@ impl FilesystemStore {
         if self.symlinks == Symlinks::Follow {
             return open_path(&self.root.join(rel), flags);
         }
-        let root = open_path(&self.root, libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC)?;
-        let beneath = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+        let root = open_path(&self.root, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC)?;
+        let beneath = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
         match openat2(&root, Path::new(rel), flags, beneath) {
             Err(e) if e.raw_os_error() == Some(libc::EXDEV) => {
                 // An absolute symlink, or one that climbs out: allowed only
@@ -89,7 +90,7 @@ impl FilesystemStore {
                 } else {
                     inside
                 };
-                openat2(&root, inside, flags, beneath | libc::RESOLVE_NO_SYMLINKS).map_err(|e| resolve_error(rel, e))
+                openat2(&root, inside, flags, beneath | ResolveFlags::NO_SYMLINKS).map_err(|e| resolve_error(rel, e))
             }
             r => r.map_err(|e| resolve_error(rel, e)),
         }
@@ -97,8 +98,8 @@ impl FilesystemStore {
 
     /// The regular file at `key` with its `stat`, or `None` when there is
     /// no value (nothing there, or a directory).
-    fn open_object(&self, key: &StoreKey) -> io::Result<Option<(File, libc::stat)>> {
-        let fd = match self.resolve(key.as_str(), libc::O_RDONLY | libc::O_NONBLOCK) {
+    fn open_object(&self, key: &StoreKey) -> io::Result<Option<(File, Stat)>> {
+        let fd = match self.resolve(key.as_str(), OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if is_absent(&e) => return Ok(None),
             Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(not_regular(key, "a socket")),
@@ -116,8 +117,8 @@ impl FilesystemStore {
 impl FilesystemStore {
     /// The `stat` of whatever `rel` resolves to beneath the root (not
     /// opened: `O_PATH`), or `None` when nothing is there.
-    fn stat_path(&self, rel: &str) -> io::Result<Option<libc::stat>> {
-        match self.resolve(rel, libc::O_PATH) {
+    fn stat_path(&self, rel: &str) -> io::Result<Option<Stat>> {
+        match self.resolve(rel, OFlags::PATH) {
             Ok(fd) => fstat(&fd).map(Some),
             Err(e) if is_absent(&e) => Ok(None),
             Err(e) => Err(e),
@@ -126,14 +127,14 @@ impl FilesystemStore {
 }
 
 /// `None` for a regular file, else what the object is.
-fn file_kind(st: &libc::stat) -> Option<&'static str> {
-    match st.st_mode & libc::S_IFMT {
-        libc::S_IFREG => None,
-        libc::S_IFDIR => Some("a directory"),
-        libc::S_IFIFO => Some("a FIFO"),
-        libc::S_IFSOCK => Some("a socket"),
-        libc::S_IFCHR => Some("a character device"),
-        libc::S_IFBLK => Some("a block device"),
+fn file_kind(st: &Stat) -> Option<&'static str> {
+    match FileType::from_raw_mode(st.st_mode as RawMode) {
+        FileType::RegularFile => None,
+        FileType::Directory => Some("a directory"),
+        FileType::Fifo => Some("a FIFO"),
+        FileType::Socket => Some("a socket"),
+        FileType::CharacterDevice => Some("a character device"),
+        FileType::BlockDevice => Some("a block device"),
         _ => Some("not a regular file"),
     }
 }
@@ -172,67 +173,38 @@ fn is_absent(e: &io::Error) -> bool {
         || e.raw_os_error() == Some(libc::ENAMETOOLONG)
 }
 
-fn cstring(path: &Path) -> io::Result<CString> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
+fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
-fn open_path(path: &Path, flags: libc::c_int) -> io::Result<OwnedFd> {
-    let c = cstring(path)?;
-    // SAFETY: a valid NUL-terminated path; the result is checked.
-    let fd = unsafe { libc::open(c.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-fn openat2(dir: &OwnedFd, rel: &Path, flags: libc::c_int, resolve: u64) -> io::Result<OwnedFd> {
-    let c = cstring(rel)?;
-    // SAFETY: open_how is plain data; zeroed is its documented default.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = flags as u64;
-    how.resolve = resolve;
+fn openat2(dir: &OwnedFd, rel: &Path, flags: OFlags, resolve: ResolveFlags) -> io::Result<OwnedFd> {
     // With RESOLVE_BENEATH the kernel answers EAGAIN when a rename or
     // mount anywhere on the system raced the lookup: try again (bounded;
     // it succeeds at once unless renames run in a tight loop).
-    for attempt in 0.. {
-        // SAFETY: a valid descriptor, path and open_how of the size passed.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dir.as_raw_fd(),
-                c.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: a fresh descriptor that nothing else owns.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) });
+    let mut attempts = 0;
+    loop {
+        match rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+            Err(Errno::AGAIN) if attempts < 64 => {
+                attempts += 1;
+                std::thread::yield_now();
+            }
+            other => return Ok(other?),
         }
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EAGAIN) || attempt >= 64 {
-            return Err(e);
-        }
-        std::thread::yield_now();
     }
-    unreachable!("the loop returns")
 }
 
-fn fstat(fd: &OwnedFd) -> io::Result<libc::stat> {
-    // SAFETY: stat is plain data, filled by fstat on a valid descriptor.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(st)
+fn fstat(fd: &OwnedFd) -> io::Result<Stat> {
+    Ok(rustix::fs::fstat(fd)?)
 }
 
-fn stamp(st: &libc::stat) -> Stamp {
+// The field types of `Stat` differ between architectures: the casts are
+// no-ops on some.
+#[allow(clippy::unnecessary_cast)]
+fn stamp(st: &Stat) -> Stamp {
     let ctime = (st.st_ctime as u64).wrapping_mul(1_000_000_007) ^ st.st_ctime_nsec as u64;
     let mtime = (st.st_mtime as u64).wrapping_mul(998_244_353) ^ st.st_mtime_nsec as u64;
-    let version = st.st_ino.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ctime.rotate_left(21) ^ mtime.rotate_left(42);
+    let version =
+        (st.st_ino as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ ctime.rotate_left(21) ^ mtime.rotate_left(42);
     Stamp {
         len: st.st_size as u64,
         version,
@@ -243,7 +215,7 @@ fn stamp(st: &libc::stat) -> Stamp {
 /// and length (see [`ReadableStore::get_range`]).
 fn read_range(
     key: &StoreKey,
-    (file, st): &(File, libc::stat),
+    (file, st): &(File, Stat),
     offset: u64,
     len: u64,
     expect: Option<Stamp>,
@@ -262,31 +234,16 @@ fn read_range(
 
 /// The entries of an open directory, without `.` and `..`: each name and
 /// its `d_type`.
-fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, u8)>> {
-    // SAFETY: fdopendir takes ownership of a valid directory descriptor.
-    let dir = unsafe { libc::fdopendir(fd.into_raw_fd()) };
-    if dir.is_null() {
-        return Err(io::Error::last_os_error());
-    }
+fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, FileType)>> {
     let mut out = Vec::new();
-    let result = loop {
-        // SAFETY: errno is thread-local; readdir64 on a live DIR stream.
-        unsafe { *libc::__errno_location() = 0 };
-        let entry = unsafe { libc::readdir64(dir) };
-        if entry.is_null() {
-            let e = io::Error::last_os_error();
-            break if e.raw_os_error() == Some(0) { Ok(()) } else { Err(e) };
-        }
-        // SAFETY: a non-null entry from readdir64 has a NUL-terminated name.
-        let (name, kind) = unsafe { (CStr::from_ptr((*entry).d_name.as_ptr()), (*entry).d_type) };
-        let name = name.to_bytes();
+    for entry in Dir::new(fd)? {
+        let entry = entry?;
+        let name = entry.file_name().to_bytes();
         if name != b"." && name != b".." {
-            out.push((name.to_vec(), kind));
+            out.push((name.to_vec(), entry.file_type()));
         }
-    };
-    // SAFETY: the stream is closed once, here.
-    unsafe { libc::closedir(dir) };
-    result.map(|()| out)
+    }
+    Ok(out)
 }
 
 impl ReadableStore for FilesystemStore {
@@ -346,16 +303,9 @@ impl ReadableStore for FilesystemStore {
             };
             if run.len() > 1 {
                 for r in run {
-                    // SAFETY: advice on an open descriptor; it reads nothing
-                    // into our memory and its failure changes nothing.
-                    unsafe {
-                        libc::posix_fadvise(
-                            object.0.as_raw_fd(),
-                            r.offset.min(i64::MAX as u64) as libc::off_t,
-                            r.len.min(MAX_RANGE) as libc::off_t,
-                            libc::POSIX_FADV_WILLNEED,
-                        )
-                    };
+                    // Advice only: its failure changes nothing.
+                    let len = std::num::NonZeroU64::new(r.len.min(MAX_RANGE));
+                    let _ = rustix::fs::fadvise(&object.0, r.offset.min(i64::MAX as u64), len, Advice::WillNeed);
                 }
             }
             out.extend(run.iter().map(|r| read_range(key, &object, r.offset, r.len, r.expect)));
@@ -381,7 +331,7 @@ impl ReadableStore for FilesystemStore {
         }
         let _reading = inflight::begin(prefix);
         let mut listing = Listing::default();
-        let fd = match self.resolve(prefix, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK) {
+        let fd = match self.resolve(prefix, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if is_absent(&e) => return Ok(listing),
             Err(e) => return Err(e),
@@ -392,8 +342,8 @@ impl ReadableStore for FilesystemStore {
                 continue;
             };
             let is_dir = match d_type {
-                libc::DT_DIR => true,
-                libc::DT_LNK | libc::DT_UNKNOWN => {
+                FileType::Directory => true,
+                FileType::Symlink | FileType::Unknown => {
                     // A symlink is a prefix when it resolves, beneath the
                     // root, to a directory; anything else is listed as a key
                     // whose read says what is wrong with it.
@@ -403,7 +353,7 @@ impl ReadableStore for FilesystemStore {
                         format!("{prefix}/{name}")
                     };
                     self.stat_path(&rel)
-                        .is_ok_and(|st| st.is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR))
+                        .is_ok_and(|st| st.is_some_and(|st| file_kind(&st) == Some("a directory")))
                 }
                 _ => false,
             };
@@ -424,10 +374,8 @@ impl ReadableStore for FilesystemStore {
 
     fn will_need(&self, key: &StoreKey) {
         if let Ok(Some((file, _))) = self.open_object(key) {
-            // SAFETY: a valid open descriptor; advice only, result ignored.
-            unsafe {
-                libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED);
-            }
+            // Advice only, on the whole file: its failure changes nothing.
+            let _ = rustix::fs::fadvise(&file, 0, None, Advice::WillNeed);
         }
     }
 
@@ -506,8 +454,7 @@ mod tests {
     fn special_files_are_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        let c = cstring(&fifo).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o644), 0).unwrap();
         let _sock = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
         let s = FilesystemStore::new(dir.path());
         for (k, what) in [("fifo", "FIFO"), ("sock", "socket")] {

@@ -33,6 +33,8 @@ const MAX_DIRECTORY: u64 = 256 << 20;
 pub const MAX_DEFLATED_RANGED: u64 = 64 << 20;
 /// The end record, its comment at most 64 KiB, and the ZIP64 locator.
 const TAIL: u64 = 22 + 65535 + 20;
+/// The most an inflated range reserves before its bytes arrive.
+const INFLATE_RESERVE: u64 = 1 << 20;
 
 /// One member of the zip.
 #[derive(Debug)]
@@ -330,7 +332,8 @@ impl ZipStore {
         let failed = |e: io::Error| bad(&self.key, format!("{name}: {e}"));
         let skip = offset - state.at;
         let skipped = io::copy(&mut (&mut state.inflater).take(skip), &mut io::sink()).map_err(failed)?;
-        let mut out = Vec::with_capacity((end - offset) as usize);
+        // Grown as bytes inflate: the member's size is the zip's word.
+        let mut out = Vec::with_capacity((end - offset).min(INFLATE_RESERVE) as usize);
         (&mut state.inflater)
             .take(end - offset)
             .read_to_end(&mut out)

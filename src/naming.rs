@@ -344,6 +344,25 @@ pub fn quote(s: &str) -> String {
     out
 }
 
+/// `s` as text or an attribute value in XML or HTML (`index.html`, an
+/// OME-TIFF's OME-XML): the five markup characters escaped, and control
+/// characters, which XML 1.0 allows nowhere, as U+FFFD.
+pub fn markup(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `s` inside a `//` comment: on one line whatever it holds (control
 /// characters and line separators as `\n`, `\u{...}` escapes).
 pub fn comment(s: &str) -> String {

@@ -11,6 +11,7 @@ mod common;
 
 use std::process::Command;
 
+use common::image_tools::{gdal_pixel, tiffinfo};
 use common::mount::Mount;
 use common::netcdf_tools::ncdump;
 
@@ -106,11 +107,10 @@ fn each_image_is_one_ome_tiff_pyramid() {
         "{info}"
     );
     // 6 pages, each with 4 lower levels: 30 directories for libtiff.
-    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
+    let (listing, stderr) = tiffinfo(&tif);
     assert_eq!(listing.matches("TIFF Directory").count(), 30, "{listing}");
     assert!(listing.contains("Image Width: 3 Image Length: 2"), "{listing}");
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stderr.is_empty(), "{stderr}");
 
     let plate = Mount::new("ome/plate.zarr", &[]);
     for well in ["A/1", "A/2"] {
@@ -145,11 +145,7 @@ fn each_image_is_one_ome_tiff_pyramid() {
 #[test]
 fn a_level_with_other_planes_is_left_out_of_the_pyramid() {
     let m = Mount::new("ome/zhalved.zarr", &[]);
-    let out = Command::new("tiffinfo")
-        .arg(m.mp.join("zhalved.ome.tif"))
-        .output()
-        .unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
+    let (listing, _) = tiffinfo(&m.mp.join("zhalved.ome.tif"));
     // 4 z planes, each with one level below it (s2's 8 x 6), not s1's.
     assert_eq!(listing.matches("TIFF Directory").count(), 8, "{listing}");
     assert!(listing.contains("Image Width: 8 Image Length: 6"), "{listing}");
@@ -168,20 +164,10 @@ fn a_level_with_other_planes_is_left_out_of_the_pyramid() {
 /// when one chunk of the smallest level is not.
 #[test]
 fn an_ome_tiff_denies_what_a_levels_chunk_denies() {
-    use std::os::unix::fs::PermissionsExt;
     let users = common::users::Users::create();
-    let mode = |p: &std::path::Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for restricted in [false, true] {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = tmp.path().join("o.zarr");
-        common::copy_dir(&common::data_dir().join("ome/ngff04.zarr"), &store);
-        mode(tmp.path(), 0o755);
-        if restricted {
-            mode(&store.join("s4/0/0/0/0"), 0o600);
-        }
-        let m = Mount::at(&store, &["-o", "allow_other"]);
-        mode(m.dir.path(), 0o755);
-        let tif = m.mp.join("o.ome.tif");
+        let (_tmp, m) = common::users::mount_for_others("ome/ngff04.zarr", restricted.then_some("s4/0/0/0/0"));
+        let tif = m.mp.join("ngff04.ome.tif");
         let out = common::users::cat_output(&users.other, &tif);
         match restricted {
             true => assert!(
@@ -227,23 +213,15 @@ fn an_ome_tiff_shows_a_replaced_chunk() {
 fn a_plane_wider_than_8192_is_in_tiles() {
     let m = Mount::new("ome/wide.zarr", &[]);
     let tif = m.mp.join("wide.ome.tif");
-    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
+    let (listing, stderr) = tiffinfo(&tif);
     assert!(listing.contains("Tile Width: 1008 Tile Length: 32"), "{listing}");
     assert!(
         listing.contains("Image Width: 4150 Image Length: 24") && listing.contains("Rows/Strip: 24"),
         "{listing}"
     );
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
-    for (x, y) in [(8299u64, 47u64), (5000, 33), (0, 0), (1007, 31)] {
-        let r = Command::new("gdallocationinfo")
-            .arg("-valonly")
-            .arg(&tif)
-            .args([x.to_string(), y.to_string()])
-            .output()
-            .unwrap();
-        let got = String::from_utf8_lossy(&r.stdout).trim().to_string();
-        assert_eq!(got, (x / 16 * 3 + y * 5).to_string(), "pixel ({x}, {y})");
+    assert!(stderr.is_empty(), "{stderr}");
+    for (x, y) in [(8299usize, 47usize), (5000, 33), (0, 0), (1007, 31)] {
+        assert_eq!(gdal_pixel(&tif, x, y), (x / 16 * 3 + y * 5) as f64, "pixel ({x}, {y})");
     }
 }
 
@@ -254,8 +232,7 @@ fn a_plane_wider_than_8192_is_in_tiles() {
 fn an_ngff_zarr_image_has_its_ome_tiff() {
     let m = Mount::new("ome/ngffzarr.zarr", &[]);
     let tif = m.mp.join("ngffzarr.ome.tif");
-    let out = Command::new("tiffinfo").arg(&tif).output().unwrap();
-    let listing = String::from_utf8_lossy(&out.stdout);
+    let (listing, _) = tiffinfo(&tif);
     assert_eq!(listing.matches("TIFF Directory").count(), 16, "{listing}");
     assert!(!listing.contains("SubIFD"), "{listing}");
     assert!(m.log().contains("path=scale1/image"), "{}", m.log());

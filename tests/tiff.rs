@@ -9,6 +9,7 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::process::Command;
 
+use common::image_tools::gdal_pixel;
 use common::mount::Mount;
 use nzfs::tiff::{Layout, Sample};
 
@@ -25,21 +26,6 @@ fn gdal_page(tif: &Path, page: u64) -> Vec<u8> {
         .expect("gdal_translate (scripts/setup.sh --test installs gdal-bin)");
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     std::fs::read(raw).unwrap()
-}
-
-/// The pixel at column `x`, row `y` of the first page of `tif`, as GDAL's
-/// GTiff driver reads it (printed as a double, to 15 digits).
-fn gdal_pixel(tif: &Path, x: usize, y: usize) -> f64 {
-    let r = Command::new("gdallocationinfo")
-        .args(["-valonly"])
-        .arg(tif)
-        .args([x.to_string(), y.to_string()])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&r.stdout);
-    text.trim()
-        .parse()
-        .unwrap_or_else(|_| panic!("gdallocationinfo: {text:?} {}", String::from_utf8_lossy(&r.stderr)))
 }
 
 #[test]
@@ -186,19 +172,9 @@ fn a_file_past_4_gib_is_a_bigtiff_that_gdal_reads_to_its_last_strip() {
 /// every chunk object is readable, and is refused it when one is not.
 #[test]
 fn data_tif_denies_what_its_chunks_deny() {
-    use std::os::unix::fs::PermissionsExt;
     let users = common::users::Users::create();
-    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
     for restricted in [false, true] {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = tmp.path().join("s.zarr");
-        common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
-        mode(tmp.path(), 0o755);
-        if restricted {
-            mode(&store.join("t2m/c/1/1/0"), 0o600);
-        }
-        let m = Mount::at(&store, &["-o", "allow_other"]);
-        mode(m.dir.path(), 0o755);
+        let (_tmp, m) = common::users::mount_for_others("sample.zarr", restricted.then_some("t2m/c/1/1/0"));
         // Root reads it either way.
         assert!(std::fs::read(m.mp.join("t2m/data.tif")).is_ok());
         for f in ["t2m/data.bin", "t2m/data.tif"] {

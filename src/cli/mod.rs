@@ -239,7 +239,7 @@ pub struct MountArgs {
     /// Show no TIFF files (on by default: data.tif in each numeric array
     /// of two or more dimensions, a multi-page TIFF, and <image>.ome.tif in
     /// each OME-Zarr image's group, its levels as an OME-TIFF pyramid; for
-    /// ImageJ, Fiji, QuPath and other image readers)
+    /// ImageJ, Fiji and other TIFF readers)
     #[arg(long)]
     pub no_tiff: bool,
     /// Decode only what is read: no chunks decoded (or requested from

@@ -106,21 +106,19 @@ impl NzFs {
             Inode::Data(n) | Inode::Tiff(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
             // A store whose root is one array: its .nc is that array's.
             Inode::NetCdf(n) if self.dataset.array(n).is_some() => self.dataset.array(n)?.values_generation(),
-            Inode::OmeTiff(n) => self.ome_tiff(n)?.levels.iter().try_fold(0u64, |sum, &l| {
-                Some(sum.wrapping_add(self.dataset.array(l)?.values_generation()?))
-            }),
-            Inode::NetCdf(n) => self
-                .hierarchy()
-                .nodes
-                .get(n)?
-                .children
-                .iter()
-                .try_fold(0u64, |sum, &c| match self.dataset.array(c) {
-                    Some(a) => a.values_generation().map(|g| sum.wrapping_add(g)),
-                    None => Some(sum),
-                }),
+            Inode::OmeTiff(n) => self.generations(&self.ome_tiff(n)?.levels),
+            Inode::NetCdf(n) => self.generations(&self.hierarchy().nodes.get(n)?.children),
             _ => None,
         }
+    }
+
+    /// The sum of the generations of the arrays among `nodes`: what a file
+    /// that shows several arrays' values follows.
+    fn generations(&self, nodes: &[usize]) -> Option<u64> {
+        nodes.iter().try_fold(0u64, |sum, &c| match self.dataset.array(c) {
+            Some(a) => a.values_generation().map(|g| sum.wrapping_add(g)),
+            None => Some(sum),
+        })
     }
 
     /// Whether `ino` is a file whose bytes follow the store's objects as

@@ -24,7 +24,7 @@ impl NzFs {
         if self.info[p].nc_name.as_deref() == Some(name) {
             return self.getattr(Inode::NetCdf(p).to_ino());
         }
-        if self.info[p].ome_name.as_deref() == Some(name) && self.ome_tiff(p).is_some() {
+        if self.ome_file(p) == Some(name) {
             return self.getattr(Inode::OmeTiff(p).to_ino());
         }
         if p == 0 && name == crate::preview::INDEX_NAME && self.has_index() {
@@ -100,8 +100,8 @@ impl NzFs {
         if let Some(nc) = &self.info[n].nc_name {
             files.push((Inode::NetCdf(n).to_ino(), nc.clone()));
         }
-        if let Some(ome) = self.info[n].ome_name.as_ref().filter(|_| self.ome_tiff(n).is_some()) {
-            files.push((Inode::OmeTiff(n).to_ino(), ome.clone()));
+        if let Some(ome) = self.ome_file(n) {
+            files.push((Inode::OmeTiff(n).to_ino(), ome.to_string()));
         }
         if self.has_data_bin(n) {
             files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));

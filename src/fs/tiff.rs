@@ -122,7 +122,7 @@ impl NzFs {
         let path = &h.nodes[g].path;
         let image = h.ngff_image(g)?;
         let &first = image.levels.first()?;
-        let m0 = self.array_files(first).ok()?.0.clone();
+        let m0 = self.array_files(first).ok()?.0;
         let sample = crate::tiff::sample_of(&m0.data_type)?;
         let xml = match crate::tiff::ome::xml(&image, name, &m0.shape, &m0.data_type) {
             Ok(xml) => xml,
@@ -133,7 +133,7 @@ impl NzFs {
         };
         let rows = m0.shape.len().checked_sub(2)?;
         let mut levels = Vec::new();
-        let mut shapes = Vec::new();
+        let mut shapes: Vec<LevelShape> = Vec::new();
         for &l in &image.levels {
             if !self.has_data_bin(l) || levels.contains(&l) || levels.len() == crate::tiff::MAX_LEVELS {
                 continue;
@@ -141,7 +141,7 @@ impl NzFs {
             let Ok((m, _)) = self.array_files(l) else { continue };
             let smaller = shapes
                 .last()
-                .is_none_or(|s: &(Vec<u64>, u64, u64)| m.shape[rows..].iter().zip(&s.0[rows..]).all(|(a, b)| a <= b));
+                .is_none_or(|s| m.shape[rows..].iter().zip(&s.shape[rows..]).all(|(a, b)| a <= b));
             if m.data_type != m0.data_type || m.shape[..rows] != m0.shape[..rows] || !smaller {
                 tracing::info!(
                     path = %h.nodes[l].path,
@@ -156,25 +156,27 @@ impl NzFs {
                 None => m.chunk_shape.get(d).copied().unwrap_or(1),
             };
             levels.push(l);
-            shapes.push((m.shape.clone(), unit(rows), unit(rows + 1)));
+            shapes.push(LevelShape {
+                shape: &m.shape,
+                band: unit(rows),
+                cols: Some(unit(rows + 1)),
+            });
         }
         if levels.first() != Some(&first) {
             return None;
         }
-        let shapes: Vec<LevelShape> = shapes
-            .iter()
-            .map(|(shape, band, cols)| LevelShape {
-                shape,
-                band: *band,
-                cols: Some(*cols),
-            })
-            .collect();
         let layout = Layout::pyramid(&shapes, sample, Some(&xml))?;
         Some(OmeTiff {
             levels,
             layout,
             access: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The name group `g`'s OME-TIFF is listed as, where it has one.
+    pub(super) fn ome_file(&self, g: usize) -> Option<&str> {
+        self.ome_tiff(g)?;
+        self.info[g].ome_name.as_deref()
     }
 
     /// The layout of group `g`'s OME-TIFF, or `NotFound`.

@@ -3,14 +3,8 @@
 
 use super::{PREVIEW_NAME, attr};
 use crate::json::Value;
+use crate::naming::markup;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// A path as a relative URL (each segment percent-encoded where needed).
 fn href(path: &str) -> String {
@@ -53,7 +47,7 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
          </style>\n</head>\n<body>\n<h1>{t}</h1>\n\
          <p class=\"meta\">Made by nzfs {v} from the dataset's metadata. Each picture is the first 2-D plane of an \
          array in viridis over its 2nd&ndash;98th percentiles; fill values and NaN are transparent.</p>\n",
-        t = escape(title),
+        t = markup(title),
         v = env!("CARGO_PKG_VERSION")
     );
     fn item(h: &Hierarchy, n: usize, shown: &Shown, out: &mut String) {
@@ -75,10 +69,10 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                             .cloned()
                             .flatten()
                             .unwrap_or_else(|| format!("dim{d}"));
-                        format!("{}={}", escape(&name), m.shape[d])
+                        format!("{}={}", markup(&name), m.shape[d])
                     })
                     .collect();
-                let text = |k: &str| attr(&m.attributes, k).and_then(Value::as_str).map(escape);
+                let text = |k: &str| attr(&m.attributes, k).and_then(Value::as_str).map(markup);
                 out.push_str("<li class=\"array\">");
                 if let Some((w, hgt)) = (shown.preview)(n) {
                     // Shown with its long side between 128 and 256 pixels
@@ -91,13 +85,13 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                          width=\"{}\" height=\"{}\" alt=\"{}\"></a>",
                         dw.max(1),
                         dh.max(1),
-                        escape(&node.name)
+                        markup(&node.name)
                     ));
                 }
                 out.push_str(&format!(
                     "<div><b>{}</b> <span class=\"meta\">{} ({})</span>",
-                    escape(&node.name),
-                    escape(&m.data_type.name()),
+                    markup(&node.name),
+                    markup(&m.data_type.name()),
                     dims.join(", ")
                 ));
                 if let Some(l) = text("long_name") {
@@ -114,7 +108,7 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
             }
             NodeKind::Group { .. } => {
                 let name = if n == 0 { "/".to_string() } else { node.name.clone() };
-                out.push_str(&format!("<li class=\"group\"><b>{}</b>", escape(&name)));
+                out.push_str(&format!("<li class=\"group\"><b>{}</b>", markup(&name)));
                 out.push_str(&format!(
                     " <span class=\"meta\"><a href=\"{prefix}header.cdl\">header.cdl</a>"
                 ));
@@ -122,7 +116,7 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                     out.push_str(&format!(
                         " &middot; <a href=\"{prefix}{}\">{}</a>",
                         href(&nc),
-                        escape(&nc)
+                        markup(&nc)
                     ));
                 }
                 out.push_str("</span>\n<ul>\n");
@@ -134,8 +128,8 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
             NodeKind::Broken { reason, .. } => {
                 out.push_str(&format!(
                     "<li><b>{}</b> <span class=\"meta\">unreadable: {}</span></li>\n",
-                    escape(&node.name),
-                    escape(reason)
+                    markup(&node.name),
+                    markup(reason)
                 ));
             }
         }

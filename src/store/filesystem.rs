@@ -127,8 +127,12 @@ impl FilesystemStore {
 }
 
 /// `None` for a regular file, else what the object is.
+fn file_type(st: &Stat) -> FileType {
+    FileType::from_raw_mode(st.st_mode as RawMode)
+}
+
 fn file_kind(st: &Stat) -> Option<&'static str> {
-    match FileType::from_raw_mode(st.st_mode as RawMode) {
+    match file_type(st) {
         FileType::RegularFile => None,
         FileType::Directory => Some("a directory"),
         FileType::Fifo => Some("a FIFO"),
@@ -353,7 +357,7 @@ impl ReadableStore for FilesystemStore {
                         format!("{prefix}/{name}")
                     };
                     self.stat_path(&rel)
-                        .is_ok_and(|st| st.is_some_and(|st| file_kind(&st) == Some("a directory")))
+                        .is_ok_and(|st| st.is_some_and(|st| file_type(&st) == FileType::Directory))
                 }
                 _ => false,
             };

@@ -150,7 +150,8 @@ pub struct Layout {
     description: Vec<u8>,
     /// Where page 0's block starts (after the padded description).
     first: u64,
-    /// Bytes of each page's block, page 0's excepted.
+    /// Bytes of page 0's block, and of each other page's.
+    block0: u64,
     block: u64,
     /// Where each level's pixels start in the file.
     pixels: Vec<u64>,
@@ -231,6 +232,7 @@ impl Layout {
                 levels: planes.clone(),
                 description: description.clone(),
                 first,
+                block0,
                 block,
                 pixels,
                 prefix,
@@ -245,15 +247,9 @@ impl Layout {
 
     /// Where page `page`'s block starts, and its size.
     fn page_span(&self, page: u64) -> (u64, u64) {
-        let block0 = self.block
-            + if self.description.is_empty() {
-                0
-            } else {
-                entry_len(self.big)
-            };
         match page {
-            0 => (self.first, block0),
-            p => (self.first + block0 + (p - 1) * self.block, self.block),
+            0 => (self.first, self.block0),
+            p => (self.first + self.block0 + (p - 1) * self.block, self.block),
         }
     }
 
@@ -289,8 +285,8 @@ impl Layout {
         }
         while at < end {
             let page = match at - self.first {
-                x if x < self.page_span(0).1 => 0,
-                x => 1 + (x - self.page_span(0).1) / self.block,
+                x if x < self.block0 => 0,
+                x => 1 + (x - self.block0) / self.block,
             };
             let (start, len) = self.page_span(page);
             let bytes = self.page_block(page, start);
@@ -451,10 +447,6 @@ struct Extra<'a> {
 
 fn header_len(big: bool) -> u64 {
     if big { 16 } else { 8 }
-}
-
-fn entry_len(big: bool) -> u64 {
-    if big { 20 } else { 12 }
 }
 
 fn ifd_len(big: bool, entries: u64) -> u64 {

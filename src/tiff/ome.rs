@@ -17,6 +17,7 @@
 
 use std::fmt::Write;
 
+use crate::naming::markup;
 use crate::zarr::data_type::DataType;
 use crate::zarr::hierarchy::NgffImage;
 
@@ -110,7 +111,7 @@ pub fn xml(image: &NgffImage, name: &str, shape: &[u64], dt: &DataType) -> Resul
         if named {
             let ch = &image.channels[c as usize];
             if let Some(label) = &ch.label {
-                let _ = write!(pixels, r#" Name="{}""#, escape(label));
+                let _ = write!(pixels, r#" Name="{}""#, markup(label));
             }
             if let Some(rgba) = ch.color.as_deref().and_then(color) {
                 let _ = write!(pixels, r#" Color="{rgba}""#);
@@ -129,7 +130,7 @@ pub fn xml(image: &NgffImage, name: &str, shape: &[u64], dt: &DataType) -> Resul
             r#"<Image ID="Image:0" Name="{}">{}</Image></OME>"#
         ),
         env!("CARGO_PKG_VERSION"),
-        escape(image.name.as_deref().unwrap_or(name)),
+        markup(image.name.as_deref().unwrap_or(name)),
         pixels
     ))
 }
@@ -221,24 +222,6 @@ fn color(hex: &str) -> Option<i32> {
     }
     let rgb = u32::from_str_radix(hex, 16).ok()?;
     Some((rgb << 8 | 0xFF) as i32)
-}
-
-/// `s` as XML attribute text.
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 allows no other control character, even escaped.
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct Plane {
     pub strips: u64,
     /// The tiles' width, for a tiled plane.
     pub tile_width: Option<u64>,
+    /// Bytes of one sample.
+    sample: u64,
     /// Bytes of one page's pixels in `data.bin`...
     pub(super) bytes: u64,
     /// ...and in the file (tiles are padded to their full size).
@@ -45,6 +47,7 @@ impl Plane {
             rows_per_strip,
             strips: height.div_ceil(rows_per_strip),
             tile_width: None,
+            sample: u64::from(bits / 8),
             bytes,
             stored: bytes,
         })
@@ -67,13 +70,14 @@ impl Plane {
             rows_per_strip: tile_length,
             strips: tiles,
             tile_width: Some(tile_width),
+            sample,
             bytes: width.checked_mul(sample)?.checked_mul(height)?,
             stored: tiles.checked_mul(tile_length * tile_width * sample)?,
         })
     }
 
     pub(super) fn row(&self) -> u64 {
-        self.bytes / self.height
+        self.width * self.sample
     }
 
     /// Entries of its IFD before any extra one: strips have offsets, rows
@@ -85,7 +89,7 @@ impl Plane {
     /// Bytes of one tile (a tiled plane) or of each full strip.
     pub(super) fn piece_bytes(&self) -> u64 {
         match self.tile_width {
-            Some(w) => w * self.rows_per_strip * (self.bytes / self.height / self.width),
+            Some(w) => w * self.rows_per_strip * self.sample,
             None => self.rows_per_strip * self.row(),
         }
     }
@@ -101,8 +105,7 @@ impl Plane {
                 len: hi - lo,
             });
         };
-        let sample = self.bytes / self.height / self.width;
-        let (tile_row, tile) = (tile_width * sample, self.piece_bytes());
+        let (tile_row, tile) = (tile_width * self.sample, self.piece_bytes());
         let across = self.width.div_ceil(tile_width);
         let mut at = lo;
         while at < hi {

@@ -3,6 +3,7 @@
 //! arrays zarr-python/numpy decoded.
 #![allow(dead_code)]
 
+pub mod image_tools;
 pub mod mount;
 pub mod netcdf_tools;
 pub mod servers;

@@ -83,3 +83,21 @@ pub fn cat_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
 }
+
+/// A mount under `allow_other` of a copy of fixture `fixture` that other
+/// users may reach, with store object `restricted` (when given) made root's
+/// alone (mode 600). Keep the directory while the mount is used.
+pub fn mount_for_others(fixture: &str, restricted: Option<&str>) -> (tempfile::TempDir, super::mount::Mount) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join(std::path::Path::new(fixture).file_name().unwrap());
+    super::copy_dir(&super::data_dir().join(fixture), &store);
+    mode(tmp.path(), 0o755);
+    if let Some(object) = restricted {
+        mode(&store.join(object), 0o600);
+    }
+    let m = super::mount::Mount::at(&store, &["-o", "allow_other"]);
+    mode(m.dir.path(), 0o755);
+    (tmp, m)
+}

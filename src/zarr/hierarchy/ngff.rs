@@ -133,16 +133,10 @@ impl Hierarchy {
             .collect();
         // Level 0's scale, times the image's own scale where it has one.
         let scale_of = |v: &Value| -> Option<Vec<f64>> {
-            v.get("coordinateTransformations")?
-                .as_array()?
-                .iter()
-                .find(|t| t.get("type").and_then(Value::as_str) == Some("scale"))?
-                .get("scale")?
-                .as_array()?
+            scale_transform(v, axes.len())?
                 .iter()
                 .map(Value::as_f64)
                 .collect::<Option<Vec<f64>>>()
-                .filter(|s| s.len() == axes.len())
         };
         let scale = datasets.first().and_then(scale_of).map(|level| match scale_of(image) {
             Some(whole) => level.iter().zip(whole).map(|(a, b)| a * b).collect(),
@@ -209,19 +203,23 @@ pub fn ngff_attribute<'a>(attrs: &'a [(String, Value)], key: &str) -> Option<&'a
     find(key).or_else(|| find("ome").and_then(|o| o.get(key)))
 }
 
+/// The `scale` of the first scale transformation of `v` (a dataset, or a
+/// whole multiscale) when it has one value per axis of `axes`.
+fn scale_transform(v: &Value, axes: usize) -> Option<&[Value]> {
+    v.get("coordinateTransformations")?
+        .as_array()?
+        .iter()
+        .find(|t| t.get("type").and_then(Value::as_str) == Some("scale"))?
+        .get("scale")?
+        .as_array()
+        .filter(|s| s.len() == axes)
+}
+
 /// The attributes that say how large a pixel of one level is: its scale
 /// along, and the unit of, each axis of type space or time or with a unit.
 fn physical(image: &Value, dataset: &Value, names: &[String]) -> Vec<(String, Value)> {
     let axes = image.get("axes").and_then(Value::as_array).unwrap_or_default();
-    let scale = dataset
-        .get("coordinateTransformations")
-        .and_then(Value::as_array)
-        .unwrap_or_default()
-        .iter()
-        .find(|t| t.get("type").and_then(Value::as_str) == Some("scale"))
-        .and_then(|t| t.get("scale"))
-        .and_then(Value::as_array)
-        .filter(|s| s.len() == names.len());
+    let scale = scale_transform(dataset, names.len());
     let mut out = Vec::new();
     for (i, name) in names.iter().enumerate() {
         let axis = axes.get(i);

@@ -41,19 +41,23 @@ fn init_logging(verbose: u8, log_file: Option<&Path>) -> Result<(), CliError> {
 }
 
 fn mount(args: &MountArgs) -> Result<(), CliError> {
+    if args.daemon_child {
+        // The parent checked the command line; the settings come whole on
+        // stdin (the child's own arguments only name the mount for `ps`).
+        let config = daemon::MountConfig::from_stdin()?;
+        init_logging(config.verbose, config.log_file.as_deref())?;
+        return daemon::serve(&config, daemon::Serving::DaemonChild);
+    }
     if args.foreground {
         init_logging(args.verbose, None)?;
-        return daemon::serve(args);
+        return daemon::serve(&daemon::MountConfig::from_args(args)?, daemon::Serving::Foreground);
     }
-    if args.daemon_child {
-        init_logging(args.verbose, args.log_file.as_deref())?;
-        return daemon::serve(args);
-    }
+    let config = daemon::MountConfig::from_args(args)?;
     let log_file = args
         .log_file
         .clone()
         .unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
-    daemon::mount_background(args, &log_file)
+    daemon::mount_background(&config, &log_file)
 }
 
 /// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.

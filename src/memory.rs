@@ -37,6 +37,26 @@ pub fn tune_allocator() {
 /// The glibc tunable that backs the heap with transparent huge pages.
 const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
 
+/// `GLIBC_TUNABLES` with [`HUGE_PAGE_TUNABLE`] added, for this program
+/// started again (or a daemon child started with it, which then need not
+/// start again); `None` where it is set already, where glibc is not in use,
+/// and in a set-id program, whose tunables glibc may erase (no loop).
+pub fn huge_page_tunables() -> Option<String> {
+    if cfg!(not(target_env = "gnu")) {
+        return None;
+    }
+    let current = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    // SAFETY: getauxval only reads the auxiliary vector.
+    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
+    if secure || current.contains("glibc.malloc.hugetlb") {
+        return None;
+    }
+    Some(match current.as_str() {
+        "" => HUGE_PAGE_TUNABLE.to_string(),
+        other => format!("{other}:{HUGE_PAGE_TUNABLE}"),
+    })
+}
+
 /// Run the daemon with its heap on transparent huge pages: start this
 /// program again in place (same pid, arguments and descriptors) with
 /// `glibc.malloc.hugetlb=1` added to `GLIBC_TUNABLES`, which glibc reads
@@ -47,19 +67,8 @@ const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
 /// readers. Best effort: a tunable the user set is kept, an older glibc
 /// ignores it, and when the exec fails the daemon runs as it is.
 pub fn huge_page_heap() {
-    if cfg!(not(target_env = "gnu")) {
+    let Some(tunables) = huge_page_tunables() else {
         return;
-    }
-    let current = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-    // SAFETY: getauxval only reads the auxiliary vector. A set-id program's
-    // tunables may be erased by glibc: never start again there (no loop).
-    let secure = unsafe { libc::getauxval(libc::AT_SECURE) } != 0;
-    if secure || current.contains("glibc.malloc.hugetlb") {
-        return;
-    }
-    let tunables = match current.as_str() {
-        "" => HUGE_PAGE_TUNABLE.to_string(),
-        other => format!("{other}:{HUGE_PAGE_TUNABLE}"),
     };
     let Ok(exe) = std::env::current_exe() else {
         return;

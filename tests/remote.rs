@@ -109,6 +109,43 @@ fn s3_mounts_show_the_same_bytes_as_local_mounts() {
     assert!(compared >= 1000, "compared {compared} files");
 }
 
+/// A secret given as a `--store-option` (or in `-o store_option=`) is in
+/// no command line of the daemon, which lives as long as the mount and whose
+/// `/proc/PID/cmdline` every user may read: the daemon gets its settings on
+/// its stdin, and reads with them.
+#[test]
+fn a_store_option_secret_is_in_no_daemon_command_line() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/argv", b""), 200, "create the bucket");
+    moto.upload("argv", &common::data_dir().join("sample.zarr"), "sample.zarr");
+    let secret = "kept-out-of-argv-7f3a";
+    let options = common::servers::s3_options(moto.port, Some(("AKIDARGV", secret)));
+    let mut extra: Vec<&str> = options.iter().map(String::as_str).collect();
+    extra.extend(["-o", "store_option=aws_session_token=token-out-of-argv-9c1e"]);
+    let remote = Mount::at(Path::new("s3://argv/sample.zarr"), &extra);
+    same_as_local(&remote, "sample.zarr");
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", remote.daemon_pid())).unwrap();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    for kept_out in [
+        secret,
+        "token-out-of-argv-9c1e",
+        "AKIDARGV",
+        "store-option",
+        "aws_endpoint",
+    ] {
+        assert!(
+            !cmdline.contains(kept_out),
+            "the daemon's command line holds {kept_out}: {cmdline}"
+        );
+    }
+    // What it holds names the mount, for ps.
+    assert!(
+        cmdline.contains("s3://argv/sample.zarr") && cmdline.contains(&*remote.mp.to_string_lossy()),
+        "{cmdline}"
+    );
+    assert!(!remote.log().contains(secret));
+}
+
 #[test]
 fn a_missing_bucket_or_prefix_is_a_one_line_error() {
     let Some(moto) = Moto::start() else { return };

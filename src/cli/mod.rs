@@ -306,7 +306,7 @@ impl MountArgs {
 /// How the store is reached (shared by every command): symlinks of a
 /// local store, and the options of a remote one (s3://, gs://, az://,
 /// http(s)://).
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub struct StoreArgs {
     /// Follow symlinks that lead outside the store. WARNING: with
     /// -o allow_other this shows every user any file the daemon can read

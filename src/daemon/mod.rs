@@ -1,7 +1,9 @@
 //! Mounting, daemonizing and unmounting.
 //!
-//! `nzfs mount` checks its inputs, then starts itself again as a detached
-//! daemon child (`--daemon-child`) whose stderr is a pipe. The child opens
+//! `nzfs mount` checks its inputs into a [`MountConfig`], then starts itself
+//! again as a detached daemon child (`--daemon-child`), whose stdin carries
+//! that config (the child parses no command line) and whose stderr is a
+//! pipe. The child opens
 //! the store, mounts (fuser's `Session::new` returns after the kernel's INIT
 //! handshake, so the mount is live), writes [`READY`] on that pipe and moves
 //! its stderr to the log file. The parent relays any error line and exits 0
@@ -19,13 +21,15 @@ use fuser::Config;
 use crate::cli::MountArgs;
 
 mod checks;
+mod config;
 mod log;
 mod options;
 mod signals;
 use crate::fs::{FsOptions, NzFs};
 use crate::fuse::FuseAdapter;
 use checks::{check_dev_fuse, check_fusermount, check_mountpoint, check_swapped};
-use options::mount_options;
+pub use config::{MAX_ENCODED, MountConfig};
+pub use options::{Access, MountPlan};
 use signals::{block_termination_signals, wait_for_termination_signal};
 
 use log::prune_logs;
@@ -89,9 +93,9 @@ pub fn is_mount_point(path: &Path) -> bool {
 }
 
 /// The environment variable that carries a store location holding a
-/// secret (`https://user:password@host/…`, a pre-signed URL), so that argv,
-/// which every user may read in `/proc/PID/cmdline`, holds only its
-/// redacted form.
+/// secret (`https://user:password@host/…`, a pre-signed URL) to `nzfs
+/// mount` (the CSI plugin starts mounts so), so that argv, which every user
+/// may read in `/proc/PID/cmdline`, holds only its redacted form.
 pub const STORE_ENV: &str = "NZFS_STORE_URL";
 
 /// Take the store from [`STORE_ENV`] when the command line names it by its
@@ -106,46 +110,37 @@ pub fn store_from_environment(args: &mut MountArgs) {
     }
 }
 
-/// `nzfs mount` in the parent: check, start the daemon, wait for it.
-pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliError> {
-    let plan = mount_options(&args.options, &args.store)?;
-    check_swapped(&args.store, &args.mountpoint)?;
-    check_mountpoint(&args.mountpoint, plan.nonempty)?;
+/// `nzfs mount` in the parent: check, start the daemon, hand it its
+/// settings, wait for it.
+pub fn mount_background(config: &MountConfig, log_file: &Path) -> Result<(), CliError> {
+    check_swapped(&config.store, &config.mountpoint)?;
+    check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
     check_dev_fuse()?;
     check_fusermount()?;
-    crate::open::check_version(&args.store, &args.symlinks)?;
+    crate::open::check_version(&config.store, &config.store_args)?;
     if let Some(dir) = log_file.parent() {
         std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
         if log_file.starts_with(default_log_file(Path::new("/")).parent().unwrap_or(dir)) {
             prune_logs(dir, log_file);
         }
     }
-    // The store's secrets (user info, a signature) reach the daemon in its
-    // environment, never in its world-readable argv.
-    let store = args.store.as_os_str();
-    let shown = shown_store(&args.store);
-    // The child gets the command line as clap saw it, its own flags ahead
-    // of any `--` (after which a mount point may start with `-`).
-    let mut child_args: Vec<std::ffi::OsString> = vec![
-        "mount".into(),
-        "--daemon-child".into(),
-        "--log-file".into(),
-        log_file.into(),
-    ];
-    child_args.extend(
-        crate::cli::normalize_args(std::env::args_os())
-            .into_iter()
-            .skip(2)
-            .map(|a| if a == store { shown.clone().into() } else { a }),
-    );
+    let mut config = config.clone();
+    config.log_file = Some(log_file.to_path_buf());
+    // The daemon's argv names its mount for `ps` and nothing else: every
+    // setting, the store's secrets and the store options included, reaches
+    // it on its stdin.
     let mut cmd = Command::new(std::env::current_exe()?);
-    if shown.as_str() != store {
-        cmd.env(STORE_ENV, store);
-    }
-    cmd.args(child_args)
-        .stdin(Stdio::null())
+    cmd.args(["mount", "--daemon-child", "--"])
+        .arg(config.shown_store())
+        .arg(&config.mountpoint)
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
+    // Its heap on huge pages from the start, so that it need not start
+    // itself again (its settings on stdin would be gone).
+    if let Some(tunables) = crate::memory::huge_page_tunables() {
+        cmd.env("GLIBC_TUNABLES", tunables);
+    }
     // SAFETY: setsid is async-signal-safe; it detaches the daemon from the
     // terminal so the shell's Ctrl-C and hang-up do not reach it.
     unsafe {
@@ -155,6 +150,13 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         });
     }
     let mut child = cmd.spawn()?;
+    {
+        use std::io::Write;
+        // Dropped at the end of this block: the child reads to EOF.
+        let mut stdin = child.stdin.take().expect("piped");
+        // A child that died at once shows its own error below.
+        let _ = stdin.write_all(&config.encode());
+    }
     let stderr = child.stderr.take().expect("piped");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -173,8 +175,8 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
         Ok(Ok(notes)) => {
             println!(
                 "nzfs: mounted {} at {} (daemon pid {}, log {})",
-                shown_store(&args.store),
-                args.mountpoint.display(),
+                config.shown_store(),
+                config.mountpoint.display(),
                 child.id(),
                 log_file.display()
             );
@@ -217,29 +219,43 @@ pub fn mount_background(args: &MountArgs, log_file: &Path) -> Result<(), CliErro
     }
 }
 
+/// How [`serve`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Serving {
+    /// `nzfs mount -f`: this process checks the mount point, and logs to
+    /// stderr.
+    Foreground,
+    /// The daemon child of a `nzfs mount`, which checked the mount point:
+    /// it says [`READY`] on stderr once the mount is live, then logs to
+    /// its log file.
+    DaemonChild,
+}
+
 /// Serve the mount in this process until it is unmounted or signalled.
-pub fn serve(args: &MountArgs) -> Result<(), CliError> {
-    crate::memory::huge_page_heap();
-    let plan = mount_options(&args.options, &args.store)?;
-    if !args.daemon_child {
-        check_mountpoint(&args.mountpoint, plan.nonempty)?;
+pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
+    let daemon_child = serving == Serving::DaemonChild;
+    // A daemon child was started with it (starting again would lose the
+    // settings read from its stdin).
+    if !daemon_child {
+        crate::memory::huge_page_heap();
+    }
+    if !daemon_child {
+        check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
         check_dev_fuse()?;
         check_fusermount()?;
     }
     crate::memory::tune_allocator();
-    let mut store_args = args.symlinks.clone();
-    store_args.follow_symlinks |= plan.follow_symlinks;
-    let opened = open_store(&args.store, &store_args)?;
-    let mtime = std::fs::metadata(args.store.join("zarr.json"))
-        .or_else(|_| std::fs::metadata(&args.store))
+    let opened = open_store(&config.store, &config.store_args)?;
+    let mtime = std::fs::metadata(config.store.join("zarr.json"))
+        .or_else(|_| std::fs::metadata(&config.store))
         .and_then(|m| m.modified())
         .unwrap_or(SystemTime::UNIX_EPOCH);
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let options = FsOptions {
-        cache_bytes: args.cache_size,
-        missing_chunks: args.missing_chunks.into(),
-        dataset_name: dataset_name(&args.store),
+        cache_bytes: config.cache_bytes,
+        missing_chunks: config.missing_chunks.into(),
+        dataset_name: dataset_name(&config.store),
         uid,
         gid,
         mtime,
@@ -247,8 +263,8 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     };
     let sizing = crate::cpus::Sizing::new(
         crate::cpus::available().clone(),
-        args.threads.map(usize::from),
-        args.decoders.map(usize::from),
+        config.threads.map(usize::from),
+        config.decoders.map(usize::from),
     );
     tracing::info!(
         cpus = sizing.cpus.count,
@@ -259,11 +275,11 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
     );
     let fs = NzFs::new(opened.store, opened.hierarchy, options)
         .map_err(|e| CliError::new(e.to_string()))?
-        .with_ownership(plan.ownership)
-        .with_previews(!args.no_previews)
-        .with_tiff(!args.no_tiff)
-        .with_nc_format(args.nc_format.into())
-        .with_prefetch(!args.no_prefetch)
+        .with_ownership(config.mount.ownership)
+        .with_previews(config.previews)
+        .with_tiff(config.tiff)
+        .with_nc_format(config.nc_format.into())
+        .with_prefetch(config.prefetch)
         .with_sizing(sizing.clone())
         .with_store_name(opened.shown);
     // Non-conformant stores still mount; say once what `nzfs check` would.
@@ -282,25 +298,20 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             warnings = report.warnings(),
             first = %first,
             "the store declares NZ-1.0 but does not fully follow it; it is mounted anyway (details: nzfs check {})",
-            shown_store(&args.store)
+            config.shown_store()
         );
     }
-    let mut config = Config::default();
-    config.mount_options = plan.fuse;
-    config.acl = plan.acl;
-    config.n_threads = Some(sizing.fuse_threads);
-    config.clone_fd = sizing.fuse_threads > 1;
+    let mut fuse_config = Config::default();
+    fuse_config.mount_options = config.mount.fuse_options();
+    fuse_config.acl = config.mount.session_acl();
+    fuse_config.n_threads = Some(sizing.fuse_threads);
+    fuse_config.clone_fd = sizing.fuse_threads > 1;
 
-    let mountpoint = args.mountpoint.canonicalize()?;
+    let mountpoint = config.mountpoint.canonicalize()?;
     block_termination_signals();
-    let passthrough = crate::fuse::Passthrough::from(args.passthrough);
-    if passthrough == crate::fuse::Passthrough::Always && !crate::fuse::has_cap_sys_admin() {
-        return Err(CliError::new(
-            "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon",
-        ));
-    }
-    let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &config)
-        .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", args.mountpoint.display())))?;
+    let passthrough = crate::fuse::Passthrough::from(config.passthrough);
+    let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &fuse_config)
+        .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
     // stat() of the mount point is served by this very process: do it on a
     // thread of its own, once the session loop below answers.
@@ -309,7 +320,7 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
         .name("nzfs-readahead".into())
         .spawn(move || raise_readahead(&readahead_mountpoint));
     // A daemon must not keep the directory it was started from busy.
-    if args.daemon_child {
+    if daemon_child {
         let _ = std::env::set_current_dir("/");
     }
     let signal_mountpoint = mountpoint.clone();
@@ -322,9 +333,9 @@ pub fn serve(args: &MountArgs) -> Result<(), CliError> {
             let _ = lazy_unmount(&signal_mountpoint);
         }
     })?;
-    tracing::info!(store = %shown_store(&args.store), mountpoint = %args.mountpoint.display(), "mount is live");
-    if args.daemon_child {
-        announce_ready_and_detach_stderr(args.log_file.as_deref());
+    tracing::info!(store = %config.shown_store(), mountpoint = %config.mountpoint.display(), "mount is live");
+    if daemon_child {
+        announce_ready_and_detach_stderr(config.log_file.as_deref());
     }
     // The session runs on a thread of its own, so that a worker blocked in
     // the store (a dead NFS server) cannot keep this process alive: fuser

@@ -15,38 +15,117 @@ use fuser::{MountOption, SessionACL};
 use super::{CliError, fail, shown_store};
 use crate::fs::Ownership;
 
-/// What `-o a,b=c` values ask for.
-pub(super) struct MountPlan {
-    /// Options for the kernel and fusermount3.
-    pub(super) fuse: Vec<MountOption>,
-    pub(super) acl: SessionACL,
-    pub(super) nonempty: bool,
-    pub(super) follow_symlinks: bool,
-    pub(super) ownership: Ownership,
+/// Who may use the mount besides its owner (`allow_other`, `allow_root`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The user who mounted it (FUSE's default).
+    Owner,
+    /// That user and root (`-o allow_root`).
+    RootAndOwner,
+    /// Every user (`-o allow_other`), as the store's modes allow.
+    All,
+}
+
+impl Access {
+    /// Its name in a [`super::MountConfig`]'s records.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Access::Owner => "owner",
+            Access::RootAndOwner => "root_and_owner",
+            Access::All => "all",
+        }
+    }
+
+    pub(super) fn from_name(name: &str) -> Option<Access> {
+        [Access::Owner, Access::RootAndOwner, Access::All]
+            .into_iter()
+            .find(|a| a.name() == name)
+    }
+}
+
+/// What `-o a,b=c` values ask for, checked: each field is a decision, not
+/// an option word, so that the daemon child receives it without parsing
+/// `-o` again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountPlan {
+    /// The mount's source in the mount table (`fsname=`).
+    pub fsname: String,
+    /// The `fuse.` type's suffix in the mount table (`subtype=`).
+    pub subtype: String,
+    pub auto_unmount: bool,
+    pub noexec: bool,
+    pub noatime: bool,
+    /// The kernel's largest read request (`max_read=`), passed on as it is.
+    pub max_read: Option<u32>,
+    /// The kernel checks modes itself: asked for, or implied by
+    /// [`Access::All`] and [`Access::RootAndOwner`].
+    pub default_permissions: bool,
+    pub access: Access,
+    /// Mount over a non-empty directory.
+    pub nonempty: bool,
+    /// Follow symlinks that lead outside the store.
+    pub follow_symlinks: bool,
+    pub ownership: Ownership,
+}
+
+impl MountPlan {
+    /// The options for the kernel and fusermount3.
+    pub(super) fn fuse_options(&self) -> Vec<MountOption> {
+        let mut fuse = vec![
+            MountOption::RO,
+            MountOption::FSName(self.fsname.clone()),
+            // Passed to the kernel (fuser keeps Subtype for fusermount only),
+            // so that mountinfo says fuse.nzfs for root mounts too.
+            MountOption::CUSTOM(format!("subtype={}", self.subtype)),
+            MountOption::NoDev,
+            MountOption::NoSuid,
+        ];
+        for (on, option) in [
+            (self.auto_unmount, MountOption::AutoUnmount),
+            (self.noexec, MountOption::NoExec),
+            (self.noatime, MountOption::NoAtime),
+            (self.default_permissions, MountOption::DefaultPermissions),
+        ] {
+            if on {
+                fuse.push(option);
+            }
+        }
+        if let Some(n) = self.max_read {
+            fuse.push(MountOption::CUSTOM(format!("max_read={n}")));
+        }
+        fuse
+    }
+
+    /// Who the session answers.
+    pub(super) fn session_acl(&self) -> SessionACL {
+        match self.access {
+            Access::Owner => SessionACL::Owner,
+            Access::RootAndOwner => SessionACL::RootAndOwner,
+            Access::All => SessionACL::All,
+        }
+    }
 }
 
 fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
     u32::from_str_radix(v, radix).map_err(|_| CliError::new(format!("-o {name}={v}: not a number")))
 }
 
-/// Split `-o a,b=c` values into FUSE options, the session ACL and nzfs's own.
+/// Split `-o a,b=c` values into FUSE options, the session's access and
+/// nzfs's own.
 pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
     let mut plan = MountPlan {
-        fuse: vec![
-            MountOption::RO,
-            MountOption::FSName(format!("nzfs:{}", shown_store(store))),
-            // Passed to the kernel (fuser keeps Subtype for fusermount only),
-            // so that mountinfo says fuse.nzfs for root mounts too.
-            MountOption::CUSTOM("subtype=nzfs".into()),
-            MountOption::NoDev,
-            MountOption::NoSuid,
-        ],
-        acl: SessionACL::Owner,
+        fsname: format!("nzfs:{}", shown_store(store)),
+        subtype: "nzfs".into(),
+        auto_unmount: false,
+        noexec: false,
+        noatime: false,
+        max_read: None,
+        default_permissions: false,
+        access: Access::Owner,
         nonempty: false,
         follow_symlinks: false,
         ownership: Ownership::default(),
     };
-    let mut default_permissions = false;
     for o in raw
         .iter()
         .flat_map(|s| s.split(','))
@@ -54,10 +133,10 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
         .filter(|s| !s.is_empty())
     {
         match o {
-            "allow_other" => plan.acl = SessionACL::All,
-            "allow_root" => plan.acl = SessionACL::RootAndOwner,
-            "auto_unmount" => plan.fuse.push(MountOption::AutoUnmount),
-            "default_permissions" => default_permissions = true,
+            "allow_other" => plan.access = Access::All,
+            "allow_root" => plan.access = Access::RootAndOwner,
+            "auto_unmount" => plan.auto_unmount = true,
+            "default_permissions" => plan.default_permissions = true,
             "follow_symlinks" => plan.follow_symlinks = true,
             "nonempty" => plan.nonempty = true,
             "ro" => {}
@@ -66,12 +145,12 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
                     "-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)",
                 );
             }
-            "noexec" => plan.fuse.push(MountOption::NoExec),
-            "noatime" => plan.fuse.push(MountOption::NoAtime),
+            "noexec" => plan.noexec = true,
+            "noatime" => plan.noatime = true,
             _ if ignored_mount_option(o) => tracing::debug!(option = o, "ignoring a mount(8) option"),
             other => match other.split_once('=') {
-                Some(("fsname", v)) => plan.fuse[1] = MountOption::FSName(v.into()),
-                Some(("subtype", v)) => plan.fuse[2] = MountOption::CUSTOM(format!("subtype={v}")),
+                Some(("fsname", v)) => plan.fsname = v.into(),
+                Some(("subtype", v)) => plan.subtype = v.into(),
                 Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
                 Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
                 Some(("umask", v)) => {
@@ -82,7 +161,7 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
                     plan.ownership.umask = Some(m);
                 }
                 // The one kernel option worth passing on as it is.
-                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.fuse.push(MountOption::CUSTOM(other.into())),
+                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.max_read = v.parse().ok(),
                 // Anything else would reach the kernel, whose EINVAL names
                 // nothing: refuse it here, with the nearest.
                 _ => return Err(unknown_mount_option(other)),
@@ -91,8 +170,8 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
     }
     // Other users see the store's owners and modes, and the kernel must
     // enforce them: nzfs reads with the daemon's rights, not theirs.
-    if default_permissions || plan.acl != SessionACL::Owner {
-        plan.fuse.push(MountOption::DefaultPermissions);
+    if plan.access != Access::Owner {
+        plan.default_permissions = true;
     }
     Ok(plan)
 }

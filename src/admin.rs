@@ -309,7 +309,7 @@ fn man_pages() -> Vec<(String, clap::Command)> {
     pages
 }
 
-/// `nzfs man DIR`: nzfs.1 and nzfs-<subcommand>.1.
+/// `nzfs man DIR`: nzfs.1 and `nzfs-<subcommand>.1`.
 pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
     for (name, cmd) in man_pages() {

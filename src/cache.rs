@@ -81,20 +81,27 @@ impl<K: Hash + Eq, E> State<K, E> {
 /// Counters, for tests and benchmarks.
 #[derive(Debug, Default)]
 pub struct CacheStats {
+    /// Lookups answered from the cache.
     pub hits: AtomicU64,
+    /// Values decoded (lookups that missed and decoded).
     pub decodes: AtomicU64,
+    /// Lookups that waited for another thread's decode of the same key.
     pub waits: AtomicU64,
     /// Chunks let go early by [`ChunkCache::release`].
     pub released: AtomicU64,
 }
 
+/// An LRU cache of decoded values within a byte budget; concurrent lookups
+/// of one key share one decode.
 pub struct ChunkCache<K: Hash + Eq, E> {
     state: Mutex<State<K, E>>,
     budget: u64,
+    /// Its counters.
     pub stats: CacheStats,
 }
 
 impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> ChunkCache<K, E> {
+    /// An empty cache that holds at most `budget` bytes.
     pub fn new(budget: u64) -> Self {
         ChunkCache {
             state: Mutex::new(State {

@@ -23,6 +23,7 @@ const IO_THREADS: (usize, usize) = (2, 8);
 /// The CPUs this process may use, and why that many.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cpus {
+    /// How many CPUs.
     pub count: usize,
     /// Where the count came from, in words.
     pub reason: String,
@@ -31,6 +32,7 @@ pub struct Cpus {
 /// The pool sizes the daemon uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sizing {
+    /// The CPUs counted.
     pub cpus: Cpus,
     /// FUSE worker threads (`--threads`, else from the CPUs).
     pub fuse_threads: usize,

@@ -26,13 +26,21 @@ pub const MAX_DEPTH: usize = 128;
 /// A parsed JSON value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `null`.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// An integer that fits `i64`.
     Int(i64),
+    /// A non-negative integer past `i64` that fits `u64`.
     UInt(u64),
+    /// Any other number (`NaN` and the infinities included).
     Float(f64),
+    /// A string.
     Str(String),
+    /// An array.
     Array(Vec<Value>),
+    /// An object, its members in document order.
     Object(Vec<(String, Value)>),
 }
 
@@ -40,7 +48,9 @@ pub enum Value {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid JSON at byte {offset}: {reason}")]
 pub struct JsonError {
+    /// The byte offset where parsing stopped.
     pub offset: usize,
+    /// What was wrong there.
     pub reason: &'static str,
 }
 
@@ -53,6 +63,7 @@ impl Value {
         }
     }
 
+    /// The text of a string.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Str(s) => Some(s),
@@ -60,6 +71,7 @@ impl Value {
         }
     }
 
+    /// The items of an array.
     pub fn as_array(&self) -> Option<&[Value]> {
         match self {
             Value::Array(a) => Some(a),
@@ -67,6 +79,7 @@ impl Value {
         }
     }
 
+    /// The members of an object, in document order.
     pub fn as_object(&self) -> Option<&[(String, Value)]> {
         match self {
             Value::Object(o) => Some(o),

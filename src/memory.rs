@@ -37,7 +37,7 @@ pub fn tune_allocator() {
 /// The glibc tunable that backs the heap with transparent huge pages.
 const HUGE_PAGE_TUNABLE: &str = "glibc.malloc.hugetlb=1";
 
-/// `GLIBC_TUNABLES` with [`HUGE_PAGE_TUNABLE`] added, for this program
+/// `GLIBC_TUNABLES` with `glibc.malloc.hugetlb=1` added, for this program
 /// started again (or a daemon child started with it, which then need not
 /// start again); `None` where it is set already, where glibc is not in use,
 /// and in a set-id program, whose tunables glibc may erase (no loop).

@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 /// One mount: where, of what type, from what source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mounted {
+    /// The mount point, unescaped.
     pub point: PathBuf,
+    /// The filesystem type (`fuse.nzfs`).
     pub fstype: String,
+    /// The source, unescaped (`nzfs:STORE`).
     pub source: String,
 }
 

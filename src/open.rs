@@ -38,7 +38,9 @@ pub fn shown_store(store: &Path) -> String {
 
 /// An opened source.
 pub struct Opened {
+    /// The store to read.
     pub store: Box<dyn ReadableStore>,
+    /// Its groups and arrays.
     pub hierarchy: Hierarchy,
     /// What messages and `nzfs status` call it (an Icechunk version adds
     /// `@snapshot`).

@@ -7,23 +7,55 @@ use std::sync::Arc;
 use crate::cache::DecodePanicked;
 use crate::codec::CodecError;
 
+/// Why a value of an array could not be read.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ArrayError {
+    /// The store could not give an object.
     #[error("store key {key}: {source}")]
-    Store { key: String, source: Arc<std::io::Error> },
+    Store {
+        /// The object's key.
+        key: String,
+        /// The store's error (shared: one failed read answers every waiter).
+        source: Arc<std::io::Error>,
+    },
+    /// An object's bytes did not decode.
     #[error("store key {key}: {source}")]
-    Decode { key: String, source: CodecError },
+    Decode {
+        /// The object's key.
+        key: String,
+        /// What the codec refused.
+        source: CodecError,
+    },
+    /// A chunk has no object, and absent chunks were asked to be errors.
     #[error("store key {key}: chunk is absent and --missing-chunks is error")]
-    MissingChunk { key: String },
+    MissingChunk {
+        /// The chunk's key.
+        key: String,
+    },
+    /// A decoder panicked (a bug); the panic is in the log.
     #[error("a chunk decode panicked (bug); see the log")]
     Panicked,
+    /// The array's metadata is understood but cannot be read as data (a
+    /// codec configuration refused, a type with no bytes).
     #[error("array {path:?}: {reason}")]
-    Unreadable { path: String, reason: String },
+    Unreadable {
+        /// The array's path in the hierarchy.
+        path: String,
+        /// Why, as the log says it.
+        reason: String,
+    },
+    /// A request outside the array's shape or a file's size.
     #[error("{what} is outside the array")]
-    OutOfBounds { what: String },
+    OutOfBounds {
+        /// What was asked for.
+        what: String,
+    },
     /// Work given up because whoever asked for it is gone.
     #[error("{what}: stopped, its reader left")]
-    Stopped { what: String },
+    Stopped {
+        /// What was being read.
+        what: String,
+    },
 }
 
 impl From<DecodePanicked> for ArrayError {
@@ -60,6 +92,7 @@ impl ArrayError {
         }
     }
 
+    /// The errno a reader gets for it: decided here, for every variant.
     pub fn errno(&self) -> i32 {
         match self {
             ArrayError::Store { source, .. } => crate::store::errno(source),

@@ -57,16 +57,25 @@ pub enum MissingChunks {
 /// never combined with those of the new one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheKey {
+    /// The array's node in the hierarchy.
     pub node: usize,
+    /// The chunk's linear index in the array's chunk grid (C order).
     pub chunk: u64,
+    /// Which part of the chunk: an inner chunk's linear index in its shard,
+    /// [`CacheKey::WHOLE`] or [`CacheKey::INDEX`].
     pub part: u64,
+    /// The version of the shard object an inner chunk came from (0 for whole
+    /// chunks and indexes).
     pub version: u64,
 }
 
 impl CacheKey {
+    /// [`CacheKey::part`] of a whole decoded chunk.
     pub const WHOLE: u64 = u64::MAX;
+    /// [`CacheKey::part`] of a shard's decoded index.
     pub const INDEX: u64 = u64::MAX - 1;
 
+    /// The key of chunk `chunk` of node `node`, decoded whole.
     pub fn whole(node: usize, chunk: u64) -> Self {
         CacheKey {
             node,
@@ -76,6 +85,7 @@ impl CacheKey {
         }
     }
 
+    /// The key of the index of shard `chunk` of node `node`.
     pub fn index(node: usize, chunk: u64) -> Self {
         CacheKey {
             node,
@@ -115,6 +125,7 @@ impl ReadData {
         }
     }
 
+    /// The bytes read.
     pub fn bytes(&self) -> &[u8] {
         &self.buffer[self.start..self.end]
     }
@@ -256,6 +267,7 @@ impl Array {
         Ok(chain)
     }
 
+    /// The array's metadata, as parsed.
     pub fn metadata(&self) -> &ArrayMetadata {
         &self.node.metadata
     }
@@ -506,6 +518,7 @@ impl Dataset {
         Ok(Dataset::new(store, hierarchy, cache_bytes, MissingChunks::Fill))
     }
 
+    /// The groups and arrays of the dataset.
     pub fn hierarchy(&self) -> &Hierarchy {
         &self.hierarchy
     }

@@ -31,7 +31,7 @@ const LINE_CHUNKS: usize = 8;
 /// Bytes of fixed-length elements rendered per batch.
 const BATCH_BYTES: u64 = 1 << 20;
 
-/// Where each block of [`BLOCK`] elements starts in `data.txt`.
+/// Where each block of `BLOCK` elements starts in `data.txt`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TextIndex {
     /// `starts[k]` is the offset of element `k * BLOCK`'s line; the last

@@ -4,7 +4,7 @@
 //! The header of a group describes its subtree (subgroups as nested
 //! `group: NAME { … } // group NAME` blocks); the header of an array
 //! describes a dataset holding that one variable. Layout, indentation,
-//! blank lines and value spelling follow ncdump (see [`format`]).
+//! blank lines and value spelling follow ncdump (see [`mod@format`]).
 //!
 //! Mappings where netCDF has no atomic type (documented in docs/formats.md):
 //! - `bool` -> `ubyte enum nz_bool {false = 0, true = 1}`;
@@ -78,6 +78,7 @@ pub fn render(h: &Hierarchy, id: usize, title: &str) -> String {
 /// `path` (`""`: the whole tree is that version).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VersionRoot {
+    /// The node path at which the version is shown.
     pub path: String,
     /// The comment its headers carry (snapshot, commit time, message).
     pub note: String,

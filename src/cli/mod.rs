@@ -2,6 +2,10 @@
 //! the form mount(8) and fstab use (`nzfs SOURCE MOUNTPOINT -o OPTIONS`,
 //! through fuse3's `mount.fuse3`) into `nzfs mount` with flags, so that one
 //! clap definition validates both. Help texts teach by example.
+//!
+//! The doc comments of clap's structs are `--help` text, written for a
+//! terminal: `<image>.ome.tif` there is not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 
@@ -16,6 +20,7 @@ pub use command_line::{misspelled_command, normalize_args};
 pub(crate) use command_line::{o_option, o_options};
 pub use size::{SizeError, parse_size};
 
+/// The command line.
 #[derive(Debug, Parser)]
 #[command(
     name = "nzfs",
@@ -39,10 +44,12 @@ pub use size::{SizeError, parse_size};
         Exit status: 0 done, 1 failed, 2 usage error, 3 the store is not there."
 )]
 pub struct Cli {
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// nzfs's subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Mount STORE at MOUNTPOINT (returns once the mount is live)
@@ -149,6 +156,7 @@ pub struct CsiArgs {
     pub state_dir: Option<PathBuf>,
 }
 
+/// `nzfs status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The mount point of a running nzfs mount
@@ -158,6 +166,7 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
+/// `nzfs completions`.
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell
@@ -165,6 +174,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// `nzfs install-helper`.
 #[derive(Debug, Args)]
 pub struct InstallHelperArgs {
     /// Where to install: PREFIX/bin/nzfs and PREFIX/share/man/man1
@@ -175,6 +185,7 @@ pub struct InstallHelperArgs {
     pub remove: bool,
 }
 
+/// `nzfs man`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// The directory for nzfs.1, nzfs-mount.1, ... (created if missing)
@@ -201,6 +212,7 @@ pub struct ManArgs {
     Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
     are accepted; rw is refused, because nzfs is read-only.\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
+/// `nzfs mount`, as given (checked into a [`crate::daemon::MountConfig`]).
 pub struct MountArgs {
     /// The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip,
     /// also in a bucket), or a URL: s3://, gs://, az://, http(s)://. An
@@ -272,6 +284,7 @@ pub struct MountArgs {
     /// fsname=NAME, nonempty, uid=N, gid=N, umask=OCTAL, follow_symlinks, ...
     #[arg(short = 'o', value_name = "OPTIONS", action = clap::ArgAction::Append)]
     pub options: Vec<String>,
+    /// How the store is reached.
     #[command(flatten)]
     pub symlinks: StoreArgs,
     /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
@@ -379,6 +392,7 @@ impl StoreArgs {
             .or_else(|| self.snapshot.clone().map(Version::Snapshot))
     }
 
+    /// Which symlinks of a local store are followed.
     pub fn policy(&self) -> crate::store::Symlinks {
         if self.follow_symlinks {
             crate::store::Symlinks::Follow
@@ -388,6 +402,7 @@ impl StoreArgs {
     }
 }
 
+/// `--missing-chunks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MissingChunksArg {
     /// The array's fill value, as the Zarr spec says
@@ -396,6 +411,7 @@ pub enum MissingChunksArg {
     Error,
 }
 
+/// `--nc-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NcFormatArg {
     /// CDF-2, or CDF-5 where 64-bit integers need it
@@ -422,6 +438,7 @@ impl From<MissingChunksArg> for MissingChunks {
     }
 }
 
+/// `--passthrough`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PassthroughArg {
     /// When available; the log says which path is in use
@@ -442,14 +459,17 @@ impl From<PassthroughArg> for crate::fuse::Passthrough {
     }
 }
 
+/// `nzfs unmount`.
 #[derive(Debug, Args)]
 pub struct UnmountArgs {
+    /// The mount point
     pub mountpoint: PathBuf,
     /// Detach now even if busy; the mount goes away when the last user closes it
     #[arg(short = 'z', long)]
     pub lazy: bool,
 }
 
+/// `nzfs check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
@@ -463,10 +483,12 @@ pub struct CheckArgs {
     /// Skip reading coordinate values (the monotonicity check)
     #[arg(long)]
     pub no_values: bool,
+    /// How the store is reached.
     #[command(flatten)]
     pub symlinks: StoreArgs,
 }
 
+/// `nzfs cdl`.
 #[derive(Debug, Args)]
 pub struct CdlArgs {
     /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
@@ -476,6 +498,7 @@ pub struct CdlArgs {
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,
+    /// How the store is reached.
     #[command(flatten)]
     pub symlinks: StoreArgs,
 }
@@ -608,11 +631,14 @@ mod tests {
 /// snapshot), as `nzfs check` uses 2 for a store it cannot open.
 #[derive(Debug)]
 pub struct CliError {
+    /// What failed, and what to do about it.
     pub message: String,
+    /// The exit status.
     pub code: u8,
 }
 
 impl CliError {
+    /// A failure with exit status 1.
     pub fn new(message: impl Into<String>) -> CliError {
         CliError {
             message: message.into(),

@@ -6,10 +6,18 @@
 /// Why a size was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SizeError {
+    /// Not a number with an optional unit.
     #[error("{0:?} is not a size like 512MiB or 2GiB")]
     NotASize(String),
+    /// A number with a unit nzfs does not know.
     #[error("unknown size unit {unit:?} in {text:?} (use KiB, MiB, GiB, TiB, or kB, MB, GB, TB for powers of 10)")]
-    UnknownUnit { unit: String, text: String },
+    UnknownUnit {
+        /// The unit.
+        unit: String,
+        /// The whole size given.
+        text: String,
+    },
+    /// More bytes than 64 bits hold.
     #[error("{0:?} is out of range")]
     OutOfRange(String),
 }

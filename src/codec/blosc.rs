@@ -44,6 +44,7 @@ pub fn check_configuration(config: Option<&Value>) -> Result<(), MetadataError> 
     Ok(())
 }
 
+/// Decompress a blosc frame, refusing more than `limit` bytes of output.
 pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
     const HEADER: usize = 16;
     if input.len() < HEADER {

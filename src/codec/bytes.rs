@@ -13,13 +13,17 @@ use crate::json::Value;
 use crate::zarr::data_type::DataType;
 use crate::zarr::metadata::MetadataError;
 
+/// A byte order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endian {
+    /// Least significant byte first.
     Little,
+    /// Most significant byte first.
     Big,
 }
 
 impl Endian {
+    /// This machine's.
     pub const NATIVE: Endian = if cfg!(target_endian = "little") {
         Endian::Little
     } else {
@@ -27,6 +31,7 @@ impl Endian {
     };
 }
 
+/// `bytes`: the elements as they are, in a stated endianness.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BytesCodec {
     /// `None` when the configuration omits it (allowed for 1-byte types).
@@ -34,6 +39,7 @@ pub struct BytesCodec {
 }
 
 impl BytesCodec {
+    /// Read its configuration for an array of `data_type`.
     pub fn from_configuration(config: Option<&Value>, data_type: &DataType) -> Result<Self, MetadataError> {
         let bad = |reason: String| MetadataError::BadCodec {
             codec: "bytes".into(),

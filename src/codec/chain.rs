@@ -55,6 +55,8 @@ fn decodes_to_lines(a: &ArrayToBytes) -> bool {
     }
 }
 
+/// An array's codecs, each with what it decodes to: zero or more
+/// `array -> array`, one `array -> bytes`, zero or more `bytes -> bytes`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecChain {
     /// Each codec with the shape and type of its decoded representation.

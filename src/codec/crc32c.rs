@@ -4,6 +4,7 @@
 
 use super::CodecError;
 
+/// Check and strip the checksum.
 pub fn decode(mut input: Vec<u8>) -> Result<Vec<u8>, CodecError> {
     let Some(body_len) = input.len().checked_sub(4) else {
         return Err(CodecError::Truncated {

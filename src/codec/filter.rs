@@ -32,32 +32,50 @@ use crate::zarr::numpy::{NumKind, NumType};
 /// One numcodecs filter, configured.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Filter {
+    /// `delta`: each element stored as its difference from the previous.
     Delta {
+        /// The decoded elements' type.
         dtype: NumType,
+        /// The stored differences' type.
         astype: NumType,
     },
+    /// `fixedscaleoffset`: stored as `(x - offset) * scale`, rounded.
     FixedScaleOffset {
+        /// The factor applied when encoding.
         scale: f64,
+        /// The offset subtracted when encoding.
         offset: f64,
+        /// The decoded elements' type.
         dtype: NumType,
+        /// The stored elements' type.
         astype: NumType,
     },
     /// `quantize` and `astype`: a cast from `encoded` to `decoded`.
     Cast {
+        /// Which of the two (`quantize`, `astype`).
         id: &'static str,
+        /// The decoded elements' type.
         decoded: NumType,
+        /// The stored elements' type.
         encoded: NumType,
     },
+    /// `bitround`: mantissa bits dropped when encoding, nothing to undo.
     BitRound,
+    /// `packbits`: booleans, eight to a byte.
     PackBits,
+    /// `shuffle`: the bytes of each element stored by significance.
     Shuffle {
+        /// The bytes of one element.
         elementsize: usize,
     },
     /// `cells[k]` is label `k + 1` as one `<U width` element, encoded once
     /// when the configuration is read.
     Categorize {
+        /// The labels, each as one decoded element.
         cells: Vec<Vec<u8>>,
+        /// The characters of one decoded element.
         width: usize,
+        /// The stored label numbers' type.
         astype: NumType,
     },
 }
@@ -176,6 +194,7 @@ impl Filter {
         })
     }
 
+    /// Its numcodecs `id`.
     pub fn name(&self) -> &'static str {
         match self {
             Filter::Delta { .. } => "delta",
@@ -346,8 +365,11 @@ impl Filter {
 /// One element's value, held at full width.
 #[derive(Debug, Clone, Copy)]
 pub enum Num {
+    /// A signed integer.
     I(i64),
+    /// An unsigned integer.
     U(u64),
+    /// A float.
     F(f64),
 }
 

@@ -4,6 +4,7 @@
 
 use super::{CodecError, read_bounded};
 
+/// Decompress a gzip stream, refusing more than `limit` bytes of output.
 pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
     read_bounded(flate2::read::MultiGzDecoder::new(input), limit, "gzip")
 }

@@ -46,29 +46,56 @@ use std::io::Read;
 /// Why an encoded chunk could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
+    /// The decoded size is not the one the chunk must have.
     #[error("{codec}: decoded {got} bytes, expected {expected}")]
     SizeMismatch {
+        /// The codec's name.
         codec: &'static str,
+        /// The bytes the chunk must have.
         expected: usize,
+        /// The bytes it decoded to.
         got: usize,
     },
+    /// The output would pass the limit its chunk allows.
     #[error("{codec}: output exceeds the {limit}-byte limit (corrupt data or decompression bomb)")]
-    TooLarge { codec: &'static str, limit: usize },
+    TooLarge {
+        /// The codec's name.
+        codec: &'static str,
+        /// The most bytes the output may have.
+        limit: usize,
+    },
+    /// A stored checksum is not the checksum of the bytes.
     #[error("{codec}: checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
     ChecksumMismatch {
+        /// The codec's name.
         codec: &'static str,
+        /// The checksum the input holds.
         stored: u32,
+        /// The checksum of its bytes.
         computed: u32,
     },
+    /// The input ends before its format says it does.
     #[error("{codec}: input too short ({len} bytes)")]
-    Truncated { codec: &'static str, len: usize },
+    Truncated {
+        /// The codec's name.
+        codec: &'static str,
+        /// The input's length.
+        len: usize,
+    },
+    /// The input is not in the codec's format.
     #[error("{codec}: {reason}")]
-    Corrupt { codec: &'static str, reason: String },
+    Corrupt {
+        /// The codec's name.
+        codec: &'static str,
+        /// What is wrong, in words.
+        reason: String,
+    },
 }
 
 /// An `array -> array` codec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToArray {
+    /// `transpose`.
     Transpose(transpose::Transpose),
     /// zarr-extensions' `scale_offset`.
     ScaleOffset(scale_offset::ScaleOffset),
@@ -82,6 +109,7 @@ pub enum ArrayToArray {
 /// The one `array -> bytes` codec of a chain.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToBytes {
+    /// `bytes`: the elements as they are, in an endianness.
     Bytes(bytes::BytesCodec),
     /// `numcodecs.pcodec`.
     Pcodec,
@@ -91,25 +119,34 @@ pub enum ArrayToBytes {
     PackBits(packbits::PackBits),
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).
     VarLen {
+        /// Whether the elements are bytes (`vlen-bytes`), not text.
         bytes: bool,
     },
+    /// `sharding_indexed`: inner chunks in one object, with an index.
     Sharding(Box<sharding::ShardingCodec>),
 }
 
 /// A `bytes -> bytes` codec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BytesToBytes {
+    /// `zstd` (and numcodecs' `zstd`).
     Zstd,
+    /// `gzip` (and numcodecs' `gzip`).
     Gzip,
+    /// `blosc` (and numcodecs' `blosc`).
     Blosc,
+    /// `crc32c`: a checksum at the end.
     Crc32c,
+    /// A numcodecs compressor with no Zarr v3 codec of its own.
     Numcodecs(numcodecs::Compressor),
+    /// A numcodecs checksum.
     Checksum(numcodecs::Checksum),
     /// A numcodecs filter on stored bytes (a Zarr v2 filter, or `shuffle`).
     Filter(filter::Filter),
 }
 
 impl BytesToBytes {
+    /// Its name in metadata, for messages.
     pub fn name(&self) -> &'static str {
         match self {
             BytesToBytes::Zstd => "zstd",

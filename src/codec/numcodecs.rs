@@ -24,13 +24,18 @@ use crate::zarr::metadata::MetadataError;
 /// A numcodecs compressor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compressor {
+    /// `zlib` (a zlib stream).
     Zlib,
+    /// `bz2`.
     Bz2,
+    /// `lz4`: numcodecs' block with its size in front.
     Lz4,
+    /// `lzma` (xz and raw LZMA).
     Lzma,
 }
 
 impl Compressor {
+    /// Its numcodecs `id`.
     pub fn name(self) -> &'static str {
         match self {
             Compressor::Zlib => "zlib",
@@ -40,6 +45,7 @@ impl Compressor {
         }
     }
 
+    /// Decompress `input`, refusing more than `limit` bytes of output.
     pub fn decode(self, input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
         match self {
             Compressor::Zlib => read_bounded(flate2::read::ZlibDecoder::new(input), limit, "zlib"),
@@ -97,10 +103,25 @@ fn lzma(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
 /// A numcodecs checksum codec.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checksum {
-    Crc32 { at_start: bool },
-    Adler32 { at_start: bool },
+    /// `crc32`: a CRC-32 of the data.
+    Crc32 {
+        /// Whether it precedes the data (`location: "start"`).
+        at_start: bool,
+    },
+    /// `adler32`: an Adler-32 of the data.
+    Adler32 {
+        /// Whether it precedes the data (`location: "start"`).
+        at_start: bool,
+    },
+    /// `fletcher32`: two 16-bit sums after the data.
     Fletcher32,
-    JenkinsLookup3 { initval: u32, prefix: Vec<u8> },
+    /// `jenkins_lookup3`: a lookup3 hash after the data.
+    JenkinsLookup3 {
+        /// The hash's initial value.
+        initval: u32,
+        /// Bytes hashed ahead of the data.
+        prefix: Vec<u8>,
+    },
 }
 
 impl Checksum {
@@ -143,6 +164,7 @@ impl Checksum {
         })
     }
 
+    /// Its numcodecs `id`.
     pub fn name(&self) -> &'static str {
         match self {
             Checksum::Crc32 { .. } => "crc32",

@@ -25,6 +25,7 @@ enum Padding {
     LastByte,
 }
 
+/// `packbits`, configured: elements of fewer bits than a byte, packed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackBits {
     padding: Padding,

@@ -19,19 +19,29 @@ use crate::zarr::metadata::MetadataError;
 /// `offset` and `scale` in the array's type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ScaleOffset {
+    /// For a float32 array.
     F32 {
+        /// Subtracted when encoding.
         offset: f32,
+        /// Multiplied by when encoding.
         scale: f32,
     },
+    /// For a float64 array.
     F64 {
+        /// Subtracted when encoding.
         offset: f64,
+        /// Multiplied by when encoding.
         scale: f64,
     },
     /// Integers of `size` bytes, `signed` or not (computed in i128).
     Int {
+        /// Subtracted when encoding.
         offset: i128,
+        /// Multiplied by when encoding.
         scale: i128,
+        /// The bytes of one element.
         size: usize,
+        /// Whether the type is signed.
         signed: bool,
     },
 }
@@ -44,6 +54,7 @@ fn bad(reason: String) -> MetadataError {
 }
 
 impl ScaleOffset {
+    /// Read its configuration for an array of type `dt`.
     pub fn from_configuration(config: Option<&Value>, dt: &DataType) -> Result<Self, MetadataError> {
         if let Some(k) = super::unknown_member(config, &["offset", "scale"]) {
             return Err(bad(format!("unknown configuration member `{k}`")));

@@ -29,9 +29,12 @@ use crate::json::Value;
 use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::metadata::{CodecSpec, MetadataError, codec_specs};
 
+/// Where a shard's index is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexLocation {
+    /// Before the inner chunks.
     Start,
+    /// After them (the default).
     End,
 }
 
@@ -40,26 +43,41 @@ pub enum IndexLocation {
 /// it a gigabyte.
 pub const MAX_INNER_CHUNKS: u64 = 1 << 20;
 
+/// `sharding_indexed`, configured for one array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShardingCodec {
+    /// The shape of a shard (the array's chunk shape).
     pub shard_shape: Vec<u64>,
+    /// The shape of an inner chunk.
     pub inner_shape: Vec<u64>,
     /// Inner chunks per shard along each dimension.
     pub grid: Vec<u64>,
+    /// The inner chunks' codecs.
     pub inner: CodecChain,
+    /// The index's codecs.
     pub index_chain: CodecChain,
+    /// Where the index is.
     pub index_location: IndexLocation,
     /// Encoded size of the index, in bytes.
     pub index_size: u64,
+    /// The array's type.
     pub data_type: DataType,
+    /// What an inner chunk with no bytes reads as.
     pub fill_value: FillValue,
 }
 
 /// Where an inner chunk lies in its shard object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InnerLocation {
+    /// Not written: it reads as the fill value.
     Empty,
-    At { offset: u64, nbytes: u64 },
+    /// Its encoded bytes.
+    At {
+        /// Where they start in the shard object.
+        offset: u64,
+        /// How many there are.
+        nbytes: u64,
+    },
 }
 
 fn codec_list(v: Option<&Value>, what: &str) -> Result<Vec<CodecSpec>, MetadataError> {
@@ -74,6 +92,7 @@ fn codec_list(v: Option<&Value>, what: &str) -> Result<Vec<CodecSpec>, MetadataE
 }
 
 impl ShardingCodec {
+    /// Read its configuration for an array whose chunks are `shard_shape`.
     pub fn from_configuration(
         config: Option<&Value>,
         shard_shape: &[u64],

@@ -10,12 +10,15 @@
 use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
 
+/// `transpose`: the array's axes stored in another order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transpose {
+    /// Stored axis `i` is decoded axis `order[i]`.
     pub order: Vec<usize>,
 }
 
 impl Transpose {
+    /// Read its configuration for an array of `ndim` dimensions.
     pub fn from_configuration(config: Option<&Value>, ndim: usize) -> Result<Self, MetadataError> {
         let bad = |reason: String| MetadataError::BadCodec {
             codec: "transpose".into(),

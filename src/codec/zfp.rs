@@ -5,7 +5,7 @@
 //!
 //! zfp's bit stream reads whole 64-bit words and does no bounds checks, so
 //! nzfs never hands it the stored bytes as they are: they are copied into a
-//! word-aligned buffer padded with [`PAD`] zero bytes, the header's bits
+//! word-aligned buffer padded with `PAD` zero bytes, the header's bits
 //! per block are bounded (a block reads at most `max(minbits, maxbits)`
 //! bits, at most 2^15), and the blocks are decoded one at a time, in zfp's
 //! own order, each only while the stream has not run past the stored

@@ -15,6 +15,7 @@ thread_local! {
     static CONTEXT: RefCell<Option<::zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
+/// Decompress a zstd frame, refusing more than `limit` bytes of output.
 pub fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
     let corrupt = |e: std::io::Error| CodecError::Corrupt {
         codec: "zstd",

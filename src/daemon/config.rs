@@ -37,16 +37,23 @@ pub const MAX_ENCODED: u64 = 1 << 20;
 pub struct MountConfig {
     /// The store as given (a URL may hold secrets: show [`shown_store`]).
     pub store: PathBuf,
+    /// Where to mount (absolute).
     pub mountpoint: PathBuf,
     /// How the store is reached; `-o follow_symlinks` is merged in.
     pub store_args: StoreArgs,
     /// The decoded-chunk cache's budget, in bytes.
     pub cache_bytes: u64,
+    /// What a chunk with no object reads as.
     pub missing_chunks: MissingChunksArg,
+    /// The format of each group's `.nc`.
     pub nc_format: NcFormatArg,
+    /// Show `preview.png` and `index.html`.
     pub previews: bool,
+    /// Show `data.tif` and the OME-TIFFs.
     pub tiff: bool,
+    /// Decode ahead of sequential readers.
     pub prefetch: bool,
+    /// Whether open chunk files are served by the kernel.
     pub passthrough: PassthroughArg,
     /// FUSE threads asked for; `None` sizes them to the CPUs.
     pub threads: Option<u16>,

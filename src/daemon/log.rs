@@ -92,7 +92,7 @@ pub struct RotatingLog {
 }
 
 impl RotatingLog {
-    /// Open `path` for appending, rotated past [`ROTATE_LOG_BYTES`].
+    /// Open `path` for appending, rotated past `ROTATE_LOG_BYTES`.
     pub fn open(path: &Path) -> io::Result<RotatingLog> {
         RotatingLog::with_limit(path, ROTATE_LOG_BYTES)
     }

@@ -52,19 +52,24 @@ pub struct MountPlan {
     pub fsname: String,
     /// The `fuse.` type's suffix in the mount table (`subtype=`).
     pub subtype: String,
+    /// Unmount when the daemon exits (`auto_unmount`).
     pub auto_unmount: bool,
+    /// No program runs from the mount (`noexec`).
     pub noexec: bool,
+    /// No access times (`noatime`).
     pub noatime: bool,
     /// The kernel's largest read request (`max_read=`), passed on as it is.
     pub max_read: Option<u32>,
     /// The kernel checks modes itself: asked for, or implied by
     /// [`Access::All`] and [`Access::RootAndOwner`].
     pub default_permissions: bool,
+    /// Who besides the owner may use the mount.
     pub access: Access,
     /// Mount over a non-empty directory.
     pub nonempty: bool,
     /// Follow symlinks that lead outside the store.
     pub follow_symlinks: bool,
+    /// Owner, group and mode overrides (`uid=`, `gid=`, `umask=`).
     pub ownership: Ownership,
 }
 

@@ -122,7 +122,7 @@ impl NzFs {
     }
 
     /// Whether `ino` is a file whose bytes follow the store's objects as
-    /// they change (see [`NzFs::values_version`]): its attributes must be
+    /// they change (see `NzFs::values_version`): its attributes must be
     /// looked at again soon.
     pub fn follows_store(&self, ino: u64) -> bool {
         self.dataset.tracks_changes()

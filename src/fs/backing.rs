@@ -59,6 +59,7 @@ impl<T> PoolState<T> {
 }
 
 impl<T> BackingPool<T> {
+    /// An empty pool that holds at most `budget` bytes.
     pub fn new(budget: u64) -> Self {
         BackingPool {
             state: Mutex::new(PoolState {

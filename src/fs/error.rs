@@ -7,30 +7,46 @@
 
 use crate::array::ArrayError;
 
+/// Why a filesystem request failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum FsError {
+    /// No entry of that name or inode.
     #[error("no such entry")]
     NotFound,
+    /// A directory operation on a file.
     #[error("not a directory")]
     NotADirectory,
+    /// A file operation on a directory.
     #[error("is a directory")]
     IsADirectory,
+    /// A write of any kind.
     #[error("read-only filesystem")]
     ReadOnly,
+    /// A group or array whose metadata cannot be read.
     #[error("node {path:?} is unreadable: {reason}")]
-    BrokenNode { path: String, reason: String },
+    BrokenNode {
+        /// The node's path.
+        path: String,
+        /// Why, as the log says it.
+        reason: String,
+    },
     /// A file larger than a `stat` can say (2^63 - 1 bytes).
     #[error("{path}: {what} would be {bytes} bytes, more than a file can hold (2^63 - 1)")]
     TooLarge {
+        /// The node's path.
         path: String,
+        /// Which file.
         what: &'static str,
+        /// The size it would have.
         bytes: u128,
     },
+    /// Reading an array's values failed.
     #[error(transparent)]
     Array(#[from] ArrayError),
 }
 
 impl FsError {
+    /// The errno the kernel gets for it: decided here, for every variant.
     pub fn errno(&self) -> i32 {
         match self {
             FsError::NotFound => libc::ENOENT,

@@ -32,7 +32,7 @@
 //! chunk its array's metadata object's (`zarr.json`); a directory shows its
 //! store directory's. A file that combines objects (`data.bin`, `data.txt`,
 //! `header.cdl`, the `.nc`) shows its node's metadata object's owner and
-//! group, with the meet of its sources' modes ([`access`]): no
+//! group, with the meet of its sources' modes (`access`): no
 //! user reads through it what a direct read of a source would deny.
 //! A store with no owners (object storage) shows the mounting user. An
 //! [`Ownership`] override (`-o uid=,gid=,umask=`) replaces what it names.
@@ -96,12 +96,17 @@ const NAME_MAX: usize = 255;
 /// Settings of the core, already validated.
 #[derive(Debug, Clone)]
 pub struct FsOptions {
+    /// The decoded-chunk cache's budget, in bytes.
     pub cache_bytes: u64,
+    /// What a chunk with no object reads as.
     pub missing_chunks: MissingChunks,
     /// Name used in the root header's `netcdf NAME {` line.
     pub dataset_name: String,
+    /// The owner shown where the store says none (the daemon's user).
     pub uid: u32,
+    /// The group shown where the store says none (the daemon's group).
     pub gid: u32,
+    /// The mtime shown where an object has none of its own.
     pub mtime: SystemTime,
     /// The versions of a versioned store (Icechunk). A version's root is
     /// named like the dataset (its `.nc` file, its header's `netcdf NAME`
@@ -114,7 +119,9 @@ pub struct FsOptions {
 /// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Ownership {
+    /// Every node's owner (`-o uid=`).
     pub uid: Option<u32>,
+    /// Every node's group (`-o gid=`).
     pub gid: Option<u32>,
     /// With a umask, every node's mode is `0555` (directories) or `0444`
     /// (files) less the umask, whatever the store says.
@@ -124,7 +131,9 @@ pub struct Ownership {
 /// What an inode number stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Inode {
+    /// The directory of group or array `n`.
     Node(usize),
+    /// `header.cdl` of node `n`.
     Header(usize),
     /// `data.bin` of array `n`.
     Data(usize),
@@ -140,8 +149,11 @@ pub enum Inode {
     Tiff(usize),
     /// The OME-TIFF of multiscale image group `n`.
     OmeTiff(usize),
+    /// A chunk file of array `node`.
     Chunk {
+        /// The array.
         node: usize,
+        /// The chunk's linear index in the chunk grid (C order).
         index: u64,
     },
 }
@@ -163,6 +175,8 @@ impl Inode {
         }
     }
 
+    /// Its inode number: the kind in the high bits, the node (and chunk)
+    /// below.
     pub fn to_ino(self) -> u64 {
         match self {
             Inode::Node(n) => n as u64 + 1,
@@ -178,6 +192,7 @@ impl Inode {
         }
     }
 
+    /// What an inode number stands for; `None` for one nzfs never gives.
     pub fn from_ino(ino: u64) -> Option<Inode> {
         if ino & CHUNK != 0 {
             let rest = ino & !CHUNK;
@@ -209,22 +224,33 @@ impl Inode {
     }
 }
 
+/// Directory or file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A group, an array, or a version's root.
     Directory,
+    /// Any file.
     File,
 }
 
 /// The attributes the adapter turns into a `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attr {
+    /// The inode number.
     pub ino: u64,
+    /// Directory or file.
     pub kind: Kind,
+    /// The size in bytes (what reads will give).
     pub size: u64,
+    /// The mode's permission bits.
     pub perm: u16,
+    /// Links: 2 plus subdirectories for a directory, 1 for a file.
     pub nlink: u32,
+    /// The owner.
     pub uid: u32,
+    /// The group.
     pub gid: u32,
+    /// The modification time: the newest of the objects it shows.
     pub mtime: SystemTime,
     /// The `st_blksize` to report: the read size programs choose from it
     /// (`cat`, stdio, netCDF-C).
@@ -242,10 +268,13 @@ pub const FILE_BLKSIZE: u32 = 128 << 10;
 /// One directory entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
+    /// The entry's inode number.
     pub ino: u64,
     /// The offset to resume after this entry.
     pub next_offset: u64,
+    /// Directory or file.
     pub kind: Kind,
+    /// The entry's name.
     pub name: String,
 }
 
@@ -312,6 +341,8 @@ pub struct NzFs {
 pub struct TooManyNodes(pub usize);
 
 impl NzFs {
+    /// The filesystem of `hierarchy` read from `store`; refused when the
+    /// hierarchy has more nodes than inode numbers can name.
     pub fn new(
         store: Box<dyn ReadableStore>,
         mut hierarchy: Hierarchy,
@@ -502,6 +533,7 @@ impl NzFs {
         self
     }
 
+    /// The groups and arrays shown.
     pub fn hierarchy(&self) -> &Hierarchy {
         self.dataset.hierarchy()
     }
@@ -516,6 +548,7 @@ impl NzFs {
         self.dataset.store()
     }
 
+    /// The settings it was made with.
     pub fn options(&self) -> &FsOptions {
         &self.options
     }

@@ -11,10 +11,13 @@ use super::{FsError, Inode, NzFs, ReadData};
 
 /// A chunk file's content, for a backing file ([`NzFs::chunk_content`]).
 pub enum ChunkContent {
+    /// The decoded chunk.
     Decoded(Chunk),
     /// An absent chunk: `len` bytes of its fill, all zero or not.
     Fill {
+        /// The chunk file's size.
         len: u64,
+        /// Whether every byte of the fill is zero.
         zero: bool,
     },
 }

@@ -77,6 +77,8 @@ pub enum Passthrough {
     Never,
 }
 
+/// The fuser adapter: turns kernel requests into calls of the core
+/// ([`NzFs`]) and its answers and errors into replies.
 pub struct FuseAdapter {
     fs: Arc<NzFs>,
     mode: Passthrough,
@@ -106,6 +108,7 @@ enum BackingError {
 }
 
 impl FuseAdapter {
+    /// Serve `fs`, with passthrough as `mode` says.
     pub fn new(fs: NzFs, mode: Passthrough) -> Self {
         let budget = fs.options().cache_bytes;
         let fs = Arc::new(fs);

@@ -19,8 +19,11 @@ pub struct Limits {
     pub limited: fn(&str) -> bool,
     /// Whether the document itself is one.
     pub root: bool,
+    /// The most bytes of text a limited object's members may keep.
     pub max: usize,
+    /// The most members a limited object may keep.
     pub max_members: usize,
+    /// The key of the member that says what was left out.
     pub note_key: &'static str,
 }
 

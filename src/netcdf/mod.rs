@@ -62,14 +62,17 @@ const NC_UINT64: u32 = 11;
 pub struct Variable {
     /// The array's node.
     pub node: usize,
+    /// Where its data starts in the file (its `begin` in the header).
     pub begin: u64,
     /// Bytes of data (unpadded).
     pub len: u64,
     /// Bytes per element in `data.bin` and in the file.
     pub item_in: usize,
+    /// Bytes per element in the file.
     pub item_out: usize,
     /// The unit byte order applies to (a complex component, or the element).
     pub swap_unit: usize,
+    /// Half floats are written as floats (netCDF has no half).
     pub widen_f16: bool,
     /// `U n` elements (UTF-32, host order) written as UTF-8, NUL-padded
     /// to `item_out` bytes.
@@ -79,9 +82,13 @@ pub struct Variable {
 /// A synthesized file: its header bytes and where the data lies.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
+    /// The header's bytes.
     pub header: Vec<u8>,
+    /// The variables, in file order.
     pub variables: Vec<Variable>,
+    /// The file's size.
     pub size: u64,
+    /// Whether the file is CDF-5 (64-bit data types and sizes), else CDF-2.
     pub cdf5: bool,
 }
 

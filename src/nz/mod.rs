@@ -34,13 +34,17 @@ use metadata::{
 pub use report::{to_json, to_text};
 use values::check_monotonic;
 
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Conforming, but a reader would do better with it changed.
     Warning,
+    /// Not conforming.
     Error,
 }
 
 impl Severity {
+    /// Its name in reports.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -52,6 +56,7 @@ impl Severity {
 /// One finding: where, which rule, what was expected and what was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// How much it matters.
     pub severity: Severity,
     /// Hierarchy path with a leading `/` (`/` for the root).
     pub path: String,
@@ -59,7 +64,9 @@ pub struct Finding {
     pub rule: &'static str,
     /// Where the convention states it, e.g. `NZ §Dimension`.
     pub section: &'static str,
+    /// What the rule wants.
     pub expected: String,
+    /// What the store has.
     pub found: String,
 }
 
@@ -78,6 +85,7 @@ struct Checker<'a> {
 /// What `nzfs check` reports.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// The findings kept, in hierarchy order.
     pub findings: Vec<Finding>,
     /// Paths of the dimension coordinate arrays: structurally qualified and,
     /// when values were read, strictly monotonic.
@@ -96,10 +104,12 @@ impl Report {
         !self.findings.iter().any(|f| f.rule == "convention-declaration")
     }
 
+    /// Errors found, omitted ones included.
     pub fn errors(&self) -> usize {
         self.findings.iter().filter(|f| f.severity == Severity::Error).count() + self.omitted[1]
     }
 
+    /// Warnings found, omitted ones included.
     pub fn warnings(&self) -> usize {
         self.findings.iter().filter(|f| f.severity == Severity::Warning).count() + self.omitted[0]
     }

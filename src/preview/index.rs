@@ -25,9 +25,13 @@ fn href(path: &str) -> String {
 /// mount (as listed), the group's `.nc` name, and whether it has a
 /// preview, `data.bin`.
 pub struct Shown<'a> {
+    /// The node's directory in the mount, as listed.
     pub dir: &'a dyn Fn(usize) -> String,
+    /// A group's `.nc` name, if it shows one.
     pub nc: &'a dyn Fn(usize) -> Option<String>,
+    /// An array's preview size (width, height), if it has one.
     pub preview: &'a dyn Fn(usize) -> Option<(u64, u64)>,
+    /// Whether an array shows `data.bin`.
     pub data_bin: &'a dyn Fn(usize) -> bool,
 }
 

@@ -11,7 +11,7 @@
 //! when its reader is gone. Values map to viridis over the plane's
 //! 2nd-98th percentiles (numpy's linear method, bit for bit), or, for a
 //! level of an OME-NGFF image, to its channel 0's colour over its display
-//! window ([`omero`]); the fill
+//! window (`omero`); the fill
 //! value (the `_FillValue` attribute, else the Zarr `fill_value`) and NaN
 //! are transparent; a plane whose latitude coordinate increases along rows
 //! is flipped, so that north is up.
@@ -46,12 +46,16 @@ pub const INDEX_NAME: &str = "index.html";
 /// What a preview of one array shows, from metadata.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// The image's width in pixels (after any reduction).
     pub width: u64,
+    /// The image's height in pixels.
     pub height: u64,
+    /// Every how many elements along each side a pixel is taken (1: all).
     pub stride: u64,
     /// The index of each leading dimension (all 0) and the names of the
     /// two shown, for the text chunk.
     pub plane: String,
+    /// The array's `units`, for the text chunk.
     pub units: String,
     /// Whether rows are shown bottom-up (latitude increasing along them).
     pub flip: bool,

@@ -17,7 +17,9 @@
 /// as the store's own filesystem has them. Object stores have none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Access {
+    /// The owner.
     pub uid: u32,
+    /// The group.
     pub gid: u32,
     /// Permission bits (`0o7777` at most).
     pub mode: u32,
@@ -105,6 +107,7 @@ impl Meet {
         self.mode == 0
     }
 
+    /// The meet, as one owner, group and mode.
     pub fn access(&self) -> Access {
         Access {
             uid: self.uid,

@@ -26,12 +26,14 @@ pub struct StoreCounters {
     pub lookups: AtomicU64,
 }
 
+/// A store that counts what is asked of the store it wraps.
 pub struct Counted {
     inner: Box<dyn ReadableStore>,
     counters: Arc<StoreCounters>,
 }
 
 impl Counted {
+    /// Count what is asked of `inner`.
     pub fn new(inner: Box<dyn ReadableStore>) -> Self {
         Counted {
             inner,
@@ -39,6 +41,7 @@ impl Counted {
         }
     }
 
+    /// The counters, shared.
     pub fn counters(&self) -> Arc<StoreCounters> {
         self.counters.clone()
     }

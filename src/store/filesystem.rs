@@ -53,6 +53,7 @@ impl FilesystemStore {
         Self::with_symlinks(root, Symlinks::Beneath)
     }
 
+    /// The store under `root`, following symlinks as `symlinks` says.
     pub fn with_symlinks(root: impl Into<PathBuf>, symlinks: Symlinks) -> Self {
         let root = root.into();
         // Canonical, so that a resolved symlink target can be compared with it.
@@ -60,6 +61,7 @@ impl FilesystemStore {
         FilesystemStore { root, symlinks }
     }
 
+    /// Its root directory (canonical where it could be made so).
     pub fn root(&self) -> &Path {
         &self.root
     }

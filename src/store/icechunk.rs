@@ -14,7 +14,7 @@
 //! as the initial empty commit) answer a synthesized empty group.
 //!
 //! Invariants: every request runs on the process's runtime
-//! ([`super::runtime`]) with a deadline
+//! (`store::runtime`) with a deadline
 //! (a stalled store gives `TimedOut`, never a hang) and is registered in
 //! [`super::inflight`]; a key the snapshot does not hold is `Ok(None)`, and
 //! any other failure (a corrupt manifest, an unreachable bucket) is an
@@ -42,7 +42,9 @@ pub use super::Version;
 /// One snapshot of the history.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
+    /// Its id (20 characters of Crockford base32).
     pub id: String,
+    /// Its commit message.
     pub message: String,
     /// When it was committed (`None`: its object cannot be read).
     pub at: Option<chrono::DateTime<chrono::Utc>>,
@@ -66,7 +68,9 @@ impl Snapshot {
 /// Branches or tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefKind {
+    /// Branches (`refs/branch.NAME`).
     Branch,
+    /// Tags (`refs/tag.NAME`).
     Tag,
 }
 
@@ -98,7 +102,9 @@ impl RefKind {
 /// repository could not be asked.
 #[derive(Debug)]
 pub enum VersionError {
+    /// No branch, tag or snapshot of that name: it says which.
     NoSuch(String),
+    /// The repository could not be read.
     Io(io::Error),
 }
 
@@ -187,6 +193,7 @@ impl Repo {
         })
     }
 
+    /// The repository's location, without secrets.
     pub fn display(&self) -> &str {
         &self.display
     }

@@ -13,6 +13,7 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// Put `value` at `key`.
     pub fn insert(&mut self, key: &str, value: impl Into<Vec<u8>>) {
         self.values.insert(key.to_string(), value.into());
     }

@@ -40,6 +40,7 @@ pub use redact::{Redacting, redact_text, redact_url};
 pub struct StoreKey(String);
 
 impl StoreKey {
+    /// `key`, if it is one: not empty, no NUL, no empty, `.` or `..` segment.
     pub fn new(key: impl Into<String>) -> Result<StoreKey, io::Error> {
         let key = key.into();
         let ok = !key.is_empty()
@@ -55,6 +56,7 @@ impl StoreKey {
         }
     }
 
+    /// The key's text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -79,8 +81,11 @@ pub fn icechunk_source(source: &str) -> bool {
 /// Which version of an Icechunk repository to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Version {
+    /// The tip of a branch.
     Branch(String),
+    /// What a tag points at.
     Tag(String),
+    /// A snapshot, by id.
     Snapshot(String),
 }
 
@@ -115,15 +120,21 @@ pub struct Listing {
 /// One byte range of [`ReadableStore::get_ranges`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RangeRequest {
+    /// The object.
     pub key: StoreKey,
+    /// The first byte.
     pub offset: u64,
+    /// How many bytes (fewer come back past the object's end).
     pub len: u64,
+    /// The version of the object the range must come from, if one was read
+    /// before: a replaced object is an error, not a mix of two versions.
     pub expect: Option<Stamp>,
 }
 
 /// One page of a listing ([`ReadableStore::list_page`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ListPage {
+    /// The names of this page.
     pub listing: Listing,
     /// The name to pass as `start_after` for the next page; `None` at the end.
     pub next: Option<String>,
@@ -298,7 +309,9 @@ pub(crate) fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
 /// times on a filesystem).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
+    /// The object's length.
     pub len: u64,
+    /// Changes when the object is replaced or rewritten.
     pub version: u64,
 }
 
@@ -330,6 +343,7 @@ pub(crate) fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> i
 pub struct TooLarge {
     /// The object's length, or the bytes sent before the limit was passed.
     pub len: u64,
+    /// The most bytes allowed.
     pub max_len: u64,
 }
 
@@ -371,6 +385,7 @@ impl Failure {
         }
     }
 
+    /// The errno a reader gets for it: decided here, for every kind.
     pub fn errno(self) -> i32 {
         match self {
             // A key that vanished under a read is a broken read, not an

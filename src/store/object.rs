@@ -1,7 +1,7 @@
 //! Object storage (S3, GCS, Azure, HTTP) through the `object_store` crate,
 //! behind the same [`ReadableStore`] boundary as a local directory.
 //!
-//! The process's one tokio runtime ([`super::runtime`]) runs the requests; callers
+//! The process's one tokio runtime (`store::runtime`) runs the requests; callers
 //! (FUSE threads) block on their own request only, so they never wait on
 //! each other. `get_ranges` issues its ranges concurrently (object_store
 //! merges nearby ranges of one object). Every request has a timeout and

@@ -29,7 +29,7 @@ use super::{Access, Listing, ReadableStore, Stamp, StoreKey, check_stamp};
 /// The longest central directory read (members' names and sizes).
 const MAX_DIRECTORY: u64 = 256 << 20;
 /// The most a deflated member read by ranges may hold compressed: its
-/// compressed bytes are kept while it is read (see [`Inflating`]).
+/// compressed bytes are kept while it is read (see `Inflating`).
 pub const MAX_DEFLATED_RANGED: u64 = 64 << 20;
 /// The end record, its comment at most 64 KiB, and the ZIP64 locator.
 const TAIL: u64 = 22 + 65535 + 20;

@@ -84,8 +84,11 @@ pub const MAX_LEVELS: usize = 32;
 /// How the samples are numbers: TIFF's `SampleFormat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sample {
+    /// Unsigned integers.
     Unsigned = 1,
+    /// Two's complement integers.
     Signed = 2,
+    /// IEEE floats.
     Float = 3,
 }
 
@@ -123,8 +126,11 @@ pub fn sample_of(dt: &crate::zarr::data_type::DataType) -> Option<(u16, Sample)>
 /// and the rows one read of it decodes; with the columns one read decodes,
 /// a plane past [`TILE_ABOVE`] on a side is in tiles of about that size.
 pub struct LevelShape<'a> {
+    /// The level's array shape.
     pub shape: &'a [u64],
+    /// Rows one read of it decodes (a chunk's rows).
     pub band: u64,
+    /// Columns one read of it decodes, where that is less than a row.
     pub cols: Option<u64>,
 }
 
@@ -141,8 +147,11 @@ pub struct LevelShape<'a> {
 pub struct Layout {
     /// BigTIFF (64-bit offsets) rather than classic TIFF.
     pub big: bool,
+    /// Main IFDs: level 0's planes.
     pub pages: u64,
+    /// Bits per sample.
     pub bits: u16,
+    /// How a sample is a number.
     pub sample: Sample,
     /// Level 0 (full resolution) first.
     pub levels: Vec<Plane>,

@@ -10,7 +10,9 @@ use super::{ENTRIES, MAX_STRIP_BYTES, MAX_STRIPS, MAX_TILE_SIDE};
 /// One resolution level's image plane, in strips or in tiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plane {
+    /// Pixels across.
     pub width: u64,
+    /// Pixels down.
     pub height: u64,
     /// Rows in each strip, or in each tile.
     pub rows_per_strip: u64,
@@ -142,6 +144,15 @@ impl Plane {
 /// zeros (the padding of edge tiles).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Piece {
-    Data { level: usize, offset: u64, len: u64 },
+    /// Bytes of a level's `data.bin`.
+    Data {
+        /// Which level (0: full resolution).
+        level: usize,
+        /// Where they start in its `data.bin`.
+        offset: u64,
+        /// How many.
+        len: u64,
+    },
+    /// This many zero bytes.
     Zero(u64),
 }

@@ -22,13 +22,23 @@ pub fn unravel(grid_shape: &[u64], mut linear: u64) -> Vec<u64> {
     index
 }
 
+/// How a chunk's grid position becomes its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChunkKeyEncoding {
-    Default { separator: char },
-    V2 { separator: char },
+    /// Zarr v3's `default`: `c/1/2` (`c` alone for a scalar).
+    Default {
+        /// Between the indices (`/` by default).
+        separator: char,
+    },
+    /// Zarr v2's: `1.2` (`0` for a scalar).
+    V2 {
+        /// Between the indices (`.` by default).
+        separator: char,
+    },
 }
 
 impl ChunkKeyEncoding {
+    /// Read `chunk_key_encoding` from metadata.
     pub fn from_json(v: &Value) -> Result<Self, MetadataError> {
         let name = extension_name(v, "chunk_key_encoding")?;
         let separator = match extension_configuration(v, "chunk_key_encoding")?.and_then(|c| c.get("separator")) {

@@ -13,15 +13,18 @@
 
 use super::metadata::ArrayMetadata;
 
+/// One netCDF dimension of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dimension {
     /// The name to write: a netCDF name (before CDL's escaping).
     pub name: String,
     /// The `dimension_names` entry it stands for.
     pub label: Option<String>,
+    /// Its length.
     pub len: u64,
 }
 
+/// The dimensions a group declares, in declaration order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GroupDimensions(pub Vec<Dimension>);
 

@@ -11,28 +11,60 @@ pub const MAX_CHUNK_BYTES: u64 = 2 << 30;
 /// Why a metadata document was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetadataError {
+    /// Not JSON.
     #[error("{0}")]
     Json(#[from] JsonError),
+    /// JSON, but not an object.
     #[error("the document is not a JSON object")]
     NotAnObject,
+    /// A `zarr_format` this reader does not read.
     #[error("zarr_format is {0}, expected 3")]
     WrongFormat(String),
+    /// A `node_type` other than `array` or `group`.
     #[error("node_type is {0}, expected \"array\" or \"group\"")]
     WrongNodeType(String),
+    /// A required member is absent.
     #[error("required member `{0}` is missing")]
     Missing(&'static str),
+    /// A member's value is not what the spec allows.
     #[error("member `{member}` is invalid: {reason}")]
-    Invalid { member: &'static str, reason: String },
+    Invalid {
+        /// The member.
+        member: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An unknown member that does not say `must_understand: false`.
     #[error("unknown member `{0}` without \"must_understand\": false")]
     UnknownField(String),
+    /// A data type nzfs does not know.
     #[error("unsupported data type `{0}`")]
     UnknownDataType(String),
+    /// A fill value its data type cannot hold.
     #[error("fill_value {value} does not fit data type {data_type}")]
-    BadFillValue { data_type: String, value: String },
+    BadFillValue {
+        /// The data type.
+        data_type: String,
+        /// The fill value, as written.
+        value: String,
+    },
+    /// An extension nzfs does not know, which must be understood.
     #[error("unsupported {point} `{name}`")]
-    Unsupported { point: &'static str, name: String },
+    Unsupported {
+        /// Which extension point (`codec`, `chunk_grid`, ...).
+        point: &'static str,
+        /// The extension's name.
+        name: String,
+    },
+    /// A codec's configuration is refused.
     #[error("codec `{codec}`: {reason}")]
-    BadCodec { codec: String, reason: String },
+    BadCodec {
+        /// The codec.
+        codec: String,
+        /// What is wrong with its configuration.
+        reason: String,
+    },
+    /// A chunk whose decoded bytes pass what nzfs holds.
     #[error("chunk of {0} bytes is larger than nzfs can hold ({MAX_CHUNK_BYTES} bytes)")]
     ChunkTooLarge(u128),
 }

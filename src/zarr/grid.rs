@@ -16,9 +16,13 @@ use crate::json::Value;
 /// starting at element `start` of the axis.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
+    /// Elements in each chunk of the run.
     pub edge: u64,
+    /// Chunks in the run.
     pub count: u64,
+    /// The index of its first chunk.
     pub first: u64,
+    /// The element its first chunk starts at.
     pub start: u64,
 }
 
@@ -26,7 +30,12 @@ pub struct Run {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Axis {
     /// Every chunk has `edge` elements; `count` is ceil(extent / edge).
-    Regular { edge: u64, count: u64 },
+    Regular {
+        /// Elements in each chunk (the last may extend past the extent).
+        edge: u64,
+        /// Chunks along the axis.
+        count: u64,
+    },
     /// Runs of chunks in order, covering the extent (at least two edges).
     Runs(Box<[Run]>),
 }

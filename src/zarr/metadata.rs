@@ -41,26 +41,35 @@ pub fn codec_specs(items: &[Value]) -> Result<Vec<CodecSpec>, MetadataError> {
 /// One entry of `codecs`, not yet interpreted (see `codec::chain`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CodecSpec {
+    /// The codec's name.
     pub name: String,
+    /// Its `configuration`, if any.
     pub configuration: Option<Value>,
+    /// Whether a reader that does not know it must refuse the array.
     pub must_understand: bool,
 }
 
 /// A parsed array `zarr.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArrayMetadata {
+    /// Elements along each dimension.
     pub shape: Vec<u64>,
+    /// The element type.
     pub data_type: DataType,
     /// The chunk shape; for a rectilinear grid, the longest edge along
     /// each axis (what bounds a chunk's size).
     pub chunk_shape: Vec<u64>,
     /// The chunk grid, one axis per dimension.
     pub axes: Vec<Axis>,
+    /// How chunk keys are spelled.
     pub chunk_key_encoding: ChunkKeyEncoding,
+    /// What an absent chunk's elements are.
     pub fill_value: FillValue,
     /// The fill value as written, for headers.
     pub fill_value_json: Value,
+    /// The codecs, not yet interpreted.
     pub codecs: Vec<CodecSpec>,
+    /// The user attributes, in document order.
     pub attributes: Vec<(String, Value)>,
     /// One entry per dimension; `None` for an unnamed dimension.
     pub dimension_names: Vec<Option<String>>,
@@ -128,6 +137,7 @@ impl ArrayMetadata {
 /// A parsed group `zarr.json`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct GroupMetadata {
+    /// The user attributes, in document order.
     pub attributes: Vec<(String, Value)>,
     /// zarr-python's inline consolidated metadata: `(path, document)`.
     pub consolidated: Option<Vec<(String, Value)>>,
@@ -193,7 +203,9 @@ pub fn parse_document(bytes: &[u8], document: Document) -> Result<(Value, usize)
 /// A parsed `zarr.json` of either kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeMetadata {
+    /// An array's.
     Array(Box<ArrayMetadata>),
+    /// A group's.
     Group(GroupMetadata),
 }
 

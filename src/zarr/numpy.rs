@@ -19,44 +19,66 @@ use crate::json::Value;
 /// Why a numpy type string is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DtypeError {
+    /// Not of the form byte order, code, size.
     #[error("`{0}` is not a numpy type string")]
     NotATypeString(String),
+    /// No type code after the byte order.
     #[error("`{0}` has no type code")]
     NoTypeCode(String),
+    /// A size that is not a number the code allows.
     #[error("`{0}` has no valid size")]
     BadSize(String),
+    /// A datetime or timedelta without `[unit]`.
     #[error("`{0}` is not a datetime type with a unit")]
     NoUnit(String),
+    /// A datetime unit's scale that is not a positive number.
     #[error("`{0}` has a bad scale")]
     BadScale(String),
+    /// A datetime unit numpy does not have.
     #[error("`{0}` has an unknown time unit")]
     UnknownUnit(String),
+    /// `|O` with no codec that says what the objects are.
     #[error("object dtype `|O` without a vlen-utf8 or vlen-bytes codec")]
     Object,
+    /// A type code nzfs does not read.
     #[error("unsupported numpy type `{0}`")]
     Unsupported(String),
+    /// A type where a numeric one is needed (a numcodecs filter's `dtype`).
     #[error("{text} ({name}) is not a numeric type")]
-    NotNumeric { text: String, name: String },
+    NotNumeric {
+        /// The type string.
+        text: String,
+        /// What it is instead.
+        name: String,
+    },
 }
 
 /// The kind of a numeric numpy type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumKind {
+    /// `b1`.
     Bool,
+    /// `i`.
     Int,
+    /// `u`.
     UInt,
+    /// `f`.
     Float,
 }
 
 /// A numeric numpy type with its byte order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NumType {
+    /// Which kind of number.
     pub kind: NumKind,
+    /// Bytes per element.
     pub size: usize,
+    /// Big-endian.
     pub big: bool,
 }
 
 impl NumType {
+    /// `|u1`.
     pub const U8: NumType = NumType {
         kind: NumKind::UInt,
         size: 1,

@@ -26,7 +26,9 @@ pub struct RemoteOptions {
     pub options: Vec<(String, String)>,
     /// Send unsigned requests (public buckets).
     pub anonymous: bool,
+    /// How long a connection may take.
     pub connect_timeout: Duration,
+    /// How long a request may take, retries aside.
     pub request_timeout: Duration,
     /// Retries of a failed request (5xx, 429, resets, timeouts).
     pub retries: usize,

@@ -2,7 +2,7 @@
 //! of its own, since it reads JSON and `store` imports no Zarr model): each
 //! key is inline data, or a byte range (or the whole) of a target file, as
 //! fsspec's reference spec writes them, in JSON (versions 0 and 1, with
-//! `templates` and `gen`; [`document`]) or Parquet ([`parquet`]):
+//! `templates` and `gen`; `document`) or Parquet ([`parquet`]):
 //!
 //! ```text
 //! {"version": 1, "templates": {"u": "data.nc"},
@@ -119,6 +119,8 @@ enum Refs {
     Parquet(parquet::ParquetRefs),
 }
 
+/// A kerchunk or VirtualiZarr reference set read as a store: each key is
+/// inline bytes, or a range of a target file.
 pub struct ReferenceStore {
     targets: Targets,
     /// The reference file's (or Parquet directory's) key in the home store.

@@ -40,6 +40,8 @@ struct Record {
 
 type Records = LruCache<(String, u64), Arc<Record>>;
 
+/// A Parquet reference set (`refs.parq/`): `.zmetadata`, and one record
+/// file per array per run of `record_size` chunks, read on demand.
 pub struct ParquetRefs {
     /// The set's directory in the home store (`refs.parq`).
     dir: String,
@@ -186,29 +188,54 @@ impl ParquetRefs {
 /// Why a Parquet set's array or one of its record files cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// The array's metadata lacks a member.
     #[error("no `{0}`")]
     No(&'static str),
+    /// `shape` or `chunks` is not a list of integers.
     #[error("`{0}` holds a non-integer")]
     NotIntegers(&'static str),
+    /// `shape` and `chunks` have different lengths.
     #[error("`shape` and `chunks` do not match")]
     GridMismatch,
+    /// The parquet crate panicked on the file (caught).
     #[error("the Parquet reader failed on this file")]
     ReaderPanicked,
+    /// The parquet crate refused the file.
     #[error(transparent)]
     Parquet(#[from] parquet::errors::ParquetError),
+    /// The file's metadata places a column chunk before its start.
     #[error("a column chunk with a negative offset or size")]
     NegativeColumn,
+    /// The file claims more rows than a record holds.
     #[error("{rows} rows, more than the record size {record_size}")]
-    TooManyRows { rows: i64, record_size: u64 },
+    TooManyRows {
+        /// The rows claimed.
+        rows: i64,
+        /// The set's `record_size`.
+        record_size: u64,
+    },
+    /// The file's pages hold more rows than a record holds.
     #[error("more rows than the record size {0}")]
     MoreRows(u64),
+    /// The record's rows decode to more than one record may hold.
     #[error("its rows decode to more than {} MiB (the most one record may hold)", MAX_RECORD_DECODED >> 20)]
     TooLarge,
+    /// An `offset` or `size` below zero.
     #[error("{column} {value}")]
-    Negative { column: String, value: i64 },
+    Negative {
+        /// The column.
+        column: String,
+        /// The value in it.
+        value: i64,
+    },
     /// A column of a type the reference spec does not give it.
     #[error("{column} is a {field}")]
-    Field { column: String, field: String },
+    Field {
+        /// The column.
+        column: String,
+        /// Its Parquet type.
+        field: String,
+    },
 }
 
 /// The chunks along each axis of a `.zarray` (`[1]` for a scalar).

@@ -36,27 +36,65 @@ const TARGET_OVERHEAD: usize = 160;
 /// reference that names it, so an underlying I/O error is kept as text.)
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TargetError {
+    /// More distinct targets than a mount keeps.
     #[error("more than {MAX_TARGETS} distinct target files")]
     TooMany,
+    /// The distinct targets' URLs take more bytes than a mount keeps.
     #[error("the distinct target URLs pass {} MiB (the most a mount keeps)", MAX_TARGET_BYTES >> 20)]
     TooManyBytes,
+    /// A target outside the set's directory and every allowed prefix.
     #[error(
         "target {url} is outside the reference file's directory {home} and every allowed prefix; \
          allow it with --store-option virtual_chunks={suggest}"
     )]
-    Outside { url: String, home: String, suggest: String },
+    Outside {
+        /// The target.
+        url: String,
+        /// The set's directory.
+        home: String,
+        /// The prefix that would allow it.
+        suggest: String,
+    },
+    /// A target that is neither a path nor a URL of a scheme nzfs reads.
     #[error("target {url}: not a path or a URL nzfs reads")]
-    NotAUrl { url: String },
+    NotAUrl {
+        /// The target.
+        url: String,
+    },
+    /// A target whose path is not a store key.
     #[error("target {url}: {reason}")]
-    BadKey { url: String, reason: String },
+    BadKey {
+        /// The target.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A local target whose owner and mode cannot be read.
     #[error("target {url}: cannot read its owner and mode: {reason}")]
-    Access { url: String, reason: String },
+    Access {
+        /// The target.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// An object-store target with no options to reach it.
     #[error("{prefix}: no object-store options")]
-    NoRemoteOptions { prefix: String },
+    NoRemoteOptions {
+        /// The target's prefix.
+        prefix: String,
+    },
+    /// An object-store target in a build without object storage.
     #[error("{prefix}: this nzfs was built without object storage (feature `remote`)")]
-    NoRemoteFeature { prefix: String },
+    NoRemoteFeature {
+        /// The target's prefix.
+        prefix: String,
+    },
+    /// The object store for a target could not be made.
     #[error("{reason}")]
-    Remote { reason: String },
+    Remote {
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Where the reference file is: relative targets resolve against it.
@@ -72,6 +110,7 @@ pub enum Home {
 pub struct TargetOptions {
     /// `virtual_chunks=` prefixes: `file:///dir/`, `/dir/` or a URL prefix.
     pub allowed: Vec<String>,
+    /// Which symlinks of local targets are followed.
     pub symlinks: Symlinks,
     /// Options and credentials for object-store targets (the mount's own).
     #[cfg(feature = "remote")]
@@ -97,7 +136,9 @@ enum Allowed {
 
 /// One target: its URL as messages show it, and where it is read.
 pub struct Target {
+    /// Its URL, without secrets.
     pub url: String,
+    /// The store and key it is read at, or why it cannot be read.
     pub at: Result<(Arc<dyn ReadableStore>, StoreKey), TargetError>,
     /// Who may read it, found on first need ([`Target::sources`]).
     sources: OnceLock<Result<Vec<(Access, Need)>, TargetError>>,
@@ -143,6 +184,7 @@ struct Table {
     bytes: usize,
 }
 
+/// The distinct targets of a reference set, each resolved once, by id.
 pub struct Targets {
     home: Arc<dyn ReadableStore>,
     home_at: Home,
@@ -170,6 +212,7 @@ fn url_root(url: &str) -> String {
 }
 
 impl Targets {
+    /// No targets yet; relative ones resolve against `home_at`.
     pub fn new(home: Arc<dyn ReadableStore>, home_at: Home, options: TargetOptions) -> Targets {
         let allowed = options
             .allowed
@@ -240,6 +283,7 @@ impl Targets {
         Ok(id)
     }
 
+    /// Target `id` (as its reference was given it).
     pub fn get(&self, id: u32) -> Arc<Target> {
         Arc::clone(&self.table.read().unwrap_or_else(|e| e.into_inner()).list[id as usize])
     }

@@ -10,14 +10,26 @@ use crate::json::Value;
 /// Why a `_FillValue` attribute is not a value of its array.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FillError {
+    /// A string that is neither a number's name nor base64.
     #[error("a string that is neither a number nor base64 float64")]
     NotANumber,
+    /// Base64 that is not one float64.
     #[error("base64 of other than 8 bytes")]
     Not8Bytes,
+    /// A JSON value of a kind no fill can be (an object, a list).
     #[error("a JSON {0}")]
     Json(&'static str),
+    /// A number the array's integer type cannot hold.
     #[error("{value} is outside {lo}..={hi} or not an integer")]
-    Outside { value: f64, lo: i128, hi: i128 },
+    Outside {
+        /// The number.
+        value: f64,
+        /// The type's least value.
+        lo: i128,
+        /// The type's greatest value.
+        hi: i128,
+    },
+    /// An array of a type with no scalar to compare with.
     #[error("no scalar value of {0} to compare with")]
     NoScalar(String),
 }
@@ -25,7 +37,9 @@ pub enum FillError {
 /// A `_FillValue` attribute read as a number.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FillNumber {
+    /// Written as an integer.
     Int(i128),
+    /// Written as a float (or a float's name or base64).
     Float(f64),
 }
 
@@ -39,6 +53,7 @@ impl FillNumber {
         }
     }
 
+    /// The value as a float.
     pub fn as_f64(self) -> f64 {
         match self {
             FillNumber::Int(i) => i as f64,

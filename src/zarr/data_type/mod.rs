@@ -25,34 +25,52 @@ use record::Record;
 /// An element type from the core spec (plus the `r*` raw types).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataType {
+    /// `bool`: one byte, 0 or 1.
     Bool,
+    /// `int8`.
     Int8,
+    /// `int16`.
     Int16,
+    /// `int32`.
     Int32,
+    /// `int64`.
     Int64,
+    /// `uint8`.
     UInt8,
+    /// `uint16`.
     UInt16,
+    /// `uint32`.
     UInt32,
+    /// `uint64`.
     UInt64,
+    /// `float16`: IEEE half precision.
     Float16,
     /// `bfloat16`: stored as 2 bytes (the top half of a float32), shown
     /// and held in memory as float32.
     BFloat16,
+    /// `float32`.
     Float32,
+    /// `float64`.
     Float64,
+    /// `complex64`: two float32s, real then imaginary.
     Complex64,
+    /// `complex128`: two float64s, real then imaginary.
     Complex128,
     /// `r<bits>`: opaque bytes, `bits / 8` per element.
     Raw(usize),
     /// `numpy.datetime64`: int64 counts of `scale` × `unit` since
     /// 1970-01-01T00:00:00; `i64::MIN` is NaT.
     DateTime64 {
+        /// The unit counted.
         unit: TimeUnit,
+        /// How many units one count is.
         scale: u32,
     },
     /// `numpy.timedelta64`: int64 counts of `scale` × `unit`.
     TimeDelta64 {
+        /// The unit counted.
         unit: TimeUnit,
+        /// How many units one count is.
         scale: u32,
     },
     /// `null_terminated_bytes` (numpy `S n`): `n` bytes, NUL-padded.
@@ -73,19 +91,33 @@ pub enum DataType {
 /// A numpy datetime unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TimeUnit {
+    /// `Y`.
     Year,
+    /// `M`.
     Month,
+    /// `W`.
     Week,
+    /// `D`.
     Day,
+    /// `h`.
     Hour,
+    /// `m`.
     Minute,
+    /// `s`.
     Second,
+    /// `ms`.
     Millisecond,
+    /// `us`.
     Microsecond,
+    /// `ns`.
     Nanosecond,
+    /// `ps`.
     Picosecond,
+    /// `fs`.
     Femtosecond,
+    /// `as`.
     Attosecond,
+    /// `generic`: a count with no unit.
     Generic,
 }
 
@@ -112,6 +144,7 @@ impl TimeUnit {
         Self::ALL.iter().find(|(_, c, _)| *c == code).map(|(u, _, _)| *u)
     }
 
+    /// numpy's code for it.
     pub fn code(self) -> &'static str {
         Self::ALL.iter().find(|(u, _, _)| *u == self).map_or("", |(_, c, _)| c)
     }

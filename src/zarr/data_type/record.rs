@@ -34,6 +34,7 @@ pub const MAX_SIZE: usize = 1 << 20;
 /// A record type: its fields and packed size.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
+    /// Its fields, in record order.
     pub fields: Vec<Field>,
     size: usize,
     leaves: Vec<Leaf>,
@@ -42,7 +43,9 @@ pub struct Record {
 /// One named member of a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// Its name.
     pub name: String,
+    /// Its element type (itself a record for a nested one).
     pub data_type: DataType,
     /// A numpy subarray's shape (`("c", "<i4", (2,))`); empty for one value.
     pub shape: Vec<usize>,

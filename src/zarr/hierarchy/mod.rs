@@ -60,23 +60,28 @@ impl Budget {
 /// node [`NodeKind::Broken`] when it cannot.)
 #[derive(Debug, Clone)]
 pub struct ArrayNode {
+    /// Its `zarr.json` (or `.zarray` and `.zattrs`), parsed.
     pub metadata: ArrayMetadata,
 }
 
+/// What a node is.
 #[derive(Debug, Clone)]
 pub enum NodeKind {
-    /// `metadata` is `None` for an implicit group.
-    /// Boxed: a node of a large hierarchy costs 24 bytes here, not the
-    /// metadata's size.
+    /// A group.
     Group {
+        /// `None` for an implicit group. Boxed: a node of a large
+        /// hierarchy costs 24 bytes here, not the metadata's size.
         metadata: Option<Box<GroupMetadata>>,
     },
+    /// An array, shared with the readers of its values.
     Array(Arc<ArrayNode>),
     /// A node nzfs cannot read, and why. `unknown_type` when its metadata
     /// is refused only for a data type nzfs does not know: such an array
     /// still shows its `header.cdl`.
     Broken {
+        /// Why, as the log says it.
         reason: String,
+        /// Refused only for its data type.
         unknown_type: bool,
     },
 }
@@ -100,13 +105,18 @@ impl NodeKind {
     }
 }
 
+/// One group or array of the hierarchy.
 #[derive(Debug, Clone)]
 pub struct Node {
     /// The hierarchy path without the leading `/` (`""` for the root).
     pub path: String,
+    /// The last segment of the path (`""` for the root).
     pub name: String,
+    /// The parent group's index in [`Hierarchy::nodes`] (`None` for the root).
     pub parent: Option<usize>,
+    /// The children's indexes, sorted by name.
     pub children: Vec<usize>,
+    /// What it is.
     pub kind: NodeKind,
 }
 
@@ -123,8 +133,10 @@ impl Node {
     }
 }
 
+/// The groups and arrays of a store, as a tree in one vector.
 #[derive(Debug)]
 pub struct Hierarchy {
+    /// Every node, the root first; a parent comes before its children.
     pub nodes: Vec<Node>,
     /// Whether the tree came from the root's consolidated metadata.
     pub consolidated: bool,
@@ -137,12 +149,20 @@ pub struct Hierarchy {
 /// Why a store cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// The store could not be read.
     #[error("cannot read the store: {0}")]
     Io(#[from] std::io::Error),
+    /// No metadata document anywhere.
     #[error("not a Zarr store: no zarr.json, .zgroup or .zarray at its root or below")]
     NotZarr,
+    /// The root's metadata is refused.
     #[error("the root {key} is unusable: {reason}")]
-    BadRoot { key: &'static str, reason: MetadataError },
+    BadRoot {
+        /// The document.
+        key: &'static str,
+        /// Why.
+        reason: MetadataError,
+    },
     /// A kerchunk/VirtualiZarr Parquet reference set: its
     /// `.zmetadata` looks like consolidated Zarr v2, but its chunks are byte
     /// ranges of other files, so reading it as Zarr would show fill values

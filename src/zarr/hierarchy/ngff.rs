@@ -172,7 +172,9 @@ impl Hierarchy {
 /// What a multiscale image says of itself ([`Hierarchy::ngff_image`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NgffImage {
+    /// The multiscale's `name`, if it gives one.
     pub name: Option<String>,
+    /// Its axes, in array order.
     pub axes: Vec<Axis>,
     /// Its level arrays, level 0 first.
     pub levels: Vec<usize>,
@@ -185,15 +187,20 @@ pub struct NgffImage {
 /// One axis of an image: its name, `type` and `unit` as NGFF gives them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Axis {
+    /// Its name (`x`, `y`, `z`, `c`, `t`, or another).
     pub name: String,
+    /// Its `type` (`space`, `time`, `channel`).
     pub kind: Option<String>,
+    /// Its `unit` (`micrometer`, `second`).
     pub unit: Option<String>,
 }
 
 /// One `omero` channel.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Channel {
+    /// Its `label`.
     pub label: Option<String>,
+    /// Its `color`, `RRGGBB`.
     pub color: Option<String>,
 }
 

@@ -1,13 +1,11 @@
 //! Commands about nzfs itself rather than a store: `nzfs status` (asks a
-//! live mount through its root's extended attribute, see
-//! [`crate::fs::status`]), `nzfs man` (man pages from the clap definitions)
+//! live mount with an ioctl of its root, see [`crate::fs::status`]), `nzfs man` (man pages from the clap definitions)
 //! and `nzfs completions` (shell completion scripts).
 //!
 //! Invariant: `status` never hangs on a stuck daemon: the question runs on
 //! a thread of its own and is abandoned after [`STATUS_TIMEOUT`].
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -15,30 +13,32 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 use crate::daemon::CliError;
-use crate::fs::status::XATTR;
+use crate::fs::status::{STATUS_BYTES, STATUS_IOCTL};
 use crate::json::{self, Value};
 
 /// How long `nzfs status` waits for the mount to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest status document accepted.
-const MAX_STATUS: usize = 1 << 20;
+
+/// Ask the mount root at `mp` for its status document.
+fn ask(mp: &Path) -> std::io::Result<Vec<u8>> {
+    let root = std::fs::File::open(mp)?;
+    let mut buf = vec![0u8; STATUS_BYTES];
+    // SAFETY: a restricted ioctl: the kernel writes at most the size its
+    // number encodes, STATUS_BYTES, which buf holds.
+    let n = unsafe { libc::ioctl(root.as_raw_fd(), STATUS_IOCTL as libc::Ioctl, buf.as_mut_ptr()) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    buf.truncate((n as usize).min(STATUS_BYTES));
+    Ok(buf)
+}
 
 /// The status document of the nzfs mount at `mp`, as JSON text.
 pub fn query_status(mp: &Path) -> Result<String, CliError> {
-    let path = CString::new(mp.as_os_str().as_bytes()).map_err(|_| CliError::new("the path holds a NUL byte"))?;
     let (tx, rx) = std::sync::mpsc::channel();
+    let asked = mp.to_path_buf();
     std::thread::spawn(move || {
-        let mut buf = vec![0u8; MAX_STATUS];
-        let name = CString::new(XATTR).expect("no NUL");
-        // SAFETY: both strings are NUL-terminated; buf is writable for its length.
-        let n = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-        let result = if n < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            buf.truncate(n as usize);
-            Ok(buf)
-        };
-        let _ = tx.send(result);
+        let _ = tx.send(ask(&asked));
     });
     let shown = mp.display();
     match rx.recv_timeout(STATUS_TIMEOUT) {
@@ -53,10 +53,10 @@ pub fn query_status(mp: &Path) -> Result<String, CliError> {
             Some(libc::ENOTCONN) => {
                 format!("{shown}: the mount's daemon is gone (stale mount; `nzfs unmount {shown}` clears it)")
             }
-            Some(libc::ENODATA) | Some(libc::ENOTSUP) if !crate::daemon::is_mount_point(mp) => {
+            Some(libc::ENOTTY) | Some(libc::EINVAL) if !crate::daemon::is_mount_point(mp) => {
                 format!("{shown} is not a mount point")
             }
-            Some(libc::ENODATA) | Some(libc::ENOTSUP) => format!("{shown} is not an nzfs mount"),
+            Some(libc::ENOTTY) | Some(libc::EINVAL) => format!("{shown} is not an nzfs mount"),
             _ => format!("{shown}: {e}"),
         })),
     }

@@ -17,6 +17,42 @@ fn count(doc: &Value, a: &str, b: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {a}.{b} in {doc}"))
 }
 
+/// `ls -l` asks every entry for three extended attributes
+/// (`security.selinux` and both POSIX ACLs). The daemon has none and says
+/// so once (`ENOSYS`), so the kernel answers all of them itself: a user
+/// attribute or `security.selinux` is `EOPNOTSUPP`, from the kernel, not
+/// `ENODATA` from a round trip to the daemon per entry and name. The status
+/// document, which was the root's attribute, is the root's ioctl.
+#[test]
+fn extended_attributes_cost_no_request_per_entry() {
+    let m = Mount::new("sample.zarr", &[]);
+    let listed = Command::new("ls").arg("-laR").arg(&m.mp).output().unwrap();
+    assert!(listed.status.success(), "{}", String::from_utf8_lossy(&listed.stderr));
+    for path in [
+        m.mp.clone(),
+        m.mp.join("t2m"),
+        m.mp.join("t2m/data.bin"),
+        m.mp.join("t2m/header.cdl"),
+    ] {
+        for name in ["security.selinux", "user.nzfs.status", "user.anything"] {
+            let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            let c_name = std::ffi::CString::new(name).unwrap();
+            let mut buf = [0u8; 64];
+            // SAFETY: NUL-terminated strings, a buffer of its length.
+            let n = unsafe { libc::getxattr(c_path.as_ptr(), c_name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+            let errno = std::io::Error::last_os_error().raw_os_error();
+            assert_eq!(
+                (n, errno),
+                (-1, Some(libc::EOPNOTSUPP)),
+                "{name} of {}: the daemon was asked",
+                path.display()
+            );
+        }
+    }
+    // The status still answers, through the ioctl.
+    assert!(count(&m.status(), "cache", "budget_bytes") > 0);
+}
+
 #[test]
 fn ls_la_gets_attributes_with_the_names_and_decodes_nothing() {
     let m = Mount::new("strings_v3.zarr", &[]);

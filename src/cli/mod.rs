@@ -77,9 +77,9 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  nzfs status /mnt/nz\n  nzfs status --json /mnt/nz | jq .cache\n  \
         watch -n1 nzfs status /mnt/nz\n\n\
-        The mount answers through an extended attribute of its root directory,\n\
-        user.nzfs.status (JSON), so anyone who can list the mount can ask:\n  \
-        getfattr --only-values -n user.nzfs.status /mnt/nz"
+        The mount answers an ioctl of its root directory with the JSON document,\n\
+        so anyone who can open the mount point can ask, and nothing beside the\n\
+        mount is needed (a socket, a port)."
     )]
     Status(StatusArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -505,119 +505,7 @@ pub struct CdlArgs {
 
 #[cfg(test)]
 mod tests {
-    use super::command_line::{o_option, o_options};
     use super::*;
-    use std::ffi::OsString;
-
-    fn norm(args: &[&str]) -> Vec<String> {
-        normalize_args(args.iter().map(OsString::from))
-            .into_iter()
-            .map(|a| a.into_string().unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn mount_helper_form_becomes_nzfs_mount_with_flags() {
-        assert_eq!(
-            norm(&[
-                "nzfs",
-                "/d.zarr",
-                "/mnt/x",
-                "-o",
-                "ro,allow_other,cache_size=2GiB,anonymous,threads=4"
-            ]),
-            [
-                "nzfs",
-                "mount",
-                "/d.zarr",
-                "/mnt/x",
-                "--cache-size",
-                "2GiB",
-                "--anonymous",
-                "--threads",
-                "4",
-                "-o",
-                "ro,allow_other"
-            ]
-        );
-        assert_eq!(
-            norm(&[
-                "nzfs",
-                "mount",
-                "s3://b/d",
-                "/m",
-                "-ostore_option=aws_region=eu-west-1,ro"
-            ]),
-            [
-                "nzfs",
-                "mount",
-                "s3://b/d",
-                "/m",
-                "--store-option",
-                "aws_region=eu-west-1",
-                "-o",
-                "ro"
-            ]
-        );
-        // Only nzfs settings: no -o left.
-        assert_eq!(
-            norm(&["nzfs", "a", "b", "-o", "log_file=/l"]),
-            ["nzfs", "mount", "a", "b", "--log-file", "/l"]
-        );
-        // After `--`, a word that looks like -o is a positional.
-        assert_eq!(
-            norm(&["nzfs", "mount", "-o", "ro", "--", "a", "-ofs"]),
-            ["nzfs", "mount", "-o", "ro", "--", "a", "-ofs"]
-        );
-        // Subcommands, flags and lone words are left alone.
-        for args in [
-            &["nzfs", "check", "a"][..],
-            &["nzfs", "cdl", "a", "t2m"],
-            &["nzfs", "--help"],
-            &["nzfs", "typo"],
-            &["nzfs", "status", "/m"],
-            &["nzfs", "unmount", "-o", "x"],
-        ] {
-            assert_eq!(norm(args), args);
-        }
-        // The result parses as the same command.
-        let cli = Cli::try_parse_from(normalize_args(
-            ["nzfs", "s", "m", "-o", "ro,cache_size=1GiB,missing_chunks=error"].map(OsString::from),
-        ))
-        .unwrap();
-        let Command::Mount(m) = cli.command else {
-            panic!("not a mount")
-        };
-        assert_eq!(m.cache_size, 1 << 30);
-        assert_eq!(m.missing_chunks, MissingChunksArg::Error);
-        assert_eq!(m.options, ["ro"]);
-    }
-
-    /// The `-o` vocabulary comes from clap's definition of `nzfs mount`.
-    #[test]
-    fn o_options_are_the_mount_flags() {
-        let kind = |n: &str| o_option(n).map(|o| (o.flag.as_str(), o.takes_value));
-        assert_eq!(kind("cache_size"), Some(("--cache-size", true)));
-        assert_eq!(kind("no_tiff"), Some(("--no-tiff", false)));
-        assert_eq!(kind("verbose"), Some(("--verbose", false)));
-        for kept in ["foreground", "follow_symlinks", "help", "daemon_child", "options"] {
-            assert_eq!(kind(kept), None, "{kept}");
-        }
-        assert_eq!(o_options().len(), 22);
-        assert_eq!(
-            norm(&["nzfs", "s", "m", "-o", "follow_symlinks,disk_cache_size=1GB"]),
-            [
-                "nzfs",
-                "mount",
-                "s",
-                "m",
-                "--disk-cache-size",
-                "1GB",
-                "-o",
-                "follow_symlinks"
-            ]
-        );
-    }
 
     #[test]
     fn clap_definition_is_valid() {

@@ -2,10 +2,12 @@
 //! decoded-chunk cache, store reads, prefetch, and errors by kind with the
 //! last few messages (each names its store key).
 //!
-//! The document is JSON ([`NzFs::status`]), served as the extended attribute
-//! [`XATTR`] of the mount root by the FUSE adapter. Invariants: recording
-//! an error is one short critical section, and the recent list is bounded
-//! ([`RECENT`]), so a storm of failures costs no memory.
+//! The document is JSON ([`NzFs::status`]), the answer of the mount root
+//! to the ioctl [`STATUS_IOCTL`] (the FUSE adapter's). Invariants:
+//! recording an error is one short critical section, and the recent list
+//! is bounded ([`RECENT`] messages of at most [`MESSAGE_BYTES`]), so a
+//! storm of failures costs no memory and the document always fits the
+//! ioctl's [`STATUS_BYTES`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
@@ -16,10 +18,29 @@ use super::{FsError, NzFs};
 use crate::json::Value;
 use crate::store::counted::StoreCounters;
 
-/// The extended attribute of the mount root that holds the status.
-pub const XATTR: &str = "user.nzfs.status";
+/// The most bytes of the status document: the size a restricted ioctl
+/// carries (14 bits of its number).
+pub const STATUS_BYTES: usize = (1 << 14) - 1;
+/// The ioctl of the mount root that answers the status document:
+/// `_IOR('N', 0x53, [u8; STATUS_BYTES])`; it returns the document's length.
+pub const STATUS_IOCTL: u32 = (2 << 30) | ((STATUS_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x53;
 /// How many recent errors are kept.
 pub const RECENT: usize = 8;
+/// The most bytes of a recent error's message, and of the store's name, in
+/// the document (longer ones are cut, ending in `…`).
+pub const MESSAGE_BYTES: usize = 1024;
+
+/// `text` cut to at most [`MESSAGE_BYTES`], on a character boundary.
+fn bounded(text: &str) -> String {
+    if text.len() <= MESSAGE_BYTES {
+        return text.to_string();
+    }
+    let mut end = MESSAGE_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
 
 pub(super) struct Status {
     started: Instant,
@@ -67,12 +88,30 @@ impl NzFs {
         if errors.recent.len() == RECENT {
             errors.recent.pop_front();
         }
-        errors.recent.push_back((SystemTime::now(), e.kind(), e.to_string()));
+        errors
+            .recent
+            .push_back((SystemTime::now(), e.kind(), bounded(&e.to_string())));
     }
 
-    /// The status document. `extra` members (the adapter's: passthrough)
-    /// are appended.
+    /// The status document as text, within [`STATUS_BYTES`]. `extra`
+    /// members (the adapter's: passthrough) are appended. Messages whose
+    /// escaping makes it longer (control characters in a hostile key) are
+    /// left out, and `errors.recent` keeps their times and kinds.
+    pub fn status_document(&self, extra: Vec<(&str, Value)>) -> String {
+        let doc = self.status_with(extra.clone(), true).to_string();
+        if doc.len() <= STATUS_BYTES {
+            return doc;
+        }
+        self.status_with(extra, false).to_string()
+    }
+
+    /// The status document, `extra` members appended.
     pub fn status(&self, extra: Vec<(&str, Value)>) -> Value {
+        self.status_with(extra, true)
+    }
+
+    /// The status document, with the recent errors' messages or not.
+    fn status_with(&self, extra: Vec<(&str, Value)>, messages: bool) -> Value {
         let cache = self.cache();
         let stats = &cache.stats;
         let hits = stats.hits.load(Ordering::Relaxed);
@@ -120,14 +159,20 @@ impl NzFs {
                 obj(vec![
                     ("time", int(since_epoch(*t))),
                     ("kind", Value::Str(kind.to_string())),
-                    ("message", Value::Str(message.clone())),
+                    (
+                        "message",
+                        match messages {
+                            true => Value::Str(message.clone()),
+                            false => Value::Str("(left out: too long once escaped)".into()),
+                        },
+                    ),
                 ])
             })
             .collect();
         let mut members = vec![
             ("version", Value::Str(env!("CARGO_PKG_VERSION").into())),
             ("pid", int(u64::from(std::process::id()))),
-            ("store", Value::Str(self.status.store.clone())),
+            ("store", Value::Str(bounded(&self.status.store))),
             ("uptime_s", Value::Float(self.status.started.elapsed().as_secs_f64())),
             (
                 "cache",

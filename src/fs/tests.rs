@@ -337,3 +337,44 @@ fn readers_of_one_data_bin_each_get_their_window() {
     assert!([1, 2].into_iter().all(cached), "the first reader's window");
     assert!([33, 34].into_iter().all(cached), "the second reader's window");
 }
+
+/// The status document fits the ioctl that carries it, however long the
+/// store's name and the recent errors' messages are.
+#[test]
+fn the_status_document_fits_its_ioctl_with_long_messages() {
+    let fs = ownerless().with_store_name(format!("s3://bucket/{}", "é".repeat(20_000)));
+    for i in 0..3 * status::RECENT {
+        fs.note_error(&FsError::BrokenNode {
+            path: format!("g{i}/{}", "ü".repeat(50_000)),
+            reason: "x".repeat(100_000),
+        });
+    }
+    // The adapter's own members take a few hundred bytes more.
+    let doc = fs.status_document(vec![("adapter", crate::json::Value::Str("a".repeat(500)))]);
+    assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
+    let parsed = crate::json::parse(doc.as_bytes()).unwrap();
+    let recent = parsed
+        .get("errors")
+        .and_then(|e| e.get("recent"))
+        .and_then(|r| r.as_array())
+        .unwrap();
+    assert_eq!(recent.len(), status::RECENT);
+    let message = recent[0].get("message").and_then(|m| m.as_str()).unwrap();
+    assert!(
+        message.ends_with('…') && message.len() <= status::MESSAGE_BYTES,
+        "{}",
+        message.len()
+    );
+    // Messages of control characters, six bytes each once escaped, are
+    // left out rather than make the document too long.
+    for _ in 0..status::RECENT {
+        fs.note_error(&FsError::TooLarge {
+            path: "\u{1}".repeat(5000),
+            what: "data.bin",
+            bytes: 0,
+        });
+    }
+    let doc = fs.status_document(Vec::new());
+    assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
+    assert!(doc.contains("left out: too long once escaped"), "{doc}");
+}

@@ -36,9 +36,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, BackingId, Errno, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, KernelConfig, LockOwner,
-    OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
-    ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
+    AccessFlags, BackingId, Errno, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, IoctlFlags, KernelConfig,
+    LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
+    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request,
+    TimeOrNow, WriteFlags,
 };
 
 use crate::array::Check;
@@ -507,19 +508,37 @@ impl fuser::Filesystem for FuseAdapter {
         reply.error(Errno::EROFS);
     }
 
-    /// Only the root has an attribute, [`crate::fs::status::XATTR`]. It is
-    /// not listed (`listxattr` stays unimplemented), as CephFS keeps its
-    /// virtual attributes out of listings, so `cp -a` and `rsync -X` do not
-    /// copy a status snapshot.
-    fn getxattr(&self, _req: &Request, ino: INodeNo, name: &OsStr, size: u32, reply: ReplyXattr) {
-        if ino != INodeNo::ROOT || name != crate::fs::status::XATTR {
-            return reply.error(Errno::from_i32(libc::ENODATA));
+    /// Nothing has extended attributes: `ENOSYS`, which the kernel keeps
+    /// for the connection and answers every later `getxattr` itself
+    /// (`EOPNOTSUPP`). `ls -l` asks three per entry (`security.selinux`
+    /// and both POSIX ACLs): answered by the daemon, they were most of a
+    /// large listing's time.
+    fn getxattr(&self, _req: &Request, _ino: INodeNo, _name: &OsStr, _size: u32, reply: ReplyXattr) {
+        reply.error(Errno::ENOSYS);
+    }
+
+    /// The status document ([`crate::fs::status::STATUS_IOCTL`] on the
+    /// mount root, as `nzfs status` asks): it returns the document's length.
+    /// Any other ioctl is `ENOTTY`.
+    #[allow(clippy::too_many_arguments)]
+    fn ioctl(
+        &self,
+        _req: &Request,
+        ino: INodeNo,
+        _fh: FileHandle,
+        _flags: IoctlFlags,
+        cmd: u32,
+        _in_data: &[u8],
+        out_size: u32,
+        reply: ReplyIoctl,
+    ) {
+        if ino != INodeNo::ROOT || cmd != crate::fs::status::STATUS_IOCTL {
+            return reply.error(Errno::from_i32(libc::ENOTTY));
         }
         let doc = self.status();
-        match size {
-            0 => reply.size(doc.len() as u32),
-            n if (n as usize) < doc.len() => reply.error(Errno::from_i32(libc::ERANGE)),
-            _ => reply.data(doc.as_bytes()),
+        match i32::try_from(doc.len()) {
+            Ok(len) if doc.len() <= out_size as usize => reply.ioctl(len, doc.as_bytes()),
+            _ => reply.error(Errno::from_i32(libc::ERANGE)),
         }
     }
 

@@ -43,8 +43,7 @@ impl FuseAdapter {
             ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
         ]);
         self.fs
-            .status(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
-            .to_string()
+            .status_document(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
     }
 
     /// How long the kernel may keep `ino`'s attributes (and name).

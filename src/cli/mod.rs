@@ -212,7 +212,7 @@ pub struct ManArgs {
     Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
     are accepted; rw is refused, because nzfs is read-only.\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
-/// `nzfs mount`, as given (the daemon checks it into its `MountConfig`).
+/// `nzfs mount`, as given; checked once into a `MountConfig` (module `daemon`).
 pub struct MountArgs {
     /// The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip,
     /// also in a bucket), or a URL: s3://, gs://, az://, http(s)://. An

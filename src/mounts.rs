@@ -16,6 +16,9 @@ pub struct Mounted {
     pub fstype: String,
     /// The source, unescaped (`nzfs:STORE`).
     pub source: String,
+    /// Its device number as `major:minor` (what `st_dev` of its files
+    /// says, without asking the filesystem).
+    pub dev: String,
 }
 
 /// A field as mountinfo writes it, back to its bytes.
@@ -39,6 +42,7 @@ pub fn unescape(field: &str) -> Vec<u8> {
 /// One line of mountinfo, parsed.
 fn parse(line: &str) -> Option<Mounted> {
     let (left, right) = line.split_once(" - ")?;
+    let dev = left.split(' ').nth(2)?;
     let point = left.split(' ').nth(4)?;
     let mut r = right.split(' ');
     let fstype = r.next()?;
@@ -47,6 +51,7 @@ fn parse(line: &str) -> Option<Mounted> {
         point: PathBuf::from(OsString::from_vec(unescape(point))),
         fstype: String::from_utf8_lossy(&unescape(fstype)).into_owned(),
         source: String::from_utf8_lossy(&unescape(source)).into_owned(),
+        dev: dev.to_string(),
     })
 }
 
@@ -78,6 +83,7 @@ mod tests {
         assert_eq!(unescape(r"\777"), [0o777u32 as u8]);
         let m = parse(r"36 35 98:0 / /mnt/a\011b rw,noatime master:1 - fuse.nzfs nzfs:/d\040x rw").unwrap();
         assert_eq!(m.point, Path::new("/mnt/a\tb"));
+        assert_eq!(m.dev, "98:0");
         assert_eq!(m.fstype, "fuse.nzfs");
         assert_eq!(m.source, "nzfs:/d x");
         // This test's own root is a mount point with a type.

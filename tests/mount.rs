@@ -352,6 +352,60 @@ fn odd_mount_point_names_mount_and_unmount() {
     }
 }
 
+/// The daemon never waits on its own mount: the readahead it sets between
+/// mounting and serving finds the mount's device in the mount table. It
+/// used to `stat` the mount point, a request to the daemon itself; a
+/// SIGKILL while that waited left the daemon unkillable and the mount hung
+/// instead of stale (`unmount_says_busy_and_recovers_a_stale_mount` hung
+/// so in CI). Here the daemon's own sequence runs in this process: mount
+/// (with the INIT handshake), then the readahead, with no thread serving
+/// yet, so a request to the mount would never be answered.
+#[test]
+fn setting_readahead_asks_nothing_of_the_mount() {
+    use nzfs::array::MissingChunks;
+    use nzfs::fs::{FsOptions, NzFs};
+    let dir = tempfile::tempdir().unwrap();
+    let mp = dir.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let mp = mp.canonicalize().unwrap();
+    let store = nzfs::store::FilesystemStore::new(common::data_dir().join("sample.zarr"));
+    let hierarchy = nzfs::zarr::hierarchy::Hierarchy::open(&store).unwrap();
+    let options = FsOptions {
+        cache_bytes: 1 << 20,
+        missing_chunks: MissingChunks::Fill,
+        dataset_name: "sample".into(),
+        uid: 0,
+        gid: 0,
+        mtime: std::time::SystemTime::UNIX_EPOCH,
+        versions: Vec::new(),
+    };
+    let fs = NzFs::new(Box::new(store), hierarchy, options).unwrap();
+    let adapter = nzfs::fuse::FuseAdapter::new(fs, nzfs::fuse::Passthrough::Never);
+    let mut config = fuser::Config::default();
+    config.mount_options = vec![fuser::MountOption::RO, fuser::MountOption::FSName("nzfs-test".into())];
+    let mut session = fuser::Session::new(adapter, &mp, &config).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let asked = mp.clone();
+    std::thread::spawn(move || {
+        nzfs::daemon::raise_readahead(&asked);
+        let _ = tx.send(());
+    });
+    let answered = rx.recv_timeout(Duration::from_secs(5)).is_ok();
+    // Serve, so that a request left waiting is answered, then unmount.
+    let mut unmounter = session.unmount_callable();
+    let serving = std::thread::spawn(move || session.run());
+    if !answered {
+        let _ = rx.recv_timeout(Duration::from_secs(5));
+    }
+    if unmounter.unmount().is_err() {
+        let path = std::ffi::CString::new(mp.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) };
+    }
+    let _ = serving.join();
+    assert!(answered, "setting the readahead waited for the mount's own daemon");
+}
+
 #[test]
 fn unmount_says_busy_and_recovers_a_stale_mount() {
     // Busy: a process sits in a directory of the mount.

@@ -35,6 +35,12 @@ fn the_kernel_serves_open_chunk_files_while_the_daemon_is_stopped() {
     let files: Vec<std::fs::File> = (0..e.chunk_count())
         .map(|k| std::fs::File::open(m.mp.join("t2m").join(e.chunk_name(k))).unwrap())
         .collect();
+    // Rust's read_to_end asks statx for the size, with the birth time: the
+    // first such statx of a connection goes to the daemon (FUSE_STATX,
+    // which it answers ENOSYS, and the kernel asks only GETATTR from then
+    // on, cached). Ask it before the daemon stops, as any reader's first
+    // `stat` would.
+    std::fs::metadata(m.mp.join("t2m").join(e.chunk_name(0))).unwrap();
     let pid = m.daemon_pid();
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     // With the daemon stopped, only kernel-held backing files can answer.

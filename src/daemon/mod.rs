@@ -313,12 +313,8 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &fuse_config)
         .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;
     let mut unmounter = session.unmount_callable();
-    // stat() of the mount point is served by this very process: do it on a
-    // thread of its own, once the session loop below answers.
-    let readahead_mountpoint = mountpoint.clone();
-    let _ = std::thread::Builder::new()
-        .name("nzfs-readahead".into())
-        .spawn(move || raise_readahead(&readahead_mountpoint));
+    // After INIT (done by Session::new), which sets the mount's readahead.
+    raise_readahead(&mountpoint);
     // A daemon must not keep the directory it was started from busy.
     if daemon_child {
         let _ = std::env::set_current_dir("/");
@@ -412,21 +408,22 @@ const ABANDON_AFTER: Duration = Duration::from_secs(2);
 /// Set once a termination signal arrived.
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Ask the kernel for 1 MiB readahead on this mount (its backing device
-/// info defaults to 128 KiB): large sequential reads then arrive as 1 MiB
-/// FUSE requests. Best effort: it needs write access to sysfs (root).
-fn raise_readahead(mountpoint: &Path) {
-    // A `stat` of this process's own mount (see wait_for_session): it waits
-    // for the session's INIT, which must come first (a knob written before
-    // it changed how passthrough reads behaved), and is answered within
-    // milliseconds of the mount.
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::metadata(mountpoint) else {
+/// Ask the kernel for 1 MiB readahead on the mount at `mountpoint` (its
+/// backing device info defaults to 128 KiB): large sequential reads then
+/// arrive as 1 MiB FUSE requests. Best effort: it needs write access to
+/// sysfs (root). Call it after the INIT handshake, which sets the mount's
+/// readahead itself (a knob written before it changed how passthrough
+/// reads behaved).
+///
+/// The device number comes from the mount table, not from a `stat` of the
+/// mount point: that would be a request to this very process, and one
+/// pending when a SIGKILL came left the process unkillable (a thread
+/// waiting for itself), the mount hung instead of stale.
+pub fn raise_readahead(mountpoint: &Path) {
+    let Some(mounted) = crate::mounts::at(mountpoint) else {
         return;
     };
-    let dev = meta.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let knob = format!("/sys/class/bdi/{major}:{minor}/read_ahead_kb");
+    let knob = format!("/sys/class/bdi/{}/read_ahead_kb", mounted.dev);
     match std::fs::write(&knob, "1024") {
         Ok(()) => tracing::debug!(%knob, "readahead set to 1 MiB"),
         Err(e) => tracing::debug!(%knob, error = %e, "readahead left at the kernel default"),

@@ -71,14 +71,13 @@ impl MountConfig {
     /// Check `nzfs mount`'s arguments: the `-o` list (an unknown option is
     /// refused, with the nearest), and the passthrough mode's rights.
     pub fn from_args(args: &MountArgs) -> Result<MountConfig, CliError> {
-        let mount = mount_options(&args.options, &args.store)?;
+        let mut store_args = args.symlinks.clone();
+        let mount = mount_options(&args.options, &args.store, &mut store_args)?;
         if args.passthrough == PassthroughArg::Always && !crate::fuse::has_cap_sys_admin() {
             return Err(CliError::new(
                 "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon",
             ));
         }
-        let mut store_args = args.symlinks.clone();
-        store_args.follow_symlinks |= mount.follow_symlinks;
         Ok(MountConfig {
             store: args.store.clone(),
             mountpoint: args.mountpoint.clone(),
@@ -146,7 +145,6 @@ impl MountConfig {
             default_permissions,
             access,
             nonempty,
-            follow_symlinks: o_follow_symlinks,
             ownership: Ownership { uid, gid, umask },
         } = mount;
         let mut w = Records::default();
@@ -184,7 +182,6 @@ impl MountConfig {
         w.flag("default_permissions", *default_permissions);
         w.text("access", access.name());
         w.flag("nonempty", *nonempty);
-        w.flag("o_follow_symlinks", *o_follow_symlinks);
         w.optional("uid", uid.as_ref());
         w.optional("gid", gid.as_ref());
         w.optional("umask", umask.as_ref());
@@ -232,7 +229,6 @@ impl MountConfig {
                 default_permissions: r.flag("default_permissions")?,
                 access: Access::from_name(r.text("access")?).ok_or_else(|| r.bad("access"))?,
                 nonempty: r.flag("nonempty")?,
-                follow_symlinks: r.flag("o_follow_symlinks")?,
                 ownership: Ownership {
                     uid: r.optional("uid")?,
                     gid: r.optional("gid")?,

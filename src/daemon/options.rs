@@ -13,6 +13,7 @@ use std::path::Path;
 use fuser::{MountOption, SessionACL};
 
 use super::{CliError, fail, shown_store};
+use crate::cli::StoreArgs;
 use crate::fs::Ownership;
 
 /// Who may use the mount besides its owner (`allow_other`, `allow_root`).
@@ -67,8 +68,6 @@ pub struct MountPlan {
     pub access: Access,
     /// Mount over a non-empty directory.
     pub nonempty: bool,
-    /// Follow symlinks that lead outside the store.
-    pub follow_symlinks: bool,
     /// Owner, group and mode overrides (`uid=`, `gid=`, `umask=`).
     pub ownership: Ownership,
 }
@@ -116,8 +115,9 @@ fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {
 }
 
 /// Split `-o a,b=c` values into FUSE options, the session's access and
-/// nzfs's own.
-pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, CliError> {
+/// nzfs's own; `-o follow_symlinks` is a setting of how the store is
+/// reached, so it goes to `store_args`.
+pub(super) fn mount_options(raw: &[String], store: &Path, store_args: &mut StoreArgs) -> Result<MountPlan, CliError> {
     let mut plan = MountPlan {
         fsname: format!("nzfs:{}", shown_store(store)),
         subtype: "nzfs".into(),
@@ -128,7 +128,6 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
         default_permissions: false,
         access: Access::Owner,
         nonempty: false,
-        follow_symlinks: false,
         ownership: Ownership::default(),
     };
     for o in raw
@@ -142,7 +141,7 @@ pub(super) fn mount_options(raw: &[String], store: &Path) -> Result<MountPlan, C
             "allow_root" => plan.access = Access::RootAndOwner,
             "auto_unmount" => plan.auto_unmount = true,
             "default_permissions" => plan.default_permissions = true,
-            "follow_symlinks" => plan.follow_symlinks = true,
+            "follow_symlinks" => store_args.follow_symlinks = true,
             "nonempty" => plan.nonempty = true,
             "ro" => {}
             "rw" => {

@@ -30,16 +30,12 @@ pub const RECENT: usize = 8;
 /// the document (longer ones are cut, ending in `…`).
 pub const MESSAGE_BYTES: usize = 1024;
 
-/// `text` cut to at most [`MESSAGE_BYTES`], on a character boundary.
+/// `text` cut to at most [`MESSAGE_BYTES`], ending in `…` when cut.
 fn bounded(text: &str) -> String {
     if text.len() <= MESSAGE_BYTES {
         return text.to_string();
     }
-    let mut end = MESSAGE_BYTES - '…'.len_utf8();
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{}…", crate::naming::cut(text, MESSAGE_BYTES - '…'.len_utf8()))
 }
 
 pub(super) struct Status {

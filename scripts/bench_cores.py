@@ -16,12 +16,23 @@ that the FUSE path shows apart from decoding. Every nzfs pass gets a fresh
 mount with default flags. "page cache": the store's objects are in the page
 cache; "disk": the page cache is dropped before every pass. Readers are
 processes reading 1 MiB at a time; N is the CPU count this process sees
-(its affinity mask), as nzfs sizes itself. Each --nzfs binary is measured
+(its affinity mask), as nzfs sizes itself. One more data.bin reader opens
+it with O_DIRECT: past the kernel page cache, as a program that reads each
+byte once may choose. Each --nzfs binary is measured
 in the same run, so that two builds compare on one machine.
+
+Each nzfs row also gives what it cost: the readers' CPU seconds (user and
+kernel, the page cache's filling and copying included) and the daemon's, per
+GB read, and the throughput those costs allow on N CPUs if nothing waited
+(readers' share on at most as many CPUs as there are readers, all of it on
+N). Measured on a few cores, these per-GB costs predict the ceiling on
+many. The .nc row has its own ceiling beside it: netCDF-C reading the same
+.nc as a plain file in the page cache.
 """
 
 import argparse
 import json
+import mmap
 import multiprocessing
 import os
 import shutil
@@ -110,9 +121,9 @@ def read_files(files):
     return total
 
 
-def read_range(path, start, end):
-    buf = bytearray(REQ)
-    fd = os.open(path, os.O_RDONLY)
+def read_range(path, start, end, flags=0):
+    buf = mmap.mmap(-1, REQ)  # page-aligned, as O_DIRECT may want
+    fd = os.open(path, os.O_RDONLY | flags)
     try:
         off = start
         while off < end:
@@ -124,10 +135,18 @@ def read_range(path, start, end):
         os.close(fd)
 
 
+def _run(cpu, i, fn, a):
+    fn(*a)
+    t = os.times()  # this process's own, from its fork on
+    cpu[i] = t.user + t.system
+
+
 def parallel(jobs):
-    """Run (fn, args) jobs in processes at once; wall seconds."""
+    """Run (fn, args) jobs in processes at once: (wall seconds, the CPU
+    seconds the readers spent, their user and kernel time together)."""
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=fn, args=a) for fn, a in jobs]
+    cpu = ctx.Array("d", len(jobs))
+    procs = [ctx.Process(target=_run, args=(cpu, i, fn, a)) for i, (fn, a) in enumerate(jobs)]
     t0 = time.perf_counter()
     for p in procs:
         p.start()
@@ -135,17 +154,17 @@ def parallel(jobs):
         p.join()
         if p.exitcode != 0:
             raise RuntimeError(f"a reader failed ({p.exitcode})")
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, sum(cpu)
 
 
 def files_job(files, readers):
     return [(read_files, (files[i::readers],)) for i in range(readers)]
 
 
-def ranges_job(path, size, readers):
+def ranges_job(path, size, readers, flags=0):
     step = -(-size // readers)
     step += -step % REQ
-    return [(read_range, (path, i * step, min(size, (i + 1) * step))) for i in range(readers) if i * step < size]
+    return [(read_range, (path, i * step, min(size, (i + 1) * step), flags)) for i in range(readers) if i * step < size]
 
 
 def read_nc(path):
@@ -171,6 +190,11 @@ class Mount:
             dev = os.stat(mp).st_dev
             with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as f:
                 f.write(str(ra_kb))
+
+    def cpu_seconds(self):
+        """The daemon's CPU time so far, all threads, user and kernel."""
+        fields = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def hwm_mib(self):
         for line in open(f"/proc/{self.pid}/status"):
@@ -243,22 +267,38 @@ def main():
             return time.perf_counter() - t0
         return once
 
-    def row(where, store, what, seconds, rss=None, label=""):
+    def row(where, store, what, seconds, rss=None, label="", cost=None):
         gbs = size / seconds / 1e9
-        rows.append({"where": where, "store": store, "what": what, "nzfs": label, "gb_s": gbs, "rss_mib": rss})
-        log(f"  {where:10} {store:4} {label:8} {what:44} {gbs:6.2f} GB/s" + (f"  peak RSS {rss:.0f} MiB" if rss else ""))
+        r = {"where": where, "store": store, "what": what, "nzfs": label, "gb_s": gbs, "rss_mib": rss}
+        note = f"  peak RSS {rss:.0f} MiB" if rss else ""
+        if cost:
+            # CPU seconds per GB read, the readers' and the daemon's; what
+            # they allow on n CPUs if nothing ever waited: the readers'
+            # share runs on at most `readers` CPUs, all of it on n.
+            readers, reader_s, daemon_s = cost
+            gb = size / 1e9
+            r["reader_cpu_s_per_gb"], r["daemon_cpu_s_per_gb"] = reader_s / gb, daemon_s / gb
+            r["cpu_bound_gb_s"] = gb / max(reader_s / min(readers, n), (reader_s + daemon_s) / n)
+            note += (f"  CPU s/GB: readers {r['reader_cpu_s_per_gb']:.2f}, daemon {r['daemon_cpu_s_per_gb']:.2f}"
+                     f" (CPU-bound at {r['cpu_bound_gb_s']:.2f} GB/s)")
+        rows.append(r)
+        log(f"  {where:10} {store:4} {label:8} {what:44} {gbs:6.2f} GB/s" + note)
 
     def mounted(nzfs, store, read, cold=False, ra_kb=None):
-        """Median seconds of `read(mount)`, a fresh mount each pass; and the
-        largest daemon peak RSS."""
-        peaks = []
+        """Median seconds of `read(mount)` (which returns its seconds, the
+        number of readers and their CPU seconds), a fresh mount each pass;
+        the largest daemon peak RSS; the medians of (readers, reader CPU
+        seconds, daemon CPU seconds)."""
+        peaks, costs = [], []
 
         def once():
             if cold:
                 drop_caches()
             m = Mount(nzfs, store, mp, ra_kb)
             try:
-                t = read(m)
+                before = m.cpu_seconds()
+                t, readers, reader_cpu = read(m)
+                costs.append((readers, reader_cpu, m.cpu_seconds() - before))
                 peaks.append(m.hwm_mib())
                 return t
             finally:
@@ -268,26 +308,31 @@ def main():
             if not cold:
                 warm(objects(store))
             times.append(once())
-        return statistics.median(times), max(peaks)
+        cost = tuple(statistics.median(c[i] for c in costs) for i in range(3))
+        return statistics.median(times), max(peaks), cost
 
     def chunk_files(m):
         d = os.path.join(m.mp, "field")
         return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".bin") and f != "data.bin")
 
+    def counted(jobs):
+        wall, cpu = parallel(jobs)
+        return wall, len(jobs), cpu
+
     data = lambda m: os.path.join(m.mp, "field", "data.bin")  # noqa: E731
-    cases = {f"chunk files, {k} reader{'s' * (k > 1)}": (lambda k: lambda m: parallel(files_job(chunk_files(m), k)))(k)
+    cases = {f"chunk files, {k} reader{'s' * (k > 1)}": (lambda k: lambda m: counted(files_job(chunk_files(m), k)))(k)
              for k in sorted({1, 4, n})}
-    cases["data.bin, 1 reader"] = lambda m: parallel(ranges_job(data(m), size, 1))
+    cases["data.bin, 1 reader"] = lambda m: counted(ranges_job(data(m), size, 1))
+    # The same reader past the kernel page cache: each read one request,
+    # the daemon's reply copied straight into the reader's buffer.
+    cases["data.bin, 1 reader, O_DIRECT"] = lambda m: counted(ranges_job(data(m), size, 1, os.O_DIRECT))
     if n > 1:
-        cases[f"data.bin, {n} range readers"] = lambda m: parallel(ranges_job(data(m), size, n))
+        cases[f"data.bin, {n} range readers"] = lambda m: counted(ranges_job(data(m), size, n))
+    nc_file = lambda m: os.path.join(m.mp, next(f for f in os.listdir(m.mp) if f.endswith(".nc")))  # noqa: E731
     try:
         import netCDF4  # noqa: F401
 
-        def nc(m):
-            t0 = time.perf_counter()
-            read_nc(os.path.join(m.mp, next(f for f in os.listdir(m.mp) if f.endswith(".nc"))))
-            return time.perf_counter() - t0
-        cases[".nc through netCDF-C, 1 reader"] = nc
+        cases[".nc through netCDF-C, 1 reader"] = lambda m: counted([(read_nc, (nc_file(m),))])
     except ImportError:
         log("netCDF4 is not installed: no .nc row")
 
@@ -298,13 +343,25 @@ def main():
                 continue
             log(f"{where}, {name}:")
             if cold:
-                t = median(lambda: parallel(files_job(objects(store), n)), cold=True)
+                t = median(lambda: parallel(files_job(objects(store), n))[0], cold=True)
                 row(where, name, f"the objects from disk, {n} readers (decoded-equivalent)", t)
             elif name == "raw":
                 # What one buffered reader of a file in the page cache gets:
                 # the ceiling of a single reader through any filesystem.
-                t = median(lambda: parallel(files_job(objects(store), 1)), store=store)
+                t = median(lambda: parallel(files_job(objects(store), 1))[0], store=store)
                 row(where, name, "the objects from the page cache, 1 reader", t)
+                if ".nc through netCDF-C, 1 reader" in cases:
+                    # netCDF-C's own speed: the same .nc as a plain file in
+                    # the page cache, the ceiling of the .nc row.
+                    plain = os.path.join(work, "plain.nc")
+                    m = Mount(args.nzfs[0], store, mp)
+                    try:
+                        shutil.copyfile(nc_file(m), plain)
+                    finally:
+                        m.close()
+                    t = median(lambda: parallel([(read_nc, (plain,))])[0])
+                    os.remove(plain)
+                    row(where, name, "the .nc as a plain file, netCDF-C, 1 reader", t)
             t = median(ts_read(store), cold=cold, store=None if cold else store)
             row(where, name, "tensorstore read()", t, label="")
             if args.zarrs and not cold:
@@ -318,23 +375,26 @@ def main():
                 for case, read in cases.items():
                     if (name == "raw" or cold) and case.startswith("chunk files") and case != f"chunk files, {n} reader{'s' * (n > 1)}":
                         continue
-                    if cold and ".nc" in case:
+                    if cold and (".nc" in case or "O_DIRECT" in case):
                         continue
-                    t, rss = mounted(binary, store, read, cold=cold)
-                    row(where, name, "nzfs " + case, t, rss, label)
+                    t, rss, cost = mounted(binary, store, read, cold=cold)
+                    row(where, name, "nzfs " + case, t, rss, label, cost)
                 if not cold and name == "zstd":
                     for ra in [int(x) for x in args.ra_kb.split(",") if x]:
-                        t, rss = mounted(binary, store, cases["data.bin, 1 reader"], ra_kb=ra)
-                        row(where, name, f"nzfs data.bin, 1 reader, readahead {ra} KiB", t, rss, label)
+                        t, rss, cost = mounted(binary, store, cases["data.bin, 1 reader"], ra_kb=ra)
+                        row(where, name, f"nzfs data.bin, 1 reader, readahead {ra} KiB", t, rss, label, cost)
 
     # The table: ratios to tensorstore of the same store and place.
-    print(f"\n{'where':10} {'store':5} {'nzfs':10} {'what':48} {'GB/s':>6} {'x ts':>6} {'RSS MiB':>8}")
+    print(f"\n{'where':10} {'store':5} {'nzfs':10} {'what':48} {'GB/s':>6} {'x ts':>6} {'RSS MiB':>8}"
+          f" {'reader s/GB':>11} {'daemon s/GB':>11} {'CPU-bound':>9}")
     for r in rows:
         ref = next(x for x in rows if x["where"] == r["where"] and x["store"] == r["store"]
                    and x["what"] == "tensorstore read()")
         r["x_tensorstore"] = r["gb_s"] / ref["gb_s"]
-        rss = f"{r['rss_mib']:8.0f}" if r["rss_mib"] else ""
-        print(f"{r['where']:10} {r['store']:5} {r['nzfs']:10} {r['what']:48} {r['gb_s']:6.2f} {r['x_tensorstore']:6.2f} {rss}")
+        rss = f"{r['rss_mib']:8.0f}" if r["rss_mib"] else " " * 8
+        cost = (f" {r['reader_cpu_s_per_gb']:11.2f} {r['daemon_cpu_s_per_gb']:11.2f} {r['cpu_bound_gb_s']:9.2f}"
+                if "cpu_bound_gb_s" in r else "")
+        print(f"{r['where']:10} {r['store']:5} {r['nzfs']:10} {r['what']:48} {r['gb_s']:6.2f} {r['x_tensorstore']:6.2f} {rss}{cost}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpus": n, "why": why, "size_bytes": size, "rows": rows}, f, indent=1)

@@ -48,16 +48,16 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
         init_logging(config.verbose, config.log_file.as_deref())?;
         return daemon::serve(&config, daemon::Serving::DaemonChild);
     }
+    let config = daemon::MountConfig::from_args(args)?;
     if args.foreground {
         init_logging(args.verbose, None)?;
-        return daemon::serve(&daemon::MountConfig::from_args(args)?, daemon::Serving::Foreground);
+        return daemon::serve(&config, daemon::Serving::Foreground);
     }
-    let config = daemon::MountConfig::from_args(args)?;
     let log_file = args
         .log_file
         .clone()
         .unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
-    daemon::mount_background(&config, &log_file)
+    daemon::mount_background(config, &log_file)
 }
 
 /// `nzfs check`: exit 0 conforms, 1 violates, 2 cannot be opened.

@@ -397,3 +397,18 @@ fn a_root_array_store_has_a_netcdf_file() {
         .collect();
     assert_eq!(nc[begin..begin + data.len()], big_endian[..]);
 }
+
+/// `nzfs status` of a path that is no nzfs mount says which of the two
+/// it is: no mount point at all, or another filesystem's mount point.
+#[test]
+fn status_of_what_is_not_an_nzfs_mount_says_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = nzfs(&["status", tmp.path().to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("is not a mount point"), "{}", stderr(&out));
+    // /proc is a mount point on every Linux this runs on, and not nzfs.
+    let out = nzfs(&["status", "/proc"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("/proc is not an nzfs mount"), "{err}");
+}

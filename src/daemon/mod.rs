@@ -112,7 +112,7 @@ pub fn store_from_environment(args: &mut MountArgs) {
 
 /// `nzfs mount` in the parent: check, start the daemon, hand it its
 /// settings, wait for it.
-pub fn mount_background(config: &MountConfig, log_file: &Path) -> Result<(), CliError> {
+pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), CliError> {
     check_swapped(&config.store, &config.mountpoint)?;
     check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
     check_dev_fuse()?;
@@ -124,7 +124,6 @@ pub fn mount_background(config: &MountConfig, log_file: &Path) -> Result<(), Cli
             prune_logs(dir, log_file);
         }
     }
-    let mut config = config.clone();
     config.log_file = Some(log_file.to_path_buf());
     // The daemon's argv names its mount for `ps` and nothing else: every
     // setting, the store's secrets and the store options included, reaches

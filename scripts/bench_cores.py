@@ -6,6 +6,7 @@ Usage (root, for mounts and for dropping the page cache):
     python3 scripts/bench_cores.py --nzfs target/release/nzfs [--nzfs OTHER ...]
         [--size-mib 2048] [--repeat 3] [--workdir /tmp/nzfs-cores]
         [--zarrs PATH/zarrs_benchmark_read_sync] [--no-disk] [--ra-kb 1024,4096]
+        [--max-read-kb 128]
     taskset -c 0,1 python3 scripts/bench_cores.py ...   # pinned to 2 cores
 
 Needs numpy and tensorstore only (tensorstore writes the store); netCDF4
@@ -18,8 +19,8 @@ cache; "disk": the page cache is dropped before every pass. Readers are
 processes reading 1 MiB at a time; N is the CPU count this process sees
 (its affinity mask), as nzfs sizes itself. One more data.bin reader opens
 it with O_DIRECT: past the kernel page cache, as a program that reads each
-byte once may choose. Each --nzfs binary is measured
-in the same run, so that two builds compare on one machine.
+byte once may choose. Each --nzfs binary is measured in the same run, so
+that two builds compare on one machine.
 
 Each nzfs row also gives what it cost: the readers' CPU seconds (user and
 kernel, the page cache's filling and copying included) and the daemon's, per
@@ -179,9 +180,9 @@ def read_nc(path):
 # --- mounts -----------------------------------------------------------------------
 
 class Mount:
-    def __init__(self, nzfs, store, mp, ra_kb=None):
+    def __init__(self, nzfs, store, mp, ra_kb=None, options=()):
         os.makedirs(mp, exist_ok=True)
-        out = subprocess.run([nzfs, "mount", store, mp, "--log-file", mp + ".log"],
+        out = subprocess.run([nzfs, "mount", *options, store, mp, "--log-file", mp + ".log"],
                              check=True, capture_output=True, text=True).stdout
         self.pid = int(out.split("daemon pid ")[1].split(",")[0])
         self.nzfs, self.mp = nzfs, mp
@@ -231,6 +232,10 @@ def main():
     ap.add_argument("--zarrs", help="zarrs_benchmark_read_sync, where available")
     ap.add_argument("--no-disk", action="store_true", help="skip the store-on-disk rows")
     ap.add_argument("--ra-kb", default="", help="also read data.bin with these readahead sizes (KiB, comma-separated)")
+    ap.add_argument("--max-read-kb", default="",
+                    help="also read data.bin of the store with no codec in requests of these sizes (KiB, comma-"
+                         "separated; -o max_read): the same bytes in more requests, so the daemon's cost per "
+                         "request shows against the 1 MiB row")
     ap.add_argument("--json", help="write the rows here too")
     args = ap.parse_args()
 
@@ -284,21 +289,24 @@ def main():
         rows.append(r)
         log(f"  {where:10} {store:4} {label:8} {what:44} {gbs:6.2f} GB/s" + note)
 
-    def mounted(nzfs, store, read, cold=False, ra_kb=None):
-        """Median seconds of `read(mount)` (which returns its seconds, the
-        number of readers and their CPU seconds), a fresh mount each pass;
-        the largest daemon peak RSS; the medians of (readers, reader CPU
-        seconds, daemon CPU seconds)."""
-        peaks, costs = [], []
+    def mounted(nzfs, store, jobs, cold=False, ra_kb=None, options=()):
+        """Median seconds of running the reader jobs `jobs(mount)`, a fresh
+        mount each pass; the largest daemon peak RSS; (readers, median
+        reader CPU seconds, median daemon CPU seconds)."""
+        peaks, readers, reader_cpu, daemon_cpu = [], 0, [], []
 
         def once():
             if cold:
                 drop_caches()
-            m = Mount(nzfs, store, mp, ra_kb)
+            m = Mount(nzfs, store, mp, ra_kb, options)
             try:
+                nonlocal readers
+                todo = jobs(m)
+                readers = len(todo)
                 before = m.cpu_seconds()
-                t, readers, reader_cpu = read(m)
-                costs.append((readers, reader_cpu, m.cpu_seconds() - before))
+                t, cpu = parallel(todo)
+                reader_cpu.append(cpu)
+                daemon_cpu.append(m.cpu_seconds() - before)
                 peaks.append(m.hwm_mib())
                 return t
             finally:
@@ -308,31 +316,28 @@ def main():
             if not cold:
                 warm(objects(store))
             times.append(once())
-        cost = tuple(statistics.median(c[i] for c in costs) for i in range(3))
+        cost = (readers, statistics.median(reader_cpu), statistics.median(daemon_cpu))
         return statistics.median(times), max(peaks), cost
 
     def chunk_files(m):
         d = os.path.join(m.mp, "field")
         return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".bin") and f != "data.bin")
 
-    def counted(jobs):
-        wall, cpu = parallel(jobs)
-        return wall, len(jobs), cpu
-
+    # What each nzfs row runs: its reader jobs on a mount.
     data = lambda m: os.path.join(m.mp, "field", "data.bin")  # noqa: E731
-    cases = {f"chunk files, {k} reader{'s' * (k > 1)}": (lambda k: lambda m: counted(files_job(chunk_files(m), k)))(k)
+    cases = {f"chunk files, {k} reader{'s' * (k > 1)}": (lambda k: lambda m: files_job(chunk_files(m), k))(k)
              for k in sorted({1, 4, n})}
-    cases["data.bin, 1 reader"] = lambda m: counted(ranges_job(data(m), size, 1))
+    cases["data.bin, 1 reader"] = lambda m: ranges_job(data(m), size, 1)
     # The same reader past the kernel page cache: each read one request,
     # the daemon's reply copied straight into the reader's buffer.
-    cases["data.bin, 1 reader, O_DIRECT"] = lambda m: counted(ranges_job(data(m), size, 1, os.O_DIRECT))
+    cases["data.bin, 1 reader, O_DIRECT"] = lambda m: ranges_job(data(m), size, 1, os.O_DIRECT)
     if n > 1:
-        cases[f"data.bin, {n} range readers"] = lambda m: counted(ranges_job(data(m), size, n))
+        cases[f"data.bin, {n} range readers"] = lambda m: ranges_job(data(m), size, n)
     nc_file = lambda m: os.path.join(m.mp, next(f for f in os.listdir(m.mp) if f.endswith(".nc")))  # noqa: E731
     try:
         import netCDF4  # noqa: F401
 
-        cases[".nc through netCDF-C, 1 reader"] = lambda m: counted([(read_nc, (nc_file(m),))])
+        cases[".nc through netCDF-C, 1 reader"] = lambda m: [(read_nc, (nc_file(m),))]
     except ImportError:
         log("netCDF4 is not installed: no .nc row")
 
@@ -372,17 +377,22 @@ def main():
                 row(where, name, "zarrs, chunk by chunk", median(zarrs_once, store=store))
             for binary in args.nzfs:
                 label = os.path.basename(binary)
-                for case, read in cases.items():
+                for case, jobs in cases.items():
                     if (name == "raw" or cold) and case.startswith("chunk files") and case != f"chunk files, {n} reader{'s' * (n > 1)}":
                         continue
                     if cold and (".nc" in case or "O_DIRECT" in case):
                         continue
-                    t, rss, cost = mounted(binary, store, read, cold=cold)
+                    t, rss, cost = mounted(binary, store, jobs, cold=cold)
                     row(where, name, "nzfs " + case, t, rss, label, cost)
                 if not cold and name == "zstd":
                     for ra in [int(x) for x in args.ra_kb.split(",") if x]:
                         t, rss, cost = mounted(binary, store, cases["data.bin, 1 reader"], ra_kb=ra)
                         row(where, name, f"nzfs data.bin, 1 reader, readahead {ra} KiB", t, rss, label, cost)
+                if not cold and name == "raw":
+                    for kb in [int(x) for x in args.max_read_kb.split(",") if x]:
+                        t, rss, cost = mounted(binary, store, cases["data.bin, 1 reader"],
+                                               options=("-o", f"max_read={kb * 1024}"))
+                        row(where, name, f"nzfs data.bin, 1 reader, {kb} KiB requests", t, rss, label, cost)
 
     # The table: ratios to tensorstore of the same store and place.
     print(f"\n{'where':10} {'store':5} {'nzfs':10} {'what':48} {'GB/s':>6} {'x ts':>6} {'RSS MiB':>8}"

@@ -29,12 +29,6 @@ fn rows_array(store: &Path, name: &str, shape: [u64; 2], codec: &str) {
     std::fs::write(dir.join("zarr.json"), meta).unwrap();
 }
 
-fn status(mp: &Path) -> nzfs::json::Value {
-    let out = common::mount::nzfs(&["status", "--json", mp.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    nzfs::json::parse(&out.stdout).unwrap()
-}
-
 fn count(v: &nzfs::json::Value, path: &[&str]) -> u64 {
     path.iter()
         .fold(v, |v, k| v.get(k).unwrap_or_else(|| panic!("no {k} in {v}")))
@@ -53,7 +47,7 @@ fn previews_are_sized_from_metadata_and_read_as_stated() {
             }
         }
         let sizes: Vec<u64> = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).collect();
-        let s = status(&m.mp);
+        let s = m.status();
         assert_eq!(count(&s, &["chunks_decoded"]), 0, "{store}: stat decoded: {s}");
         assert_eq!(count(&s, &["previews", "rendered"]), 0, "{store}");
         for (f, size) in files.iter().zip(&sizes) {
@@ -65,7 +59,7 @@ fn previews_are_sized_from_metadata_and_read_as_stated() {
         }
         let pngs = files.len() as u64 - 1;
         assert!(store != "previews.zarr" || pngs == 4, "{store}: {pngs} previews");
-        assert_eq!(count(&status(&m.mp), &["previews", "rendered"]), pngs, "{store}");
+        assert_eq!(count(&m.status(), &["previews", "rendered"]), pngs, "{store}");
     }
 }
 
@@ -74,9 +68,9 @@ fn previews_are_sized_from_metadata_and_read_as_stated() {
 #[test]
 fn a_sharded_preview_decodes_only_the_sampled_inner_chunks() {
     let m = Mount::new("previews.zarr", &[]);
-    let before = status(&m.mp);
+    let before = m.status();
     std::fs::read(m.mp.join("strided/preview.png")).unwrap();
-    let after = status(&m.mp);
+    let after = m.status();
     let decoded = count(&after, &["chunks_decoded"]) - count(&before, &["chunks_decoded"]);
     // Independently: the inner chunks (rows / 4) that sampled rows (every
     // 8th: the long side 4096 over at most 512 pixels) fall in, one
@@ -89,7 +83,7 @@ fn a_sharded_preview_decodes_only_the_sampled_inner_chunks() {
     assert_eq!(decoded, rows.len() as u64 + 2, "{after}");
     // The whole array would be 1024 inner chunks.
     let data = std::fs::read(m.mp.join("strided/data.bin")).unwrap();
-    let all = count(&status(&m.mp), &["chunks_decoded"]) - count(&after, &["chunks_decoded"]);
+    let all = count(&m.status(), &["chunks_decoded"]) - count(&after, &["chunks_decoded"]);
     assert_eq!(data.len(), 4096 * 64);
     assert_eq!(all, 1024 - 512, "the rest of the inner chunks");
 }
@@ -105,7 +99,7 @@ fn no_previews_hides_them() {
         .collect();
     assert!(!names.iter().any(|n| n.ends_with(".png")), "{names:?}");
     assert_eq!(
-        status(&m.mp).get("previews").unwrap().get("shown"),
+        m.status().get("previews").unwrap().get("shown"),
         Some(&nzfs::json::Value::Bool(false))
     );
     // The same as a mount(8)/fstab option.
@@ -178,7 +172,7 @@ fn a_preview_stops_when_its_reader_is_killed() {
         std::fs::write(s.join(format!("c/{y}/0")), &chunk).unwrap();
     }
     let m = Mount::at(&s, &["--cache-size", "64M"]);
-    let decoded = || count(&status(&m.mp), &["chunks_decoded"]);
+    let decoded = || count(&m.status(), &["chunks_decoded"]);
     let mut cat = std::process::Command::new("cat")
         .arg(m.mp.join("preview.png"))
         .stdout(std::process::Stdio::null())
@@ -195,8 +189,11 @@ fn a_preview_stops_when_its_reader_is_killed() {
     // MiB gzip chunk, seconds in a debug build on a busy machine. So wait
     // for the render to say it stopped, however long that row takes.
     let start = Instant::now();
-    while !m.log().contains("stopped, its reader left") {
+    loop {
         let log = m.log();
+        if log.contains("stopped, its reader left") {
+            break;
+        }
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "the render did not stop ({} chunks decoded): {log}",

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Run every cargo-fuzz target for a bounded time (default 60 s each), from
 # the checked-in seed corpus tests/fuzz/seeds/<target>/ (real chunks and
-# zarr.json documents of the fixtures). CI runs it with the default.
+# zarr.json documents of the fixtures). CI runs it with --total 240.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+#        scripts/fuzz.sh --total SECONDS [TARGET...]  (shared by the targets:
+#        CI's budget for fuzzing is fixed however many targets there are)
 # Targets: metadata, codecs, sharding, cdl, names, references, http, zip (tests/fuzz/fuzz_targets/).
 #
 # A crash fails the run; the crashing input is kept under
@@ -20,10 +22,21 @@
 # toolchain accept them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${1:-60}
-shift || true
+total=""
+secs=60
+if [ "${1:-}" = "--total" ]; then
+  total=$2
+  shift 2
+elif [ $# -gt 0 ]; then
+  secs=$1
+  shift
+fi
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip)
+if [ -n "$total" ]; then
+  secs=$(( total / ${#targets[@]} ))
+  [ "$secs" -ge 1 ] || secs=1
+fi
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 # C libraries built from source (zfp, blosc) under ASAN too, so their reads

@@ -225,20 +225,87 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
     out
 }
 
-/// `nzfs install-helper`: link this binary as `PREFIX/bin/nzfs` (where
-/// mount(8)'s fixed PATH finds it) and write the man pages to
-/// `PREFIX/share/man/man1`; with `remove`, undo that. A `PREFIX/bin/nzfs`
-/// that is not a link to this binary is never touched.
+/// Bytes that every nzfs binary holds (they are this constant), by which
+/// `install-helper` knows an earlier copy of nzfs at `PREFIX/bin/nzfs`.
+const HELPER_MARK: &[u8] = b"nzfs install-helper: this binary is nzfs";
+
+/// Whether `path` is what an earlier `install-helper` put there: a copy
+/// of some nzfs (it holds [`HELPER_MARK`]) or, as older versions made it,
+/// a link to this one.
+fn installed_by_us(path: &Path, exe: &Path) -> bool {
+    let Ok(meta) = path.symlink_metadata() else {
+        return false;
+    };
+    if meta.file_type().is_symlink() {
+        return std::fs::read_link(path)
+            .ok()
+            .and_then(|t| path.parent().unwrap_or(path).join(t).canonicalize().ok())
+            .is_some_and(|t| t == exe);
+    }
+    meta.file_type().is_file()
+        && std::fs::read(path).is_ok_and(|bytes| bytes.windows(HELPER_MARK.len()).any(|w| w == HELPER_MARK))
+}
+
+/// Refuse a directory that someone other than this user (or root) could
+/// change: a file root installs there could be replaced after the fact.
+fn check_install_dir(dir: &Path) -> Result<(), CliError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
+    let me = rustix::process::geteuid().as_raw();
+    if (meta.uid() != me && meta.uid() != 0) || meta.mode() & 0o022 != 0 {
+        return Err(CliError::new(format!(
+            "{} is writable by others (owner uid {}, mode {:o}): a file installed there could be replaced; \
+             make it root's alone (chmod go-w), or choose another --prefix",
+            dir.display(),
+            meta.uid(),
+            meta.mode() & 0o7777
+        )));
+    }
+    Ok(())
+}
+
+/// Write `bytes` to `dir/name` as a new file of this user's with `mode`,
+/// through a fresh temporary file renamed over the name: whatever was at
+/// the name, a link included, is replaced, never written through.
+fn install_file(dir: &Path, name: &str, bytes: &[u8], mode: u32) -> std::io::Result<std::path::PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let path = dir.join(name);
+    let tmp = dir.join(format!(".{name}.nzfs-install.{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let written = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| path)
+}
+
+/// `nzfs install-helper`: install a copy of this binary as
+/// `PREFIX/bin/nzfs` (where mount(8)'s fixed PATH finds it), owned by who
+/// runs it, and write the man pages to `PREFIX/share/man/man1`; with
+/// `remove`, undo that. A copy, not a link: root's mount(8), fstab and
+/// systemd would otherwise run a file that a pip or venv install leaves
+/// to its user. A `PREFIX/bin/nzfs` that is not an nzfs is never touched,
+/// and nothing is written through a link.
 pub fn install_helper(prefix: &Path, remove: bool) -> Result<(), CliError> {
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| CliError::new(format!("cannot tell where this nzfs is: {e}")))?;
-    let link = prefix.join("bin").join("nzfs");
+    let bin = prefix.join("bin");
+    let target = bin.join("nzfs");
     let man = prefix.join("share/man/man1");
-    let ours = std::fs::read_link(&link)
-        .ok()
-        .and_then(|t| link.parent().unwrap_or(prefix).join(t).canonicalize().ok())
-        .is_some_and(|t| t == exe);
+    let ours = installed_by_us(&target, &exe);
     let denied = |what: &Path, e: std::io::Error| {
         let hint = match e.kind() {
             std::io::ErrorKind::PermissionDenied => format!("; run it as root: sudo {} install-helper", exe.display()),
@@ -248,13 +315,12 @@ pub fn install_helper(prefix: &Path, remove: bool) -> Result<(), CliError> {
     };
     if remove {
         if ours {
-            std::fs::remove_file(&link).map_err(|e| denied(&link, e))?;
-            println!("nzfs: removed {}", link.display());
-        } else if link.symlink_metadata().is_ok() {
+            std::fs::remove_file(&target).map_err(|e| denied(&target, e))?;
+            println!("nzfs: removed {}", target.display());
+        } else if target.symlink_metadata().is_ok() {
             return Err(CliError::new(format!(
-                "{} is not a link to this nzfs ({}): left alone",
-                link.display(),
-                exe.display()
+                "{} is not an nzfs that install-helper put there: left alone",
+                target.display()
             )));
         }
         for page in man_pages() {
@@ -265,30 +331,28 @@ pub fn install_helper(prefix: &Path, remove: bool) -> Result<(), CliError> {
         }
         return Ok(());
     }
-    if !ours {
-        if link.symlink_metadata().is_ok() {
-            return Err(CliError::new(format!(
-                "{} exists and is not a link to this nzfs ({}): remove it first, or choose another --prefix",
-                link.display(),
-                exe.display()
-            )));
-        }
-        std::fs::create_dir_all(prefix.join("bin")).map_err(|e| denied(&link, e))?;
-        std::os::unix::fs::symlink(&exe, &link).map_err(|e| denied(&link, e))?;
+    if !ours && target.symlink_metadata().is_ok() {
+        return Err(CliError::new(format!(
+            "{} exists and is not an nzfs that install-helper put there: remove it first, or choose another --prefix",
+            target.display()
+        )));
     }
+    std::fs::create_dir_all(&bin).map_err(|e| denied(&bin, e))?;
+    check_install_dir(&bin)?;
+    let binary = std::fs::read(&exe).map_err(|e| denied(&exe, e))?;
+    install_file(&bin, "nzfs", &binary, 0o755).map_err(|e| denied(&target, e))?;
     println!(
-        "nzfs: {} {} -> {}: mount(8), /etc/fstab lines of type fuse.nzfs and systemd mount units \
-         run `nzfs` from a fixed PATH, which finds it there",
-        if ours { "already linked" } else { "linked" },
-        link.display(),
-        exe.display()
+        "nzfs: installed a copy of {} as {}: mount(8), /etc/fstab lines of type fuse.nzfs and systemd mount \
+         units run `nzfs` from a fixed PATH, which finds it there (run this again after upgrading nzfs)",
+        exe.display(),
+        target.display()
     );
     std::fs::create_dir_all(&man).map_err(|e| denied(&man, e))?;
+    check_install_dir(&man)?;
     for (name, cmd) in man_pages() {
-        let path = man.join(format!("{name}.1"));
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
-        std::fs::write(&path, out).map_err(|e| denied(&path, e))?;
+        install_file(&man, &format!("{name}.1"), &out, 0o644).map_err(|e| denied(&man.join(&name), e))?;
     }
     println!(
         "nzfs: wrote the man pages to {} (`man nzfs`; `mandb -q` indexes them for apropos)",

@@ -53,10 +53,10 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
         init_logging(args.verbose, None)?;
         return daemon::serve(&config, daemon::Serving::Foreground);
     }
-    let log_file = args
-        .log_file
-        .clone()
-        .unwrap_or_else(|| daemon::default_log_file(&args.mountpoint));
+    let log_file = match &args.log_file {
+        Some(path) => path.clone(),
+        None => daemon::default_log_file(&args.mountpoint).map_err(CliError::new)?,
+    };
     daemon::mount_background(config, &log_file)
 }
 

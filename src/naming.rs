@@ -346,7 +346,8 @@ pub fn quote(s: &str) -> String {
 
 /// `s` as text or an attribute value in XML or HTML (`index.html`, an
 /// OME-TIFF's OME-XML): the five markup characters escaped, and control
-/// characters, which XML 1.0 allows nowhere, as U+FFFD.
+/// characters and U+FFFE and U+FFFF, which XML 1.0 allows nowhere, as
+/// U+FFFD.
 pub fn markup(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -356,7 +357,10 @@ pub fn markup(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
-            c if c.is_control() && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{FFFD}'),
+            // Not an XML `Char`: controls and the two noncharacters.
+            c if (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}') => {
+                out.push('\u{FFFD}')
+            }
             c => out.push(c),
         }
     }
@@ -394,6 +398,20 @@ pub fn count(n: u64, noun: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// XML 1.0's `Char` production (section 2.2), written from the spec.
+    fn xml_char(c: char) -> bool {
+        matches!(c as u32, 0x9 | 0xA | 0xD | 0x20..=0xD7FF | 0xE000..=0xFFFD | 0x10000..=0x10FFFF)
+    }
+
+    #[test]
+    fn markup_holds_only_xml_characters() {
+        let every: String = (0..=0x10FFFFu32).filter_map(char::from_u32).collect();
+        let out = markup(&every);
+        let bad: Vec<u32> = out.chars().filter(|&c| !xml_char(c)).map(|c| c as u32).collect();
+        assert!(bad.is_empty(), "not XML characters: {bad:x?}");
+        assert_eq!(markup("a\u{FFFE}b\u{FFFF}"), "a\u{FFFD}b\u{FFFD}");
+    }
 
     #[test]
     fn netcdf_names_follow_nc_check_name_and_ncgen() {

@@ -440,3 +440,93 @@ fn a_failed_read_names_its_request_and_reader_pid_in_the_log() {
         "no request id: {line}"
     );
 }
+
+/// A group holding `a -> .` and `b -> .` (and a subgroup holding `up ->
+/// ..`) is a tree without end: 2^64 groups within the depth limit. Links
+/// back up the tree are not followed, so `nzfs cdl` ends at once and the
+/// mount shows the store as it is.
+#[test]
+fn links_back_up_the_tree_are_not_followed() {
+    // (A store with no consolidated metadata: its tree is walked.)
+    let (_tmp, store) = copy_of("hier.zarr");
+    std::os::unix::fs::symlink(".", store.join("a")).unwrap();
+    std::os::unix::fs::symlink(".", store.join("b")).unwrap();
+    std::os::unix::fs::symlink("..", store.join("sub/up")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nzfs"))
+        .arg("cdl")
+        .arg(&store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("nzfs cdl still walking the loops after 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = Mount::at(&store, &[]);
+    let log = m.log();
+    assert!(log.contains("a link to a directory above it"), "{log}");
+    let mut names: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(!names.iter().any(|n| n == "a" || n == "b"), "{names:?}");
+    assert!(names.iter().any(|n| n == "sub"), "{names:?}");
+    assert!(!m.mp.join("sub/up").exists());
+}
+
+/// NGFF axis names are copied to each level a multiscale image names:
+/// 32 axes of 8,000-byte names and 20,000 datasets naming one array fit
+/// the attributes' 1 MiB, and were 5 GB of copies. A level is named once,
+/// so `nzfs cdl` runs within 512 MiB of data (prlimit) and names it.
+#[test]
+fn axis_names_are_copied_once_per_level() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("img.zarr");
+    std::fs::create_dir_all(store.join("a")).unwrap();
+    let axes: Vec<String> = (0..32)
+        .map(|i| format!(r#"{{"name": "{}{i:02}"}}"#, "x".repeat(7998)))
+        .collect();
+    let datasets = vec![r#"{"path": "a"}"#; 20_000].join(",");
+    std::fs::write(
+        store.join("zarr.json"),
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "group", "attributes": {{"multiscales": [{{"axes": [{}], "datasets": [{datasets}]}}]}}}}"#,
+            axes.join(",")
+        ),
+    )
+    .unwrap();
+    let ones = vec!["1"; 32].join(",");
+    std::fs::write(
+        store.join("a/zarr.json"),
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [{ones}], "data_type": "uint8",
+              "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [{ones}]}}}},
+              "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0, "codecs": [{{"name": "bytes"}}]}}"#
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--data={}", 512u64 << 20))
+        .arg(env!("CARGO_BIN_EXE_nzfs"))
+        .arg("cdl")
+        .arg(&store)
+        .output()
+        .unwrap();
+    let cdl = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(cdl.contains(&format!("{}31", "x".repeat(7998))), "the level is named");
+}

@@ -97,15 +97,17 @@ pub enum Command {
         nzfs man /usr/local/share/man/man1 && mandb -q\n  \
         nzfs man /tmp/man && man -l /tmp/man/nzfs-mount.1")]
     Man(ManArgs),
-    /// Link this nzfs where mount(8), fstab and systemd find it, and install its man pages
+    /// Install a copy of this nzfs where mount(8), fstab and systemd find it, and its man pages
     #[command(after_help = "Examples:\n  \
         sudo $(command -v nzfs) install-helper           # /usr/local/bin/nzfs, /usr/local/share/man/man1\n  \
         sudo $(command -v nzfs) install-helper --remove\n\n\
         mount(8) runs the helper of a fuse.nzfs line (fstab, systemd mount units, mount -t fuse.nzfs)\n\
         from a fixed PATH, so an nzfs installed by pip into a virtual environment or ~/.local/bin is\n\
-        not found there (\"/bin/sh: 1: nzfs: not found\"). This links the nzfs that runs it into\n\
-        PREFIX/bin and writes its man pages to PREFIX/share/man/man1. An existing PREFIX/bin/nzfs\n\
-        that is not a link to this one is left alone.")]
+        not found there (\"/bin/sh: 1: nzfs: not found\"). This copies the nzfs that runs it to\n\
+        PREFIX/bin/nzfs, owned by whoever runs it (root then runs root's file, not one a user can\n\
+        replace), and writes its man pages to PREFIX/share/man/man1, replacing files, never writing\n\
+        through links. Run it again after upgrading nzfs. An existing PREFIX/bin/nzfs that is not an\n\
+        nzfs is left alone, and so is a PREFIX/bin writable by others.")]
     InstallHelper(InstallHelperArgs),
 }
 
@@ -287,7 +289,8 @@ pub struct MountArgs {
     /// How the store is reached.
     #[command(flatten)]
     pub symlinks: StoreArgs,
-    /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log]
+    /// Log file in background mode [default: $XDG_STATE_HOME/nzfs/<mountpoint>.log, else
+    /// ~/.local/state/nzfs/, else for root /var/log/nzfs/]; never opened through a link
     #[arg(long, overrides_with = "log_file")]
     pub log_file: Option<PathBuf>,
     /// More log detail (-v debug, -vv trace)

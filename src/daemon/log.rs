@@ -2,22 +2,46 @@
 //! how the default directory is kept bounded, and [`RotatingLog`], the
 //! writer that keeps one log bounded while its daemon runs.
 //!
-//! Invariant: a log and its one old copy (`NAME.log.1`) hold at most
+//! Invariants: a log and its one old copy (`NAME.log.1`) hold at most
 //! [`ROTATE_LOG_BYTES`] each, give or take one line, however long the
-//! daemon runs and at whatever verbosity.
+//! daemon runs and at whatever verbosity. A log is never opened through a
+//! link nor appended to when another user owns it ([`open_log`]), and the
+//! default directory is never a shared temporary one: it is the user's
+//! own, mode 0700, or the mount is refused with the fix ([`own_log_dir`]).
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The default log file for a mount point.
-pub fn default_log_file(mp: &Path) -> PathBuf {
-    let dir = std::env::var_os("XDG_STATE_HOME")
+/// The default log directory: `$XDG_STATE_HOME/nzfs`, else
+/// `$HOME/.local/state/nzfs`, else, for root alone (the system systemd
+/// instance runs fstab's mount units with neither set), `/var/log/nzfs`.
+/// Never a shared temporary directory, where another user could have made
+/// the directory or a link in it first.
+pub fn default_log_dir() -> Result<PathBuf, String> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("nzfs");
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        });
+    match base {
+        Some(base) => Ok(base.join("nzfs")),
+        None if rustix::process::geteuid().is_root() => Ok(PathBuf::from("/var/log/nzfs")),
+        None => Err(
+            "neither $XDG_STATE_HOME nor $HOME is set, so there is no directory of yours for the log: \
+             pass --log-file PATH (in a directory only you can write), or -f to log to stderr"
+                .to_string(),
+        ),
+    }
+}
+
+/// The default log file for a mount point, in [`default_log_dir`].
+pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
+    let dir = default_log_dir()?;
     let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
     let stem: String = abs
         .to_string_lossy()
@@ -25,7 +49,86 @@ pub fn default_log_file(mp: &Path) -> PathBuf {
         .chars()
         .map(|c| if c == '/' { '_' } else { c })
         .collect();
-    dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem }))
+    Ok(dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem })))
+}
+
+/// Make (mode 0700) and check the default log directory `dir`: it must be
+/// a directory, not a link, owned by this user and writable by no one
+/// else, or another user could plant a link or read the log there.
+pub(super) fn own_log_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("log directory {}: {e}", parent.display()))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("log directory {}: {e}", dir.display())),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("log directory {}: {e}", dir.display()))?;
+    let me = rustix::process::geteuid().as_raw();
+    let why = if !meta.file_type().is_dir() {
+        Some("is not a directory (a link?)".to_string())
+    } else if meta.uid() != me {
+        Some(format!("belongs to uid {}, not to you (uid {me})", meta.uid()))
+    } else if meta.mode() & 0o022 != 0 {
+        Some(format!("is writable by others (mode {:o})", meta.mode() & 0o7777))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(format!(
+            "log directory {} {why}: nzfs logs only to a directory of yours that no one else can write; \
+             remove it, or pass --log-file PATH",
+            dir.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Open a log file for appending without following a link at its name:
+/// created (mode 0600) if missing, else it must be a regular file of this
+/// user's. A directory others may write to must be sticky (`/tmp`), so
+/// that no one else can swap the file after the check.
+pub fn open_log(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let refuse = |why: String| io::Error::new(io::ErrorKind::PermissionDenied, why);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(meta) = std::fs::metadata(dir)
+        && meta.mode() & 0o002 != 0
+        && meta.mode() & 0o1000 == 0
+    {
+        return Err(refuse(format!(
+            "{} is writable by anyone and not sticky: choose a log directory of your own",
+            dir.display()
+        )));
+    }
+    let flags = libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    let created = std::fs::OpenOptions::new()
+        .append(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(flags)
+        .open(path);
+    let file = match created {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            std::fs::OpenOptions::new().append(true).custom_flags(flags).open(path)
+        }
+        other => other,
+    }
+    .map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => refuse("is a symbolic link: nzfs never logs through a link".into()),
+        _ => e,
+    })?;
+    let meta = file.metadata()?;
+    let me = rustix::process::geteuid().as_raw();
+    if !meta.file_type().is_file() {
+        return Err(refuse("is not a regular file".into()));
+    }
+    if meta.uid() != me {
+        return Err(refuse(format!("belongs to uid {}, not to you (uid {me})", meta.uid())));
+    }
+    Ok(file)
 }
 
 /// The most log files kept in the default log directory, and the age past
@@ -46,7 +149,7 @@ pub(super) fn prune_logs(dir: &Path, current: &Path) {
     let live: std::collections::HashSet<PathBuf> = crate::mounts::table()
         .into_iter()
         .filter(|m| m.fstype.starts_with("fuse"))
-        .map(|m| default_log_file(&m.point))
+        .filter_map(|m| default_log_file(&m.point).ok())
         .collect();
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let now = std::time::SystemTime::now();
@@ -110,7 +213,7 @@ impl RotatingLog {
 }
 
 fn append(path: &Path) -> io::Result<File> {
-    std::fs::OpenOptions::new().append(true).create(true).open(path)
+    open_log(path)
 }
 
 impl Write for &RotatingLog {

@@ -119,11 +119,15 @@ pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), 
     check_fusermount()?;
     crate::open::check_version(&config.store, &config.store_args)?;
     if let Some(dir) = log_file.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
-        if log_file.starts_with(default_log_file(Path::new("/")).parent().unwrap_or(dir)) {
+        if log::default_log_dir().is_ok_and(|d| d == dir) {
+            log::own_log_dir(dir).map_err(CliError::new)?;
             prune_logs(dir, log_file);
+        } else {
+            std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
         }
     }
+    // Refused here, with the reason, rather than by the daemon's first line.
+    log::open_log(log_file).map_err(|e| CliError::new(format!("log file {}: {e}", log_file.display())))?;
     config.log_file = Some(log_file.to_path_buf());
     // The daemon's argv names its mount for `ps` and nothing else: every
     // setting, the store's secrets and the store options included, reaches
@@ -437,7 +441,7 @@ fn announce_ready_and_detach_stderr(log_file: Option<&Path>) {
     eprintln!("{READY}");
     // From now on the parent is gone: stderr must not be its pipe.
     let target = log_file
-        .and_then(|p| std::fs::OpenOptions::new().append(true).create(true).open(p).ok())
+        .and_then(|p| log::open_log(p).ok())
         .or_else(|| std::fs::OpenOptions::new().write(true).open("/dev/null").ok());
     if let Some(f) = target {
         use std::os::fd::AsRawFd;

@@ -77,7 +77,7 @@ impl MountPlan {
     pub(super) fn fuse_options(&self) -> Vec<MountOption> {
         let mut fuse = vec![
             MountOption::RO,
-            MountOption::FSName(self.fsname.clone()),
+            MountOption::FSName(fsname_option(&self.fsname, rustix::process::geteuid().is_root())),
             // Passed to the kernel (fuser keeps Subtype for fusermount only),
             // so that mountinfo says fuse.nzfs for root mounts too.
             MountOption::CUSTOM(format!("subtype={}", self.subtype)),
@@ -108,6 +108,25 @@ impl MountPlan {
             Access::All => SessionACL::All,
         }
     }
+}
+
+/// The fsname as the mount is given it. A normal user's mount goes
+/// through fusermount3, which splits its `-o` list at commas: `,` and `\`
+/// are escaped with `\` (libfuse's `fuse_opt_add_opt_escaped`, which
+/// fusermount3 undoes), so that a store path cannot add options. Root's
+/// mount(2) takes the name whole, as the source.
+fn fsname_option(fsname: &str, root: bool) -> String {
+    if root {
+        return fsname.to_string();
+    }
+    let mut out = String::with_capacity(fsname.len());
+    for c in fsname.chars() {
+        if c == ',' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 fn parse_id(name: &str, v: &str, radix: u32) -> Result<u32, CliError> {

@@ -6,7 +6,10 @@
 //! attributes of many objects at once. The kernel (`default_permissions`)
 //! checks one owner, group and mode, so such a file gets the meet of its
 //! sources: a user may open it only when the modes say that user may read
-//! every object it shows and search every directory on the way to them.
+//! every object it shows and search every directory on the way to them,
+//! from the node the file lies in down (an OME-TIFF's levels at `priv/0`
+//! include `priv`), and a multiscale level's own files include its image
+//! group's metadata, which they show.
 
 use super::{Kind, NzFs};
 use crate::store::{Access, Meet, Need, ReadableStore, join};
@@ -82,6 +85,9 @@ impl NzFs {
         *self.info[n].header_access.get_or_init(|| {
             self.combined(n, |meet| {
                 let h = self.hierarchy();
+                // A level of a multiscale image shows its image group's
+                // axes, scales and units too.
+                self.image_sources(n, meet)?;
                 let mut pending = vec![n];
                 while let Some(d) = pending.pop() {
                     self.node_sources(d, meet)?;
@@ -124,9 +130,40 @@ impl NzFs {
         *ome.access.get_or_init(|| {
             self.combined(g, |meet| {
                 self.node_sources(g, meet)?;
-                ome.levels.iter().try_for_each(|&l| self.array_sources(l, meet))
+                ome.levels.iter().try_for_each(|&l| {
+                    self.dirs_between(g, l, meet)?;
+                    self.array_sources(l, meet)
+                })
             })
         })
+    }
+
+    /// For a level `n` of a multiscale image: the image group's directory
+    /// and metadata, and the directories between it and `n`, which the
+    /// level's own views show (its axes, scales, units and `omero`).
+    pub(super) fn image_sources(&self, n: usize, meet: &mut Meet) -> Result<(), ()> {
+        match self.hierarchy().ngff_image_of(n) {
+            Some((g, _)) => {
+                self.node_sources(g, meet)?;
+                self.dirs_between(g, n, meet)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Search of every directory strictly between node `top` and its
+    /// descendant `n` (`priv` of a level `priv/0`): a file that shows `n`
+    /// from `top` skips none of them.
+    fn dirs_between(&self, top: usize, n: usize, meet: &mut Meet) -> Result<(), ()> {
+        let h = self.hierarchy();
+        let mut at = h.nodes[n].parent;
+        while let Some(p) = at.filter(|&p| p != top) {
+            if let Some(a) = self.dir_access(p)? {
+                meet.require(&a, Need::Search);
+            }
+            at = h.nodes[p].parent;
+        }
+        Ok(())
     }
 
     /// The meet of what `sources` adds, shown as node `n`'s metadata

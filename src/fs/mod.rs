@@ -89,7 +89,7 @@ const TIFF: u64 = 1 << 56;
 const OME_TIFF: u64 = 1 << 55;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
-const MAX_NODES: usize = 1 << 22;
+use crate::zarr::hierarchy::MAX_NODES;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 

@@ -51,23 +51,29 @@ impl NzFs {
         self.plan_of(n).ok_or(FsError::NotFound)
     }
 
-    /// The meet of what array `n`'s preview shows: its values, and its
-    /// latitude coordinate's.
+    /// The meet of what array `n`'s preview shows: its values, its
+    /// latitude coordinate's, and for a multiscale level its image group's
+    /// metadata.
     pub(super) fn preview_access(&self, n: usize) -> Result<Option<Access>, ()> {
-        let own = self.values_access(n)?;
-        let lat = self.plan_of(n).and_then(|(_, lat)| *lat);
-        match (own, lat) {
-            (Some(a), Some(c)) => match self.values_access(c)? {
-                Some(b) => {
-                    let mut meet = Meet::new(a.uid, a.gid);
-                    meet.require(&a, Need::Read);
-                    meet.require(&b, Need::Read);
-                    Ok(Some(meet.access()))
-                }
-                None => Ok(Some(a)),
-            },
-            (own, _) => Ok(own),
+        let Some(own) = self.values_access(n)? else {
+            return Ok(None);
+        };
+        let lat = match self.plan_of(n).and_then(|(_, lat)| *lat) {
+            Some(c) => self.values_access(c)?,
+            None => None,
+        };
+        // A level's preview shows its image's `omero` label and window.
+        let level = self.hierarchy().ngff_image_of(n).is_some();
+        if lat.is_none() && !level {
+            return Ok(Some(own));
         }
+        let mut meet = Meet::new(own.uid, own.gid);
+        meet.require(&own, Need::Read);
+        if let Some(b) = lat {
+            meet.require(&b, Need::Read);
+        }
+        self.image_sources(n, &mut meet)?;
+        Ok(Some(meet.access()))
     }
 
     /// Array `n`'s `preview.png`, rendered on first read.

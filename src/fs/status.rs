@@ -24,6 +24,9 @@ pub const STATUS_BYTES: usize = (1 << 14) - 1;
 /// The ioctl of the mount root that answers the status document:
 /// `_IOR('N', 0x53, [u8; STATUS_BYTES])`; it returns the document's length.
 pub const STATUS_IOCTL: u32 = (2 << 30) | ((STATUS_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x53;
+/// What stands for a recent error's message in the document others than
+/// root and the mount's owner get.
+pub const WITHHELD: &str = "(left out: messages name store keys; root and the mount's owner see them)";
 /// How many recent errors are kept.
 pub const RECENT: usize = 8;
 /// The most bytes of a recent error's message, and of the store's name, in
@@ -90,24 +93,32 @@ impl NzFs {
     }
 
     /// The status document as text, within [`STATUS_BYTES`]. `extra`
-    /// members (the adapter's: passthrough) are appended. Messages whose
+    /// members (the adapter's: passthrough) are appended. The recent
+    /// errors' messages name store keys, which may lie below directories
+    /// the asker cannot search: they are for `to_owner` alone (root or the
+    /// mount's owner), and others get their times and kinds. Messages whose
     /// escaping makes it longer (control characters in a hostile key) are
-    /// left out, and `errors.recent` keeps their times and kinds.
-    pub fn status_document(&self, extra: Vec<(&str, Value)>) -> String {
-        let doc = self.status_with(extra.clone(), true).to_string();
+    /// left out too.
+    pub fn status_document(&self, extra: Vec<(&str, Value)>, to_owner: bool) -> String {
+        if !to_owner {
+            return self.status_with(extra, Some(WITHHELD)).to_string();
+        }
+        let doc = self.status_with(extra.clone(), None).to_string();
         if doc.len() <= STATUS_BYTES {
             return doc;
         }
-        self.status_with(extra, false).to_string()
+        self.status_with(extra, Some("(left out: too long once escaped)"))
+            .to_string()
     }
 
     /// The status document, `extra` members appended.
     pub fn status(&self, extra: Vec<(&str, Value)>) -> Value {
-        self.status_with(extra, true)
+        self.status_with(extra, None)
     }
 
-    /// The status document, with the recent errors' messages or not.
-    fn status_with(&self, extra: Vec<(&str, Value)>, messages: bool) -> Value {
+    /// The status document, with the recent errors' messages or, given
+    /// one, a note in their place.
+    fn status_with(&self, extra: Vec<(&str, Value)>, instead: Option<&str>) -> Value {
         let cache = self.cache();
         let stats = &cache.stats;
         let hits = stats.hits.load(Ordering::Relaxed);
@@ -157,10 +168,7 @@ impl NzFs {
                     ("kind", Value::Str(kind.to_string())),
                     (
                         "message",
-                        match messages {
-                            true => Value::Str(message.clone()),
-                            false => Value::Str("(left out: too long once escaped)".into()),
-                        },
+                        Value::Str(instead.map_or_else(|| message.clone(), str::to_string)),
                     ),
                 ])
             })

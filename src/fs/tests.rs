@@ -350,7 +350,7 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
         });
     }
     // The adapter's own members take a few hundred bytes more.
-    let doc = fs.status_document(vec![("adapter", crate::json::Value::Str("a".repeat(500)))]);
+    let doc = fs.status_document(vec![("adapter", crate::json::Value::Str("a".repeat(500)))], true);
     assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
     let parsed = crate::json::parse(doc.as_bytes()).unwrap();
     let recent = parsed
@@ -374,7 +374,11 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
             bytes: 0,
         });
     }
-    let doc = fs.status_document(Vec::new());
+    let doc = fs.status_document(Vec::new(), true);
     assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
     assert!(doc.contains("left out: too long once escaped"), "{doc}");
+    // Others than root and the owner get no message, only times and kinds.
+    let doc = fs.status_document(Vec::new(), false);
+    assert!(!doc.contains('\u{1}') && !doc.contains("\\u0001"), "{doc}");
+    assert!(doc.contains(status::WITHHELD), "{doc}");
 }

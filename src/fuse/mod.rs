@@ -523,7 +523,7 @@ impl fuser::Filesystem for FuseAdapter {
     #[allow(clippy::too_many_arguments)]
     fn ioctl(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         _fh: FileHandle,
         _flags: IoctlFlags,
@@ -535,7 +535,7 @@ impl fuser::Filesystem for FuseAdapter {
         if ino != INodeNo::ROOT || cmd != crate::fs::status::STATUS_IOCTL {
             return reply.error(Errno::from_i32(libc::ENOTTY));
         }
-        let doc = self.status();
+        let doc = self.status(req.uid());
         match i32::try_from(doc.len()) {
             Ok(len) if doc.len() <= out_size as usize => reply.ioctl(len, doc.as_bytes()),
             _ => reply.error(Errno::from_i32(libc::ERANGE)),

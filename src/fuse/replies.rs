@@ -17,8 +17,11 @@ impl FuseAdapter {
         errno(&self.fs, who, op, ino, e)
     }
 
-    /// The status document ([`crate::fs::status`]) with the adapter's part.
-    pub(super) fn status(&self) -> String {
+    /// The status document ([`crate::fs::status`]) with the adapter's
+    /// part, for an asker with user id `uid`: the recent errors' messages
+    /// are for root and the mount's owner alone.
+    pub(super) fn status(&self, uid: u32) -> String {
+        let to_owner = uid == 0 || uid == rustix::process::getuid().as_raw();
         use crate::json::Value;
         let (bytes, entries) = self.backings.usage();
         let passthrough = Value::Object(vec![
@@ -42,8 +45,10 @@ impl FuseAdapter {
             ("lookups".into(), count(&self.lookup_requests)),
             ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
         ]);
-        self.fs
-            .status_document(vec![("passthrough", passthrough), ("opens", opens), ("names", names)])
+        self.fs.status_document(
+            vec![("passthrough", passthrough), ("opens", opens), ("names", names)],
+            to_owner,
+        )
     }
 
     /// How long the kernel may keep `ino`'s attributes (and name).

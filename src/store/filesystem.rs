@@ -15,7 +15,9 @@
 //!   (a directory is "no value": keys and prefixes share one namespace);
 //! - the root is opened afresh for every request, so a store moved or
 //!   deleted under a mount reads as gone, not as its old self;
-//! - every request is registered in [`super::inflight`] while it runs.
+//! - every request is registered in [`super::inflight`] while it runs;
+//! - a listing never offers a link back to a directory above it (or to
+//!   itself) as a prefix: the store's tree has no loop.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -119,6 +121,25 @@ impl FilesystemStore {
 impl FilesystemStore {
     /// The `stat` of whatever `rel` resolves to beneath the root (not
     /// opened: `O_PATH`), or `None` when nothing is there.
+    /// The directories `""`, `a`, `a/b`, ... down to `prefix`, as (device,
+    /// inode): a link to one of them makes a loop.
+    fn directories_down_to(&self, prefix: &str) -> Vec<(u64, u64)> {
+        let mut at = String::new();
+        let mut out = Vec::new();
+        for part in std::iter::once("").chain(prefix.split('/').filter(|p| !p.is_empty())) {
+            if !part.is_empty() {
+                if !at.is_empty() {
+                    at.push('/');
+                }
+                at.push_str(part);
+            }
+            if let Ok(Some(st)) = self.stat_path(&at) {
+                out.push((st.st_dev, st.st_ino));
+            }
+        }
+        out
+    }
+
     fn stat_path(&self, rel: &str) -> io::Result<Option<Stat>> {
         match self.resolve(rel, OFlags::PATH) {
             Ok(fd) => fstat(&fd).map(Some),
@@ -342,6 +363,9 @@ impl ReadableStore for FilesystemStore {
             Err(e) if is_absent(&e) => return Ok(listing),
             Err(e) => return Err(e),
         };
+        // The directories from the root down to this one, as (device,
+        // inode), asked for at the first link met.
+        let mut above: Option<Vec<(u64, u64)>> = None;
         for (name, d_type) in read_dir_fd(fd)? {
             let Ok(name) = String::from_utf8(name) else {
                 tracing::warn!(prefix, "skipping a non-UTF-8 name");
@@ -358,8 +382,18 @@ impl ReadableStore for FilesystemStore {
                     } else {
                         format!("{prefix}/{name}")
                     };
-                    self.stat_path(&rel)
-                        .is_ok_and(|st| st.is_some_and(|st| file_type(&st) == FileType::Directory))
+                    match self.stat_path(&rel) {
+                        Ok(Some(st)) if file_type(&st) == FileType::Directory => {
+                            let above = above.get_or_insert_with(|| self.directories_down_to(prefix));
+                            if above.contains(&(st.st_dev, st.st_ino)) {
+                                // A loop (`a -> .`): a tree without end.
+                                tracing::warn!(key = %rel, "a link to a directory above it: not followed");
+                                continue;
+                            }
+                            true
+                        }
+                        _ => false,
+                    }
                 }
                 _ => false,
             };

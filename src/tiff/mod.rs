@@ -174,7 +174,7 @@ impl Layout {
     /// The `data.tif` of an array of `shape` and sample form `(bits,
     /// sample)` whose chunks (or inner chunks, where a shard is read in
     /// part) span `band` rows: `None` for fewer than two dimensions, an
-    /// empty one, or a file past `u64`.
+    /// empty one, a side past `u32::MAX`, or a file past `i64::MAX`.
     pub fn of(shape: &[u64], sample: (u16, Sample), band: u64) -> Option<Layout> {
         Layout::pyramid(
             &[LevelShape {
@@ -189,7 +189,8 @@ impl Layout {
 
     /// A TIFF of `levels` (level 0 first) with `description` in page 0:
     /// `None` unless every level has the same leading dimensions (the same
-    /// pages), none is empty, and the file fits in `u64`.
+    /// pages), none is empty, each side fits a TIFF LONG, and the file
+    /// fits in `i64`.
     pub fn pyramid(levels: &[LevelShape], (bits, sample): (u16, Sample), description: Option<&str>) -> Option<Layout> {
         let (first, _) = levels.split_first()?;
         if levels.len() > MAX_LEVELS {
@@ -248,9 +249,10 @@ impl Layout {
                 size: at,
             })
         };
+        // No file is read past i64::MAX (off_t), as data.bin is not.
         match layout(false) {
             Some(classic) if classic.size <= u64::from(u32::MAX) => Some(classic),
-            _ => layout(true),
+            _ => layout(true).filter(|l| l.size <= i64::MAX as u64),
         }
     }
 

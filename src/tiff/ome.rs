@@ -43,6 +43,11 @@ impl std::fmt::Display for Unmapped {
     }
 }
 
+/// The most `Channel` elements written for channels the metadata does not
+/// name: a longer C axis gets none (so that the OME-XML of a fill-only
+/// `[2^40, 1, 1]` image is a few hundred bytes, not terabytes).
+pub const UNNAMED_CHANNELS: u64 = 4096;
+
 /// The OME-XML of `image`, named `name`, whose level 0 has `shape` and
 /// data type `dt`, stored as `pages` pages from IFD 0.
 pub fn xml(image: &NgffImage, name: &str, shape: &[u64], dt: &DataType) -> Result<String, Unmapped> {
@@ -106,7 +111,15 @@ pub fn xml(image: &NgffImage, name: &str, shape: &[u64], dt: &DataType) -> Resul
     pixels.push('>');
     let channels = size('C');
     let named = image.channels.len() as u64 == channels;
-    for c in 0..channels {
+    // `Channel` is optional (readers take SizeC): one per channel is
+    // written only while that stays bounded, by the metadata's own names
+    // or by UNNAMED_CHANNELS, however long the C axis.
+    let described = if named || channels <= UNNAMED_CHANNELS {
+        channels
+    } else {
+        0
+    };
+    for c in 0..described {
         let _ = write!(pixels, r#"<Channel ID="Channel:0:{c}" SamplesPerPixel="1""#);
         if named {
             let ch = &image.channels[c as usize];
@@ -277,6 +290,27 @@ mod tests {
                 .unwrap()
                 .contains(r#"DimensionOrder="XYTZC""#)
         );
+    }
+
+    #[test]
+    fn a_long_unnamed_channel_axis_writes_bounded_xml() {
+        let img = image(
+            vec![
+                axis("c", Some("channel"), None),
+                axis("y", Some("space"), None),
+                axis("x", Some("space"), None),
+            ],
+            None,
+        );
+        let count = |x: &str| x.matches("<Channel ").count() as u64;
+        let x = xml(&img, "a", &[UNNAMED_CHANNELS, 1, 1], &DataType::UInt8).unwrap();
+        assert_eq!(count(&x), UNNAMED_CHANNELS);
+        // 2^22 channels were 2^22 elements (about 200 MB); 2^40 aborted.
+        for c in [UNNAMED_CHANNELS + 1, 1 << 22, 1 << 40] {
+            let x = xml(&img, "a", &[c, 1, 1], &DataType::UInt8).unwrap();
+            assert!(x.len() < 2048, "{c} channels: {} bytes", x.len());
+            assert!(x.contains(&format!(r#"SizeC="{c}""#)) && count(&x) == 0, "{x}");
+        }
     }
 
     #[test]

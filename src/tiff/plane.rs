@@ -2,10 +2,17 @@
 //! of about a chunk's plane, and which bytes of `data.bin` (or padding)
 //! each byte of its pages in the file is.
 //!
-//! Invariant: a page has at most [`MAX_STRIPS`] strips or tiles, so that
-//! its tables, rendered whole on a read, stay small.
+//! Invariants: a page has at most [`MAX_STRIPS`] strips or tiles, so that
+//! its tables, rendered whole on a read, stay small, and each side is at
+//! most `u32::MAX`, what a TIFF LONG holds.
 
 use super::{ENTRIES, MAX_STRIP_BYTES, MAX_STRIPS, MAX_TILE_SIDE};
+
+/// A side TIFF can state: `ImageWidth`, `ImageLength` and the strip and
+/// tile sides are LONG, 32 bits, in BigTIFF too.
+fn side_fits(n: u64) -> bool {
+    (1..=u64::from(u32::MAX)).contains(&n)
+}
 
 /// One resolution level's image plane, in strips or in tiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +39,7 @@ impl Plane {
     /// The plane of `height` x `width` samples of `bits`, in strips of at
     /// most `band` rows (and at most [`MAX_STRIP_BYTES`]).
     pub(super) fn of(height: u64, width: u64, bits: u16, band: u64) -> Option<Plane> {
-        if height == 0 || width == 0 {
+        if !side_fits(height) || !side_fits(width) {
             return None;
         }
         let row = width.checked_mul(u64::from(bits / 8))?;
@@ -59,6 +66,9 @@ impl Plane {
     /// side a multiple of 16 from 16 to [`MAX_TILE_SIDE`]. `None` past
     /// [`MAX_STRIPS`] tiles.
     pub(super) fn tiled(height: u64, width: u64, bits: u16, rows: u64, cols: u64) -> Option<Plane> {
+        if !side_fits(height) || !side_fits(width) {
+            return None;
+        }
         let side = |n: u64| (n.saturating_add(8) / 16 * 16).clamp(16, MAX_TILE_SIDE);
         let (tile_length, tile_width) = (side(rows), side(cols));
         let tiles = height.div_ceil(tile_length).checked_mul(width.div_ceil(tile_width))?;

@@ -60,6 +60,21 @@ fn no_tiff_for_fewer_than_two_or_empty_dimensions_or_past_u64() {
     assert!(Layout::of(&[u64::MAX, 1 << 40, 4, 4], u8s, 1).is_none());
 }
 
+/// ImageWidth, ImageLength and RowsPerStrip are LONG (32 bits) in BigTIFF
+/// too, and no file can be read past i64::MAX (off_t): no TIFF for a side
+/// of 2^32 or more (it would say 16 for 2^32 + 16), nor one that large.
+#[test]
+fn no_tiff_for_a_side_past_32_bits_or_a_file_past_i64() {
+    let u8s = (8, Sample::Unsigned);
+    assert!(Layout::of(&[1, (1 << 32) + 16], u8s, 1).is_none());
+    assert!(Layout::of(&[(1 << 32) + 16, 1], u8s, 1).is_none());
+    let widest = Layout::of(&[1, u64::from(u32::MAX)], u8s, 1).unwrap();
+    assert_eq!(widest.levels[0].width, u64::from(u32::MAX));
+    // 2^31 pages of 2^32 bytes: 2^63 bytes of pixels.
+    assert!(Layout::of(&[1 << 31, 1 << 16, 1 << 16], u8s, 1).is_none());
+    assert!(Layout::of(&[1 << 29, 1 << 16, 1 << 16], u8s, 1).is_some_and(|l| l.size <= i64::MAX as u64));
+}
+
 #[test]
 fn a_strip_holds_at_most_a_band_of_chunk_rows_and_a_bounded_size() {
     let l = Layout::of(&[100, 7], (16, Sample::Signed), 30).unwrap();
@@ -74,8 +89,13 @@ fn a_strip_holds_at_most_a_band_of_chunk_rows_and_a_bounded_size() {
 /// levels.
 #[test]
 fn a_pages_strip_tables_and_levels_are_bounded() {
-    let narrow = Layout::of(&[1 << 40, 1], (8, Sample::Unsigned), 1).unwrap();
-    assert_eq!(narrow.levels[0].strips, MAX_STRIPS);
+    // The tallest side a TIFF states (ImageLength is 32 bits).
+    let narrow = Layout::of(&[u64::from(u32::MAX), 1], (8, Sample::Unsigned), 1).unwrap();
+    assert!(
+        (MAX_STRIPS / 2..=MAX_STRIPS).contains(&narrow.levels[0].strips),
+        "{}",
+        narrow.levels[0].strips
+    );
     assert!(narrow.prefix < 20 << 20, "{}", narrow.prefix);
     let same = LevelShape {
         shape: &[4, 4],

@@ -25,6 +25,10 @@ use crate::store::{ReadableStore, StoreKey};
 
 /// Deepest group nesting walked when listing a store.
 const MAX_DEPTH: usize = 64;
+/// The most nodes a hierarchy holds (what the inode numbering of the
+/// mount can name); a walk of the store stops with an error at the first
+/// node past it, rather than after growing without end.
+pub const MAX_NODES: usize = 1 << 22;
 /// Largest `zarr.json` read (64 MiB; consolidated metadata can be large).
 pub const MAX_METADATA_BYTES: u64 = 64 << 20;
 /// The most bytes of metadata documents one hierarchy keeps parsed.
@@ -174,6 +178,12 @@ pub enum OpenError {
          shown as fill values"
     )]
     References,
+    /// More nodes than [`MAX_NODES`], found while walking the store.
+    #[error(
+        "the store holds more than {MAX_NODES} groups and arrays (links that make a tree without end?); \
+         nzfs serves at most {MAX_NODES}"
+    )]
+    TooManyNodes,
 }
 
 /// Whether `name` may name a node (core spec, "Node names").

@@ -19,7 +19,8 @@
 //! that describe a whole image (the OME-TIFF).
 //!
 //! Invariants: a name the array's own metadata gives is never replaced,
-//! nor an attribute it has;
+//! nor an attribute it has; a level is named once, and what is copied in
+//! all stays within [`MAX_COPIED_BYTES`];
 //! the array's `has_dimension_names` (whether its metadata declares them,
 //! as NZ-1.0 asks) is left as it is; a document of the wrong shape
 //! changes nothing.
@@ -34,10 +35,16 @@ type Level = (usize, Vec<String>, Vec<(String, Value)>);
 
 /// The most axes an image names (NGFF allows five).
 const MAX_AXES: usize = 32;
+/// The most bytes of axis names and pixel-size attributes copied to levels
+/// in one hierarchy: each level is named once (by the first image that
+/// names it), and past this bound levels keep their own names only.
+const MAX_COPIED_BYTES: usize = 16 << 20;
 
 impl Hierarchy {
     /// Give the levels of every NGFF multiscale image their axes' names.
     pub(super) fn name_ngff_axes(&mut self) {
+        let mut taken = std::collections::HashSet::new();
+        let mut copied = 0usize;
         for group in 0..self.nodes.len() {
             let NodeKind::Group { metadata: Some(g) } = &self.nodes[group].kind else {
                 continue;
@@ -46,15 +53,31 @@ impl Hierarchy {
                 continue;
             };
             let mut named: Vec<Level> = Vec::new();
-            for image in list {
+            'images: for image in list {
                 let Some(axes) = axis_names(image) else { continue };
                 for dataset in image.get("datasets").and_then(Value::as_array).unwrap_or_default() {
                     let Some(path) = dataset.get("path").and_then(Value::as_str) else {
                         continue;
                     };
-                    if let Some(level) = self.descendant(group, path) {
-                        named.push((level, axes.clone(), physical(image, dataset, &axes)));
+                    let Some(level) = self.descendant(group, path) else {
+                        continue;
+                    };
+                    let rank_fits =
+                        matches!(&self.nodes[level].kind, NodeKind::Array(a) if a.metadata.shape.len() == axes.len());
+                    if !rank_fits || !taken.insert(level) {
+                        continue;
                     }
+                    let attrs = physical(image, dataset, &axes);
+                    copied += axes.iter().map(String::len).sum::<usize>()
+                        + attrs.iter().map(|(k, v)| k.len() + v.to_string().len()).sum::<usize>();
+                    if copied > MAX_COPIED_BYTES {
+                        tracing::warn!(
+                            group = %self.nodes[group].path,
+                            "multiscale axis names past {MAX_COPIED_BYTES} bytes in all: further levels keep their own names"
+                        );
+                        break 'images;
+                    }
+                    named.push((level, axes.clone(), attrs));
                 }
             }
             for (level, axes, physical) in named {
@@ -74,6 +97,9 @@ impl Hierarchy {
                     }
                     m.attributes.extend(new);
                 }
+            }
+            if copied > MAX_COPIED_BYTES {
+                return;
             }
         }
     }

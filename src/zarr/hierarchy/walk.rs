@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use super::{
-    ArrayNode, Budget, Hierarchy, MAX_DEPTH, MAX_METADATA_BYTES, NodeKind, OpenError, is_valid_node_name, node_kind,
+    ArrayNode, Budget, Hierarchy, MAX_DEPTH, MAX_METADATA_BYTES, MAX_NODES, NodeKind, OpenError, is_valid_node_name,
+    node_kind,
 };
 use crate::json::Value;
 use crate::store::{Listing, ReadableStore, StoreKey, is_too_large, join};
@@ -426,6 +427,9 @@ impl Hierarchy {
         name: &str,
         found: io::Result<Found>,
     ) -> Result<bool, OpenError> {
+        if self.nodes.len() >= MAX_NODES {
+            return Err(OpenError::TooManyNodes);
+        }
         let kind = match found {
             Ok(Found::V3 { key, parsed, .. }) => {
                 let kind = match parsed {

@@ -328,3 +328,36 @@ fn a_body_longer_than_the_range_is_refused_as_it_streams() {
     assert!(hwm < 256 << 20, "the daemon held {} MiB", hwm >> 20);
     assert!(t.elapsed() < Duration::from_secs(60), "took {:?}", t.elapsed());
 }
+
+/// A server that answers a listing (`GET /bucket?list-type=2...`), which
+/// object_store reads whole, with a 1 GiB body: it is refused past the
+/// listing bound as it streams in. `nzfs cdl` of a store with no
+/// consolidated metadata walks it, within 512 MiB of data (prlimit),
+/// and fails with the reason instead of holding the body.
+#[test]
+fn an_endless_listing_is_refused_as_it_streams() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/nzfs", b""), 200, "create the bucket");
+    moto.upload("nzfs", &common::data_dir().join("hier.zarr"), "hier.zarr");
+    let proxy = Proxy::start(moto.port);
+    proxy.set_fault(Fault::FloodListings(1 << 30));
+    let options = args(
+        &s3_options(proxy.port, Some(("test", "test"))),
+        &["--request-timeout", "60", "--retries", "0"],
+    );
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--data={}", 512u64 << 20))
+        .arg(env!("CARGO_BIN_EXE_nzfs"))
+        .arg("cdl")
+        .args(&options)
+        .arg("s3://nzfs/hier.zarr")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code().is_some() && !said.contains("memory allocation"),
+        "{:?}: {said}",
+        out.status
+    );
+    assert!(!out.status.success() && said.contains("more than the"), "{said}");
+}

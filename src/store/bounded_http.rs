@@ -5,9 +5,11 @@
 //!
 //! Invariants: the body of a successful answer to a `Range: bytes=A-B`
 //! request is never held past `B - A + 1` bytes (more is an error as it
-//! streams in); the body of an error status is cut at [`ERROR_BODY_BYTES`];
-//! every other answer passes as it is (the store layer bounds whole objects
-//! by their `max_len`).
+//! streams in); a listing's (S3, GCS and Azure list calls, WebDAV
+//! `PROPFIND`), which `object_store` reads whole to parse it, never past
+//! [`LISTING_BODY_BYTES`]; the body of an error status is cut at
+//! [`ERROR_BODY_BYTES`]; every other answer passes as it is (the store
+//! layer bounds whole objects by their `max_len`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -22,6 +24,19 @@ use object_store::client::{
 
 /// The most of an error answer's body kept (its message).
 pub const ERROR_BODY_BYTES: usize = 4 << 10;
+/// The most bytes of one listing's answer: a page of S3's 1,000 keys is
+/// about 300 KB, a `PROPFIND` of 100,000 entries about 50 MB.
+pub const LISTING_BODY_BYTES: u64 = 64 << 20;
+
+/// Whether `req` lists a prefix: a WebDAV `PROPFIND`, or the list calls of
+/// S3 and GCS (`list-type=`) and Azure (`comp=list`).
+fn is_listing(req: &HttpRequest) -> bool {
+    req.method().as_str() == "PROPFIND"
+        || req
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p.starts_with("list-type=") || p == "comp=list"))
+}
 
 /// Builds the bounded client for each store, over the client `C` builds
 /// (reqwest's; the fuzz target gives a scripted server).
@@ -60,7 +75,7 @@ impl HttpService for Bounded {
         'a: 'b,
         Self: 'b,
     {
-        let asked = range_len(&req);
+        let asked = range_len(&req).or_else(|| is_listing(&req).then_some(LISTING_BODY_BYTES));
         Box::pin(async move {
             let response = self.0.execute(req).await?;
             let (parts, body) = response.into_parts();
@@ -119,7 +134,7 @@ impl Body for Limited {
                 HttpErrorKind::Decode,
                 std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    format!("the server sent more than the {n} bytes of the range asked for"),
+                    format!("the server sent more than the {n} bytes asked for (a range, or a listing's bound)"),
                 ),
             )))),
             Limit::Cut(n) if this.seen + len > n => {
@@ -155,6 +170,25 @@ mod tests {
             b = b.header(http::header::RANGE, r);
         }
         b.body(object_store::client::HttpRequestBody::from(Vec::new())).unwrap()
+    }
+
+    #[test]
+    fn listings_are_told_from_object_reads() {
+        let req = |method: &str, uri: &str| {
+            http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .body(object_store::client::HttpRequestBody::from(Vec::new()))
+                .unwrap()
+        };
+        assert!(is_listing(&req(
+            "GET",
+            "http://h/b?list-type=2&prefix=a%2F&delimiter=%2F"
+        )));
+        assert!(is_listing(&req("GET", "http://h/c?restype=container&comp=list")));
+        assert!(is_listing(&req("PROPFIND", "http://h/store/")));
+        assert!(!is_listing(&req("GET", "http://h/b/a/zarr.json")));
+        assert!(!is_listing(&req("GET", "http://h/b/a/c/0?X-Amz-Signature=x")));
     }
 
     #[test]

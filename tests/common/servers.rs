@@ -307,6 +307,8 @@ pub enum Fault {
     /// Answer every GET with its own head but a body of this many zero
     /// bytes (Content-Length says so), until the fault changes.
     Flood(u64),
+    /// The same for listings (`GET /bucket?list-type=2&...`) only.
+    FloodListings(u64),
 }
 
 struct ProxyState {
@@ -509,7 +511,7 @@ fn answer(client: &mut TcpStream, request: &[u8], upstream: u16, state: &ProxySt
             }
             return false;
         }
-        Fault::None | Fault::Truncate(_) | Fault::Flood(_) => {}
+        Fault::None | Fault::Truncate(_) | Fault::Flood(_) | Fault::FloodListings(_) => {}
     }
     let latency = *state.latency.lock().unwrap();
     std::thread::sleep(latency);
@@ -528,8 +530,11 @@ fn answer(client: &mut TcpStream, request: &[u8], upstream: u16, state: &ProxySt
     };
     let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
     let sized = head.contains("content-length:");
-    if let Fault::Flood(size) = fault
+    let first_line = request.split(|&b| b == b'\r').next().unwrap_or_default();
+    let listing = String::from_utf8_lossy(first_line).contains("list-type=");
+    if let Fault::Flood(size) | Fault::FloodListings(size) = fault
         && request.starts_with(b"GET ")
+        && (listing || matches!(fault, Fault::Flood(_)))
     {
         let head = String::from_utf8_lossy(&response[..split]).into_owned();
         let head: String = head

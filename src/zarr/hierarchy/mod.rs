@@ -342,11 +342,14 @@ impl Hierarchy {
 
     /// The child of `id` called `name`.
     pub fn child(&self, id: usize, name: &str) -> Option<usize> {
-        self.nodes[id]
-            .children
-            .iter()
-            .copied()
-            .find(|&c| self.nodes[c].name == name)
+        // Children are sorted by name: a lookup is O(log n), so that an
+        // image naming 16,000 levels among 100,000 children costs no more
+        // than the listing did.
+        let children = &self.nodes[id].children;
+        children
+            .binary_search_by(|&c| self.nodes[c].name.as_str().cmp(name))
+            .ok()
+            .map(|i| children[i])
     }
 }
 

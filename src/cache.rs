@@ -3,7 +3,10 @@
 //!
 //! Invariants:
 //! - the bytes held stay within the budget, except that the most recently
-//!   inserted chunk is always kept, even when it alone is larger;
+//!   inserted chunk is always kept, even when it alone is larger; each
+//!   entry counts its chunk's bytes plus [`ENTRY_OVERHEAD`], so that
+//!   millions of empty chunks (absent ones, read one by one) are bounded by
+//!   the budget too, and the status's "used" is what the entries take;
 //! - at most one decode of a given key is joinable at a time: later callers
 //!   wait for its result (success or error) instead of decoding again;
 //! - [`ChunkCache::invalidate`] also detaches a decode in flight: the
@@ -28,6 +31,16 @@ use lru::LruCache;
 
 /// A decoded chunk, shared without copying.
 pub type Chunk = Arc<Vec<u8>>;
+
+/// What one entry costs besides its chunk's bytes: its key, the `Arc` and
+/// `Vec` headers, and the LRU's node and hash slot (about 300 bytes were
+/// measured per empty entry of a mount's cache; this states a bound).
+pub const ENTRY_OVERHEAD: u64 = 320;
+
+/// The bytes an entry holding `chunk` counts against the budget.
+fn charge(chunk: &Chunk) -> u64 {
+    chunk.len() as u64 + ENTRY_OVERHEAD
+}
 
 /// Raised in place of a result when a decode panicked.
 #[derive(Debug, Clone, Copy)]
@@ -72,7 +85,7 @@ impl<K: Hash + Eq, E> State<K, E> {
     fn pop(&mut self, key: &K) -> bool {
         let old = self.lru.pop(key);
         if let Some(old) = &old {
-            self.bytes -= old.len() as u64;
+            self.bytes -= charge(old);
         }
         old.is_some()
     }
@@ -222,13 +235,13 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
     }
 
     fn insert(&self, st: &mut State<K, E>, key: K, chunk: Chunk) {
-        st.bytes += chunk.len() as u64;
+        st.bytes += charge(&chunk);
         if let Some(old) = st.lru.put(key, chunk) {
-            st.bytes -= old.len() as u64;
+            st.bytes -= charge(&old);
         }
         while st.bytes > self.budget && st.lru.len() > 1 {
             if let Some((_, evicted)) = st.lru.pop_lru() {
-                st.bytes -= evicted.len() as u64;
+                st.bytes -= charge(&evicted);
             }
         }
     }
@@ -277,18 +290,34 @@ mod tests {
 
     #[test]
     fn budget_is_kept_and_errors_are_not_cached() {
-        let cache: ChunkCache<u32, E> = ChunkCache::new(2500);
+        let cache: ChunkCache<u32, E> = ChunkCache::new(2500 + 2 * ENTRY_OVERHEAD);
         for k in 0..5 {
             cache.get_or_decode(&k, || Ok(vec![0; 1000])).unwrap();
         }
-        assert_eq!(cache.bytes(), 2000);
+        assert_eq!(cache.bytes(), 2000 + 2 * ENTRY_OVERHEAD);
         // The oldest were evicted; the newest is still there.
         cache.get_or_decode(&4, || panic!("must be cached")).unwrap();
         assert_eq!(cache.get_or_decode(&0, || Err(E::Failed)), Err(E::Failed));
         assert_eq!(cache.get_or_decode(&0, || Ok(vec![9])).unwrap()[0], 9);
         // An oversized chunk is still served and kept alone.
         assert_eq!(cache.get_or_decode(&9, || Ok(vec![0; 5000])).unwrap().len(), 5000);
-        assert_eq!(cache.bytes(), 5000);
+        assert_eq!(cache.bytes(), 5000 + ENTRY_OVERHEAD);
+    }
+
+    /// Empty chunks (absent ones, cached one by one) count too: half a
+    /// million of them in a 4 MiB cache keep at most 4 MiB of entries, and
+    /// the oldest go (they were counted as 0 bytes and all kept: two million
+    /// in a mount held 626 MiB with a 16 MiB budget).
+    #[test]
+    fn empty_chunks_count_against_the_budget() {
+        let budget = 4u64 << 20;
+        let cache: ChunkCache<u64, E> = ChunkCache::new(budget);
+        for k in 0..1u64 << 19 {
+            cache.get_or_decode(&k, || Ok(Vec::new())).unwrap();
+        }
+        assert!(cache.bytes() > 0 && cache.bytes() <= budget, "{} bytes", cache.bytes());
+        assert!(!cache.is_present(&0), "the first empty chunk is still held");
+        assert!(cache.is_present(&((1 << 19) - 1)));
     }
 
     #[test]
@@ -368,6 +397,6 @@ mod tests {
         // The caller that joined before the invalidation got that decode.
         assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap().unwrap()[0], 1);
         assert_eq!(cache.get_or_decode(&9, || panic!("cached")).unwrap()[0], 2);
-        assert_eq!(cache.bytes(), 1);
+        assert_eq!(cache.bytes(), 1 + ENTRY_OVERHEAD);
     }
 }

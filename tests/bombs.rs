@@ -157,3 +157,29 @@ fn bombs_fail_without_allocating_what_they_claim() {
         );
     }
 }
+
+/// 32 equal levels of 16384² in 16 x 16 tiles: each page's block holds
+/// 32 tile tables of 2^20 entries (512 MiB in all). A 4 KiB read of the
+/// prefix renders only what it returns (it rendered the whole block).
+#[test]
+fn a_read_of_an_ome_tiff_prefix_renders_only_what_it_returns() {
+    use nzfs::tiff::{Layout, LevelShape, Sample};
+    let shape = [16384u64, 16384];
+    let level = LevelShape {
+        shape: &shape,
+        band: 16,
+        cols: Some(16),
+    };
+    let levels: Vec<LevelShape> = (0..32).map(|_| LevelShape { ..level }).collect();
+    let layout = Layout::pyramid(&levels, (8, Sample::Unsigned), Some("an OME-XML document")).unwrap();
+    assert!(layout.prefix > 256 << 20, "{}", layout.prefix);
+    let mut out = vec![0u8; 4096];
+    let before = CURRENT.load(Ordering::SeqCst);
+    PEAK.store(before, Ordering::SeqCst);
+    layout.read_prefix(layout.prefix / 2, &mut out);
+    let grew = PEAK.load(Ordering::SeqCst) - before;
+    assert!(grew < 64 << 20, "a 4 KiB read allocated {} MiB", grew >> 20);
+    // The bytes are the block's: every table entry there is an offset into
+    // the pixels or a tile's size, never zero.
+    assert!(out.iter().any(|&b| b != 0));
+}

@@ -300,9 +300,9 @@ impl Layout {
                 x => 1 + (x - self.block0) / self.block,
             };
             let (start, len) = self.page_span(page);
-            let bytes = self.page_block(page, start);
             let stop = end.min(start + len);
-            put(at, start, &bytes, stop);
+            let bytes = self.page_block(page, start, at, stop);
+            put(at, at, &bytes, stop);
             at = stop;
         }
     }
@@ -325,14 +325,13 @@ impl Layout {
         h
     }
 
-    /// Page `page`'s block, which starts at file offset `at`.
-    fn page_block(&self, page: u64, at: u64) -> Vec<u8> {
+    /// The bytes `[lo, hi)` of page `page`'s block, which starts at file
+    /// offset `at`: only they are rendered (a block's tables can be
+    /// hundreds of MiB, and a read only a page of them).
+    fn page_block(&self, page: u64, at: u64, lo: u64, hi: u64) -> Vec<u8> {
         let big = self.big;
         let (_, len) = self.page_span(page);
-        let mut w = Writer {
-            big,
-            out: Vec::with_capacity(len as usize),
-        };
+        let mut w = Writer::window(big, at, lo, hi);
         let subs = self.levels.len() as u64 - 1;
         let describe = page == 0 && !self.description.is_empty();
         // Every length here was checked when the layout was made.
@@ -370,7 +369,8 @@ impl Layout {
             };
             self.ifd(&mut w, level + 1, page, o, 0, &reduced);
         }
-        debug_assert_eq!(w.out.len() as u64, len);
+        debug_assert_eq!(w.pos, at + len);
+        debug_assert_eq!(w.out.len() as u64, hi.min(at + len) - lo.max(at));
         w.out
     }
 
@@ -401,13 +401,13 @@ impl Layout {
         }
         let pixels = self.pixels[level] + page * plane.stored;
         let (row, piece) = (plane.row(), plane.piece_bytes());
-        let offsets: Vec<u64> = (0..plane.strips).map(|s| pixels + s * piece).collect();
-        let counts: Vec<u64> = match plane.tile_width {
-            Some(_) => vec![piece; plane.strips as usize],
-            None => (0..plane.strips)
-                .map(|s| (plane.height - s * plane.rows_per_strip).min(plane.rows_per_strip) * row)
-                .collect(),
+        let offset = |s: u64| pixels + s * piece;
+        let count = |s: u64| match plane.tile_width {
+            Some(_) => piece,
+            None => (plane.height - s * plane.rows_per_strip).min(plane.rows_per_strip) * row,
         };
+        // In the entry itself when there is one strip; else out of line.
+        let (offsets, counts) = ([offset(0)], [count(0)]);
         let (offsets_tag, counts_tag) = match plane.tile_width {
             Some(_) => (TILE_OFFSETS, TILE_BYTE_COUNTS),
             None => (STRIP_OFFSETS, STRIP_BYTE_COUNTS),
@@ -439,9 +439,8 @@ impl Layout {
         w.entry(SAMPLE_FORMAT, SHORT, 1, &[self.sample as u64]);
         w.offset(next);
         if tables_out_of_line {
-            for v in offsets.iter().chain(&counts) {
-                w.offset(*v);
-            }
+            w.table(plane.strips, offset);
+            w.table(plane.strips, count);
         }
     }
 }

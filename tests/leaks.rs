@@ -112,3 +112,31 @@ fn the_status_document_names_keys_to_root_and_the_owner_only() {
     assert!(!other.contains("t2m/c/"), "another user sees a store key: {other}");
     assert!(other.contains(r#""kind":"#) && other.contains("left out"), "{other}");
 }
+
+/// A combined file's modes follow its objects: after a chunk another user
+/// read through data.bin is replaced by a file root's alone (0600), that
+/// user is denied data.bin at the next open, as the chunk file itself
+/// (the meet was made once per mount, and data.bin kept serving the
+/// chunk's new bytes to everyone).
+#[test]
+fn a_combined_files_modes_follow_a_changed_chunk() {
+    let users = Users::create();
+    let (tmp, m) = mount_for_others("sample.zarr", None);
+    let data = m.mp.join("t2m/data.bin");
+    let first = cat_output(&users.other, &data);
+    assert!(first.status.success(), "{first:?}");
+    let chunk = tmp.path().join("sample.zarr/t2m/c/0/0/0");
+    let fresh = tmp.path().join("sample.zarr/t2m/c/0/0/.new");
+    std::fs::copy(&chunk, &fresh).unwrap();
+    set_mode(&fresh, 0o600);
+    std::fs::rename(&fresh, &chunk).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(denied(&cat_output(&users.other, &m.mp.join("t2m/0.0.0.bin"))));
+    let out = cat_output(&users.other, &data);
+    assert!(
+        denied(&out),
+        "data.bin after its chunk became root's alone: {:?}, {} bytes",
+        out.status,
+        out.stdout.len()
+    );
+}

@@ -9,7 +9,8 @@
 //! every object it shows and search every directory on the way to them,
 //! from the node the file lies in down (an OME-TIFF's levels at `priv/0`
 //! include `priv`), and a multiscale level's own files include its image
-//! group's metadata, which they show.
+//! group's metadata, which they show. The meets of values are made again
+//! when the values' generation changes ([`ByGeneration`]).
 
 use super::{Kind, NzFs};
 use crate::store::{Access, Meet, Need, ReadableStore, join};
@@ -17,6 +18,32 @@ use crate::zarr::hierarchy::NodeKind;
 
 /// The most names a walk of one array's directory visits.
 const MAX_WALK: u64 = 1 << 26;
+
+/// A meet of the objects a file shows, made for one generation of their
+/// values ([`crate::array::Array::last_generation`]) and made again when
+/// it changes: an object that changed (a chunk rewritten `0600`) narrows
+/// the file's modes at its next `stat`, not never.
+#[derive(Default)]
+pub(super) struct ByGeneration(std::sync::Mutex<Option<(u64, Shown)>>);
+
+/// Who may read a file: its access, `None` for a store with no owners,
+/// `Err` when the store could not say.
+type Shown = Result<Option<Access>, ()>;
+
+impl ByGeneration {
+    /// The meet for `generation`, made by `make` unless held for it.
+    pub(super) fn get(&self, generation: u64, make: impl FnOnce() -> Shown) -> Shown {
+        if let Some((g, held)) = *crate::sync::lock(&self.0)
+            && g == generation
+        {
+            return held;
+        }
+        // Made outside the lock: it stats every object of the arrays.
+        let made = make();
+        *crate::sync::lock(&self.0) = Some((generation, made));
+        made
+    }
+}
 
 impl NzFs {
     /// Who may read store path `path` (`Err` when the store could not say).
@@ -104,7 +131,12 @@ impl NzFs {
     /// `data.txt` (every object in its directory), a group's `.nc` (its own
     /// metadata and every object of its child arrays).
     pub(super) fn values_access(&self, n: usize) -> Result<Option<Access>, ()> {
-        *self.info[n].values_access.get_or_init(|| {
+        let h = self.hierarchy();
+        let shown: &[usize] = match h.nodes[n].kind {
+            NodeKind::Array(_) => std::slice::from_ref(&n),
+            _ => &h.nodes[n].children,
+        };
+        self.info[n].values_access.get(self.shown_generation(shown), || {
             self.combined(n, |meet| {
                 let h = self.hierarchy();
                 if matches!(h.nodes[n].kind, NodeKind::Array(_)) {
@@ -127,7 +159,7 @@ impl NzFs {
         let Some(ome) = self.ome_tiff(g) else {
             return Err(());
         };
-        *ome.access.get_or_init(|| {
+        ome.access.get(self.shown_generation(&ome.levels), || {
             self.combined(g, |meet| {
                 self.node_sources(g, meet)?;
                 ome.levels.iter().try_for_each(|&l| {
@@ -135,6 +167,17 @@ impl NzFs {
                     self.array_sources(l, meet)
                 })
             })
+        })
+    }
+
+    /// The sum of the values generations of the arrays among `nodes`, as
+    /// last counted (the `stat` that asks for an access looked at the
+    /// store just before): a meet of their objects made for another sum
+    /// is made again.
+    fn shown_generation(&self, nodes: &[usize]) -> u64 {
+        nodes.iter().fold(0u64, |sum, &c| match self.dataset.array(c) {
+            Some(a) => sum.wrapping_add(a.last_generation()),
+            None => sum,
         })
     }
 

@@ -299,7 +299,7 @@ struct NodeInfo {
     /// ([`access`]): the header, and an array's `data.bin`/`data.txt` or a
     /// group's `.nc` (the values).
     header_access: OnceLock<Result<Option<Access>, ()>>,
-    values_access: OnceLock<Result<Option<Access>, ()>>,
+    values_access: access::ByGeneration,
     /// The text views of a string-valued array.
     text: Option<Box<text::TextView>>,
     /// The version it belongs to: an index into [`FsOptions::versions`].
@@ -412,7 +412,7 @@ impl NzFs {
                 dir_access: OnceLock::new(),
                 meta_access: OnceLock::new(),
                 header_access: OnceLock::new(),
-                values_access: OnceLock::new(),
+                values_access: Default::default(),
                 version: options.versions.iter().position(|v| v.holds(&n.path)),
                 by_name: Vec::new(),
                 preview: OnceLock::new(),

@@ -83,7 +83,7 @@ impl NzFs {
 pub(super) struct OmeTiff {
     pub levels: Vec<usize>,
     pub layout: Layout,
-    pub access: std::sync::OnceLock<Result<Option<crate::store::Access>, ()>>,
+    pub access: super::access::ByGeneration,
 }
 
 /// The OME-TIFF name of group `id` whose `.nc` is `nc`: `<name>.ome.tif`
@@ -169,7 +169,7 @@ impl NzFs {
         Some(OmeTiff {
             levels,
             layout,
-            access: std::sync::OnceLock::new(),
+            access: Default::default(),
         })
     }
 

@@ -28,7 +28,8 @@ fn a_misspelled_mount_option_names_itself_and_the_nearest() {
     let tmp = tempfile::tempdir().unwrap();
     let mp = tmp.path().to_str().unwrap();
     let out = nzfs(&["mount", "-o", "ro,alow_other", &sample(), mp]);
-    assert!(!out.status.success());
+    // A usage error, as `--bogus` is (docs/usage.md): exit 2.
+    assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
         err.contains("unknown mount option `alow_other`") && err.contains("`allow_other`"),
@@ -107,6 +108,47 @@ fn a_misspelled_command_gets_the_nearest_one() {
     let out = nzfs(&["store-that-is-not-here.zarr", "/nonexistent-mp"]);
     let err = stderr(&out);
     assert!(err.contains("mount point") && !err.contains("unknown command"), "{err}");
+}
+
+/// Beside a `mnt/` folder, `nzfs mnt` and `nzfs mnt STORE` are still typos
+/// of `mount` (the folder made `mnt` read as mount(8)'s SOURCE, and the
+/// user was invited to mount over their store with `-o nonempty`); so is
+/// `install-hlper`, which the old hand-kept list of commands lacked.
+#[test]
+fn a_typo_beside_a_folder_of_its_name_is_still_a_typo() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("mnt")).unwrap();
+    for (args, meant) in [
+        (vec!["mnt"], "mount"),
+        (vec!["mnt", "data/climate.zarr"], "mount"),
+        (vec!["install-hlper"], "install-helper"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nzfs"))
+            .args(&args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("did you mean `{meant}`")), "{args:?}: {err}");
+        assert!(!err.contains("nonempty"), "{args:?}: {err}");
+    }
+}
+
+/// A mount point that is the store or lies inside it is refused, and no
+/// `-o nonempty` (which would hide the store's own files) is suggested.
+#[test]
+fn a_mount_point_inside_the_store_is_refused_without_nonempty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("climate.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
+    for (mp, said) in [(store.join("t2m"), "lies inside"), (store.clone(), "is the store")] {
+        let out = nzfs(&["mount", store.to_str().unwrap(), mp.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(said) && !err.contains("nonempty"), "{err}");
+        assert!(!nzfs::daemon::is_mount_point(&mp));
+    }
 }
 
 /// A mount point that does not exist (the README's quick start on a fresh

@@ -54,30 +54,42 @@ pub(crate) fn o_option(name: &str) -> Option<&'static OOption> {
     o_options().iter().find(|o| o.name == name)
 }
 
-const SUBCOMMANDS: &[&str] = &[
-    "mount",
-    "unmount",
-    "umount",
-    "check",
-    "cdl",
-    "status",
-    "completions",
-    "csi",
-    "man",
-    "help",
-];
+/// The subcommands and their aliases, from clap's definition (so that a
+/// new one needs no list edited), and clap's own `help`.
+fn subcommands() -> &'static [String] {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        use clap::CommandFactory;
+        let cli = super::Cli::command();
+        let mut names: Vec<String> = cli
+            .get_subcommands()
+            .flat_map(|c| std::iter::once(c.get_name()).chain(c.get_all_aliases()))
+            .map(str::to_string)
+            .collect();
+        names.push("help".into());
+        names
+    })
+}
+
+/// Whether `word` names a subcommand (or an alias of one).
+fn is_subcommand(word: &str) -> bool {
+    subcommands().iter().any(|s| s == word)
+}
 
 /// The subcommand `word` looks like a misspelling of, so that `nzfs mnt
 /// STORE MP` is not taken for mount(8)'s helper form: not a subcommand, not
-/// a path or URL that exists, and within a couple of edits of one.
+/// a path with a `/` or a URL (mount(8) hands the helper its source as
+/// fstab says it, and a relative source of one short word there is no
+/// store), and within a couple of edits of one. Whether a file of that
+/// name lies in the current directory does not matter: `nzfs mnt` beside a
+/// `mnt/` folder is still a typo.
 pub fn misspelled_command(word: &str) -> Option<&'static str> {
-    if SUBCOMMANDS.contains(&word) || word.starts_with('-') || word.contains('/') || std::path::Path::new(word).exists()
-    {
+    if is_subcommand(word) || word.starts_with('-') || word.contains('/') || word.contains(':') {
         return None;
     }
-    SUBCOMMANDS
+    subcommands()
         .iter()
-        .map(|s| (strsim::levenshtein(word, s), *s))
+        .map(|s| (strsim::levenshtein(word, s), s.as_str()))
         // One edit from a short command (`cdll`), two from a longer one
         // (`mnt`): a store named `a` is not a misspelled `man`.
         .filter(|(d, s)| *d <= if s.len() <= 4 { 1 } else { 2 } && *d < word.len())
@@ -99,7 +111,7 @@ pub fn normalize_args(args: impl IntoIterator<Item = OsString>) -> Vec<OsString>
     // clap, which suggests the right one: a word near a subcommand that is
     // not a path or URL here is not mount(8)'s SOURCE.
     if let Some(first) = first
-        && !SUBCOMMANDS.contains(&first.as_str())
+        && !is_subcommand(&first)
         && misspelled_command(&first).is_none()
         && positional(args.get(1))
         && positional(args.get(2))

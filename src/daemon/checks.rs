@@ -49,6 +49,26 @@ pub(super) fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError
     }
 }
 
+/// A mount point that is the store or lies inside it: a mount there hides
+/// the store's own files (from nzfs too), so it is refused, and no `-o
+/// nonempty` is offered.
+pub(super) fn check_outside_store(store: &Path, mp: &Path) -> Result<(), CliError> {
+    let (Ok(store), Ok(mp)) = (std::fs::canonicalize(store), std::fs::canonicalize(mp)) else {
+        return Ok(());
+    };
+    if store.is_dir() && mp.starts_with(&store) {
+        return fail(format!(
+            "mount point {} {} the store {}: a mount there would hide the store's own files; \
+             mount it on an empty directory outside the store (mkdir -p /tmp/nz && nzfs mount {} /tmp/nz)",
+            mp.display(),
+            if mp == store { "is" } else { "lies inside" },
+            store.display(),
+            shell_word(&store.to_string_lossy()),
+        ));
+    }
+    Ok(())
+}
+
 /// Arguments in the wrong order (`nzfs mount MOUNTPOINT STORE`): the
 /// "store" is an empty directory and the "mount point" holds Zarr metadata.
 pub(super) fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {

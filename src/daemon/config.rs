@@ -72,7 +72,8 @@ impl MountConfig {
     /// refused, with the nearest), and the passthrough mode's rights.
     pub fn from_args(args: &MountArgs) -> Result<MountConfig, CliError> {
         let mut store_args = args.symlinks.clone();
-        let mount = mount_options(&args.options, &args.store, &mut store_args)?;
+        // A `-o` list nzfs cannot take is a usage error, as `--bogus` is.
+        let mount = mount_options(&args.options, &args.store, &mut store_args).map_err(|e| e.with_code(2))?;
         if args.passthrough == PassthroughArg::Always && !crate::fuse::has_cap_sys_admin() {
             return Err(CliError::new(
                 "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon",

@@ -91,28 +91,45 @@ fn check(args: &CheckArgs) -> ExitCode {
         );
     } else {
         print!("{}", nzfs::nz::to_text(&report));
-        if !report.declared() {
+        if report.declared() {
             println!(
-                "{} does not declare NZ-1.0 (the NetCDF-Zarr convention: Zarr with netCDF's data model, \
-                 which nzfs's netCDF views follow). It reads as plain Zarr; declaring it (root attribute \
-                 conventions = \"NZ-1.0\") would need the other findings above fixed too.",
-                daemon::shown_store(&args.store)
+                "{} (Zarr v{}): {} NZ-1.0 ({}, {})",
+                daemon::shown_store(&args.store),
+                report.zarr_format,
+                if report.errors() == 0 {
+                    "conforms to"
+                } else {
+                    "does not conform to"
+                },
+                nzfs::naming::count(report.errors() as u64, "error"),
+                nzfs::naming::count(report.warnings() as u64, "warning")
+            );
+        } else {
+            // Plain Zarr (an xarray store, CF or not) is not in error: the
+            // findings say what declaring NZ-1.0 would need.
+            let invalid = report.failures();
+            println!(
+                "{} (Zarr v{}) does not declare NZ-1.0, the NetCDF-Zarr convention (Zarr with netCDF's data \
+                 model, which nzfs's netCDF views follow), so it is read as plain Zarr{}; declaring it (root \
+                 attribute conventions = \"NZ-1.0\") would need the {} above.",
+                daemon::shown_store(&args.store),
+                report.zarr_format,
+                match invalid {
+                    0 => String::new(),
+                    n => format!(
+                        " ({} not valid Zarr: the errors above)",
+                        nzfs::naming::count(n as u64, "node")
+                    ),
+                },
+                nzfs::naming::count(
+                    (report.errors() + report.warnings()).saturating_sub(1 + invalid) as u64,
+                    "other note"
+                ),
             );
         }
-        println!(
-            "{} (Zarr v{}): {} NZ-1.0 ({}, {})",
-            daemon::shown_store(&args.store),
-            report.zarr_format,
-            if report.errors() == 0 {
-                "conforms to"
-            } else {
-                "does not conform to"
-            },
-            nzfs::naming::count(report.errors() as u64, "error"),
-            nzfs::naming::count(report.warnings() as u64, "warning")
-        );
     }
-    if report.errors() > 0 {
+    // Only a store that declares NZ-1.0 can break it (invalid Zarr aside).
+    if report.failures() > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -104,6 +104,16 @@ impl Report {
         !self.findings.iter().any(|f| f.rule == "convention-declaration")
     }
 
+    /// The errors that make the store fail the check: every one when it
+    /// declares NZ-1.0; otherwise only nodes that are not valid Zarr
+    /// (`zarr-v3-valid`), which no convention excuses.
+    pub fn failures(&self) -> usize {
+        match self.declared() {
+            true => self.errors(),
+            false => self.findings.iter().filter(|f| counts_undeclared(f)).count(),
+        }
+    }
+
     /// Errors found, omitted ones included.
     pub fn errors(&self) -> usize {
         self.findings.iter().filter(|f| f.severity == Severity::Error).count() + self.omitted[1]
@@ -113,6 +123,12 @@ impl Report {
     pub fn warnings(&self) -> usize {
         self.findings.iter().filter(|f| f.severity == Severity::Warning).count() + self.omitted[0]
     }
+}
+
+/// Whether finding `f` is an error in a store that does not declare
+/// NZ-1.0: a node that is not valid Zarr.
+pub fn counts_undeclared(f: &Finding) -> bool {
+    f.severity == Severity::Error && f.rule == "zarr-v3-valid"
 }
 
 fn display_path(p: &str) -> String {

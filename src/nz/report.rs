@@ -8,11 +8,18 @@ use crate::json::Value;
 /// The report as text: one line per finding, then the coordinates.
 pub fn to_text(report: &Report) -> String {
     let mut out = String::new();
+    // A store that does not declare NZ-1.0 breaks none of its rules: its
+    // findings are notes of what declaring it would need.
+    let declared = report.declared();
     for f in &report.findings {
         let _ = writeln!(
             out,
             "{:<7} {}: {} [{}]: expected {}; found {}",
-            f.severity.as_str(),
+            if declared || super::counts_undeclared(f) {
+                f.severity.as_str()
+            } else {
+                "note"
+            },
             f.path,
             f.rule,
             f.section,

@@ -10,17 +10,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --demo
 start=$(date +%s)
-echo "demo: building nzfs (local stores only) into target/demo: about 2 minutes on 2 cores the first time, seconds after"
-cargo build --release --locked --quiet --no-default-features --target-dir target/demo
+echo "demo: building nzfs (local stores only) into target/demo: about 4 minutes on 2 cores the first time, seconds after; cargo shows its progress"
+# No --quiet: a build of minutes shows what it is doing.
+cargo build --release --locked --no-default-features --target-dir target/demo
 nzfs=./target/demo/release/nzfs
 echo "demo: built $($nzfs --version) in $(( $(date +%s) - start )) s"
 mp=$(mktemp -d /tmp/nzfs-demo.XXXXXX)
 trap '"$nzfs" unmount "$mp" 2>/dev/null || true; rmdir "$mp"' EXIT
 "$nzfs" mount tests/data/sample.zarr "$mp"
-echo; echo "== the tree: $mp and each array directory (ls -l, first lines of each)"
+echo; echo "== the tree: $mp and each array directory (ls -l)"
 for d in "$mp" "$mp"/*/; do
   echo "-- $d"
-  ls -l "$d" | head -n 12
+  ls -l "$d"
 done
 echo; echo "== $mp/header.cdl"
 cat "$mp/header.cdl"
@@ -33,3 +34,7 @@ as -9999, the CF missing value netCDF tools look for. The Zarr fill_value in
 the header's guide is NaN: what a chunk absent from the store reads as.
 Both are in header.cdl; only _FillValue marks missing data in the files.
 TEXT
+
+echo "demo: the binary is $nzfs (local stores only). For the full one (object"
+echo "storage, Icechunk, zfp) on your PATH: cargo install --locked --path .  (it goes to"
+echo "~/.cargo/bin/nzfs, which rustup put on PATH); scripts/test.sh builds target/debug/nzfs."

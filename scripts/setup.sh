@@ -55,15 +55,19 @@ if [ ${#need[@]} -gt 0 ]; then
       [nN]*) echo "setup: not installed; install them yourself, then run this again" >&2; exit 1 ;;
     esac
   fi
+  echo "setup: apt-get update, then installing ${#need[@]} packages (about 3 minutes on a fresh machine; apt shows each)" >&2
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  # -q, not -qq: one line per package unpacked and set up, so a long
+  # install shows that it is moving.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}" \
+    > >(grep --line-buffered -E '^(Unpacking|Setting up) ' >&2 || true)
 fi
 [ -e /dev/fuse ] || { echo "setup: /dev/fuse is missing: this machine cannot mount FUSE filesystems" >&2; exit 1; }
 if [ "${1:-}" = "--test" ]; then
   # moto's S3 server for the remote-store tests (tests/remote.rs), in the
   # test venv (the same one scripts/check_fixtures.sh uses).
   venv=${NZFS_VENV:-.venv}
-  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  [ -x "$venv/bin/python" ] || { echo "setup: making the test venv $venv (moto, grpcio, schema checkers)" >&2; python3 -m venv "$venv"; }
   # moto's S3 server, and grpcio for the CSI tests' second gRPC client.
   { [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c "import grpc_tools" 2>/dev/null; } ||
     "$venv/bin/pip" install -q -r scripts/servers-requirements.txt

@@ -54,7 +54,14 @@ pub fn query_status(mp: &Path) -> Result<String, CliError> {
                 format!("{shown}: the mount's daemon is gone (stale mount; `nzfs unmount {shown}` clears it)")
             }
             Some(libc::ENOTTY) | Some(libc::EINVAL) if !crate::daemon::is_mount_point(mp) => {
-                format!("{shown} is not a mount point")
+                match crate::mounts::nzfs_mount_around(mp) {
+                    Some(m) => format!(
+                        "{shown} is inside the nzfs mount {}, not its root: ask `nzfs status {}`",
+                        m.point.display(),
+                        m.point.display()
+                    ),
+                    None => format!("{shown} is not a mount point"),
+                }
             }
             Some(libc::ENOTTY) | Some(libc::EINVAL) => format!("{shown} is not an nzfs mount"),
             _ => format!("{shown}: {e}"),

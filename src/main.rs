@@ -108,10 +108,11 @@ fn check(args: &CheckArgs) -> ExitCode {
             // Plain Zarr (an xarray store, CF or not) is not in error: the
             // findings say what declaring NZ-1.0 would need.
             let invalid = report.failures();
+            let others = (report.errors() + report.warnings()).saturating_sub(1 + invalid);
             println!(
-                "{} (Zarr v{}) does not declare NZ-1.0, the NetCDF-Zarr convention (Zarr with netCDF's data \
-                 model, which nzfs's netCDF views follow), so it is read as plain Zarr{}; declaring it (root \
-                 attribute conventions = \"NZ-1.0\") would need the {} above.",
+                "{} (Zarr v{}) does not declare NZ-1.0 (the NetCDF-Zarr convention: Zarr with netCDF's data \
+                 model, which nzfs's netCDF views follow), so it is read as plain Zarr{}. Declaring it takes \
+                 the root attribute conventions = \"NZ-1.0\"{}.",
                 daemon::shown_store(&args.store),
                 report.zarr_format,
                 match invalid {
@@ -121,10 +122,13 @@ fn check(args: &CheckArgs) -> ExitCode {
                         nzfs::naming::count(n as u64, "node")
                     ),
                 },
-                nzfs::naming::count(
-                    (report.errors() + report.warnings()).saturating_sub(1 + invalid) as u64,
-                    "other note"
-                ),
+                match others {
+                    0 => String::new(),
+                    n => format!(
+                        ", and what the {} above say",
+                        nzfs::naming::count(n as u64, "other note")
+                    ),
+                },
             );
         }
     }

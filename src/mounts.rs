@@ -65,6 +65,16 @@ pub fn table() -> Vec<Mounted> {
         .collect()
 }
 
+/// The innermost nzfs mount that `path` lies strictly inside, if any
+/// (`path` made absolute first; no request is made to the mount).
+pub fn nzfs_mount_around(path: &Path) -> Option<Mounted> {
+    let path = std::path::absolute(path).ok()?;
+    table()
+        .into_iter()
+        .filter(|m| m.fstype == "fuse.nzfs" && path != m.point && path.starts_with(&m.point))
+        .max_by_key(|m| m.point.as_os_str().len())
+}
+
 /// The last mount at `point` (the top of a stack), if any.
 pub fn at(point: &Path) -> Option<Mounted> {
     table().into_iter().rev().find(|m| m.point == point)

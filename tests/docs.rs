@@ -3,6 +3,8 @@
 //! that exists and, where it names a heading, to that heading (GitHub's
 //! anchor rule: lower case, punctuation dropped, spaces as hyphens).
 
+mod common;
+
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -95,4 +97,28 @@ fn every_relative_link_leads_to_a_file_and_heading() {
         }
     }
     assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
+}
+
+/// The README's listing of the sample's `t2m/` is what the demo shows: each
+/// name is in a real mount of the sample, and the demo lists each array
+/// directory whole (its `ls -l | head -n 12` cut `preview.png` off).
+#[test]
+fn the_readme_listing_is_what_the_demo_shows() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme
+        .split("```")
+        .find(|b| b.contains("/tmp/nz/t2m:"))
+        .expect("the README's listing");
+    let names: Vec<&str> = block.split("/tmp/nz/t2m:").nth(1).unwrap().split_whitespace().collect();
+    assert!(names.contains(&"preview.png") && names.len() >= 12, "{names:?}");
+    let demo = std::fs::read_to_string(root().join("scripts/demo.sh")).unwrap();
+    let ls = demo
+        .lines()
+        .find(|l| l.trim_start().starts_with("ls -l"))
+        .expect("the demo's ls");
+    assert!(!ls.contains("head"), "the demo cuts its listing: {ls}");
+    let m = common::mount::Mount::new("sample.zarr", &[]);
+    for name in names {
+        assert!(m.mp.join("t2m").join(name).exists(), "{name} is not in the mount");
+    }
 }

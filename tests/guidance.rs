@@ -454,3 +454,26 @@ fn status_of_what_is_not_an_nzfs_mount_says_what_it_is() {
     let err = stderr(&out);
     assert!(err.contains("/proc is not an nzfs mount"), "{err}");
 }
+
+/// A directory inside a live mount is not "not a mount point": `nzfs
+/// status` and `nzfs unmount` name the mount it is in; and `nzfs unmount`
+/// of a path that does not exist says so rather than "is not mounted".
+#[test]
+fn a_path_inside_a_mount_or_nowhere_is_named_as_such() {
+    let m = common::mount::Mount::new("sample.zarr", &[]);
+    let inside = m.mp.join("t2m");
+    let mp = m.mp.display().to_string();
+    for cmd in ["status", "unmount"] {
+        let out = nzfs(&[cmd, inside.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{cmd}: {err}");
+        assert!(err.contains(&format!("inside the nzfs mount {mp}")), "{cmd}: {err}");
+    }
+    assert!(nzfs::daemon::is_mount_point(&m.mp), "still mounted");
+    let out = nzfs(&["unmount", "/no/such/path"]);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success() && err.contains("/no/such/path does not exist"),
+        "{err}"
+    );
+}

@@ -243,3 +243,31 @@ fn an_ngff_zarr_image_has_its_ome_tiff() {
         "{info}"
     );
 }
+
+/// An OME-Zarr store named as ome-zarr-py names them (`cells.ome.zarr`)
+/// shows `cells.ome.tif`, `cells.nc` and an index titled `cells` (it
+/// showed `cells.ome.ome.tif`, `cells.ome.nc` and `cells.ome`).
+#[test]
+fn an_ome_zarr_stores_names_are_not_doubled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("cells.ome.zarr");
+    common::copy_dir(&common::data_dir().join("ome/ngff05.zarr"), &store);
+    let m = Mount::at(&store, &[]);
+    let mut names: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.contains(&"cells.ome.tif".to_string()), "{names:?}");
+    assert!(names.contains(&"cells.nc".to_string()), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.contains("ome.ome") || n == "cells.ome.nc"),
+        "{names:?}"
+    );
+    let index = std::fs::read_to_string(m.mp.join("index.html")).unwrap();
+    assert!(
+        index.contains("<title>cells</title>"),
+        "{}",
+        &index[..index.len().min(400)]
+    );
+}

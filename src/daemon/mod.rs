@@ -64,8 +64,10 @@ pub fn dataset_name(store: &Path) -> String {
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
     };
     let mut base = base.unwrap_or_else(|| "dataset".into());
-    // A reference set's compression, then its format, then the store's.
-    for suffix in [".gz", ".zst", ".json", ".parq", ".parquet", ".zip", ".zarr"] {
+    // A reference set's compression, then its format, then the store's,
+    // then OME-Zarr's `.ome` (`cells.ome.zarr` is `cells`: its OME-TIFF is
+    // `cells.ome.tif`, not `cells.ome.ome.tif`).
+    for suffix in [".gz", ".zst", ".json", ".parq", ".parquet", ".zip", ".zarr", ".ome"] {
         if let Some(b) = base.strip_suffix(suffix).filter(|b| !b.is_empty()) {
             base = b.to_string();
         }
@@ -471,6 +473,17 @@ fn lazy_unmount(mp: &Path) -> std::io::Result<()> {
 pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
     let stale = is_stale(mp);
     if !stale && !is_mount_point(mp) {
+        if std::fs::symlink_metadata(mp).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+            return fail(format!("{} does not exist (no mount point there)", mp.display()));
+        }
+        if let Some(m) = crate::mounts::nzfs_mount_around(mp) {
+            return fail(format!(
+                "{} is inside the nzfs mount {}: unmount that: nzfs unmount {}",
+                mp.display(),
+                m.point.display(),
+                m.point.display()
+            ));
+        }
         return fail(format!("{} is not mounted", mp.display()));
     }
     match fusermount(mp, lazy) {

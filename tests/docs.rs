@@ -122,3 +122,35 @@ fn the_readme_listing_is_what_the_demo_shows() {
         assert!(m.mp.join("t2m").join(name).exists(), "{name} is not in the mount");
     }
 }
+
+/// No test changes `/dev/fuse` for the whole machine (another process,
+/// another test run, sees the change; one run restored another's).
+#[test]
+fn no_test_changes_dev_fuse() {
+    let mut files = Vec::new();
+    let mut pending = vec![root().join("tests"), root().join("scripts")];
+    while let Some(dir) = pending.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                if !p.ends_with("data") {
+                    pending.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs" || x == "py" || x == "sh")
+                && p != root().join("tests/docs.rs")
+            {
+                files.push(p);
+            }
+        }
+    }
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for line in text.lines().filter(|l| l.contains("/dev/fuse")) {
+            assert!(
+                !line.contains("set_permissions") && !line.contains("chmod(") && !line.contains("chmod 0"),
+                "{} changes /dev/fuse: {line}",
+                f.display()
+            );
+        }
+    }
+}

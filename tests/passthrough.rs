@@ -187,3 +187,46 @@ fn passthrough_always_is_refused_without_cap_sys_admin_and_auto_falls_back() {
         .unwrap();
     assert!(m.log().contains("passthrough off"), "log:\n{}", m.log());
 }
+
+/// Backings held open by readers count against --cache-size: with a 1 MiB
+/// budget, eight readers holding 256 KiB chunk files open keep at most
+/// 1 MiB of backings (they kept all eight, 2 MiB, and 48 such readers of
+/// 32 MiB chunks held 1.5 GiB); the files past the budget are read through
+/// the daemon, with the same bytes.
+#[test]
+fn backings_held_open_stay_within_the_cache_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("wide.zarr");
+    std::fs::create_dir_all(store.join("a/c")).unwrap();
+    std::fs::write(store.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    std::fs::write(
+        store.join("a/zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [8, 262144], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1, 262144]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+    )
+    .unwrap();
+    let chunk = |k: usize| (0..262144usize).map(|i| (i * 7 + k * 13) as u8).collect::<Vec<u8>>();
+    std::fs::create_dir_all(store.join("a/c")).unwrap();
+    for k in 0..8 {
+        std::fs::create_dir_all(store.join(format!("a/c/{k}"))).unwrap();
+        std::fs::write(store.join(format!("a/c/{k}/0")), chunk(k)).unwrap();
+    }
+    let m = Mount::at(&store, &["--passthrough", "always", "--cache-size", "1MiB", "-v"]);
+    let files: Vec<std::fs::File> = (0..8)
+        .map(|k| std::fs::File::open(m.mp.join(format!("a/{k}.0.bin"))).unwrap())
+        .collect();
+    for (k, f) in files.iter().enumerate() {
+        let mut got = vec![0u8; 262144];
+        f.read_exact_at(&mut got, 0).unwrap();
+        assert!(got == chunk(k), "chunk {k} read other bytes");
+    }
+    let doc = m.status();
+    let held = doc
+        .get("passthrough")
+        .and_then(|p| p.get("backing_bytes"))
+        .and_then(|b| b.as_u64())
+        .unwrap();
+    assert!(held <= 1 << 20, "backings held open: {held} bytes with a 1 MiB budget");
+    drop(files);
+}

@@ -56,7 +56,11 @@ pub(super) fn check_outside_store(store: &Path, mp: &Path) -> Result<(), CliErro
     let (Ok(store), Ok(mp)) = (std::fs::canonicalize(store), std::fs::canonicalize(mp)) else {
         return Ok(());
     };
-    if store.is_dir() && mp.starts_with(&store) {
+    // (A directory that is no store is refused for that, later.)
+    let holds_zarr = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
+        .iter()
+        .any(|f| store.join(f).is_file());
+    if holds_zarr && mp.starts_with(&store) {
         return fail(format!(
             "mount point {} {} the store {}: a mount there would hide the store's own files; \
              mount it on an empty directory outside the store (mkdir -p /tmp/nz && nzfs mount {} /tmp/nz)",

@@ -15,6 +15,10 @@
 //! - a backing with an open handle is never dropped; the others are dropped
 //!   least recently used first while the pool and the decoded-chunk cache
 //!   together hold more than the cache budget, or more than [`MAX_ENTRIES`];
+//!   and no backing is made that would take the open ones and the cache
+//!   past the budget, unless none is open (that open is served by the
+//!   daemon instead), so readers holding files open cannot take memory
+//!   past the budget plus one chunk;
 //! - creating a backing (the decode) runs outside the pool's lock.
 
 use crate::sync::lock;
@@ -73,15 +77,35 @@ impl<T> BackingPool<T> {
     /// The backing of `ino` for a new open handle: the pooled one, or one
     /// made by `create` (which returns it and its size). `others` is what the
     /// decoded-chunk cache holds now; it counts against the same budget.
-    pub fn open<E>(&self, ino: u64, others: u64, create: impl FnOnce() -> Result<(T, u64), E>) -> Result<Arc<T>, E> {
-        if let Some(found) = lock(&self.state).pin(ino) {
-            return Ok(found);
+    /// `None` when a new backing of `expected` bytes would take the backings
+    /// held open past the budget (they cannot be dropped; one is always
+    /// allowed): that file is then read through the daemon, and memory
+    /// stays within the budget (plus one chunk) however many readers hold
+    /// files open.
+    pub fn open<E>(
+        &self,
+        ino: u64,
+        others: u64,
+        expected: u64,
+        create: impl FnOnce() -> Result<(T, u64), E>,
+    ) -> Result<Option<Arc<T>>, E> {
+        {
+            let mut st = lock(&self.state);
+            if let Some(found) = st.pin(ino) {
+                return Ok(Some(found));
+            }
+            // One open backing is always allowed, as the decoded cache
+            // always keeps its newest chunk.
+            let pinned: u64 = st.lru.iter().filter(|(_, e)| e.open > 0).map(|(_, e)| e.bytes).sum();
+            if pinned > 0 && pinned.saturating_add(expected).saturating_add(others) > self.budget {
+                return Ok(None);
+            }
         }
         let (backing, bytes) = create()?;
         let mut st = lock(&self.state);
         // Another open may have made one meanwhile: every handle must share it.
         if let Some(found) = st.pin(ino) {
-            return Ok(found);
+            return Ok(Some(found));
         }
         let backing = Arc::new(backing);
         let entry = Entry {
@@ -92,7 +116,7 @@ impl<T> BackingPool<T> {
         st.lru.put(ino, entry);
         st.bytes += bytes;
         self.evict(&mut st, others);
-        Ok(backing)
+        Ok(Some(backing))
     }
 
     /// A handle of `ino` was closed.
@@ -226,16 +250,20 @@ mod tests {
             made.set(made.get() + 1);
             Ok::<_, ()>((v, 40))
         };
-        let a = pool.open(1, 0, || mk(1)).unwrap();
-        let a2 = pool.open(1, 0, || mk(99)).unwrap();
+        let a = pool.open(1, 0, 40, || mk(1)).unwrap().unwrap();
+        let a2 = pool.open(1, 0, 40, || mk(99)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&a, &a2), "a second open shares the first backing");
         assert_eq!(made.get(), 1);
-        pool.open(2, 0, || mk(2)).unwrap();
-        // 1 and 2 are open: a third goes over budget but nothing can go.
-        pool.open(3, 0, || mk(3)).unwrap();
-        assert_eq!(pool.usage(), (120, 3));
-        // Closing 2 lets it go (the least recently used closed one).
+        pool.open(2, 0, 40, || mk(2)).unwrap().unwrap();
+        // 1 and 2 are open and cannot go: a third would take the pool past
+        // its budget, so none is made (that open reads through the daemon).
+        assert!(pool.open(3, 0, 40, || mk(3)).unwrap().is_none());
+        assert_eq!(made.get(), 2);
+        assert_eq!(pool.usage(), (80, 2));
+        // Closing 2 leaves room: 3 is made, and 2 (closed, least recently
+        // used) goes.
         pool.release(2, 0);
+        pool.open(3, 0, 40, || mk(3)).unwrap().unwrap();
         assert!(!pool.contains(2));
         assert!(pool.contains(1) && pool.contains(3));
         // 1 has two handles: one release keeps it pinned.
@@ -246,8 +274,12 @@ mod tests {
         pool.release(1, 50);
         assert!(!pool.contains(1), "1 was least recently used and closed");
         assert!(pool.contains(3));
+        // A new backing while one is open and the cache holds most of the
+        // budget: refused.
+        let _three = pool.open(3, 0, 40, || mk(3)).unwrap().unwrap();
+        assert!(pool.open(5, 70, 40, || mk(5)).unwrap().is_none());
         // An error from create leaves nothing behind.
-        assert!(pool.open(4, 0, || Err::<(u32, u64), ()>(())).is_err());
+        assert!(pool.open(4, 0, 40, || Err::<(u32, u64), ()>(())).is_err());
         assert!(!pool.contains(4));
     }
 }

@@ -584,6 +584,12 @@ impl NzFs {
     }
 
     /// The metadata and file names of array `n`, decodable or not.
+    /// The size of chunk file `index` of array `node` (0 when unknown):
+    /// what a passthrough backing of it holds at most.
+    pub fn chunk_file_len(&self, node: usize, index: u64) -> u64 {
+        self.array_files(node).map_or(0, |(m, _)| m.chunk_bytes_of(index))
+    }
+
     fn array_files(&self, n: usize) -> Result<(&crate::zarr::metadata::ArrayMetadata, &ChunkNames), FsError> {
         let node = self.node_dir(n)?;
         match (&node.kind, &self.info[n].chunk_names) {

@@ -66,6 +66,9 @@ const CONGESTION_THRESHOLD: u16 = 48;
 /// The handle of an open served by passthrough (others are 0), so that
 /// `release` knows to unpin its backing.
 const PASSTHROUGH_FH: FileHandle = FileHandle(1);
+/// The handle of a chunk file served by the daemon because a backing of it
+/// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
+const OVER_BUDGET_FH: FileHandle = FileHandle(2);
 
 /// Whether open chunk files are served by the kernel from backing files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +89,11 @@ pub struct FuseAdapter {
     /// Passthrough is in use (set at INIT; cleared if the kernel refuses).
     passthrough: AtomicBool,
     backings: BackingPool<BackingId>,
+    /// Chunk files open through the daemon because their backing would not
+    /// fit the budget, by inode: no backing is made for one while such an
+    /// open lasts (the kernel refuses a passthrough open of an inode that
+    /// has cached ones).
+    daemon_opens: std::sync::Mutex<std::collections::HashMap<u64, u32>>,
     /// Opens are answered by the kernel alone (set at INIT, see the module
     /// doc).
     no_open: AtomicBool,
@@ -106,9 +114,20 @@ enum BackingError {
     /// This file is better served by the daemon (an absent chunk whose
     /// fill is not zero).
     Skip,
+    /// A new backing would take the backings held open and the decoded
+    /// cache past the cache budget.
+    OverBudget,
 }
 
 impl FuseAdapter {
+    /// Open chunk file `ino` through the daemon, counted in
+    /// [`FuseAdapter::daemon_opens`] until its release.
+    fn open_over_budget(&self, ino: u64, keep: FopenFlags, reply: ReplyOpen) {
+        *crate::sync::lock(&self.daemon_opens).entry(ino).or_default() += 1;
+        tracing::debug!(ino, "no room for a backing within the budget: read through the daemon");
+        reply.opened(OVER_BUDGET_FH, keep)
+    }
+
     /// Serve `fs`, with passthrough as `mode` says.
     pub fn new(fs: NzFs, mode: Passthrough) -> Self {
         let budget = fs.options().cache_bytes;
@@ -119,6 +138,7 @@ impl FuseAdapter {
             mode,
             passthrough: AtomicBool::new(false),
             backings: BackingPool::new(budget),
+            daemon_opens: Default::default(),
             no_open: AtomicBool::new(false),
             open_requests: AtomicU64::new(0),
             readdirplus: AtomicBool::new(false),
@@ -135,7 +155,8 @@ impl FuseAdapter {
         (node, index): (usize, u64),
         reply: &ReplyOpen,
     ) -> Result<Arc<BackingId>, BackingError> {
-        self.backings.open(ino, self.fs.cache().bytes(), || {
+        let expected = self.fs.chunk_file_len(node, index);
+        let opened = self.backings.open(ino, self.fs.cache().bytes(), expected, || {
             // An absent chunk's fill is made only for what is read: a zero
             // fill is a sparse memfd, any other is served by the daemon.
             let (file, len) = match self.fs.chunk_content(node, index).map_err(BackingError::Fs)? {
@@ -147,7 +168,8 @@ impl FuseAdapter {
             // The kernel holds the file from here on; our descriptor closes.
             let id = reply.open_backing(&file).map_err(BackingError::Os)?;
             Ok((id, len))
-        })
+        })?;
+        opened.ok_or(BackingError::OverBudget)
     }
 }
 
@@ -265,6 +287,9 @@ impl fuser::Filesystem for FuseAdapter {
         let wanted = self.mode != Passthrough::Never
             && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino.0));
         if let Some(chunk) = wanted.then(|| self.fs.passthrough_chunk(ino.0)).flatten() {
+            if crate::sync::lock(&self.daemon_opens).contains_key(&ino.0) {
+                return self.open_over_budget(ino.0, keep, reply);
+            }
             match self.open_passthrough(ino.0, chunk, &reply) {
                 Ok(id) => {
                     self.fs.note_open(chunk.0, chunk.1);
@@ -272,6 +297,10 @@ impl fuser::Filesystem for FuseAdapter {
                 }
                 Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino.0, &e)),
                 Err(BackingError::Skip) => {}
+                // No room within --cache-size while other backings are held
+                // open (they cannot be dropped): the daemon, whose memory
+                // the budget bounds, serves this open.
+                Err(BackingError::OverBudget) => return self.open_over_budget(ino.0, keep, reply),
                 Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
                     tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
                     return reply.error(Errno::EIO);
@@ -301,6 +330,15 @@ impl fuser::Filesystem for FuseAdapter {
     ) {
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs.cache().bytes());
+        }
+        if fh == OVER_BUDGET_FH {
+            let mut opens = crate::sync::lock(&self.daemon_opens);
+            if let Some(n) = opens.get_mut(&ino.0) {
+                *n -= 1;
+                if *n == 0 {
+                    opens.remove(&ino.0);
+                }
+            }
         }
         reply.ok();
     }

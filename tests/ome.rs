@@ -271,3 +271,23 @@ fn an_ome_zarr_stores_names_are_not_doubled() {
         &index[..index.len().min(400)]
     );
 }
+
+/// index.html links what a person looks for: each array's data.tif and
+/// preview.png beside header.cdl and data.bin, an image group's OME-TIFF,
+/// and the image's channels by their `omero` labels.
+#[test]
+fn the_index_links_tiffs_previews_and_names_channels() {
+    let m = Mount::new("ome/ngff04.zarr", &[]);
+    let index = std::fs::read_to_string(m.mp.join("index.html")).unwrap();
+    for want in [
+        "href=\"ngff04.ome.tif\"",
+        "href=\"s0/data.tif\"",
+        "href=\"s0/preview.png\">preview.png</a>",
+        "channels: cells, stripes",
+    ] {
+        assert!(index.contains(want), "{want} missing from index.html:\n{index}");
+    }
+    for link in ["ngff04.ome.tif", "s0/data.tif", "s0/preview.png"] {
+        assert!(m.mp.join(link).exists(), "{link}");
+    }
+}

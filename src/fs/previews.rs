@@ -133,11 +133,15 @@ impl NzFs {
                         .flatten()
                 };
                 let data_bin = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_data_bin(n);
+                let tiff = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_tiff(n);
+                let ome = |n: usize| self.ome_file(n).map(str::to_string);
                 let shown = preview::Shown {
                     dir: &dir,
                     nc: &nc,
                     preview: &shown_preview,
                     data_bin: &data_bin,
+                    tiff: &tiff,
+                    ome: &ome,
                 };
                 let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
                 Arc::new(preview::index_html(h, title, &shown).into_bytes())

@@ -33,11 +33,17 @@ pub struct Shown<'a> {
     pub preview: &'a dyn Fn(usize) -> Option<(u64, u64)>,
     /// Whether an array shows `data.bin`.
     pub data_bin: &'a dyn Fn(usize) -> bool,
+    /// Whether an array shows `data.tif`.
+    pub tiff: &'a dyn Fn(usize) -> bool,
+    /// A multiscale image group's OME-TIFF name, if it shows one.
+    pub ome: &'a dyn Fn(usize) -> Option<String>,
 }
 
 /// The page at the mount root: the group tree, each array's shape, type,
-/// dimensions, `units` and `long_name`, its thumbnail and its files; no
-/// scripts, no network, relative links (it works from `file://`).
+/// dimensions, `units` and `long_name`, its thumbnail and its files
+/// (`header.cdl`, `data.bin`, `data.tif`, `preview.png`; a group's `.nc`,
+/// an image's OME-TIFF and channel names); no scripts, no network,
+/// relative links (it works from `file://`).
 pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>\n\
@@ -108,6 +114,14 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                 if (shown.data_bin)(n) {
                     out.push_str(&format!(" &middot; <a href=\"{prefix}data.bin\">data.bin</a>"));
                 }
+                if (shown.tiff)(n) {
+                    out.push_str(&format!(" &middot; <a href=\"{prefix}data.tif\">data.tif</a>"));
+                }
+                if (shown.preview)(n).is_some() {
+                    out.push_str(&format!(
+                        " &middot; <a href=\"{prefix}{PREVIEW_NAME}\">{PREVIEW_NAME}</a>"
+                    ));
+                }
                 out.push_str("</div></li>\n");
             }
             NodeKind::Group { .. } => {
@@ -122,6 +136,27 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                         href(&nc),
                         markup(&nc)
                     ));
+                }
+                if let Some(ome) = (shown.ome)(n) {
+                    out.push_str(&format!(
+                        " &middot; <a href=\"{prefix}{}\">{}</a>",
+                        href(&ome),
+                        markup(&ome)
+                    ));
+                    // An image's channels by name, as its `omero` labels them.
+                    let labels: Vec<String> = h
+                        .ngff_image(n)
+                        .map(|img| {
+                            img.channels
+                                .iter()
+                                .filter_map(|c| c.label.as_deref())
+                                .map(markup)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if !labels.is_empty() {
+                        out.push_str(&format!(" &middot; channels: {}", labels.join(", ")));
+                    }
                 }
                 out.push_str("</span>\n<ul>\n");
                 for &c in &node.children {

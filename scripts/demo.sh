@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --demo
 start=$(date +%s)
-echo "demo: building nzfs (local stores only) into target/demo: about 4 minutes on 2 cores the first time, seconds after; cargo shows its progress"
+echo "demo: building nzfs (local stores only) into target/demo: about 3 minutes on 2 cores the first time, seconds after; cargo shows its progress"
 # No --quiet: a build of minutes shows what it is doing.
 cargo build --release --locked --no-default-features --target-dir target/demo
 nzfs=./target/demo/release/nzfs

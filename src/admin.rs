@@ -256,19 +256,15 @@ fn installed_by_us(path: &Path, exe: &Path) -> bool {
 /// Refuse a directory that someone other than this user (or root) could
 /// change: a file root installs there could be replaced after the fact.
 fn check_install_dir(dir: &Path) -> Result<(), CliError> {
-    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(dir).map_err(|e| CliError::new(format!("{}: {e}", dir.display())))?;
-    let me = rustix::process::geteuid().as_raw();
-    if (meta.uid() != me && meta.uid() != 0) || meta.mode() & 0o022 != 0 {
-        return Err(CliError::new(format!(
-            "{} is writable by others (owner uid {}, mode {:o}): a file installed there could be replaced; \
-             make it root's alone (chmod go-w), or choose another --prefix",
-            dir.display(),
-            meta.uid(),
-            meta.mode() & 0o7777
-        )));
+    match crate::owned::not_yours_alone(&meta, true) {
+        Some(why) => Err(CliError::new(format!(
+            "{} {why}: a file installed there could be replaced; make it root's alone (chmod go-w), \
+             or choose another --prefix",
+            dir.display()
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Write `bytes` to `dir/name` as a new file of this user's with `mode`,

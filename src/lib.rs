@@ -37,6 +37,7 @@ pub mod naming;
 pub mod netcdf;
 pub mod nz;
 pub mod open;
+pub mod owned;
 pub mod preview;
 pub mod store;
 pub mod sync;

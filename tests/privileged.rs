@@ -190,11 +190,17 @@ fn install_helper_installs_a_copy_of_roots_and_writes_through_no_link() {
     let man = prefix.join("share/man/man1");
     std::fs::create_dir_all(&man).unwrap();
     symlink(&secret, man.join("nzfs-mount.1")).unwrap();
-    let out = Command::new(&theirs)
-        .args(["install-helper", "--prefix"])
-        .arg(&prefix)
-        .output()
-        .unwrap();
+    // `BINARY install-helper [--remove] --prefix PREFIX`.
+    let helper = |binary: &Path, remove: bool, prefix: &Path| {
+        Command::new(binary)
+            .arg("install-helper")
+            .args(remove.then_some("--remove"))
+            .arg("--prefix")
+            .arg(prefix)
+            .output()
+            .unwrap()
+    };
+    let out = helper(&theirs, false, &prefix);
     assert!(out.status.success(), "{}", text(&out));
     let installed = prefix.join("bin/nzfs");
     let meta = std::fs::symlink_metadata(&installed).unwrap();
@@ -215,17 +221,9 @@ fn install_helper_installs_a_copy_of_roots_and_writes_through_no_link() {
     let out = Command::new(&installed).arg("--version").output().unwrap();
     assert!(text(&out).starts_with("nzfs "), "{}", text(&out));
     // An earlier copy is replaced; --remove takes it and the pages away.
-    let again = Command::new(&installed)
-        .args(["install-helper", "--prefix"])
-        .arg(&prefix)
-        .output()
-        .unwrap();
+    let again = helper(&installed, false, &prefix);
     assert!(again.status.success(), "{}", text(&again));
-    let removed = Command::new(&installed)
-        .args(["install-helper", "--remove", "--prefix"])
-        .arg(&prefix)
-        .output()
-        .unwrap();
+    let removed = helper(&installed, true, &prefix);
     assert!(removed.status.success(), "{}", text(&removed));
     assert!(installed.symlink_metadata().is_err() && !man.join("nzfs-mount.1").exists());
 
@@ -234,11 +232,7 @@ fn install_helper_installs_a_copy_of_roots_and_writes_through_no_link() {
     let open = tmp.path().join("open");
     std::fs::create_dir_all(open.join("bin")).unwrap();
     set_mode(&open.join("bin"), 0o777);
-    let out = Command::new(env!("CARGO_BIN_EXE_nzfs"))
-        .args(["install-helper", "--prefix"])
-        .arg(&open)
-        .output()
-        .unwrap();
+    let out = helper(Path::new(env!("CARGO_BIN_EXE_nzfs")), false, &open);
     assert!(
         !out.status.success() && text(&out).contains("writable by others"),
         "{}",

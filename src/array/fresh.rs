@@ -16,9 +16,9 @@
 //! a decode is also noted per array (at most [`MAX_NOTED`] in all), and
 //! [`Freshness::generation`] stats them again, [`GENERATION_BATCH`] at a
 //! time in turn (a look costs the same however many were read): an
-//! array's generation goes up when one changed, and the views show it in their mtime, which the
-//! kernel (with `FUSE_AUTO_INVAL_DATA` and a short attribute timeout)
-//! compares to drop its stale pages. An array past the bound gets a new
+//! array's generation goes up when one changed, and the views show it in
+//! their mtime, which the kernel (with `FUSE_AUTO_INVAL_DATA` and a short
+//! attribute timeout) compares to drop its stale pages. An array past the bound gets a new
 //! generation on every look: always right, only slower.
 //!
 //! Invariants: a chunk is never served from a decode whose object is known

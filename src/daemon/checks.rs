@@ -49,6 +49,13 @@ pub(super) fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError
     }
 }
 
+/// Whether directory `dir` holds Zarr metadata at its root.
+fn holds_zarr_metadata(dir: &Path) -> bool {
+    ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
+        .iter()
+        .any(|f| dir.join(f).is_file())
+}
+
 /// A mount point that is the store or lies inside it: a mount there hides
 /// the store's own files (from nzfs too), so it is refused, and no `-o
 /// nonempty` is offered.
@@ -57,10 +64,7 @@ pub(super) fn check_outside_store(store: &Path, mp: &Path) -> Result<(), CliErro
         return Ok(());
     };
     // (A directory that is no store is refused for that, later.)
-    let holds_zarr = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
-        .iter()
-        .any(|f| store.join(f).is_file());
-    if holds_zarr && mp.starts_with(&store) {
+    if holds_zarr_metadata(&store) && mp.starts_with(&store) {
         return fail(format!(
             "mount point {} {} the store {}: a mount there would hide the store's own files; \
              mount it on an empty directory outside the store (mkdir -p /tmp/nz && nzfs mount {} /tmp/nz)",
@@ -77,10 +81,7 @@ pub(super) fn check_outside_store(store: &Path, mp: &Path) -> Result<(), CliErro
 /// "store" is an empty directory and the "mount point" holds Zarr metadata.
 pub(super) fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {
     let empty_dir = std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none());
-    let looks_like_store = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
-        .iter()
-        .any(|f| mp.join(f).is_file());
-    if empty_dir && looks_like_store {
+    if empty_dir && holds_zarr_metadata(mp) {
         return fail(format!(
             "the arguments look swapped: {} holds Zarr metadata and {} is an empty directory; \
              the store comes first: nzfs mount {} {}",

@@ -56,7 +56,7 @@ pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
 /// a directory, not a link, owned by this user and writable by no one
 /// else, or another user could plant a link or read the log there.
 pub(super) fn own_log_dir(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    use std::os::unix::fs::DirBuilderExt;
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("log directory {}: {e}", parent.display()))?;
     }
@@ -66,15 +66,9 @@ pub(super) fn own_log_dir(dir: &Path) -> Result<(), String> {
         Err(e) => return Err(format!("log directory {}: {e}", dir.display())),
     }
     let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("log directory {}: {e}", dir.display()))?;
-    let me = rustix::process::geteuid().as_raw();
-    let why = if !meta.file_type().is_dir() {
-        Some("is not a directory (a link?)".to_string())
-    } else if meta.uid() != me {
-        Some(format!("belongs to uid {}, not to you (uid {me})", meta.uid()))
-    } else if meta.mode() & 0o022 != 0 {
-        Some(format!("is writable by others (mode {:o})", meta.mode() & 0o7777))
-    } else {
-        None
+    let why = match meta.file_type().is_dir() {
+        false => Some("is not a directory (a link?)".to_string()),
+        true => crate::owned::not_yours_alone(&meta, false),
     };
     match why {
         Some(why) => Err(format!(

@@ -138,7 +138,6 @@ impl NzFs {
         };
         self.info[n].values_access.get(self.shown_generation(shown), || {
             self.combined(n, |meet| {
-                let h = self.hierarchy();
                 if matches!(h.nodes[n].kind, NodeKind::Array(_)) {
                     return self.array_sources(n, meet);
                 }
@@ -175,18 +174,25 @@ impl NzFs {
     /// store just before): a meet of their objects made for another sum
     /// is made again.
     fn shown_generation(&self, nodes: &[usize]) -> u64 {
-        nodes.iter().fold(0u64, |sum, &c| match self.dataset.array(c) {
-            Some(a) => sum.wrapping_add(a.last_generation()),
-            None => sum,
-        })
+        self.sum_generations(nodes, |a| Some(a.last_generation())).unwrap_or(0)
     }
 
     /// For a level `n` of a multiscale image: the image group's directory
     /// and metadata, and the directories between it and `n`, which the
     /// level's own views show (its axes, scales, units and `omero`).
     pub(super) fn image_sources(&self, n: usize, meet: &mut Meet) -> Result<(), ()> {
-        match self.hierarchy().ngff_image_of(n) {
-            Some((g, _)) => {
+        self.image_group_sources(self.image_group(n), n, meet)
+    }
+
+    /// The image group that names node `n` as one of its levels.
+    pub(super) fn image_group(&self, n: usize) -> Option<usize> {
+        self.hierarchy().ngff_image_of(n).map(|(g, _)| g)
+    }
+
+    /// [`NzFs::image_sources`] of level `n` of image group `g`, if any.
+    pub(super) fn image_group_sources(&self, g: Option<usize>, n: usize, meet: &mut Meet) -> Result<(), ()> {
+        match g {
+            Some(g) => {
                 self.node_sources(g, meet)?;
                 self.dirs_between(g, n, meet)
             }

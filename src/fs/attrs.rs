@@ -17,6 +17,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{Attr, FILE_BLKSIZE, FsError, Inode, Kind, NC_BLKSIZE, NzFs};
+use crate::array::Array;
 
 /// `base` to the whole second, with `version` in its nanoseconds: a change
 /// of version is a change of mtime.
@@ -115,8 +116,15 @@ impl NzFs {
     /// The sum of the generations of the arrays among `nodes`: what a file
     /// that shows several arrays' values follows.
     fn generations(&self, nodes: &[usize]) -> Option<u64> {
+        self.sum_generations(nodes, Array::values_generation)
+    }
+
+    /// The sum of `generation` of each array among `nodes` (`None` when one
+    /// is untracked): [`Array::values_generation`] looks at the store,
+    /// [`Array::last_generation`] takes what that last counted.
+    pub(super) fn sum_generations(&self, nodes: &[usize], generation: impl Fn(&Array) -> Option<u64>) -> Option<u64> {
         nodes.iter().try_fold(0u64, |sum, &c| match self.dataset.array(c) {
-            Some(a) => a.values_generation().map(|g| sum.wrapping_add(g)),
+            Some(a) => generation(a).map(|g| sum.wrapping_add(g)),
             None => Some(sum),
         })
     }

@@ -44,6 +44,8 @@ struct Entry<T> {
 struct PoolState<T> {
     lru: LruCache<u64, Entry<T>>,
     bytes: u64,
+    /// Bytes of the entries with an open handle (which cannot be dropped).
+    pinned: u64,
 }
 
 /// One backing per inode, within a byte budget shared with the decoded-chunk
@@ -57,6 +59,9 @@ impl<T> PoolState<T> {
     /// The pooled backing of `ino`, with one more open handle.
     fn pin(&mut self, ino: u64) -> Option<Arc<T>> {
         let e = self.lru.get_mut(&ino)?;
+        if e.open == 0 {
+            self.pinned += e.bytes;
+        }
         e.open += 1;
         Some(e.backing.clone())
     }
@@ -69,6 +74,7 @@ impl<T> BackingPool<T> {
             state: Mutex::new(PoolState {
                 lru: LruCache::unbounded(),
                 bytes: 0,
+                pinned: 0,
             }),
             budget,
         }
@@ -96,8 +102,7 @@ impl<T> BackingPool<T> {
             }
             // One open backing is always allowed, as the decoded cache
             // always keeps its newest chunk.
-            let pinned: u64 = st.lru.iter().filter(|(_, e)| e.open > 0).map(|(_, e)| e.bytes).sum();
-            if pinned > 0 && pinned.saturating_add(expected).saturating_add(others) > self.budget {
+            if st.pinned > 0 && st.pinned.saturating_add(expected).saturating_add(others) > self.budget {
                 return Ok(None);
             }
         }
@@ -115,6 +120,7 @@ impl<T> BackingPool<T> {
         };
         st.lru.put(ino, entry);
         st.bytes += bytes;
+        st.pinned += bytes;
         self.evict(&mut st, others);
         Ok(Some(backing))
     }
@@ -122,8 +128,13 @@ impl<T> BackingPool<T> {
     /// A handle of `ino` was closed.
     pub fn release(&self, ino: u64, others: u64) {
         let mut st = lock(&self.state);
-        if let Some(e) = st.lru.peek_mut(&ino) {
-            e.open = e.open.saturating_sub(1);
+        // The last handle's release unpins it.
+        let unpinned = st.lru.peek_mut(&ino).filter(|e| e.open > 0).and_then(|e| {
+            e.open -= 1;
+            (e.open == 0).then_some(e.bytes)
+        });
+        if let Some(bytes) = unpinned {
+            st.pinned -= bytes;
         }
         self.evict(&mut st, others);
     }

@@ -67,7 +67,7 @@ use crate::cache::Chunk;
 use crate::cdl;
 pub use crate::cdl::VersionRoot;
 use crate::store::{Access, ReadableStore};
-use crate::zarr::hierarchy::{Hierarchy, NodeKind};
+use crate::zarr::hierarchy::{Hierarchy, MAX_NODES, NodeKind};
 
 /// The name of the generated header in every directory.
 pub const HEADER_NAME: &str = "header.cdl";
@@ -89,7 +89,6 @@ const TIFF: u64 = 1 << 56;
 const OME_TIFF: u64 = 1 << 55;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
-use crate::zarr::hierarchy::MAX_NODES;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
@@ -583,13 +582,13 @@ impl NzFs {
         }
     }
 
-    /// The metadata and file names of array `n`, decodable or not.
     /// The size of chunk file `index` of array `node` (0 when unknown):
     /// what a passthrough backing of it holds at most.
     pub fn chunk_file_len(&self, node: usize, index: u64) -> u64 {
         self.array_files(node).map_or(0, |(m, _)| m.chunk_bytes_of(index))
     }
 
+    /// The metadata and file names of array `n`, decodable or not.
     fn array_files(&self, n: usize) -> Result<(&crate::zarr::metadata::ArrayMetadata, &ChunkNames), FsError> {
         let node = self.node_dir(n)?;
         match (&node.kind, &self.info[n].chunk_names) {

@@ -63,8 +63,8 @@ impl NzFs {
             None => None,
         };
         // A level's preview shows its image's `omero` label and window.
-        let level = self.hierarchy().ngff_image_of(n).is_some();
-        if lat.is_none() && !level {
+        let image = self.image_group(n);
+        if lat.is_none() && image.is_none() {
             return Ok(Some(own));
         }
         let mut meet = Meet::new(own.uid, own.gid);
@@ -72,7 +72,7 @@ impl NzFs {
         if let Some(b) = lat {
             meet.require(&b, Need::Read);
         }
-        self.image_sources(n, &mut meet)?;
+        self.image_group_sources(image, n, &mut meet)?;
         Ok(Some(meet.access()))
     }
 

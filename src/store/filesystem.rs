@@ -124,20 +124,11 @@ impl FilesystemStore {
     /// The directories `""`, `a`, `a/b`, ... down to `prefix`, as (device,
     /// inode): a link to one of them makes a loop.
     fn directories_down_to(&self, prefix: &str) -> Vec<(u64, u64)> {
-        let mut at = String::new();
-        let mut out = Vec::new();
-        for part in std::iter::once("").chain(prefix.split('/').filter(|p| !p.is_empty())) {
-            if !part.is_empty() {
-                if !at.is_empty() {
-                    at.push('/');
-                }
-                at.push_str(part);
-            }
-            if let Ok(Some(st)) = self.stat_path(&at) {
-                out.push((st.st_dev, st.st_ino));
-            }
-        }
-        out
+        let parts: Vec<&str> = prefix.split('/').filter(|p| !p.is_empty()).collect();
+        (0..=parts.len())
+            .filter_map(|n| self.stat_path(&parts[..n].join("/")).ok().flatten())
+            .map(|st| (st.st_dev, st.st_ino))
+            .collect()
     }
 
     fn stat_path(&self, rel: &str) -> io::Result<Option<Stat>> {

@@ -82,10 +82,8 @@ impl Hierarchy {
             }
             for (level, axes, physical) in named {
                 if let NodeKind::Array(a) = &mut self.nodes[level].kind {
+                    // (Its rank is the number of axes: checked when named.)
                     let m = &a.metadata;
-                    if m.shape.len() != axes.len() {
-                        continue;
-                    }
                     let unnamed = m.dimension_names.iter().all(Option::is_none);
                     let new: Vec<(String, Value)> = physical
                         .into_iter()

@@ -183,3 +183,86 @@ fn a_read_of_an_ome_tiff_prefix_renders_only_what_it_returns() {
     // the pixels or a tile's size, never zero.
     assert!(out.iter().any(|&b| b != 0));
 }
+
+/// A kerchunk Parquet reference set whose one record file is a few KB of
+/// zstd pages that declare (and hold) two inline chunks of 256 MiB each.
+/// Reading a chunk of it is EIO naming the record file, and the reader
+/// never decompresses the pages: it allocated 512 MiB and more.
+#[test]
+fn a_parquet_record_that_expands_is_refused_before_its_pages_are_decompressed() {
+    use nzfs::cli::StoreArgs;
+    use parquet::basic::{Compression, ZstdLevel};
+    use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+    use parquet::file::writer::SerializedFileWriter;
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("bomb.parq");
+    std::fs::create_dir_all(set.join("a")).unwrap();
+    std::fs::write(
+        set.join(".zmetadata"),
+        r#"{"metadata": {".zgroup": {"zarr_format": 2}, ".zattrs": {},
+            "a/.zarray": {"shape": [128], "chunks": [64], "dtype": "|u1", "fill_value": 0,
+                          "order": "C", "filters": null, "compressor": null, "zarr_format": 2},
+            "a/.zattrs": {"_ARRAY_DIMENSIONS": ["x"]}},
+            "record_size": 10}"#,
+    )
+    .unwrap();
+    let schema = parquet::schema::parser::parse_message_type(
+        "message schema { OPTIONAL BYTE_ARRAY path (UTF8); REQUIRED INT64 offset; \
+         REQUIRED INT64 size; OPTIONAL BYTE_ARRAY raw; }",
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap()))
+        .set_dictionary_enabled(false)
+        .set_statistics_enabled(EnabledStatistics::None)
+        .build();
+    let file = std::fs::File::create(set.join("a/refs.0.parq")).unwrap();
+    let mut w = SerializedFileWriter::new(file, Arc::new(schema), Arc::new(props)).unwrap();
+    let mut group = w.next_row_group().unwrap();
+    let mut column = 0;
+    while let Some(mut c) = group.next_column().unwrap() {
+        match column {
+            0 => c.typed::<ByteArrayType>().write_batch(&[], Some(&[0, 0]), None),
+            1 | 2 => c.typed::<Int64Type>().write_batch(&[0, 0], None, None),
+            _ => {
+                let big = || ByteArray::from(vec![0u8; 256 << 20]);
+                c.typed::<ByteArrayType>()
+                    .write_batch(&[big(), big()], Some(&[1, 1]), None)
+            }
+        }
+        .unwrap();
+        c.close().unwrap();
+        column += 1;
+    }
+    group.close().unwrap();
+    w.close().unwrap();
+    let written = std::fs::metadata(set.join("a/refs.0.parq")).unwrap().len();
+    assert!(written < 1 << 20, "the record file itself is small: {written} bytes");
+
+    // Measured from the mount's start: a lookup may read the record.
+    let before = CURRENT.load(Ordering::SeqCst);
+    PEAK.store(before, Ordering::SeqCst);
+    let opened = nzfs::open::open_store(&set, &StoreArgs::default()).unwrap();
+    let options = FsOptions {
+        cache_bytes: 1 << 20,
+        missing_chunks: MissingChunks::Fill,
+        dataset_name: "bomb".into(),
+        uid: 0,
+        gid: 0,
+        mtime: SystemTime::UNIX_EPOCH,
+        versions: Vec::new(),
+    };
+    let fs = NzFs::new(opened.store, opened.hierarchy, options).unwrap();
+    let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;
+    let ino = fs.lookup(dir_ino, OsStr::new("0.bin")).unwrap().ino;
+    let err = fs.read(ino, 0, 64).unwrap_err();
+    let grew = PEAK.load(Ordering::SeqCst) - before;
+    assert_eq!(err.errno(), libc::EIO, "{err}");
+    assert!(err.to_string().contains("refs.0.parq"), "{err}");
+    // The record file (a few KB) and the reader's state: no page.
+    assert!(grew < 8 << 20, "peak allocation grew by {} MiB for: {err}", grew >> 20);
+    assert!(err.to_string().contains("pages declare"), "{err}");
+}

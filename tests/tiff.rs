@@ -215,3 +215,41 @@ fn data_tif_shows_a_replaced_chunk() {
         "data.tif's pixels are data.bin's"
     );
 }
+
+/// One corrupt chunk under the first pixels: the first read of the file,
+/// which the kernel's readahead stretches over all of it, still answers the
+/// header (it failed whole, so no reader could open the file); the file
+/// keeps its size; the other pixels read; those of the corrupt chunk are
+/// EIO, and the log names the chunk.
+#[test]
+fn a_corrupt_chunk_hides_only_its_own_pixels_of_data_tif() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("s.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
+    std::fs::write(store.join("t2m/c/0/0/0"), b"not what the codecs wrote").unwrap();
+    let m = Mount::at(&store, &[]);
+    let tif = m.mp.join("t2m/data.tif");
+    let layout = Layout::of(&[10, 20, 14], (32, Sample::Float), 10).unwrap();
+    let f = std::fs::File::open(&tif).unwrap();
+    let mut head = [0u8; 8];
+    f.read_exact_at(&mut head, 0).expect("the header reads");
+    assert_eq!(&head[..4], b"II*\0", "{head:?}");
+    assert_eq!(
+        std::fs::metadata(&tif).unwrap().len(),
+        layout.size,
+        "data.tif keeps its size after a read cut short"
+    );
+    let data = std::fs::File::open(m.mp.join("t2m/data.bin")).unwrap();
+    let len = data.metadata().unwrap().len();
+    let (mut want, mut got) = (vec![0u8; 400], vec![0u8; 400]);
+    data.read_exact_at(&mut want, len - 400).unwrap();
+    f.read_exact_at(&mut got, layout.prefix + len - 400)
+        .expect("pixels of good chunks read after the short read");
+    assert_eq!(got, want);
+    let e = f
+        .read_exact_at(&mut head, layout.prefix)
+        .expect_err("the corrupt chunk's pixels");
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+    let log = m.log();
+    assert!(log.contains("t2m/c/0/0/0"), "{log}");
+}

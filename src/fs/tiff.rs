@@ -68,6 +68,11 @@ impl NzFs {
             return then(Ok(ReadData::owned(out)));
         }
         // A read across the end of the prefix: the first pixels follow it.
+        // When they fail, so does the read; the pixels start on a page of
+        // their own (`tiff::PIXELS_ALIGN`), so when this read is the
+        // kernel's readahead, its retry of the page a reader wants is
+        // within the prefix and reads: one bad chunk hides only its own
+        // pixels.
         self.read_flat_then(node, 0, (end - layout.prefix) as u32, move |r| {
             then(r.map(|pixels| {
                 out.extend_from_slice(pixels.bytes());

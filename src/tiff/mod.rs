@@ -8,7 +8,8 @@
 //! Samples are uncompressed, one per pixel, in the array's own type and in
 //! the host's byte order (which the header declares), so the pixel data is
 //! `data.bin` itself, byte for byte: the file is a prefix (the header and
-//! every page's IFD with its strip tables) followed by `data.bin`. A read
+//! every page's IFD with its strip tables, padded to [`PIXELS_ALIGN`])
+//! followed by `data.bin`. A read
 //! past the prefix is a `data.bin` read at the same offset less the
 //! prefix, through the same cache and read path.
 //!
@@ -34,6 +35,13 @@ mod plane;
 
 use ifd::Writer;
 pub use plane::{Piece, Plane};
+
+/// The pixels start at a multiple of this (the page size), so that no
+/// page of the file holds both prefix and pixels: a read whose pixels fail
+/// can still answer the prefix pages before them, and a read of the
+/// pixels gets the error, never a short read that the kernel would take
+/// for the end of the file.
+pub const PIXELS_ALIGN: u64 = 4096;
 
 /// Tags, in the ascending order an IFD lists them.
 const IMAGE_WIDTH: u16 = 256;
@@ -164,7 +172,8 @@ pub struct Layout {
     block: u64,
     /// Where each level's pixels start in the file.
     pixels: Vec<u64>,
-    /// Bytes before the pixel data: where level 0's `data.bin` starts.
+    /// Bytes before the pixel data: where level 0's `data.bin` starts, a
+    /// multiple of [`PIXELS_ALIGN`].
     pub prefix: u64,
     /// The file's size.
     pub size: u64,
@@ -225,9 +234,10 @@ impl Layout {
             let first = header_len(big).checked_add((description.len() as u64).next_multiple_of(8))?;
             let block = block_len(big, &planes, false)?;
             let block0 = block_len(big, &planes, !description.is_empty())?;
-            let prefix = first
+            let blocks = first
                 .checked_add(block0)?
                 .checked_add((pages - 1).checked_mul(block)?)?;
+            let prefix = blocks.checked_next_multiple_of(PIXELS_ALIGN)?;
             let mut pixels = Vec::with_capacity(planes.len());
             let mut at = prefix;
             for p in &planes {
@@ -294,7 +304,13 @@ impl Layout {
             put(at, 0, &head, stop);
             at = stop;
         }
+        let blocks = self.first + self.block0 + (self.pages - 1) * self.block;
         while at < end {
+            if at >= blocks {
+                // The padding before the pixels.
+                out[(at - offset) as usize..(end - offset) as usize].fill(0);
+                break;
+            }
             let page = match at - self.first {
                 x if x < self.block0 => 0,
                 x => 1 + (x - self.block0) / self.block,

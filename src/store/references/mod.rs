@@ -25,6 +25,7 @@
 
 mod document;
 mod merge;
+mod pages;
 pub mod parquet;
 pub mod targets;
 mod template;

@@ -12,7 +12,11 @@
 //! file is read bounded by [`MAX_RECORD_FILE`], and a corrupt one is an
 //! error on the keys it holds (the Parquet reader runs under
 //! `catch_unwind`, so even a panic in it stays an error); a missing record
-//! file means its chunks are absent, as fsspec reads it.
+//! file means its chunks are absent, as fsspec reads it. One record file
+//! is read and decoded at a time, and before its pages are decompressed
+//! the sizes their headers declare are summed (`pages.rs`) and bounded by
+//! [`MAX_RECORD_PAGES`]: at most [`MAX_RECORD_FILE`] + [`MAX_RECORD_PAGES`]
+//! + [`MAX_RECORD_DECODED`] (256 MiB) are held while one is decoded.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io;
@@ -27,7 +31,7 @@ use crate::store::{ReadableStore, StoreKey};
 /// Decoded records kept, estimated in bytes.
 pub const RECORDS_BYTES: usize = 64 << 20;
 /// The largest `refs.R.parq` file read.
-pub const MAX_RECORD_FILE: u64 = 256 << 20;
+pub const MAX_RECORD_FILE: u64 = 96 << 20;
 /// The largest `.zmetadata` read.
 const MAX_ZMETADATA: u64 = 64 << 20;
 
@@ -53,6 +57,10 @@ pub struct ParquetRefs {
     grids: HashMap<String, Vec<u64>>,
     /// Records read, by `(array, record number)`, and their bytes.
     records: Mutex<(Records, usize)>,
+    /// Held while a record file is read and decoded: one at a time, so
+    /// that what decoding holds for a moment is bounded once, not once
+    /// per FUSE thread.
+    decoding: Mutex<()>,
 }
 
 fn bad(what: &str, reason: impl std::fmt::Display) -> io::Error {
@@ -105,6 +113,7 @@ impl ParquetRefs {
                 meta,
                 grids,
                 records: Mutex::new((LruCache::unbounded(), 0)),
+                decoding: Mutex::new(()),
             },
             stamp.version,
         ))
@@ -139,6 +148,10 @@ impl ParquetRefs {
 
     fn record(&self, array: &str, record: u64, targets: &Targets) -> io::Result<Arc<Record>> {
         let id = (array.to_string(), record);
+        if let Some(r) = lock(&self.records).0.get(&id) {
+            return Ok(Arc::clone(r));
+        }
+        let _one = lock(&self.decoding);
         if let Some(r) = lock(&self.records).0.get(&id) {
             return Ok(Arc::clone(r));
         }
@@ -220,6 +233,15 @@ pub enum RecordError {
     /// The record's rows decode to more than one record may hold.
     #[error("its rows decode to more than {} MiB (the most one record may hold)", MAX_RECORD_DECODED >> 20)]
     TooLarge,
+    /// The page headers cannot be walked.
+    #[error(transparent)]
+    Pages(#[from] super::pages::PageError),
+    /// The pages declare more than one record may decompress to.
+    #[error("its pages declare {declared} bytes decompressed, more than the {} MiB one record may hold", MAX_RECORD_PAGES >> 20)]
+    PagesTooLarge {
+        /// What the page headers declare, summed.
+        declared: u64,
+    },
     /// An `offset` or `size` below zero.
     #[error("{column} {value}")]
     Negative {
@@ -326,6 +348,10 @@ const ROWS_RESERVED: usize = 4096;
 /// The most bytes one record's rows may decode to (paths and inline data).
 pub const MAX_RECORD_DECODED: usize = 64 << 20;
 
+/// The most bytes the pages of one record file may declare that they
+/// decompress to (its rows' bytes, plus their levels and headers).
+pub const MAX_RECORD_PAGES: u64 = (MAX_RECORD_DECODED as u64) * 3 / 2;
+
 /// The bytes a decoded field holds.
 fn field_bytes(f: &parquet::record::Field) -> usize {
     use parquet::record::Field;
@@ -340,7 +366,8 @@ fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::documen
     use super::document::Spec;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::Field;
-    let reader = SerializedFileReader::new(Strict(bytes::Bytes::from(bytes)))?;
+    let file = bytes::Bytes::from(bytes);
+    let reader = SerializedFileReader::new(Strict(file.clone()))?;
     // The reader asserts (panics) on a column chunk with a negative offset
     // or size: such a file is refused here first.
     for group in reader.metadata().row_groups() {
@@ -350,6 +377,13 @@ fn rows_of(bytes: Vec<u8>, record_size: u64) -> Result<Vec<Option<super::documen
                 return Err(RecordError::NegativeColumn);
             }
         }
+    }
+    // The reader allocates what each page header declares before it
+    // decompresses the page: the declarations are summed first.
+    let columns = reader.metadata().row_groups().iter().flat_map(|g| g.columns());
+    let declared = super::pages::declared_bytes(&file, columns.map(|c| c.byte_range()))?;
+    if declared > MAX_RECORD_PAGES {
+        return Err(RecordError::PagesTooLarge { declared });
     }
     let n = reader.metadata().file_metadata().num_rows();
     if n < 0 || n as u64 > record_size {

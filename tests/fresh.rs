@@ -92,3 +92,69 @@ fn a_changed_chunk_is_seen_through_every_view() {
     assert_eq!(read("a/data.bin"), [7, 7, 0, 0], "data.bin");
     assert!(contains(&nc_of(&m.mp), &[7, 7, 0, 0]), "the .nc");
 }
+
+/// A 1-D uint8 array of 4 chunks of 64 KiB (codec `bytes`), chunk `i`
+/// holding `i * 16 + fill` byte for byte.
+fn wide_array(dir: &Path, fill: u8) {
+    std::fs::create_dir_all(dir.join("c")).unwrap();
+    std::fs::write(
+        dir.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [262144], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [65536]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+    )
+    .unwrap();
+    for i in 0..4u8 {
+        std::fs::write(dir.join("c").join(i.to_string()), vec![i * 16 + fill; 65536]).unwrap();
+    }
+}
+
+/// Read `len` bytes of `path` at `offset` with readahead off, as a random
+/// reader does: only the pages asked for enter the page cache.
+fn pread_random(path: &Path, offset: u64, len: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: a valid descriptor; fadvise changes no memory of ours.
+    let rc = unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(&f), 0, 0, libc::POSIX_FADV_RANDOM) };
+    assert_eq!(rc, 0);
+    let mut out = vec![0u8; len];
+    f.read_exact_at(&mut out, offset).unwrap();
+    out
+}
+
+/// No torn chunk: `data.bin` holds one page of chunk 0 in the kernel's
+/// cache, the object is replaced, and a read of the chunk file finds the
+/// change. The next read of the whole chunk through `data.bin`, well
+/// inside its attribute timeout, is all new: the page was dropped when the
+/// change was found. It was the old page followed by new ones, a chunk
+/// that never existed.
+#[test]
+fn a_change_found_through_one_view_drops_the_old_pages_of_the_others() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("s.zarr");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("zarr.json"), GROUP).unwrap();
+    wide_array(&s.join("a"), 1);
+    let m = Mount::at(&s, &[]);
+    let data = m.mp.join("a/data.bin");
+    for round in 0..3u8 {
+        let old = round * 50 + 1;
+        let new = old + 50;
+        assert_eq!(pread_random(&data, 4096, 4096), vec![old; 4096], "round {round}");
+        replace(&s.join("a/c/0"), &vec![new; 65536]);
+        assert_eq!(
+            std::fs::read(m.mp.join("a/0.bin")).unwrap(),
+            vec![new; 65536],
+            "round {round}"
+        );
+        let chunk = pread_random(&data, 0, 65536);
+        let old_bytes = chunk.iter().filter(|&&b| b == old).count();
+        assert_eq!(
+            old_bytes, 0,
+            "round {round}: {old_bytes} old bytes in a chunk read after the change"
+        );
+        assert_eq!(chunk, vec![new; 65536], "round {round}");
+        // Past the attribute timeout, as the next round starts afresh.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+}

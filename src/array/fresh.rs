@@ -21,6 +21,10 @@
 //! attribute timeout) compares to drop its stale pages. An array past the bound gets a new
 //! generation on every look: always right, only slower.
 //!
+//! Whoever set [`Freshness::on_change`] is told of each change found,
+//! before anything decoded from the changed object is served (the FUSE
+//! adapter drops the kernel's pages of every view that showed it).
+//!
 //! Invariants: a chunk is never served from a decode whose object is known
 //! to have changed; the table holds an entry per cached chunk, pruned to
 //! what the cache still holds whenever it doubles; the stamp is taken
@@ -72,11 +76,18 @@ struct Table {
     prune_at: usize,
 }
 
+/// Told `(array, chunk)` when a chunk object is found changed since a
+/// decode read it, before anything decoded from it now is served.
+pub type OnChange = Box<dyn Fn(usize, u64) + Send + Sync>;
+
 pub(super) struct Freshness {
     on: bool,
     table: Mutex<Table>,
     /// By array: the stamps of the objects its decodes read.
     noted: Mutex<(HashMap<usize, Noted>, usize)>,
+    /// Who is told of a change (the FUSE adapter drops the kernel's pages
+    /// of the views that showed the old object).
+    on_change: std::sync::OnceLock<OnChange>,
 }
 
 impl Freshness {
@@ -88,6 +99,21 @@ impl Freshness {
                 prune_at: 1024,
             }),
             noted: Mutex::new((HashMap::new(), 0)),
+            on_change: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Tell `f` of every change found from now on (once; later calls are
+    /// ignored).
+    pub(super) fn on_change(&self, f: OnChange) {
+        let _ = self.on_change.set(f);
+    }
+
+    /// Chunk `chunk` of `array` was found changed (called with no lock
+    /// held: the callee may wait on the kernel).
+    fn changed(&self, array: usize, chunk: u64) {
+        if let Some(f) = self.on_change.get() {
+            f(array, chunk);
         }
     }
 
@@ -106,6 +132,7 @@ impl Freshness {
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
         let noted = by_array.entry(array).or_default();
+        let mut changed = false;
         if noted.stamps.contains_key(&chunk) || *total < MAX_NOTED {
             match noted.stamps.insert(chunk, stamp) {
                 None => {
@@ -113,11 +140,18 @@ impl Freshness {
                     noted.order.push(chunk);
                 }
                 // Read again, changed: what the views showed of it is old.
-                Some(before) if before != stamp => noted.generation += 1,
+                Some(before) if before != stamp => {
+                    noted.generation += 1;
+                    changed = true;
+                }
                 Some(_) => {}
             }
         } else {
             noted.overflowed = true;
+        }
+        drop(guard);
+        if changed {
+            self.changed(array, chunk);
         }
     }
 
@@ -154,6 +188,7 @@ impl Freshness {
             noted.generation += 1;
             drop(guard);
             self.forget(array, chunk, cache);
+            self.changed(array, chunk);
         }
         Some(now.map_or(0, |s| s.version ^ s.len.rotate_left(32)))
     }
@@ -212,13 +247,18 @@ impl Freshness {
         if !changed.is_empty() {
             noted.generation += 1;
         }
-        for (chunk, now) in changed {
+        for &(chunk, now) in &changed {
             noted.stamps.insert(chunk, now);
         }
         if noted.overflowed {
             noted.generation += 1;
         }
-        Some(noted.generation)
+        let generation = noted.generation;
+        drop(guard);
+        for (chunk, _) in changed {
+            self.changed(array, chunk);
+        }
+        Some(generation)
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -278,6 +318,11 @@ impl Freshness {
             drop(t);
             cache.invalidate(&ck);
             tracing::debug!(%key, "the store object changed since its decode: decoding it again");
+            // Noted as it is now, so that the coming decode does not count
+            // the same change again.
+            if let Some(now) = current {
+                self.note(ck.node, ck.chunk, now);
+            }
         } else if let Some(s) = t.seen.get_mut(&ck) {
             s.checked = Instant::now();
         }

@@ -27,7 +27,7 @@ mod input;
 mod read;
 mod text;
 
-pub use fresh::{Check, RECHECK_AFTER};
+pub use fresh::{Check, OnChange, RECHECK_AFTER};
 pub use text::{LineCache, MAX_TEXT_ELEMENTS, TextIndex};
 
 use std::sync::Arc;
@@ -505,6 +505,13 @@ impl Dataset {
     /// then the views that show values follow their objects (mtime).
     pub fn tracks_changes(&self) -> bool {
         self.shared.fresh.on()
+    }
+
+    /// Tell `f` `(array, chunk)` whenever a chunk object is found changed
+    /// since a decode read it, before anything decoded from it now is
+    /// served (a tracked store only; set once).
+    pub fn on_change(&self, f: OnChange) {
+        self.shared.fresh.on_change(f);
     }
 
     /// Why array node `id` has metadata but no decoder (an unknown codec).

@@ -317,8 +317,11 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let mountpoint = config.mountpoint.canonicalize()?;
     block_termination_signals();
     let passthrough = crate::fuse::Passthrough::from(config.passthrough);
-    let mut session = fuser::Session::new(FuseAdapter::new(fs, passthrough), &mountpoint, &fuse_config)
+    let adapter = FuseAdapter::new(fs, passthrough);
+    let notifier = adapter.notifier_slot();
+    let mut session = fuser::Session::new(adapter, &mountpoint, &fuse_config)
         .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;
+    let _ = notifier.set(session.notifier());
     let mut unmounter = session.unmount_callable();
     // After INIT (done by Session::new), which sets the mount's readahead.
     raise_readahead(&mountpoint);

@@ -1,6 +1,7 @@
 //! The files rendered from metadata alone, each built once per node and
 //! kept: `header.cdl` (and the header-only directory of an array whose data
-//! type nzfs does not know) and the layout of a group's virtual `.nc`.
+//! type nzfs does not know) and the layout of a group's virtual `.nc`; and
+//! which files show a chunk's values ([`NzFs::views_of_chunk`]).
 
 use std::sync::Arc;
 
@@ -10,6 +11,30 @@ use crate::cdl;
 use crate::zarr::hierarchy::NodeKind;
 
 impl NzFs {
+    /// Every file whose bytes show chunk `chunk` of array `node`: its chunk
+    /// file, `data.bin`, `data.txt`, `data.tif`, `preview.png`, and the
+    /// `.nc` and `.ome.tif` of each group above it, and `index.html`. Some
+    /// may not exist (a 1-D array has no `data.tif`): the kernel knows no
+    /// such inode, and dropping its pages is nothing.
+    pub fn views_of_chunk(&self, node: usize, chunk: u64) -> Vec<u64> {
+        use super::Inode;
+        let mut out = vec![
+            Inode::Chunk { node, index: chunk }.to_ino(),
+            Inode::Data(node).to_ino(),
+            Inode::Text(node).to_ino(),
+            Inode::Tiff(node).to_ino(),
+            Inode::Preview(node).to_ino(),
+            Inode::Index.to_ino(),
+        ];
+        let nodes = &self.hierarchy().nodes;
+        let mut up = nodes.get(node).and_then(|n| n.parent);
+        while let Some(g) = up {
+            out.extend([Inode::NetCdf(g).to_ino(), Inode::OmeTiff(g).to_ino()]);
+            up = nodes[g].parent;
+        }
+        out
+    }
+
     /// Why array `n` cannot be shown when the reason is its data type (an
     /// unknown type): such a directory lists only
     /// `header.cdl`, which says so, and anything else in it is `EIO`.

@@ -11,6 +11,9 @@
 //! the files that show objects follow them: their attributes time out
 //! after [`FRESH_TTL`], their mtime follows the objects, and with
 //! `FUSE_AUTO_INVAL_DATA` the kernel drops their pages when it changed.
+//! When the daemon finds an object changed first (a read or open of
+//! another view), it drops those pages itself at once ([`Invalidator`]),
+//! so no read mixes old cached pages with new ones.
 //! Every write-type operation answers `EROFS`.
 //!
 //! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
@@ -46,7 +49,9 @@ use crate::array::Check;
 use crate::fs::backing::{BackingPool, sealed_memfd};
 use crate::fs::{ChunkContent, FsError, NzFs};
 
+mod invalidate;
 mod replies;
+pub use invalidate::Invalidator;
 use replies::{Caller, errno, file_type};
 
 const TTL: Duration = Duration::from_secs(3600);
@@ -104,6 +109,10 @@ pub struct FuseAdapter {
     /// `lookup` requests, and entries listed with their attributes.
     lookup_requests: AtomicU64,
     listed_with_attributes: AtomicU64,
+    /// The session's notifier, set once the session exists
+    /// ([`FuseAdapter::notifier_slot`]): what drops the kernel's pages of
+    /// files whose objects changed ([`Invalidator`]).
+    notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
 }
 
 /// Why an open could not be answered with a backing file.
@@ -133,6 +142,15 @@ impl FuseAdapter {
         let budget = fs.options().cache_bytes;
         let fs = Arc::new(fs);
         fs.start_prefetcher();
+        let notifier = Arc::default();
+        // A store whose objects are followed (a local one): a change drops
+        // the kernel's pages of every file that showed the old object.
+        if fs.dataset().tracks_changes() {
+            match Invalidator::start(Arc::clone(&notifier)) {
+                Ok(inv) => inv.watch(&fs),
+                Err(e) => tracing::warn!(error = %e, "no thread to drop the kernel's pages of changed files"),
+            }
+        }
         FuseAdapter {
             fs,
             mode,
@@ -144,7 +162,14 @@ impl FuseAdapter {
             readdirplus: AtomicBool::new(false),
             lookup_requests: AtomicU64::new(0),
             listed_with_attributes: AtomicU64::new(0),
+            notifier,
         }
+    }
+
+    /// Where the session's notifier goes once the session exists (fuser
+    /// makes it from the session, which owns this adapter).
+    pub fn notifier_slot(&self) -> Arc<std::sync::OnceLock<fuser::Notifier>> {
+        Arc::clone(&self.notifier)
     }
 
     /// Answer an open of file `ino`, which shows chunk `index` of `node`,
@@ -364,18 +389,20 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("read");
         crate::fs::reader::serving(who.pid, || {
-            self.fs.read_then(ino, offset, size, move |result| match result {
-                Ok(data) => {
-                    // Noted before the reply, so a reader that has its bytes
-                    // sees the release done (`nzfs status`, tests); the reply
-                    // still holds the buffer. A reply that fails after this
-                    // costs a later decode, never a wrong byte.
-                    if page_cached {
-                        fs.note_served(ino, offset, data.bytes().len());
+            invalidate::serving_read(ino, offset, size, || {
+                self.fs.read_then(ino, offset, size, move |result| match result {
+                    Ok(data) => {
+                        // Noted before the reply, so a reader that has its bytes
+                        // sees the release done (`nzfs status`, tests); the reply
+                        // still holds the buffer. A reply that fails after this
+                        // costs a later decode, never a wrong byte.
+                        if page_cached {
+                            fs.note_served(ino, offset, data.bytes().len());
+                        }
+                        reply.data(data.bytes());
                     }
-                    reply.data(data.bytes());
-                }
-                Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
+                    Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
+                })
             })
         });
     }

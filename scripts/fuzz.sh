@@ -2,7 +2,9 @@
 # Run every cargo-fuzz target for a bounded time (default 60 s each), from
 # the checked-in seed corpus tests/fuzz/seeds/<target>/ (real chunks and
 # zarr.json documents of the fixtures). CI runs it with --total 120.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# Usage: scripts/fuzz.sh --build-only   (build the targets, as CI does in
+#        the background while its tests run)
+#        scripts/fuzz.sh [SECONDS] [TARGET...]
 #        scripts/fuzz.sh --total SECONDS [TARGET...]  (the run's wall time,
 #        shared by the targets: CI's budget for fuzzing is fixed however
 #        many targets there are)
@@ -27,7 +29,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 total=""
 secs=60
-if [ "${1:-}" = "--total" ]; then
+build_only=""
+if [ "${1:-}" = "--build-only" ]; then
+  build_only=1
+  shift
+elif [ "${1:-}" = "--total" ]; then
   total=$2
   shift 2
 elif [ $# -gt 0 ]; then
@@ -50,6 +56,7 @@ export CFLAGS="${CFLAGS:-} -fsanitize=address"
 # Every target in one build; 16 codegen units (cargo-fuzz's default is 1)
 # build in about half the time on 2 CPUs, for somewhat slower runs.
 cargo fuzz build --fuzz-dir tests/fuzz --codegen-units 16
+[ -z "$build_only" ] || exit 0
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 fuzz_one() {

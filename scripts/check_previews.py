@@ -5,8 +5,11 @@ For every array with a preview in the given stores, the PNG is decoded with
 Pillow and compared pixel for pixel with an image computed here,
 independently, from zarr-python's values: the first plane of the last two
 dimensions, the same stride (long side at most 512), numpy's 2nd and 98th
-percentiles of the sampled values, matplotlib's viridis, the fill value
-(`_FillValue`, else the Zarr fill_value) and NaN transparent, rows
+percentiles of the sampled values, matplotlib's viridis, what is missing
+transparent (a point whose chunk or shard object the store does not hold,
+NaN, and, except in an NGFF image level, a value of the `_FillValue` or
+`missing_value` attribute, a Zarr v2 array's fill_value being its
+`_FillValue`), rows
 flipped when a latitude coordinate increases along them; a level of an
 OME-NGFF image whose `omero` gives channel 0 a window and colour is drawn
 black at the window's start to the colour at its end instead of viridis.
@@ -70,25 +73,72 @@ def omero_window(root, path):
     return None
 
 
-def expected_image(arr, group, window=None):
+def image_level(root, path):
+    """Whether array `path` is a level (a `datasets` path) of an NGFF image."""
+    parts = path.split("/")
+    for up in range(1, min(4, len(parts)) + 1):
+        gpath = "/".join(parts[:-up])
+        group = root[gpath] if gpath else root
+        for image in ngff(dict(group.attrs), "multiscales") or []:
+            for d in image.get("datasets", []):
+                if "/".join(filter(None, [gpath, d.get("path", "")])) == path:
+                    return True
+    return False
+
+
+def declared_missing(arr):
+    """The values the attributes declare missing: `_FillValue` (a Zarr v2
+    array's fill_value where it has none, as xarray reads it) and
+    `missing_value` (one or a list), in the array's type."""
+    out = []
+    fill = arr.attrs.get("_FillValue", None)
+    if isinstance(fill, str):
+        # NZ-1.0's forms: "NaN", "Infinity", or base64 of a float64.
+        fill = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill) \
+            or float(np.frombuffer(base64.b64decode(fill), "<f8")[0])
+    if fill is None and arr.metadata.zarr_format == 2:
+        fill = arr.fill_value
+    if fill is not None:
+        out.append(fill)
+    mv = arr.attrs.get("missing_value", None)
+    if isinstance(mv, list):
+        out.extend(mv[:16])
+    elif isinstance(mv, (int, float)):
+        out.append(mv)
+    if arr.dtype.kind == "f":
+        out = [float(np.asarray(v).astype(arr.dtype)) for v in out]  # in the array's type, as netCDF does
+    return [float(v) for v in out if not math.isnan(float(v))]
+
+
+def present_mask(arr, store, ys, xs):
+    """For the sampled rows `ys` and columns `xs` (leading indices 0):
+    whether the object holding each point (its shard, else its chunk) is
+    in the store at `store`."""
+    obj = arr.shards or arr.chunks
+    lead = (0,) * (arr.ndim - 2)
+    keys = {}
+    out = np.zeros((len(ys), len(xs)), dtype=bool)
+    for i, y in enumerate(ys):
+        for j, x in enumerate(xs):
+            coords = lead + (y // obj[-2], x // obj[-1])
+            if coords not in keys:
+                key = arr.metadata.encode_chunk_key(coords)
+                keys[coords] = os.path.exists(os.path.join(store, arr.path, key))
+            out[i, j] = keys[coords]
+    return out
+
+
+def expected_image(arr, group, window, image, store):
     """The RGBA image and range of the preview of zarr array `arr`."""
     shape = arr.shape
     ny, nx = shape[-2], shape[-1]
     s = max(1, math.ceil(max(ny, nx) / 512))
     plane = np.asarray(arr[(0,) * (len(shape) - 2) + (slice(None), slice(None))])
     sample = plane[::s, ::s].astype("float64")
-    fill = arr.attrs.get("_FillValue", None)
-    if isinstance(fill, str):
-        # NZ-1.0's forms: "NaN", "Infinity", or base64 of a float64.
-        fill = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(fill) \
-            or float(np.frombuffer(base64.b64decode(fill), "<f8")[0])
-    if fill is None:
-        fill = arr.fill_value
-    if fill is not None and arr.dtype.kind == "f":
-        fill = float(np.asarray(fill).astype(arr.dtype))  # in the array's type, as netCDF does
-    valid = ~np.isnan(sample)
-    if fill is not None and not math.isnan(float(fill)):
-        valid &= sample != float(fill)
+    valid = ~np.isnan(sample) & present_mask(arr, store, range(0, ny, s), range(0, nx, s))
+    if not image:
+        for v in declared_missing(arr):
+            valid &= sample != v
     values = sample[valid]
     dims = getattr(arr.metadata, "dimension_names", None) or [None] * len(shape)
     flip = False
@@ -158,7 +208,7 @@ def check_store(nzfs, store, mp):
             im.load()
             got = np.asarray(im.convert("RGBA"))
             parent = root[os.path.dirname(path)] if os.path.dirname(path) else root
-            want_img, rng = expected_image(arr, parent, omero_window(root, path))
+            want_img, rng = expected_image(arr, parent, omero_window(root, path), image_level(root, path), store)
             if got.shape != want_img.shape:
                 fail(f"{path}: {got.shape} pixels, expected {want_img.shape}")
             diff = np.argwhere(np.any(got != want_img, axis=-1))

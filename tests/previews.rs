@@ -206,3 +206,83 @@ fn a_preview_stops_when_its_reader_is_killed() {
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(decoded(), stopped, "chunks were decoded after the render stopped");
 }
+
+/// The RGBA pixels of a preview PNG that nzfs wrote (8-bit RGBA, filter
+/// 0 on every row, as `preview::render` writes it), row by row.
+fn png_rgba(png: &[u8]) -> (u32, Vec<[u8; 4]>) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let (mut at, mut width, mut idat) = (8, 0u32, Vec::new());
+    while at < png.len() {
+        let len = u32::from_be_bytes(png[at..at + 4].try_into().unwrap()) as usize;
+        let body = &png[at + 4..at + 8 + len];
+        match &body[..4] {
+            b"IHDR" => {
+                width = u32::from_be_bytes(body[4..8].try_into().unwrap());
+                assert_eq!(body[12..14], [8, 6], "8-bit RGBA");
+            }
+            b"IDAT" => idat.extend(&body[4..]),
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let mut raw = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(&idat[..]), &mut raw).unwrap();
+    let row = 1 + 4 * width as usize;
+    let mut out = Vec::new();
+    for r in raw.chunks(row) {
+        assert_eq!(r[0], 0, "filter type 0");
+        out.extend(r[1..].chunks(4).map(|p| [p[0], p[1], p[2], p[3]]));
+    }
+    (width, out)
+}
+
+/// Real zeros are pixels, holes are holes: in a uint16 OME-Zarr image with
+/// `fill_value` 0 (as ome-zarr writes it), a present chunk's 0 is opaque
+/// and an absent chunk is transparent; in a plain Zarr v3 array, a value
+/// equal to `fill_value` is shown unless `_FillValue` declares it, and a
+/// `missing_value` is transparent. (Before, every value equal to the
+/// fill was transparent, and an absent chunk of an image was drawn.)
+#[test]
+fn only_missing_values_are_transparent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("img.zarr");
+    std::fs::create_dir_all(s.join("0/c/0")).unwrap();
+    std::fs::write(
+        s.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "group", "attributes": {"ome": {"version": "0.5",
+        "multiscales": [{"axes": [{"name": "y", "type": "space"}, {"name": "x", "type": "space"}],
+        "datasets": [{"path": "0", "coordinateTransformations": [{"type": "scale", "scale": [1, 1]}]}]}]}}}"#,
+    )
+    .unwrap();
+    let array = |dir: &std::path::Path, attrs: &str| {
+        std::fs::write(
+            dir.join("zarr.json"),
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "array", "shape": [2, 4], "data_type": "uint16",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2, 2]}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+                "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+                "dimension_names": ["y", "x"], "attributes": {attrs}}}"#
+            ),
+        )
+        .unwrap();
+        // Chunk (0, 0) holds 0, 100, 200, 300; chunk (0, 1) is absent.
+        let values: Vec<u8> = [0u16, 100, 200, 300].iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(dir.join("c/0/0"), values).unwrap();
+    };
+    array(&s.join("0"), "{}");
+    std::fs::create_dir_all(s.join("plain/c/0")).unwrap();
+    array(&s.join("plain"), r#"{"missing_value": 300}"#);
+    std::fs::create_dir_all(s.join("declared/c/0")).unwrap();
+    array(&s.join("declared"), r#"{"_FillValue": 0}"#);
+    let m = Mount::at(&s, &[]);
+    let alpha = |array: &str| -> Vec<u8> {
+        let (width, px) = png_rgba(&std::fs::read(m.mp.join(array).join("preview.png")).unwrap());
+        assert_eq!(width, 4);
+        px.iter().map(|p| p[3]).collect()
+    };
+    // Row 0 is 0, 100, then the absent chunk; row 1 is 200, 300, absent.
+    assert_eq!(alpha("0"), [255, 255, 0, 0, 255, 255, 0, 0], "the image");
+    assert_eq!(alpha("plain"), [255, 255, 0, 0, 255, 0, 0, 0], "missing_value 300");
+    assert_eq!(alpha("declared"), [0, 255, 0, 0, 255, 255, 0, 0], "_FillValue 0");
+}

@@ -190,9 +190,11 @@ impl Array {
     }
 
     /// The values at flat element indices `points` (C order), one after
-    /// another in the array's native byte order: only the units holding
-    /// them are decoded, and nothing between them is copied.
-    pub fn read_points(&self, points: &[u64]) -> Result<Vec<u8>, ArrayError> {
+    /// another in the array's native byte order, and for each whether the
+    /// chunk (or inner chunk) holding it is in the store (`false`: absent,
+    /// read as the fill value): only the units holding them are decoded,
+    /// and nothing between them is copied.
+    pub fn read_points(&self, points: &[u64]) -> Result<(Vec<u8>, Vec<bool>), ArrayError> {
         let m = self.metadata();
         let item = m.data_type.size();
         let elements = self.size() / item as u64;
@@ -202,10 +204,27 @@ impl Array {
             });
         }
         let mut out = vec![0u8; points.len() * item];
-        let mut held = None;
+        let mut present = Vec::with_capacity(points.len());
+        let mut held: Held = None;
+        // A shard read in part: whether its object is there, by shard.
+        let sharding = self.partial_sharding();
+        let mut shard: Option<(u64, bool)> = None;
         for (&p, to) in points.iter().zip(out.chunks_mut(item)) {
             self.copy_flat_held(p * item as u64, to, &mut held)?;
+            let Some(((chunk, _), unit)) = &held else {
+                present.push(false);
+                continue;
+            };
+            present.push(match sharding {
+                None => !fill::is_sentinel(m, unit),
+                Some(_) if matches!(shard, Some((c, _)) if c == *chunk) => shard.is_some_and(|(_, p)| p),
+                Some(sc) => {
+                    let here = self.shard_present(sc, *chunk)?;
+                    shard = Some((*chunk, here));
+                    here
+                }
+            });
         }
-        Ok(out)
+        Ok((out, present))
     }
 }

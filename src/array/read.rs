@@ -410,6 +410,12 @@ impl Array {
         self.inner_chunk(index, inner, sharding, &key, &shard_index, &Mutex::new(None))
     }
 
+    /// Whether shard `index` is in the store (through the cached index).
+    pub(super) fn shard_present(&self, sharding: &ShardingCodec, index: u64) -> Result<bool, ArrayError> {
+        let key = self.chunk_key(index)?;
+        Ok(split_index(&self.shard_index(sharding, index, &key)?).is_some())
+    }
+
     /// A shard's decoded index, cached: the shard object's [`Stamp`] (length,
     /// version; 16 bytes), then the native `(offset, nbytes)` pairs. Empty
     /// when the shard is absent.

@@ -56,7 +56,7 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
          code {{ background: #f4f4f4; padding: 0 0.2em; }}\n\
          </style>\n</head>\n<body>\n<h1>{t}</h1>\n\
          <p class=\"meta\">Made by nzfs {v} from the dataset's metadata. Each picture is the first 2-D plane of an \
-         array in viridis over its 2nd&ndash;98th percentiles; fill values and NaN are transparent.</p>\n",
+         array in viridis over its 2nd&ndash;98th percentiles; absent chunks, declared missing values and NaN are transparent.</p>\n",
         t = markup(title),
         v = env!("CARGO_PKG_VERSION")
     );

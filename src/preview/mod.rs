@@ -11,10 +11,13 @@
 //! when its reader is gone. Values map to viridis over the plane's
 //! 2nd-98th percentiles (numpy's linear method, bit for bit), or, for a
 //! level of an OME-NGFF image, to its channel 0's colour over its display
-//! window (`omero`); the fill
-//! value (the `_FillValue` attribute, else the Zarr `fill_value`) and NaN
-//! are transparent; a plane whose latitude coordinate increases along rows
-//! is flipped, so that north is up.
+//! window (`omero`). What is missing is transparent: a point in a chunk
+//! the store does not hold, NaN, and, except in an image, a value its
+//! `_FillValue` or `missing_value` attribute declares (a Zarr v2 array's
+//! `fill_value` is its `_FillValue`, as xarray reads it). A value that
+//! merely equals a Zarr v3 `fill_value` is a value, and an image's zeros
+//! are pixels; a plane whose latitude coordinate increases along rows is
+//! flipped, so that north is up.
 //!
 //! Invariants: a PNG's length follows from the metadata alone
 //! ([`Plan::png_len`]): its image data is stored (uncompressed) deflate
@@ -62,6 +65,9 @@ pub struct Plan {
     /// An OME-NGFF image's display window and colour, shown in place of
     /// viridis over the percentiles.
     pub window: Option<omero::Window>,
+    /// A level of an OME-NGFF image: only absent chunks and NaN are holes
+    /// (its fill value, 0 as ome-zarr writes it, is a pixel's value too).
+    pub image: bool,
 }
 
 /// Whether array metadata can be previewed: a numeric type (not bool or
@@ -156,6 +162,7 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
             units,
             flip: false,
             window: omero::window(h, n),
+            image: h.ngff_image_of(n).is_some(),
         },
         lat,
     ))
@@ -172,7 +179,7 @@ fn texts(plan: &Plan, range: &str) -> Vec<(&'static str, String)> {
         (
             "nzfs:colors",
             plan.window.as_ref().map_or_else(
-                || "viridis over the 2nd-98th percentiles; fill values and NaN transparent".to_string(),
+                || "viridis over the 2nd-98th percentiles; absent chunks, _FillValue, missing_value and NaN transparent".to_string(),
                 omero::Window::describe,
             ),
         ),
@@ -246,7 +253,8 @@ pub fn color_index(v: f64, lo: f64, hi: f64) -> usize {
 }
 
 /// The sampled values of the plan's plane of `array`, row by row (rows in
-/// array order), as numbers; `None` where the element is the fill or NaN.
+/// array order), as numbers; `None` where the element is missing (see the
+/// module doc).
 /// Only the sampled points are read ([`Array::read_points`]), and
 /// `keep_going` is asked before each row: when it says no, the work stops
 /// with [`ArrayError::Stopped`](crate::array::ArrayError::Stopped).
@@ -265,10 +273,22 @@ pub fn sample(
         DataType::Float16 | DataType::BFloat16 | DataType::Float32 => f64::from(x as f32),
         _ => x,
     };
-    let fill = attr(&m.attributes, "_FillValue")
-        .and_then(|v| crate::zarr::data_type::fill_value_number(v).ok())
-        .map(|n| narrow(n.as_f64()))
-        .or_else(|| m.data_type.value_f64(&m.fill_value.0, 0));
+    // What the attributes declare missing: `_FillValue`, and
+    // `missing_value` (one number or a list); none in an image.
+    let number = |v: &Value| {
+        crate::zarr::data_type::fill_value_number(v)
+            .ok()
+            .map(|n| narrow(n.as_f64()))
+    };
+    let mut missing: Vec<f64> = Vec::new();
+    if !plan.image {
+        missing.extend(attr(&m.attributes, "_FillValue").and_then(number));
+        match attr(&m.attributes, "missing_value") {
+            Some(Value::Array(items)) => missing.extend(items.iter().take(16).filter_map(number)),
+            Some(v) => missing.extend(number(v)),
+            None => {}
+        }
+    }
     let mut out = Vec::with_capacity((plan.width * plan.height) as usize);
     // The leading indices are 0: row y of the plane starts at element y * nx.
     let mut points = Vec::with_capacity(plan.width as usize);
@@ -280,10 +300,10 @@ pub fn sample(
         }
         points.clear();
         points.extend((0..nx).step_by(s as usize).map(|x| y * nx + x));
-        let row = array.read_points(&points)?;
-        for i in 0..points.len() {
-            let v = m.data_type.value_f64(&row, i).filter(|v| !v.is_nan());
-            out.push(v.filter(|v| Some(*v) != fill));
+        let (row, present) = array.read_points(&points)?;
+        for (i, &present) in present.iter().enumerate() {
+            let v = m.data_type.value_f64(&row, i).filter(|v| !v.is_nan() && present);
+            out.push(v.filter(|v| !missing.contains(v)));
         }
     }
     Ok(out)
@@ -342,6 +362,7 @@ mod tests {
                 units: "°C ≈ K".into(),
                 flip: false,
                 window: None,
+                image: false,
             };
             let values: Vec<Option<f64>> = (0..w * h).map(|i| (i % 7 != 0).then_some(i as f64)).collect();
             let png = render(&plan, &values);

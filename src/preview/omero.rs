@@ -31,7 +31,7 @@ impl Window {
     pub fn describe(&self) -> String {
         let [r, g, b] = self.color;
         format!(
-            "omero channel 0{}: black at {} to #{r:02X}{g:02X}{b:02X} at {}; fill values and NaN transparent",
+            "omero channel 0{}: black at {} to #{r:02X}{g:02X}{b:02X} at {}; absent chunks and NaN transparent",
             if self.label.is_empty() {
                 String::new()
             } else {

@@ -286,3 +286,57 @@ fn only_missing_values_are_transparent() {
     assert_eq!(alpha("plain"), [255, 255, 0, 0, 255, 0, 0, 0], "missing_value 300");
     assert_eq!(alpha("declared"), [0, 255, 0, 0, 255, 255, 0, 0], "_FillValue 0");
 }
+
+/// `index.html` gives a CF time coordinate's first and last dates: day 0
+/// and day 366 since 2000-01-01 (a leap year) are 2000-01-01 and
+/// 2001-01-01, and hour 36 since 1970-01-01 is noon on the 2nd. A calendar
+/// that proleptic Gregorian arithmetic would get wrong (`noleap`) shows
+/// no date.
+#[test]
+fn the_index_gives_the_first_and_last_dates_of_time_coordinates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("t.zarr");
+    std::fs::create_dir_all(&s).unwrap();
+    std::fs::write(s.join("zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#).unwrap();
+    let time = |name: &str, values: &[i64], attrs: &str| {
+        let dir = s.join(name);
+        std::fs::create_dir_all(dir.join("c")).unwrap();
+        std::fs::write(
+            dir.join("zarr.json"),
+            format!(
+                r#"{{"zarr_format": 3, "node_type": "array", "shape": [{}], "data_type": "int64",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2]}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": 0,
+                "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+                "dimension_names": ["{name}"], "attributes": {attrs}}}"#,
+                values.len()
+            ),
+        )
+        .unwrap();
+        for (i, pair) in values.chunks(2).enumerate() {
+            let mut bytes: Vec<u8> = pair.iter().flat_map(|v| v.to_le_bytes()).collect();
+            bytes.resize(16, 0);
+            std::fs::write(dir.join("c").join(i.to_string()), bytes).unwrap();
+        }
+    };
+    time(
+        "days",
+        &[0, 100, 200, 366],
+        r#"{"units": "days since 2000-01-01", "calendar": "standard"}"#,
+    );
+    time("hours", &[0, 36], r#"{"units": "hours since 1970-01-01 00:00:00"}"#);
+    time(
+        "model",
+        &[0, 365],
+        r#"{"units": "days since 2000-01-01", "calendar": "noleap"}"#,
+    );
+    let m = Mount::at(&s, &[]);
+    let page = std::fs::read_to_string(m.mp.join("index.html")).unwrap();
+    assert!(page.contains("from 2000-01-01 to 2001-01-01"), "{page}");
+    assert!(page.contains("from 1970-01-01 to 1970-01-02 12:00:00"), "{page}");
+    assert_eq!(page.matches("\">from ").count(), 2, "no dates for noleap: {page}");
+    assert_eq!(
+        std::fs::metadata(m.mp.join("index.html")).unwrap().len(),
+        page.len() as u64
+    );
+}

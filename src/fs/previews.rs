@@ -135,6 +135,19 @@ impl NzFs {
                 let data_bin = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_data_bin(n);
                 let tiff = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_tiff(n);
                 let ome = |n: usize| self.ome_file(n).map(str::to_string);
+                // The first and last values of a 1-D array (a CF time
+                // coordinate's dates), unpacked ones only.
+                let span = |n: usize| {
+                    let a = self.dataset.array(n)?;
+                    let m = a.metadata();
+                    let packed = ["scale_factor", "add_offset"]
+                        .iter()
+                        .any(|k| m.attributes.iter().any(|(a, _)| a == k));
+                    let len = m.shape.first().copied().filter(|&l| l > 0 && !packed)?;
+                    let first = a.read_region(&[0], &[1]).ok()?;
+                    let last = a.read_region(&[len - 1], &[1]).ok()?;
+                    Some((m.data_type.value_f64(&first, 0)?, m.data_type.value_f64(&last, 0)?))
+                };
                 let shown = preview::Shown {
                     dir: &dir,
                     nc: &nc,
@@ -142,6 +155,7 @@ impl NzFs {
                     data_bin: &data_bin,
                     tiff: &tiff,
                     ome: &ome,
+                    span: &span,
                 };
                 let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
                 Arc::new(preview::index_html(h, title, &shown).into_bytes())

@@ -1,5 +1,6 @@
 //! `index.html`: one page of the whole dataset, each array's preview and
-//! header beside its name, from the hierarchy alone.
+//! header beside its name, from the hierarchy, and the first and last
+//! values of each CF time coordinate, as dates ([`super::cftime`]).
 
 use super::{PREVIEW_NAME, attr};
 use crate::json::Value;
@@ -37,6 +38,9 @@ pub struct Shown<'a> {
     pub tiff: &'a dyn Fn(usize) -> bool,
     /// A multiscale image group's OME-TIFF name, if it shows one.
     pub ome: &'a dyn Fn(usize) -> Option<String>,
+    /// The first and last values of a 1-D array, if they can be read
+    /// (asked only of CF time coordinates).
+    pub span: &'a dyn Fn(usize) -> Option<(f64, f64)>,
 }
 
 /// The page at the mount root: the group tree, each array's shape, type,
@@ -109,6 +113,17 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                 }
                 if let Some(u) = text("units") {
                     out.push_str(&format!("<br><span class=\"meta\">units: {u}</span>"));
+                }
+                // A CF time coordinate: its first and last dates.
+                let calendar = attr(&m.attributes, "calendar").and_then(Value::as_str);
+                if m.shape.len() == 1
+                    && let Some(axis) = attr(&m.attributes, "units")
+                        .and_then(Value::as_str)
+                        .and_then(|u| super::cftime::TimeAxis::of(u, calendar))
+                    && let Some((first, last)) = (shown.span)(n)
+                    && let (Some(a), Some(b)) = (axis.date(first), axis.date(last))
+                {
+                    out.push_str(&format!("<br><span class=\"meta\">from {a} to {b}</span>"));
                 }
                 out.push_str(&format!("<br><a href=\"{prefix}header.cdl\">header.cdl</a>"));
                 if (shown.data_bin)(n) {

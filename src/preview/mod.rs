@@ -31,6 +31,7 @@ use crate::json::Value;
 use crate::zarr::data_type::DataType;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 
+mod cftime;
 mod index;
 mod omero;
 mod png;

@@ -247,7 +247,8 @@ fn sequential_reads_keep_many_requests_in_flight() {
 }
 
 /// `--disk-cache`: a second mount of the same URL reads every chunk from
-/// local disk (only metadata goes to the server), within the budget.
+/// local disk (only metadata, and one `HEAD` per chunk object for its
+/// version, go to the server), within the budget.
 #[test]
 fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
     let Some(moto) = Moto::start() else { return };
@@ -271,12 +272,15 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
         let second = Mount::at(Path::new(&url), &opts);
         let compared = same_as_local(&second, store);
         let log = proxy.request_log();
+        // Each chunk object's version is asked (HEAD, no body); none is
+        // downloaded again.
         let data: Vec<&String> = log
             .iter()
             .filter(|l| {
-                !["zarr.json", ".zmetadata", "list-type", "delimiter"]
-                    .iter()
-                    .any(|m| l.contains(m))
+                !l.starts_with("HEAD")
+                    && !["zarr.json", ".zmetadata", "list-type", "delimiter"]
+                        .iter()
+                        .any(|m| l.contains(m))
             })
             .collect();
         assert!(
@@ -291,7 +295,7 @@ fn a_disk_cache_serves_a_second_mount_without_chunk_requests() {
         let int = |a: &str, b: &str| doc.get(a).and_then(|v| v.get(b)).and_then(|v| v.as_u64());
         let gets = log
             .iter()
-            .filter(|l| l.starts_with("GET") && !l.contains("list-type"))
+            .filter(|l| (l.starts_with("GET") || l.starts_with("HEAD")) && !l.contains("list-type"))
             .count() as u64;
         assert!(int("disk_cache", "hits").unwrap_or(0) > 0, "{store}: {doc:?}");
         assert!(int("disk_cache", "used_bytes").unwrap_or(0) > 0, "{store}: {doc:?}");
@@ -370,4 +374,50 @@ fn a_zip_store_in_a_bucket_mounts_as_its_directory() {
         let remote = Mount::at(Path::new(&format!("s3://zips/sub/{zip}")), &extra);
         assert!(same_as_local(&remote, "zipped.zarr") > 10, "{zip}");
     }
+}
+
+/// A disk cache shared by two mounts, with the store changed between them
+/// as an xarray append changes it: a chunk rewritten in place (same key,
+/// new bytes) and a chunk that was absent written. The second mount reads
+/// both as the store holds them now (it read the old bytes and the fill).
+#[test]
+fn a_disk_cache_never_serves_a_rewritten_or_new_chunk_as_it_was() {
+    let Some(moto) = Moto::start() else { return };
+    assert_eq!(moto.request("PUT", "/grow", b""), 200);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("g.zarr");
+    many_chunks_store(&store, 4, 16);
+    std::fs::remove_file(store.join("a/c/3")).unwrap();
+    moto.upload("grow", &store, "g.zarr");
+    let cache = tempfile::tempdir().unwrap();
+    let mut options = moto.options();
+    options.extend(["--disk-cache".into(), cache.path().display().to_string()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let url = Path::new("s3://grow/g.zarr");
+    let old: Vec<u8> = (0..16u64).map(|j| (2 * 7 + j) as u8).collect();
+    {
+        let first = Mount::at(url, &opts);
+        assert_eq!(std::fs::read(first.mp.join("a/2.bin")).unwrap(), old);
+        assert_eq!(
+            std::fs::read(first.mp.join("a/3.bin")).unwrap(),
+            vec![0u8; 16],
+            "absent: the fill"
+        );
+    }
+    let (rewritten, new) = (vec![200u8; 16], vec![201u8; 16]);
+    assert_eq!(moto.request("PUT", "/grow/g.zarr/a/c/2", &rewritten), 200);
+    assert_eq!(moto.request("PUT", "/grow/g.zarr/a/c/3", &new), 200);
+    let second = Mount::at(url, &opts);
+    assert_eq!(
+        std::fs::read(second.mp.join("a/2.bin")).unwrap(),
+        rewritten,
+        "the rewritten chunk"
+    );
+    assert_eq!(
+        std::fs::read(second.mp.join("a/3.bin")).unwrap(),
+        new,
+        "the chunk written since"
+    );
+    let data = std::fs::read(second.mp.join("a/data.bin")).unwrap();
+    assert_eq!(&data[32..], [rewritten, new].concat());
 }

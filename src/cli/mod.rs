@@ -358,9 +358,11 @@ pub struct StoreArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=20))]
     pub retries: u8,
     /// Remote stores: keep raw chunk objects in DIR, so that the next read,
-    /// and the next mount of the same URL, need no network. Safe to share
-    /// between mounts. Metadata is always read afresh. Assumes objects are
-    /// not rewritten in place; delete DIR/nzfs-cache-v1 after they are.
+    /// and the next mount of the same URL, download nothing again. Safe to
+    /// share between mounts. Metadata is always read afresh, and a cached
+    /// object is used only while the store holds the same version of it
+    /// (one HEAD per object a minute at most): a chunk rewritten in place
+    /// is read anew.
     #[arg(long, value_name = "DIR")]
     pub disk_cache: Option<PathBuf>,
     /// The disk cache's budget, e.g. 20GiB (least recently used entries go first)

@@ -2,12 +2,16 @@
 //! (`--disk-cache DIR --disk-cache-size SIZE`), as a [`ReadableStore`]
 //! wrapped around the remote one.
 //!
-//! What is kept: whole chunk objects, byte ranges of shards (keyed by the
-//! shard's version), objects' stamps (length and version), and which
-//! chunks are absent. Metadata
+//! What is kept: whole chunk objects and byte ranges of shards, each keyed
+//! by its object's version (length and ETag or generation). Metadata
 //! (`zarr.json`, `.zarray`, `.zmetadata`, …) and listings always go to
-//! the store, so every mount sees the hierarchy as it is now. A second
-//! mount of the same URL reads cached chunks without the network.
+//! the store, so every mount sees the hierarchy as it is now. Before a
+//! cached object is used, its current version is asked of the store (one
+//! `HEAD`, no body), at most once per [`RECHECK_AFTER`] per object in a
+//! mount: a second mount of the same URL reads cached chunks without
+//! downloading them, and a chunk rewritten in place, created or deleted
+//! since (an xarray append rewrites the last chunk) is read as it is now,
+//! never as the old bytes or the old absence.
 //!
 //! Invariants:
 //! - an entry is one file, written whole to a temporary name and renamed
@@ -22,10 +26,9 @@
 //! - the cache is an optimisation only: any error in it is logged once
 //!   and the request goes to the store.
 //!
-//! The cache assumes a stored object does not change, appear or vanish
-//! while it is cached (Zarr archives, versioned snapshots). After a store is rewritten in
-//! place, delete `DIR/nzfs-cache-v1` (shard ranges are safe: they are
-//! keyed by the shard's version).
+//! - an object is fetched for the cache with the version its look found
+//!   (`If-Match` in effect: a mismatch is an error, and the look is
+//!   dropped), so no entry holds bytes under another version's name.
 
 use std::fs;
 use std::hash::Hasher;
@@ -33,8 +36,15 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+
+/// How long a look at an object's version holds in a mount.
+pub const RECHECK_AFTER: Duration = Duration::from_secs(60);
+
+/// Looks kept in memory at most (all are dropped when full).
+const MAX_LOOKS: usize = 1 << 20;
 
 const MAGIC: &[u8; 8] = b"NZFSDC1\n";
 const VERSION_DIR: &str = "nzfs-cache-v1";
@@ -49,7 +59,8 @@ pub struct DiskCacheStats {
     pub hit_bytes: AtomicU64,
     /// Reads passed on to the store.
     pub misses: AtomicU64,
-    /// Stats answered from the disk.
+    /// Stats answered without the store (a look at the object's version
+    /// less than [`RECHECK_AFTER`] old).
     pub stat_hits: AtomicU64,
     /// Bytes of entries, as measured at the last sweep plus those written
     /// since (`u64::MAX` until the first measurement).
@@ -71,6 +82,8 @@ pub struct DiskCached {
     sweeping: Mutex<()>,
     warned: AtomicBool,
     stats: Arc<DiskCacheStats>,
+    /// The versions the store gave for objects (`None`: absent), and when.
+    looks: Mutex<std::collections::HashMap<String, (Option<Stamp>, Instant)>>,
 }
 
 /// Whether `key` is metadata (never cached).
@@ -127,6 +140,7 @@ impl DiskCached {
             sweeping: Mutex::new(()),
             warned: AtomicBool::new(false),
             stats,
+            looks: Mutex::default(),
         };
         // What is there already, measured off the mount's path.
         let (root, stats) = (cache.root.clone(), cache.stats.clone());
@@ -255,6 +269,34 @@ impl DiskCached {
         self.stats.used_bytes.store(total, Ordering::Relaxed);
     }
 
+    /// The version of `key` in the store now: asked of it unless looked
+    /// at less than [`RECHECK_AFTER`] ago; and whether the store was not
+    /// asked.
+    fn look(&self, key: &StoreKey) -> io::Result<(Option<Stamp>, bool)> {
+        if let Some((stamp, at)) = crate::sync::lock(&self.looks).get(key.as_str())
+            && at.elapsed() < RECHECK_AFTER
+        {
+            return Ok((*stamp, true));
+        }
+        let stamp = self.inner.stat(key)?;
+        let mut looks = crate::sync::lock(&self.looks);
+        if looks.len() >= MAX_LOOKS {
+            looks.clear();
+        }
+        looks.insert(key.as_str().to_string(), (stamp, Instant::now()));
+        Ok((stamp, false))
+    }
+
+    /// Forget the look at `key` (a fetch found another version).
+    fn forget(&self, key: &StoreKey) {
+        crate::sync::lock(&self.looks).remove(key.as_str());
+    }
+
+    /// The identity of object `key` at version `stamp`.
+    fn object_identity(&self, key: &StoreKey, stamp: Stamp) -> String {
+        format!("{}\0{}\0{}", self.identity("object", key), stamp.len, stamp.version)
+    }
+
     fn identity(&self, kind: &str, key: &StoreKey) -> String {
         format!("{}\n{kind}\n{key}", self.store)
     }
@@ -292,23 +334,30 @@ impl ReadableStore for DiskCached {
         if is_metadata(key) {
             return self.inner.get(key, max_len);
         }
-        let identity = self.identity("object", key);
-        if let Some(hit) = self.load(&identity, max_len) {
+        let Some(stamp) = self.look(key)?.0 else {
+            return Ok(None);
+        };
+        let identity = self.object_identity(key, stamp);
+        if let Some(hit) = self.load(&identity, max_len).filter(|h| h.len() as u64 == stamp.len) {
             self.hit(hit.len());
             return Ok(Some(hit));
         }
-        let absent = self.identity("absent", key);
-        if self.load(&absent, 0).is_some() {
-            self.hit(0);
-            return Ok(None);
-        }
         self.stats.misses.fetch_add(1, Ordering::Relaxed);
-        let got = self.inner.get(key, max_len)?;
-        match &got {
-            Some(v) => self.keep(&identity, v),
-            None => self.keep(&absent, &[]),
+        if stamp.len == 0 || stamp.len > max_len {
+            // Nothing to fetch by range; the store says what is too large.
+            return self.inner.get(key, max_len);
         }
-        Ok(got)
+        match self.inner.get_range(key, 0, stamp.len, Some(stamp)) {
+            Ok(Some(v)) => {
+                self.keep(&identity, &v);
+                Ok(Some(v))
+            }
+            other => {
+                // Changed (or gone) since the look: look again next time.
+                self.forget(key);
+                other
+            }
+        }
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
@@ -327,24 +376,11 @@ impl ReadableStore for DiskCached {
         if is_metadata(key) {
             return self.inner.stat(key);
         }
-        // 16 bytes of stamp, or none for an absent object.
-        let identity = self.identity("stamp", key);
-        if let Some(hit) = self.load(&identity, 16) {
+        let (stamp, held) = self.look(key)?;
+        if held {
             self.stats.stat_hits.fetch_add(1, Ordering::Relaxed);
-            let word = |at: usize| u64::from_le_bytes(hit[at..at + 8].try_into().expect("8 bytes"));
-            return Ok((hit.len() == 16).then(|| Stamp {
-                len: word(0),
-                version: word(8),
-            }));
         }
-        let got = self.inner.stat(key)?;
-        let mut v = Vec::new();
-        if let Some(s) = got {
-            v.extend(s.len.to_le_bytes());
-            v.extend(s.version.to_le_bytes());
-        }
-        self.keep(&identity, &v);
-        Ok(got)
+        Ok(stamp)
     }
 
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
@@ -414,34 +450,83 @@ mod tests {
         StoreKey::new(k).unwrap()
     }
 
+    /// A store of `MemoryStore`'s objects whose reads with a body are
+    /// counted.
+    struct Counted(MemoryStore, Arc<AtomicU64>);
+
+    impl ReadableStore for Counted {
+        fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.get(key, max_len)
+        }
+        fn get_range(
+            &self,
+            key: &StoreKey,
+            offset: u64,
+            len: u64,
+            expect: Option<Stamp>,
+        ) -> io::Result<Option<Vec<u8>>> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.get_range(key, offset, len, expect)
+        }
+        fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+            self.0.stat(key)
+        }
+        fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+            self.0.list_dir(prefix)
+        }
+    }
+
+    fn counted(m: MemoryStore) -> (Box<dyn ReadableStore>, Arc<AtomicU64>) {
+        let n = Arc::new(AtomicU64::new(0));
+        (Box::new(Counted(m, n.clone())), n)
+    }
+
     #[test]
-    fn entries_survive_a_new_cache_and_damage_is_a_miss() {
+    fn entries_serve_a_new_cache_only_while_the_store_holds_their_version() {
         let dir = tempfile::tempdir().unwrap();
         let mut m = MemoryStore::default();
         m.insert("a/c/0", "chunk zero");
         m.insert("a/zarr.json", "{}");
-        let cache = DiskCached::new(Box::new(m), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        let cache = DiskCached::new(Box::new(m.clone()), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
         assert_eq!(cache.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
-        // A second cache over an empty store: the chunk comes from disk,
-        // the metadata does not.
-        let again = DiskCached::new(Box::new(MemoryStore::default()), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        // A second cache over the same store: the chunk comes from disk
+        // (no read with a body), the metadata does not.
+        let (store, reads) = counted(m.clone());
+        let again = DiskCached::new(store, "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
         assert_eq!(again.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
-        assert_eq!(again.get(&key("a/zarr.json"), 100).unwrap(), None);
-        assert!(
-            again.get(&key("a/c/0"), 5).unwrap().is_none(),
-            "a hit larger than allowed is a miss"
+        assert_eq!(reads.load(Ordering::Relaxed), 0);
+        assert_eq!(again.get(&key("a/zarr.json"), 100).unwrap().unwrap(), b"{}");
+        assert_eq!(reads.load(Ordering::Relaxed), 1);
+        // The object rewritten (another version): its new bytes, not the
+        // entry's; deleted: absent, not the entry.
+        let mut rewritten = MemoryStore::default();
+        rewritten.insert("a/c/0", "chunk zero, rewritten");
+        let fresh = DiskCached::new(Box::new(rewritten), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(
+            fresh.get(&key("a/c/0"), 100).unwrap().unwrap(),
+            b"chunk zero, rewritten"
         );
+        let gone = DiskCached::new(Box::new(MemoryStore::default()), "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(gone.get(&key("a/c/0"), 100).unwrap(), None);
+        assert_eq!(gone.stat(&key("a/c/0")).unwrap(), None);
         // Another store's identity never matches.
-        let other = DiskCached::new(Box::new(MemoryStore::default()), "s3://b/y.zarr", dir.path(), 1 << 20).unwrap();
-        assert_eq!(other.get(&key("a/c/0"), 100).unwrap(), None);
+        let (store, reads) = counted(m.clone());
+        let other = DiskCached::new(store, "s3://b/y.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(other.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
+        assert_eq!(reads.load(Ordering::Relaxed), 1);
         // A damaged entry is removed and read from the store.
-        let path = again.path(&again.identity("object", &key("a/c/0")));
+        let stamp = m.stat(&key("a/c/0")).unwrap().unwrap();
+        let path = again.path(&again.object_identity(&key("a/c/0"), stamp));
         let mut bytes = fs::read(&path).unwrap();
         let last = bytes.len() - 6;
         bytes[last] ^= 0xff;
         fs::write(&path, bytes).unwrap();
-        assert_eq!(again.get(&key("a/c/0"), 100).unwrap(), None);
-        assert!(!path.exists());
+        let (store, reads) = counted(m);
+        let repaired = DiskCached::new(store, "s3://b/x.zarr", dir.path(), 1 << 20).unwrap();
+        assert_eq!(repaired.get(&key("a/c/0"), 100).unwrap().unwrap(), b"chunk zero");
+        assert_eq!(reads.load(Ordering::Relaxed), 1);
+        assert!(path.exists(), "written again");
     }
 
     #[test]
@@ -465,7 +550,7 @@ mod tests {
             .sum();
         assert!(total <= 10_000, "{total} bytes on disk for a 10000-byte budget");
         // The newest entry survived.
-        let newest = cache.path(&cache.identity("object", &key("c/39")));
+        let newest = cache.path(&cache.object_identity(&key("c/39"), Stamp { len: 1000, version: 0 }));
         assert!(newest.exists());
     }
 

@@ -140,3 +140,41 @@ fn a_combined_files_modes_follow_a_changed_chunk() {
         out.stdout.len()
     );
 }
+
+/// A chunk written after the mount (it was absent), with mode 0600, which
+/// no decode has read: another user is denied `data.bin` at the next open,
+/// as the chunk file itself. The meet of `data.bin` was made when root
+/// stat'ed it, and only objects a decode had read were watched, so the new
+/// chunk's bytes reached every user through `data.bin`.
+#[test]
+fn a_chunk_written_later_narrows_the_combined_files_unread() {
+    let users = Users::create();
+    let (tmp, m) = {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("sample.zarr");
+        common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
+        set_mode(tmp.path(), 0o755);
+        let later = store.join("t2m/c/1/1/1");
+        std::fs::rename(&later, tmp.path().join("held")).unwrap();
+        let m = common::mount::Mount::at(&store, &["-o", "allow_other"]);
+        set_mode(m.dir.path(), 0o755);
+        (tmp, m)
+    };
+    let data = m.mp.join("t2m/data.bin");
+    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o444);
+    let chunk = tmp.path().join("sample.zarr/t2m/c/1/1/1");
+    let fresh = tmp.path().join("sample.zarr/t2m/c/1/1/.new");
+    std::fs::copy(tmp.path().join("held"), &fresh).unwrap();
+    set_mode(&fresh, 0o600);
+    std::fs::rename(&fresh, &chunk).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(denied(&cat_output(&users.other, &m.mp.join("t2m/1.1.1.bin"))));
+    let out = cat_output(&users.other, &data);
+    assert!(
+        denied(&out),
+        "data.bin after an unread chunk was written root's alone: {:?}, {} bytes",
+        out.status,
+        out.stdout.len()
+    );
+    assert!(std::fs::read(&data).is_ok(), "root still reads it");
+}

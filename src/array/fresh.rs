@@ -19,7 +19,11 @@
 //! array's generation goes up when one changed, and the views show it in
 //! their mtime, which the kernel (with `FUSE_AUTO_INVAL_DATA` and a short
 //! attribute timeout) compares to drop its stale pages. An array past the bound gets a new
-//! generation on every look: always right, only slower.
+//! generation on every look: always right, only slower. The array's
+//! directories, as the meet of its combined files' modes last listed them
+//! ([`Freshness::watch_dirs`]), are looked at in the same turns: a chunk
+//! written since, which no decode has read, adds a name to one and counts
+//! the generation up, so that meet is made again.
 //!
 //! Whoever set [`Freshness::on_change`] is told of each change found,
 //! before anything decoded from the changed object is served (the FUSE
@@ -61,6 +65,12 @@ struct Noted {
     cursor: usize,
     generation: u64,
     overflowed: bool,
+    /// The array's directories as the meet of its combined files last
+    /// listed them, each with its stamp from before the listing, looked at
+    /// in turn with the objects: a name added or replaced in one (a chunk
+    /// written since, which no decode has read) counts one up too.
+    dirs: Vec<(StoreKey, Option<Stamp>)>,
+    dir_cursor: usize,
 }
 
 struct Seen {
@@ -75,6 +85,14 @@ struct Table {
     /// The table's size at which it is next pruned.
     prune_at: usize,
 }
+
+/// A watched directory's place in the list, its key and its stamp.
+type WatchedDir = (usize, StoreKey, Option<Stamp>);
+
+/// The most directories of one array watched ([`Freshness::watch_dirs`]);
+/// a name added in one past them shows once an object read for the values
+/// changes, or at the next mount.
+pub const MAX_WATCHED_DIRS: usize = 1 << 16;
 
 /// Told `(array, chunk)` when a chunk object is found changed since a
 /// decode read it, before anything decoded from it now is served.
@@ -193,6 +211,19 @@ impl Freshness {
         Some(now.map_or(0, |s| s.version ^ s.len.rotate_left(32)))
     }
 
+    /// Watch `dirs` (at most [`MAX_WATCHED_DIRS`]), each with its stamp from
+    /// before it was listed, in place of those watched for `array` before.
+    pub(super) fn watch_dirs(&self, array: usize, mut dirs: Vec<(StoreKey, Option<Stamp>)>) {
+        if !self.on {
+            return;
+        }
+        dirs.truncate(MAX_WATCHED_DIRS);
+        let mut guard = crate::sync::lock(&self.noted);
+        let noted = guard.0.entry(array).or_default();
+        noted.dirs = dirs;
+        noted.dir_cursor = 0;
+    }
+
     /// The generation of array `array`'s values as last counted, without a
     /// look at the store.
     pub(super) fn last_generation(&self, array: usize) -> u64 {
@@ -216,7 +247,7 @@ impl Freshness {
             return None;
         }
         let lock = || crate::sync::lock(&self.noted);
-        let listed: Vec<(u64, Option<Stamp>)> = match lock().0.get_mut(&array) {
+        let (listed, dirs): (Vec<(u64, Option<Stamp>)>, Vec<WatchedDir>) = match lock().0.get_mut(&array) {
             None => return Some(0),
             Some(n) => {
                 // The next GENERATION_BATCH of them, in turn.
@@ -224,12 +255,30 @@ impl Freshness {
                 let take = len.min(GENERATION_BATCH);
                 let start = if len == 0 { 0 } else { n.cursor % len };
                 n.cursor = if len == 0 { 0 } else { (start + take) % len };
-                (0..take)
+                let objects = (0..take)
                     .map(|i| n.order[(start + i) % len])
                     .map(|c| (c, n.stamps.get(&c).copied().flatten()))
-                    .collect()
+                    .collect();
+                // And as many of the watched directories.
+                let len = n.dirs.len();
+                let take = len.min(GENERATION_BATCH);
+                let start = if len == 0 { 0 } else { n.dir_cursor % len };
+                n.dir_cursor = if len == 0 { 0 } else { (start + take) % len };
+                let dirs = (0..take)
+                    .map(|i| (start + i) % len)
+                    .map(|i| (i, n.dirs[i].0.clone(), n.dirs[i].1))
+                    .collect();
+                (objects, dirs)
             }
         };
+        let mut dirs_changed = Vec::new();
+        for (i, key, before) in dirs {
+            let now = store.dir_stamp(key.as_str()).ok();
+            if now != Some(before) {
+                tracing::debug!(key = %key, "a name was added or replaced in the array's directory: its views are refreshed");
+                dirs_changed.push((i, key, now.flatten()));
+            }
+        }
         let mut changed = Vec::new();
         for (chunk, before) in listed {
             let Some(k) = key(chunk) else { continue };
@@ -244,8 +293,13 @@ impl Freshness {
         }
         let mut guard = lock();
         let noted = guard.0.entry(array).or_default();
-        if !changed.is_empty() {
+        if !changed.is_empty() || !dirs_changed.is_empty() {
             noted.generation += 1;
+        }
+        for (i, key, now) in dirs_changed {
+            if let Some(d) = noted.dirs.get_mut(i).filter(|d| d.0 == key) {
+                d.1 = now;
+            }
         }
         for &(chunk, now) in &changed {
             noted.stamps.insert(chunk, now);

@@ -200,6 +200,13 @@ impl Array {
             .generation(self.id, s.store.as_ref(), |i| self.chunk_key(i).ok(), &s.cache)
     }
 
+    /// Watch the array's directories `dirs` (each with its stamp from
+    /// before it was listed) for names added or replaced: the values
+    /// generation counts one up when one changes.
+    pub fn watch_dirs(&self, dirs: Vec<(StoreKey, Option<crate::store::Stamp>)>) {
+        self.shared.fresh.watch_dirs(self.id, dirs);
+    }
+
     /// [`Array::values_generation`] as last counted (no look at the store):
     /// what caches derived from values compare with.
     pub fn last_generation(&self) -> u64 {

@@ -267,7 +267,12 @@ impl NzFs {
         let entries = chunks
             .and_then(|c| c.checked_add(1)?.checked_mul(depth as u64 + 1))
             .map_or(MAX_WALK, |e| e.saturating_add(4096).min(MAX_WALK));
-        walk(self.store(), path, depth, entries, meet).map_err(|e| {
+        let mut dirs = Vec::new();
+        let walked = walk(self.store(), path, depth, entries, meet, &mut dirs);
+        if let Some(array) = self.dataset.array(a) {
+            array.watch_dirs(dirs);
+        }
+        walked.map_err(|e| {
             tracing::warn!(key = %path, error = %e, "cannot read the owners and modes of what a combined file shows; showing mode 000");
         })
     }
@@ -285,10 +290,17 @@ pub(crate) fn walk(
     depth: usize,
     entries: u64,
     meet: &mut Meet,
+    dirs: &mut Vec<(crate::store::StoreKey, Option<crate::store::Stamp>)>,
 ) -> std::io::Result<()> {
     let mut pending = vec![(prefix.to_owned(), 0)];
     let mut seen = 0u64;
     while let Some((dir, level)) = pending.pop() {
+        // The directory's stamp before its names are read: a name added
+        // after this changes it (the array's values generation watches).
+        let stamp = store.dir_stamp(&dir)?;
+        if let Ok(key) = crate::store::StoreKey::new(&dir) {
+            dirs.push((key, stamp));
+        }
         let listing = store.list_dir(&dir)?;
         seen += (listing.keys.len() + listing.prefixes.len()) as u64;
         if seen > entries || (level >= depth && !listing.prefixes.is_empty()) {

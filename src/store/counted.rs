@@ -98,6 +98,10 @@ impl ReadableStore for Counted {
         self.lookup(|| self.inner.stat(key))
     }
 
+    fn dir_stamp(&self, prefix: &str) -> io::Result<Option<Stamp>> {
+        self.inner.dir_stamp(prefix)
+    }
+
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
         self.lookup(|| self.inner.list_dir(prefix))
     }

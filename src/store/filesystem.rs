@@ -343,6 +343,14 @@ impl ReadableStore for FilesystemStore {
         }
     }
 
+    fn dir_stamp(&self, prefix: &str) -> io::Result<Option<Stamp>> {
+        let _reading = inflight::begin(prefix);
+        Ok(self
+            .stat_path(prefix)?
+            .filter(|st| file_type(st) == FileType::Directory)
+            .map(|st| stamp(&st)))
+    }
+
     fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
         if !prefix.is_empty() {
             StoreKey::new(prefix)?;

@@ -210,6 +210,13 @@ pub trait ReadableStore: Send + Sync {
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>>;
     /// The length and version of the value at `key`, or `None` when there is none.
     fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>>;
+    /// The version of directory `prefix` where the store has directories
+    /// whose version changes when a name in them is added, removed or
+    /// replaced (a local filesystem: inode, change and modification
+    /// times); `None` elsewhere, and where there is no such directory.
+    fn dir_stamp(&self, _prefix: &str) -> io::Result<Option<Stamp>> {
+        Ok(None)
+    }
     /// The keys and prefixes directly under `prefix` (`""` is the root).
     fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
     /// Several byte ranges, of one key or many, in one call; the results

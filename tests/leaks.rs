@@ -178,3 +178,26 @@ fn a_chunk_written_later_narrows_the_combined_files_unread() {
     );
     assert!(std::fs::read(&data).is_ok(), "root still reads it");
 }
+
+/// `index.html` gives a time coordinate's first and last dates, so it
+/// meets that coordinate's objects: with the time chunk root's alone,
+/// another user is denied the page (and the chunk), root reads it.
+#[test]
+fn the_index_meets_the_time_coordinates_it_dates() {
+    let users = Users::create();
+    let (_tmp, m) = mount_for_others("sample.zarr", Some("time/c/0"));
+    let index = m.mp.join("index.html");
+    let page = std::fs::read_to_string(&index).unwrap();
+    assert!(page.contains("from 2000-01-01 to "), "root reads the dates: {page}");
+    assert!(denied(&cat_output(&users.other, &m.mp.join("time/0.bin"))));
+    let out = cat_output(&users.other, &index);
+    assert!(
+        denied(&out),
+        "index.html with its dates' chunk root's alone: {:?}",
+        out.status
+    );
+    // Unrestricted, the other user reads the same page.
+    let (_tmp, open) = mount_for_others("sample.zarr", None);
+    let page = common::users::cat_as(&users.other, &open.mp.join("index.html")).unwrap();
+    assert!(String::from_utf8_lossy(&page).contains("from 2000-01-01 to "));
+}

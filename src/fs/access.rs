@@ -127,6 +127,33 @@ impl NzFs {
         })
     }
 
+    /// Who may read `index.html`: the metadata of every node (the root's
+    /// `header.cdl`), and the values of each time coordinate whose first
+    /// and last dates it gives.
+    pub(super) fn index_access(&self) -> Result<Option<Access>, ()> {
+        let Some(header) = self.header_access(0)? else {
+            return Ok(None);
+        };
+        let mut meet = Meet::new(header.uid, header.gid);
+        meet.require(&header, Need::Read);
+        let times = self.time_coords.get_or_init(|| {
+            let nodes = self.hierarchy().nodes.iter().enumerate();
+            nodes
+                .filter(|(_, node)| match &node.kind {
+                    NodeKind::Array(a) => crate::preview::cftime::axis_of(&a.metadata).is_some(),
+                    _ => false,
+                })
+                .map(|(n, _)| n)
+                .collect()
+        });
+        for &n in times {
+            if let Some(values) = self.values_access(n)? {
+                meet.require(&values, Need::Read);
+            }
+        }
+        Ok(Some(meet.access()))
+    }
+
     /// Who may read the values node `n` shows: an array's `data.bin` and
     /// `data.txt` (every object in its directory), a group's `.nc` (its own
     /// metadata and every object of its child arrays).

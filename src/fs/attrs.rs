@@ -47,7 +47,7 @@ impl NzFs {
             Inode::Data(n) | Inode::Tiff(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
             Inode::OmeTiff(n) => self.ome_access(n),
             Inode::Preview(n) => self.preview_access(n),
-            Inode::Index => self.header_access(0),
+            Inode::Index => self.index_access(),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
         };
         let (perm, uid, gid) = self.ownership_of(access, kind);
@@ -162,7 +162,7 @@ impl NzFs {
             Inode::OmeTiff(n) => (Kind::File, self.ome_layout(n)?.size),
             Inode::Text(n) => (Kind::File, self.text_size(n)?),
             Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
-            Inode::Index => (Kind::File, self.index_html()?.len() as u64),
+            Inode::Index => (Kind::File, self.index_len()?),
             Inode::Chunk { node, index } => {
                 let (m, names) = self.array_files(node)?;
                 if index >= names.count() {

@@ -332,6 +332,10 @@ pub struct NzFs {
     sizing: crate::cpus::Sizing,
     /// The rendered `index.html`.
     index: OnceLock<Chunk>,
+    /// The time coordinates whose dates `index.html` gives (made once).
+    time_coords: OnceLock<Vec<usize>>,
+    /// `index.html`'s length, made from metadata alone.
+    index_len: OnceLock<u64>,
 }
 
 /// A hierarchy larger than the inode numbering can serve.
@@ -484,6 +488,8 @@ impl NzFs {
             nc_format: crate::netcdf::NcFormat::Auto,
             sizing: crate::cpus::Sizing::for_machine(),
             index: OnceLock::new(),
+            time_coords: OnceLock::new(),
+            index_len: OnceLock::new(),
         }
     }
 

@@ -107,7 +107,21 @@ impl NzFs {
         Ok(chunk)
     }
 
-    /// The page at the root, made on first use from metadata.
+    /// The length of `index.html`, from metadata alone: the page made
+    /// without the values of time coordinates, whose dates have a field of
+    /// fixed width.
+    pub(super) fn index_len(&self) -> Result<u64, FsError> {
+        if !self.has_index() {
+            return Err(FsError::NotFound);
+        }
+        if let Some(page) = self.index.get() {
+            return Ok(page.len() as u64);
+        }
+        Ok(*self.index_len.get_or_init(|| self.render_index(false).len() as u64))
+    }
+
+    /// The page at the root, made on first use from metadata and the first
+    /// and last values of time coordinates.
     pub(super) fn index_html(&self) -> Result<Chunk, FsError> {
         if !self.has_index() {
             return Err(FsError::NotFound);
@@ -115,51 +129,62 @@ impl NzFs {
         Ok(self
             .index
             .get_or_init(|| {
-                let h = self.hierarchy();
-                let dir = |n: usize| {
-                    let mut parts = Vec::new();
-                    let mut at = Some(n);
-                    while let Some(p) = at.filter(|&p| p != 0) {
-                        parts.push(self.info[p].dir_name.clone());
-                        at = h.nodes[p].parent;
-                    }
-                    parts.reverse();
-                    parts.join("/")
-                };
-                let nc = |n: usize| self.info[n].nc_name.clone();
-                let shown_preview = |n: usize| {
-                    self.has_preview(n)
-                        .then(|| self.plan_of(n).map(|(p, _)| (p.width, p.height)))
-                        .flatten()
-                };
-                let data_bin = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_data_bin(n);
-                let tiff = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_tiff(n);
-                let ome = |n: usize| self.ome_file(n).map(str::to_string);
-                // The first and last values of a 1-D array (a CF time
-                // coordinate's dates), unpacked ones only.
-                let span = |n: usize| {
-                    let a = self.dataset.array(n)?;
-                    let m = a.metadata();
-                    let packed = ["scale_factor", "add_offset"]
-                        .iter()
-                        .any(|k| m.attributes.iter().any(|(a, _)| a == k));
-                    let len = m.shape.first().copied().filter(|&l| l > 0 && !packed)?;
-                    let first = a.read_region(&[0], &[1]).ok()?;
-                    let last = a.read_region(&[len - 1], &[1]).ok()?;
-                    Some((m.data_type.value_f64(&first, 0)?, m.data_type.value_f64(&last, 0)?))
-                };
-                let shown = preview::Shown {
-                    dir: &dir,
-                    nc: &nc,
-                    preview: &shown_preview,
-                    data_bin: &data_bin,
-                    tiff: &tiff,
-                    ome: &ome,
-                    span: &span,
-                };
-                let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
-                Arc::new(preview::index_html(h, title, &shown).into_bytes())
+                let page = self.render_index(true);
+                debug_assert!(self.index_len.get().is_none_or(|&l| l == page.len() as u64));
+                Arc::new(page)
             })
             .clone())
+    }
+
+    /// `index.html`'s bytes, with the dates of time coordinates where
+    /// `values` (their first and last values are read), else blank.
+    fn render_index(&self, values: bool) -> Vec<u8> {
+        let h = self.hierarchy();
+        let dir = |n: usize| {
+            let mut parts = Vec::new();
+            let mut at = Some(n);
+            while let Some(p) = at.filter(|&p| p != 0) {
+                parts.push(self.info[p].dir_name.clone());
+                at = h.nodes[p].parent;
+            }
+            parts.reverse();
+            parts.join("/")
+        };
+        let nc = |n: usize| self.info[n].nc_name.clone();
+        let shown_preview = |n: usize| {
+            self.has_preview(n)
+                .then(|| self.plan_of(n).map(|(p, _)| (p.width, p.height)))
+                .flatten()
+        };
+        let data_bin = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_data_bin(n);
+        let tiff = |n: usize| matches!(h.nodes[n].kind, NodeKind::Array(_)) && self.has_tiff(n);
+        let ome = |n: usize| self.ome_file(n).map(str::to_string);
+        // The first and last values of a 1-D array (a CF time
+        // coordinate's dates), unpacked ones only.
+        let span = |n: usize| {
+            if !values {
+                return None;
+            }
+            let a = self.dataset.array(n)?;
+            let m = a.metadata();
+            let packed = ["scale_factor", "add_offset"]
+                .iter()
+                .any(|k| m.attributes.iter().any(|(a, _)| a == k));
+            let len = m.shape.first().copied().filter(|&l| l > 0 && !packed)?;
+            let first = a.read_region(&[0], &[1]).ok()?;
+            let last = a.read_region(&[len - 1], &[1]).ok()?;
+            Some((m.data_type.value_f64(&first, 0)?, m.data_type.value_f64(&last, 0)?))
+        };
+        let shown = preview::Shown {
+            dir: &dir,
+            nc: &nc,
+            preview: &shown_preview,
+            data_bin: &data_bin,
+            tiff: &tiff,
+            ome: &ome,
+            span: &span,
+        };
+        let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
+        preview::index_html(h, title, &shown).into_bytes()
     }
 }

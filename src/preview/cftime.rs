@@ -78,6 +78,13 @@ fn reference(since: &str) -> Option<f64> {
     Some(secs)
 }
 
+/// The time axis of 1-D array metadata `m`, if `index.html` shows its
+/// first and last values as dates.
+pub fn axis_of(m: &crate::zarr::metadata::ArrayMetadata) -> Option<TimeAxis> {
+    let text = |k: &str| super::attr(&m.attributes, k).and_then(crate::json::Value::as_str);
+    (m.shape.len() == 1).then(|| TimeAxis::of(text("units")?, text("calendar")))?
+}
+
 /// How a CF time variable's values read as dates: its unit's length and
 /// its reference, from `units` and `calendar`; `None` where they are not
 /// CF time that proleptic Gregorian arithmetic gets right.

@@ -7,6 +7,10 @@ use crate::json::Value;
 use crate::naming::markup;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 
+/// The width of a time coordinate's dates on the page: `from `, two
+/// dates with their times of day (19 characters each) and ` to `.
+const DATES_WIDTH: usize = 47;
+
 /// A path as a relative URL (each segment percent-encoded where needed).
 fn href(path: &str) -> String {
     path.split('/')
@@ -39,7 +43,8 @@ pub struct Shown<'a> {
     /// A multiscale image group's OME-TIFF name, if it shows one.
     pub ome: &'a dyn Fn(usize) -> Option<String>,
     /// The first and last values of a 1-D array, if they can be read
-    /// (asked only of CF time coordinates).
+    /// (asked only of CF time coordinates; the page's length is the same
+    /// whatever this answers).
     pub span: &'a dyn Fn(usize) -> Option<(f64, f64)>,
 }
 
@@ -114,16 +119,14 @@ pub fn index_html(h: &Hierarchy, title: &str, shown: &Shown) -> String {
                 if let Some(u) = text("units") {
                     out.push_str(&format!("<br><span class=\"meta\">units: {u}</span>"));
                 }
-                // A CF time coordinate: its first and last dates.
-                let calendar = attr(&m.attributes, "calendar").and_then(Value::as_str);
-                if m.shape.len() == 1
-                    && let Some(axis) = attr(&m.attributes, "units")
-                        .and_then(Value::as_str)
-                        .and_then(|u| super::cftime::TimeAxis::of(u, calendar))
-                    && let Some((first, last)) = (shown.span)(n)
-                    && let (Some(a), Some(b)) = (axis.date(first), axis.date(last))
-                {
-                    out.push_str(&format!("<br><span class=\"meta\">from {a} to {b}</span>"));
+                // A CF time coordinate: its first and last dates, in a
+                // field of fixed width (blank when they cannot be read), so
+                // that the page's length follows from the metadata alone.
+                if let Some(axis) = super::cftime::axis_of(m) {
+                    let dates = (shown.span)(n)
+                        .and_then(|(first, last)| Some(format!("from {} to {}", axis.date(first)?, axis.date(last)?)))
+                        .unwrap_or_default();
+                    out.push_str(&format!("<br><span class=\"meta\">{dates:<DATES_WIDTH$}</span>"));
                 }
                 out.push_str(&format!("<br><a href=\"{prefix}header.cdl\">header.cdl</a>"));
                 if (shown.data_bin)(n) {

@@ -31,7 +31,7 @@ use crate::json::Value;
 use crate::zarr::data_type::DataType;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
 
-mod cftime;
+pub mod cftime;
 mod index;
 mod omero;
 mod png;

@@ -2,8 +2,8 @@
 # Build the Debian package: target/debian/nzfs_<version>-1_amd64.deb with
 # the binary, man pages and shell completions, depending on fuse3.
 # The binary is the wheel's (scripts/wheel.sh: the default features,
-# linked by zig against glibc 2.17, so the package installs on any Debian
-# or Ubuntu of the last decade); where wheel.sh has built it already, as
+# linked by zig against glibc 2.17, so the package asks only libc6 (>=
+# 2.17) and fuse3); where wheel.sh has built it already, as
 # CI's wheel stage has, cargo finds nothing to do, and one release build
 # serves both. Prints the package's path last.
 set -euo pipefail

@@ -112,6 +112,24 @@ fn store_with(dir: &std::path::Path, codec: &str, bomb: &[u8]) {
     std::fs::write(dir.join("a/c/0"), bomb).unwrap();
 }
 
+/// The filesystem core over `store` (1 MiB of cache), and the inode of
+/// its array `a`'s chunk file `0.bin`.
+fn first_chunk_file(store: Box<dyn nzfs::store::ReadableStore>, h: Hierarchy) -> (NzFs, u64) {
+    let options = FsOptions {
+        cache_bytes: 1 << 20,
+        missing_chunks: MissingChunks::Fill,
+        dataset_name: "bomb".into(),
+        uid: 0,
+        gid: 0,
+        mtime: SystemTime::UNIX_EPOCH,
+        versions: Vec::new(),
+    };
+    let fs = NzFs::new(store, h, options).unwrap();
+    let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;
+    let ino = fs.lookup(dir_ino, OsStr::new("0.bin")).unwrap().ino;
+    (fs, ino)
+}
+
 #[test]
 fn bombs_fail_without_allocating_what_they_claim() {
     let cases = [
@@ -131,18 +149,7 @@ fn bombs_fail_without_allocating_what_they_claim() {
         drop(bomb);
         let s = FilesystemStore::new(dir.path());
         let h = Hierarchy::open(&s).unwrap();
-        let options = FsOptions {
-            cache_bytes: 1 << 20,
-            missing_chunks: MissingChunks::Fill,
-            dataset_name: "bomb".into(),
-            uid: 0,
-            gid: 0,
-            mtime: SystemTime::UNIX_EPOCH,
-            versions: Vec::new(),
-        };
-        let fs = NzFs::new(Box::new(s), h, options).unwrap();
-        let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;
-        let ino = fs.lookup(dir_ino, OsStr::new("0.bin")).unwrap().ino;
+        let (fs, ino) = first_chunk_file(Box::new(s), h);
         let before = CURRENT.load(Ordering::SeqCst);
         PEAK.store(before, Ordering::SeqCst);
         let err = fs.read(ino, 0, 4096).unwrap_err();
@@ -246,18 +253,7 @@ fn a_parquet_record_that_expands_is_refused_before_its_pages_are_decompressed() 
     let before = CURRENT.load(Ordering::SeqCst);
     PEAK.store(before, Ordering::SeqCst);
     let opened = nzfs::open::open_store(&set, &StoreArgs::default()).unwrap();
-    let options = FsOptions {
-        cache_bytes: 1 << 20,
-        missing_chunks: MissingChunks::Fill,
-        dataset_name: "bomb".into(),
-        uid: 0,
-        gid: 0,
-        mtime: SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
-    };
-    let fs = NzFs::new(opened.store, opened.hierarchy, options).unwrap();
-    let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;
-    let ino = fs.lookup(dir_ino, OsStr::new("0.bin")).unwrap().ino;
+    let (fs, ino) = first_chunk_file(opened.store, opened.hierarchy);
     let err = fs.read(ino, 0, 64).unwrap_err();
     let grew = PEAK.load(Ordering::SeqCst) - before;
     assert_eq!(err.errno(), libc::EIO, "{err}");

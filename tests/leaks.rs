@@ -149,17 +149,9 @@ fn a_combined_files_modes_follow_a_changed_chunk() {
 #[test]
 fn a_chunk_written_later_narrows_the_combined_files_unread() {
     let users = Users::create();
-    let (tmp, m) = {
-        let tmp = tempfile::tempdir().unwrap();
-        let store = tmp.path().join("sample.zarr");
-        common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
-        set_mode(tmp.path(), 0o755);
-        let later = store.join("t2m/c/1/1/1");
-        std::fs::rename(&later, tmp.path().join("held")).unwrap();
-        let m = common::mount::Mount::at(&store, &["-o", "allow_other"]);
-        set_mode(m.dir.path(), 0o755);
-        (tmp, m)
-    };
+    let (tmp, m) = common::users::mount_for_others_after("sample.zarr", |store| {
+        std::fs::rename(store.join("t2m/c/1/1/1"), store.with_file_name("held")).unwrap();
+    });
     let data = m.mp.join("t2m/data.bin");
     assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o444);
     let chunk = tmp.path().join("sample.zarr/t2m/c/1/1/1");

@@ -215,10 +215,10 @@ impl Array {
                 present.push(false);
                 continue;
             };
-            present.push(match sharding {
-                None => !fill::is_sentinel(m, unit),
-                Some(_) if matches!(shard, Some((c, _)) if c == *chunk) => shard.is_some_and(|(_, p)| p),
-                Some(sc) => {
+            present.push(match (sharding, shard) {
+                (None, _) => !fill::is_sentinel(m, unit),
+                (Some(_), Some((c, here))) if c == *chunk => here,
+                (Some(sc), _) => {
                     let here = self.shard_present(sc, *chunk)?;
                     shard = Some((*chunk, here));
                     here

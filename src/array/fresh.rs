@@ -55,6 +55,15 @@ pub const MAX_NOTED: usize = 1 << 18;
 /// `noted / GENERATION_BATCH` looks.
 pub const GENERATION_BATCH: usize = 1024;
 
+/// The places of the next [`GENERATION_BATCH`] of `len` entries looked
+/// at in turn from `cursor`, which moves past them.
+fn in_turn(len: usize, cursor: &mut usize) -> impl Iterator<Item = usize> {
+    let take = len.min(GENERATION_BATCH);
+    let start = if len == 0 { 0 } else { *cursor % len };
+    *cursor = if len == 0 { 0 } else { (start + take) % len };
+    (0..take).map(move |i| (start + i) % len)
+}
+
 /// What was read for one array's decodes.
 #[derive(Default)]
 struct Noted {
@@ -250,22 +259,13 @@ impl Freshness {
         let (listed, dirs): (Vec<(u64, Option<Stamp>)>, Vec<WatchedDir>) = match lock().0.get_mut(&array) {
             None => return Some(0),
             Some(n) => {
-                // The next GENERATION_BATCH of them, in turn.
-                let len = n.order.len();
-                let take = len.min(GENERATION_BATCH);
-                let start = if len == 0 { 0 } else { n.cursor % len };
-                n.cursor = if len == 0 { 0 } else { (start + take) % len };
-                let objects = (0..take)
-                    .map(|i| n.order[(start + i) % len])
+                // The next GENERATION_BATCH of them, and as many of the
+                // watched directories, in turn.
+                let objects = in_turn(n.order.len(), &mut n.cursor)
+                    .map(|i| n.order[i])
                     .map(|c| (c, n.stamps.get(&c).copied().flatten()))
                     .collect();
-                // And as many of the watched directories.
-                let len = n.dirs.len();
-                let take = len.min(GENERATION_BATCH);
-                let start = if len == 0 { 0 } else { n.dir_cursor % len };
-                n.dir_cursor = if len == 0 { 0 } else { (start + take) % len };
-                let dirs = (0..take)
-                    .map(|i| (start + i) % len)
+                let dirs = in_turn(n.dirs.len(), &mut n.dir_cursor)
                     .map(|i| (i, n.dirs[i].0.clone(), n.dirs[i].1))
                     .collect();
                 (objects, dirs)

@@ -88,15 +88,30 @@ pub fn cat_as(user: &str, path: &Path) -> Result<Vec<u8>, String> {
 /// users may reach, with store object `restricted` (when given) made root's
 /// alone (mode 600). Keep the directory while the mount is used.
 pub fn mount_for_others(fixture: &str, restricted: Option<&str>) -> (tempfile::TempDir, super::mount::Mount) {
+    mount_for_others_after(fixture, |store| {
+        if let Some(object) = restricted {
+            mode(&store.join(object), 0o600);
+        }
+    })
+}
+
+fn mode(p: &std::path::Path, m: u32) {
     use std::os::unix::fs::PermissionsExt;
-    let mode = |p: &std::path::Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+/// [`mount_for_others`], with the copy of the fixture changed by `prepare`
+/// (given the store's path; the temporary directory holds it) before the
+/// mount.
+pub fn mount_for_others_after(
+    fixture: &str,
+    prepare: impl FnOnce(&std::path::Path),
+) -> (tempfile::TempDir, super::mount::Mount) {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join(std::path::Path::new(fixture).file_name().unwrap());
     super::copy_dir(&super::data_dir().join(fixture), &store);
     mode(tmp.path(), 0o755);
-    if let Some(object) = restricted {
-        mode(&store.join(object), 0o600);
-    }
+    prepare(&store);
     let m = super::mount::Mount::at(&store, &["-o", "allow_other"]);
     mode(m.dir.path(), 0o755);
     (tmp, m)

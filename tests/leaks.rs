@@ -171,6 +171,35 @@ fn a_chunk_written_later_narrows_the_combined_files_unread() {
     assert!(std::fs::read(&data).is_ok(), "root still reads it");
 }
 
+/// A chunk object that no decode has read, made root's alone by `chmod`
+/// after the meet of `data.bin` was made: another user is denied
+/// `data.bin` at the next open, as the chunk file itself. Only names added
+/// to a directory were watched, and a `chmod` adds none, so every user
+/// still read the chunk's bytes through `data.bin`.
+#[test]
+fn a_chunk_made_private_later_narrows_the_combined_files_unread() {
+    let users = Users::create();
+    let (tmp, m) = mount_for_others("sample.zarr", None);
+    let data = m.mp.join("t2m/data.bin");
+    assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o444);
+    set_mode(&tmp.path().join("sample.zarr/t2m/c/1/1/1"), 0o600);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(denied(&cat_output(&users.other, &m.mp.join("t2m/1.1.1.bin"))));
+    // Each stat looks at a batch of what the meet walked, in turn: a few
+    // are enough for this array.
+    for _ in 0..3 {
+        let _ = std::fs::metadata(&data);
+    }
+    let out = cat_output(&users.other, &data);
+    assert!(
+        denied(&out),
+        "data.bin after an unread chunk was made root's alone: {:?}, {} bytes",
+        out.status,
+        out.stdout.len()
+    );
+    assert!(std::fs::read(&data).is_ok(), "root still reads it");
+}
+
 /// `index.html` gives a time coordinate's first and last dates, so it
 /// meets that coordinate's objects: with the time chunk root's alone,
 /// another user is denied the page (and the chunk), root reads it.

@@ -20,10 +20,12 @@
 //! their mtime, which the kernel (with `FUSE_AUTO_INVAL_DATA` and a short
 //! attribute timeout) compares to drop its stale pages. An array past the bound gets a new
 //! generation on every look: always right, only slower. The array's
-//! directories, as the meet of its combined files' modes last listed them
-//! ([`Freshness::watch_dirs`]), are looked at in the same turns: a chunk
-//! written since, which no decode has read, adds a name to one and counts
-//! the generation up, so that meet is made again.
+//! directories and objects, as the meet of its combined files' modes last
+//! walked them ([`Freshness::watch`]), are looked at in the same turns: a
+//! chunk written since, which no decode has read, adds a name to a
+//! directory, and a `chmod` or rewrite of an object no decode has read
+//! changes its stamp (its change time); either counts the generation up,
+//! so that meet is made again.
 //!
 //! Whoever set [`Freshness::on_change`] is told of each change found,
 //! before anything decoded from the changed object is served (the FUSE
@@ -74,12 +76,13 @@ struct Noted {
     cursor: usize,
     generation: u64,
     overflowed: bool,
-    /// The array's directories as the meet of its combined files last
-    /// listed them, each with its stamp from before the listing, looked at
-    /// in turn with the objects: a name added or replaced in one (a chunk
-    /// written since, which no decode has read) counts one up too.
-    dirs: Vec<(StoreKey, Option<Stamp>)>,
-    dir_cursor: usize,
+    /// The array's directories and objects as the meet of its combined
+    /// files last walked them, each with its stamp from the walk, looked at
+    /// in turn with the noted objects: a name added or replaced in a
+    /// directory (a chunk written since), or an object whose owner, mode
+    /// or bytes changed, counts one up too, though no decode read it.
+    watched: Vec<Watched>,
+    watch_cursor: usize,
 }
 
 struct Seen {
@@ -95,13 +98,35 @@ struct Table {
     prune_at: usize,
 }
 
-/// A watched directory's place in the list, its key and its stamp.
-type WatchedDir = (usize, StoreKey, Option<Stamp>);
+/// A directory or object of an array as a walk of it saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watched {
+    /// Where it is in the store.
+    pub key: StoreKey,
+    /// A directory (its stamp changes when a name in it is added, removed
+    /// or replaced), else an object.
+    pub dir: bool,
+    /// Its stamp before the walk listed or read its access.
+    pub stamp: Option<Stamp>,
+}
 
-/// The most directories of one array watched ([`Freshness::watch_dirs`]);
-/// a name added in one past them shows once an object read for the values
-/// changes, or at the next mount.
-pub const MAX_WATCHED_DIRS: usize = 1 << 16;
+impl Watched {
+    /// Its stamp as the store holds it now (`None` when the look failed).
+    fn now(&self, store: &dyn ReadableStore) -> Option<Option<Stamp>> {
+        match self.dir {
+            true => store.dir_stamp(self.key.as_str()).ok(),
+            false => store.stat(&self.key).ok(),
+        }
+    }
+}
+
+/// A watched place and where it is in its array's list.
+type WatchedAt = (usize, Watched);
+
+/// The most directories and objects of one array watched
+/// ([`Freshness::watch`]); a change to one past them shows once an object
+/// read for the values changes, or at the next mount.
+pub const MAX_WATCHED: usize = 1 << 16;
 
 /// Told `(array, chunk)` when a chunk object is found changed since a
 /// decode read it, before anything decoded from it now is served.
@@ -220,17 +245,17 @@ impl Freshness {
         Some(now.map_or(0, |s| s.version ^ s.len.rotate_left(32)))
     }
 
-    /// Watch `dirs` (at most [`MAX_WATCHED_DIRS`]), each with its stamp from
-    /// before it was listed, in place of those watched for `array` before.
-    pub(super) fn watch_dirs(&self, array: usize, mut dirs: Vec<(StoreKey, Option<Stamp>)>) {
+    /// Watch `places` (at most [`MAX_WATCHED`]), each with its stamp from
+    /// the walk, in place of those watched for `array` before.
+    pub(super) fn watch(&self, array: usize, mut places: Vec<Watched>) {
         if !self.on {
             return;
         }
-        dirs.truncate(MAX_WATCHED_DIRS);
+        places.truncate(MAX_WATCHED);
         let mut guard = crate::sync::lock(&self.noted);
         let noted = guard.0.entry(array).or_default();
-        noted.dirs = dirs;
-        noted.dir_cursor = 0;
+        noted.watched = places;
+        noted.watch_cursor = 0;
     }
 
     /// The generation of array `array`'s values as last counted, without a
@@ -256,27 +281,27 @@ impl Freshness {
             return None;
         }
         let lock = || crate::sync::lock(&self.noted);
-        let (listed, dirs): (Vec<(u64, Option<Stamp>)>, Vec<WatchedDir>) = match lock().0.get_mut(&array) {
+        let (listed, watched): (Vec<(u64, Option<Stamp>)>, Vec<WatchedAt>) = match lock().0.get_mut(&array) {
             None => return Some(0),
             Some(n) => {
                 // The next GENERATION_BATCH of them, and as many of the
-                // watched directories, in turn.
+                // watched places, in turn.
                 let objects = in_turn(n.order.len(), &mut n.cursor)
                     .map(|i| n.order[i])
                     .map(|c| (c, n.stamps.get(&c).copied().flatten()))
                     .collect();
-                let dirs = in_turn(n.dirs.len(), &mut n.dir_cursor)
-                    .map(|i| (i, n.dirs[i].0.clone(), n.dirs[i].1))
+                let watched = in_turn(n.watched.len(), &mut n.watch_cursor)
+                    .map(|i| (i, n.watched[i].clone()))
                     .collect();
-                (objects, dirs)
+                (objects, watched)
             }
         };
-        let mut dirs_changed = Vec::new();
-        for (i, key, before) in dirs {
-            let now = store.dir_stamp(key.as_str()).ok();
-            if now != Some(before) {
-                tracing::debug!(key = %key, "a name was added or replaced in the array's directory: its views are refreshed");
-                dirs_changed.push((i, key, now.flatten()));
+        let mut places_changed = Vec::new();
+        for (i, place) in watched {
+            let now = place.now(store);
+            if now != Some(place.stamp) {
+                tracing::debug!(key = %place.key, "a name was added or replaced in the array's directory, or an object's owner, mode or bytes changed: its views are refreshed");
+                places_changed.push((i, place.key, now.flatten()));
             }
         }
         let mut changed = Vec::new();
@@ -293,12 +318,12 @@ impl Freshness {
         }
         let mut guard = lock();
         let noted = guard.0.entry(array).or_default();
-        if !changed.is_empty() || !dirs_changed.is_empty() {
+        if !changed.is_empty() || !places_changed.is_empty() {
             noted.generation += 1;
         }
-        for (i, key, now) in dirs_changed {
-            if let Some(d) = noted.dirs.get_mut(i).filter(|d| d.0 == key) {
-                d.1 = now;
+        for (i, key, now) in places_changed {
+            if let Some(w) = noted.watched.get_mut(i).filter(|w| w.key == key) {
+                w.stamp = now;
             }
         }
         for &(chunk, now) in &changed {
@@ -459,5 +484,30 @@ mod tests {
         let first = big.generation(1, &empty, |_| None, &cache);
         let second = big.generation(1, &empty, |_| None, &cache);
         assert!(second > first, "{first:?} then {second:?}");
+    }
+
+    /// An object the walk saw and no decode read counts the generation up
+    /// when it changes (on a local filesystem a `chmod` moves its change
+    /// time; here its length changes), once.
+    #[test]
+    fn a_watched_object_no_decode_read_counts_when_it_changes() {
+        let cache = ArrayCache::new(1 << 20);
+        let mut store = MemoryStore::default();
+        store.insert("c/5", vec![1u8; 4]);
+        let f = Freshness::new(true);
+        let k = key(5).unwrap();
+        let stamp = store.stat(&k).unwrap();
+        f.watch(
+            2,
+            vec![Watched {
+                key: k,
+                dir: false,
+                stamp,
+            }],
+        );
+        assert_eq!(f.generation(2, &store, key, &cache), Some(0));
+        store.insert("c/5", vec![2u8; 5]);
+        assert_eq!(f.generation(2, &store, key, &cache), Some(1));
+        assert_eq!(f.generation(2, &store, key, &cache), Some(1));
     }
 }

@@ -27,7 +27,7 @@ mod input;
 mod read;
 mod text;
 
-pub use fresh::{Check, OnChange, RECHECK_AFTER};
+pub use fresh::{Check, OnChange, RECHECK_AFTER, Watched};
 pub use text::{LineCache, MAX_TEXT_ELEMENTS, TextIndex};
 
 use std::sync::Arc;

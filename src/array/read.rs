@@ -200,11 +200,12 @@ impl Array {
             .generation(self.id, s.store.as_ref(), |i| self.chunk_key(i).ok(), &s.cache)
     }
 
-    /// Watch the array's directories `dirs` (each with its stamp from
-    /// before it was listed) for names added or replaced: the values
-    /// generation counts one up when one changes.
-    pub fn watch_dirs(&self, dirs: Vec<(StoreKey, Option<crate::store::Stamp>)>) {
-        self.shared.fresh.watch_dirs(self.id, dirs);
+    /// Watch the array's directories and objects `places` (each with its
+    /// stamp from the walk) for names added or replaced and for owners,
+    /// modes or bytes changed: the values generation counts one up when
+    /// one changes.
+    pub fn watch(&self, places: Vec<super::fresh::Watched>) {
+        self.shared.fresh.watch(self.id, places);
     }
 
     /// [`Array::values_generation`] as last counted (no look at the store):

@@ -13,6 +13,7 @@
 //! when the values' generation changes ([`ByGeneration`]).
 
 use super::{Kind, NzFs};
+use crate::array::Watched;
 use crate::store::{Access, Meet, Need, ReadableStore, join};
 use crate::zarr::hierarchy::NodeKind;
 
@@ -294,10 +295,10 @@ impl NzFs {
         let entries = chunks
             .and_then(|c| c.checked_add(1)?.checked_mul(depth as u64 + 1))
             .map_or(MAX_WALK, |e| e.saturating_add(4096).min(MAX_WALK));
-        let mut dirs = Vec::new();
-        let walked = walk(self.store(), path, depth, entries, meet, &mut dirs);
+        let mut places = Vec::new();
+        let walked = walk(self.store(), path, depth, entries, meet, &mut places);
         if let Some(array) = self.dataset.array(a) {
-            array.watch_dirs(dirs);
+            array.watch(places);
         }
         walked.map_err(|e| {
             tracing::warn!(key = %path, error = %e, "cannot read the owners and modes of what a combined file shows; showing mode 000");
@@ -311,13 +312,19 @@ impl NzFs {
 /// most `depth` directories down and visits at most `entries` names, so a
 /// store of symlink loops cannot keep it going: past either bound it is an
 /// error, and the file shows mode `000`.
+///
+/// Where the store stamps directories (a local filesystem), every directory
+/// and object walked goes to `watched` with its stamp from before its
+/// listing or its access was read: a name added later, or an owner or mode
+/// changed later (its change time moves), is found by the array's values
+/// generation, which then has the meet made again.
 pub(crate) fn walk(
     store: &dyn ReadableStore,
     prefix: &str,
     depth: usize,
     entries: u64,
     meet: &mut Meet,
-    dirs: &mut Vec<(crate::store::StoreKey, Option<crate::store::Stamp>)>,
+    watched: &mut Vec<Watched>,
 ) -> std::io::Result<()> {
     let mut pending = vec![(prefix.to_owned(), 0)];
     let mut seen = 0u64;
@@ -325,8 +332,9 @@ pub(crate) fn walk(
         // The directory's stamp before its names are read: a name added
         // after this changes it (the array's values generation watches).
         let stamp = store.dir_stamp(&dir)?;
+        let stamped = stamp.is_some();
         if let Ok(key) = crate::store::StoreKey::new(&dir) {
-            dirs.push((key, stamp));
+            watched.push(Watched { key, dir: true, stamp });
         }
         let listing = store.list_dir(&dir)?;
         seen += (listing.keys.len() + listing.prefixes.len()) as u64;
@@ -338,6 +346,14 @@ pub(crate) fn walk(
         }
         for key in &listing.keys {
             let path = join(&dir, key)?;
+            // Not a regular file (a FIFO): not watched; its access is met.
+            if stamped && let Ok(stamp) = store.stat(&path) {
+                watched.push(Watched {
+                    key: path.clone(),
+                    dir: false,
+                    stamp,
+                });
+            }
             if let Some(a) = store.access(path.as_str())? {
                 meet.require(&a, Need::Read);
             }

@@ -110,6 +110,8 @@ struct Reader<'a> {
     scan: Scan,
     /// Requests in flight in either pass.
     workers: usize,
+    /// The most nodes the walk makes ([`MAX_NODES`]; less in tests).
+    max_nodes: usize,
 }
 
 enum Task {
@@ -344,17 +346,18 @@ fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<
 impl Hierarchy {
     /// Discover the nodes below the root group (node 0): both passes.
     pub(super) fn walk_store(&mut self, store: &dyn ReadableStore) -> Result<bool, OpenError> {
-        self.walk_within(store, SCAN_BYTES)
+        self.walk_within(store, SCAN_BYTES, MAX_NODES)
     }
 
     /// [`Hierarchy::walk_store`], the first pass holding at most `cap`
-    /// bytes of documents.
-    fn walk_within(&mut self, store: &dyn ReadableStore, cap: u64) -> Result<bool, OpenError> {
+    /// bytes of documents, making at most `max_nodes` nodes.
+    fn walk_within(&mut self, store: &dyn ReadableStore, cap: u64, max_nodes: usize) -> Result<bool, OpenError> {
         let workers = workers_for(store);
         let mut r = Reader {
             store,
             scan: Scan::of(store, workers, cap),
             workers,
+            max_nodes,
         };
         self.walk(&mut r, 0, 0)
     }
@@ -427,7 +430,7 @@ impl Hierarchy {
         name: &str,
         found: io::Result<Found>,
     ) -> Result<bool, OpenError> {
-        if self.nodes.len() >= MAX_NODES {
+        if self.nodes.len() >= r.max_nodes {
             return Err(OpenError::TooManyNodes);
         }
         let kind = match found {

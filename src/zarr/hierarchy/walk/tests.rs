@@ -140,7 +140,7 @@ fn a_full_first_pass_leaves_the_rest_to_the_second() {
         let mut h = Hierarchy::open(&m).unwrap();
         h.nodes.truncate(1);
         h.nodes[0].children.clear();
-        h.walk_within(&m, cap).unwrap();
+        h.walk_within(&m, cap, MAX_NODES).unwrap();
         h.sort_children();
         h.nodes
             .iter()
@@ -177,4 +177,33 @@ fn a_document_past_the_batch_limit_is_read_whole() {
             h.nodes[id].kind
         );
     }
+}
+
+/// A store with more groups and arrays than the walk makes (links that
+/// make a tree without end, or a hostile store) is refused with
+/// [`OpenError::TooManyNodes`] once the bound is reached, not walked on;
+/// at the bound itself it opens.
+#[test]
+fn a_store_past_the_node_bound_is_refused_at_the_bound() {
+    let mut m = MemoryStore::default();
+    m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#.to_string());
+    for g in 0..4 {
+        m.insert(
+            &format!("g{g}/zarr.json"),
+            r#"{"zarr_format": 3, "node_type": "group"}"#.to_string(),
+        );
+        for a in 0..4 {
+            m.insert(&format!("g{g}/a{a}/zarr.json"), ARRAY.to_string());
+        }
+    }
+    let walk = |max_nodes| {
+        let mut h = Hierarchy::open(&m).unwrap();
+        h.nodes.truncate(1);
+        h.nodes[0].children.clear();
+        h.walk_within(&m, SCAN_BYTES, max_nodes).map(|_| h.nodes.len())
+    };
+    assert_eq!(walk(MAX_NODES).unwrap(), 1 + 4 + 16);
+    assert_eq!(walk(21).unwrap(), 21);
+    assert!(matches!(walk(20), Err(OpenError::TooManyNodes)));
+    assert!(matches!(walk(3), Err(OpenError::TooManyNodes)));
 }

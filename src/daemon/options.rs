@@ -155,40 +155,23 @@ pub(super) fn mount_options(raw: &[String], store: &Path, store_args: &mut Store
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
-        match o {
-            "allow_other" => plan.access = Access::All,
-            "allow_root" => plan.access = Access::RootAndOwner,
-            "auto_unmount" => plan.auto_unmount = true,
-            "default_permissions" => plan.default_permissions = true,
-            "follow_symlinks" => store_args.follow_symlinks = true,
-            "nonempty" => plan.nonempty = true,
-            "ro" => {}
-            "rw" => {
-                return fail(
-                    "-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)",
-                );
-            }
-            "noexec" => plan.noexec = true,
-            "noatime" => plan.noatime = true,
-            _ if ignored_mount_option(o) => tracing::debug!(option = o, "ignoring a mount(8) option"),
-            other => match other.split_once('=') {
-                Some(("fsname", v)) => plan.fsname = v.into(),
-                Some(("subtype", v)) => plan.subtype = v.into(),
-                Some(("uid", v)) => plan.ownership.uid = Some(parse_id("uid", v, 10)?),
-                Some(("gid", v)) => plan.ownership.gid = Some(parse_id("gid", v, 10)?),
-                Some(("umask", v)) => {
-                    let m = parse_id("umask", v, 8)?;
-                    if m > 0o777 {
-                        return fail(format!("-o umask={v}: not an octal umask like 022"));
-                    }
-                    plan.ownership.umask = Some(m);
-                }
-                // The one kernel option worth passing on as it is.
-                Some(("max_read", v)) if v.parse::<u32>().is_ok() => plan.max_read = v.parse().ok(),
-                // Anything else would reach the kernel, whose EINVAL names
-                // nothing: refuse it here, with the nearest.
-                _ => return Err(unknown_mount_option(other)),
-            },
+        if ignored_mount_option(o) {
+            tracing::debug!(option = o, "ignoring a mount(8) option");
+            continue;
+        }
+        let (key, value) = match o.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (o, None),
+        };
+        // Anything nzfs does not know would reach the kernel, whose EINVAL
+        // names nothing: refuse it here, with the nearest.
+        match (
+            MOUNT_OPTIONS.iter().find(|(name, _)| *name == key).map(|(_, a)| a),
+            value,
+        ) {
+            (Some(Apply::Flag(apply)), None) => apply(&mut plan, store_args)?,
+            (Some(Apply::Value(apply)), Some(v)) => apply(&mut plan, v).map_err(|()| unknown_mount_option(o))??,
+            _ => return Err(unknown_mount_option(o)),
         }
     }
     // Other users see the store's owners and modes, and the kernel must
@@ -199,39 +182,97 @@ pub(super) fn mount_options(raw: &[String], store: &Path, store_args: &mut Store
     Ok(plan)
 }
 
-/// The `-o` options nzfs knows, for suggestions.
-const MOUNT_OPTIONS: &[&str] = &[
-    "allow_other",
-    "allow_root",
-    "auto_unmount",
-    "default_permissions",
-    "follow_symlinks",
-    "nonempty",
-    "ro",
-    "noexec",
-    "noatime",
-    "fsname=",
-    "subtype=",
-    "uid=",
-    "gid=",
-    "umask=",
-    "max_read=",
+/// What one `-o` option nzfs knows does to the plan.
+enum Apply {
+    /// A word alone (`allow_other`).
+    Flag(fn(&mut MountPlan, &mut StoreArgs) -> Result<(), CliError>),
+    /// `key=value`; `Err(())` where the value is not one the option takes,
+    /// which is refused as an unknown option.
+    Value(fn(&mut MountPlan, &str) -> ValueApplied),
+}
+
+/// What an option's value did: `Err(())` for a value the option does not
+/// take (refused as an unknown option), else what applying it gave.
+type ValueApplied = Result<Result<(), CliError>, ()>;
+
+/// Put `value` in `slot`: what most options do.
+fn set<T>(slot: &mut T, value: T) -> Result<(), CliError> {
+    *slot = value;
+    Ok(())
+}
+
+/// The `-o` options nzfs knows: what each does, and the suggestions for a
+/// misspelt one.
+const MOUNT_OPTIONS: &[(&str, Apply)] = &[
+    ("allow_other", Apply::Flag(|p, _| set(&mut p.access, Access::All))),
+    (
+        "allow_root",
+        Apply::Flag(|p, _| set(&mut p.access, Access::RootAndOwner)),
+    ),
+    ("auto_unmount", Apply::Flag(|p, _| set(&mut p.auto_unmount, true))),
+    (
+        "default_permissions",
+        Apply::Flag(|p, _| set(&mut p.default_permissions, true)),
+    ),
+    ("follow_symlinks", Apply::Flag(|_, s| set(&mut s.follow_symlinks, true))),
+    ("nonempty", Apply::Flag(|p, _| set(&mut p.nonempty, true))),
+    ("ro", Apply::Flag(|_, _| Ok(()))),
+    (
+        "rw",
+        Apply::Flag(|_, _| {
+            fail("-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)")
+        }),
+    ),
+    ("noexec", Apply::Flag(|p, _| set(&mut p.noexec, true))),
+    ("noatime", Apply::Flag(|p, _| set(&mut p.noatime, true))),
+    ("fsname", Apply::Value(|p, v| Ok(set(&mut p.fsname, v.into())))),
+    ("subtype", Apply::Value(|p, v| Ok(set(&mut p.subtype, v.into())))),
+    (
+        "uid",
+        Apply::Value(|p, v| Ok(parse_id("uid", v, 10).and_then(|id| set(&mut p.ownership.uid, Some(id))))),
+    ),
+    (
+        "gid",
+        Apply::Value(|p, v| Ok(parse_id("gid", v, 10).and_then(|id| set(&mut p.ownership.gid, Some(id))))),
+    ),
+    (
+        "umask",
+        Apply::Value(|p, v| {
+            Ok(parse_id("umask", v, 8).and_then(|m| match m > 0o777 {
+                true => fail(format!("-o umask={v}: not an octal umask like 022")),
+                false => set(&mut p.ownership.umask, Some(m)),
+            }))
+        }),
+    ),
+    // The one kernel option worth passing on as it is.
+    (
+        "max_read",
+        Apply::Value(|p, v| v.parse().map(|n| set(&mut p.max_read, Some(n))).map_err(|_| ())),
+    ),
 ];
 
 /// "unknown mount option", with the known option nearest to `o` when one is
 /// near enough to be a misspelling.
 fn unknown_mount_option(o: &str) -> CliError {
     let key = o.split_once('=').map_or(o, |(k, _)| k);
-    let near = MOUNT_OPTIONS
+    // How each is written: `uid=` for one that takes a value.
+    let known: Vec<String> = MOUNT_OPTIONS
         .iter()
-        .map(|k| (strsim::levenshtein(key, k.trim_end_matches('=')), *k))
+        .map(|(name, apply)| match apply {
+            Apply::Flag(_) => name.to_string(),
+            Apply::Value(_) => format!("{name}="),
+        })
+        .collect();
+    let near = known
+        .iter()
+        .map(|k| (strsim::levenshtein(key, k.trim_end_matches('=')), k))
         .min_by_key(|(d, _)| *d)
         .filter(|(d, k)| *d <= 2.max(k.len() / 4));
     CliError::new(match near {
         Some((_, k)) => format!("unknown mount option `{o}`; did you mean `{k}`? (nzfs mount --help lists them)"),
         None => format!(
             "unknown mount option `{o}`; nzfs knows {} (and ignores mount(8)'s generic ones)",
-            MOUNT_OPTIONS.join(", ")
+            known.join(", ")
         ),
     })
 }
@@ -277,4 +318,45 @@ fn ignored_mount_option(o: &str) -> bool {
     WORDS.contains(&o)
         || ["x-", "X-", "comment="].iter().any(|p| o.starts_with(p))
         || o.split_once('=').is_some_and(|(k, _)| k == "_netdev" || k == "helper")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(o: &str) -> Result<(MountPlan, StoreArgs), String> {
+        let mut args = StoreArgs::default();
+        mount_options(&[o.to_string()], Path::new("/data/x.zarr"), &mut args)
+            .map(|p| (p, args))
+            .map_err(|e| e.message)
+    }
+
+    /// Each option nzfs knows does what mount.fuse3 and nzfs's docs say,
+    /// from the one table; a value where none is taken, or none where one
+    /// is, is refused as unknown with the nearest.
+    #[test]
+    fn every_known_option_applies_and_misuse_is_refused() {
+        let (p, s) = plan("ro,allow_other,auto_unmount,follow_symlinks,nonempty,noexec,noatime").unwrap();
+        assert_eq!(p.access, Access::All);
+        assert!(p.auto_unmount && p.nonempty && p.noexec && p.noatime && s.follow_symlinks);
+        assert!(p.default_permissions, "other users are always checked by the kernel");
+        assert_eq!(plan("allow_root").unwrap().0.access, Access::RootAndOwner);
+        let (p, _) = plan("fsname=a,subtype=b,uid=7,gid=8,umask=027,max_read=4096").unwrap();
+        assert_eq!((p.fsname.as_str(), p.subtype.as_str()), ("a", "b"));
+        assert_eq!(
+            (p.ownership.uid, p.ownership.gid, p.ownership.umask),
+            (Some(7), Some(8), Some(0o27))
+        );
+        assert_eq!(p.max_read, Some(4096));
+        assert!(plan("defaults,noauto,_netdev").is_ok());
+        assert!(plan("rw").unwrap_err().contains("read-only"));
+        assert!(plan("umask=1000").unwrap_err().contains("not an octal umask"));
+        assert!(plan("uid=abc").is_err());
+        for bad in ["max_read=lots", "ro=1", "uid", "alow_other"] {
+            let e = plan(bad).unwrap_err();
+            assert!(e.contains(&format!("unknown mount option `{bad}`")), "{bad}: {e}");
+        }
+        assert!(plan("uids=1").unwrap_err().contains("did you mean `uid=`"));
+        assert!(plan("frobnicate").unwrap_err().contains("allow_other, allow_root"));
+    }
 }

@@ -16,7 +16,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Attr, FILE_BLKSIZE, FsError, Inode, Kind, NC_BLKSIZE, NzFs};
+use super::{Attr, FILE_BLKSIZE, FsError, Inode, Kind, NzFs};
 use crate::array::Array;
 
 /// `base` to the whole second, with `version` in its nanoseconds: a change
@@ -43,11 +43,7 @@ impl NzFs {
         let (kind, size) = self.kind_and_size(inode)?;
         let access = match inode {
             Inode::Node(n) => self.dir_access(n),
-            Inode::Header(n) => self.header_access(n),
-            Inode::Data(n) | Inode::Tiff(n) | Inode::NetCdf(n) | Inode::Text(n) => self.values_access(n),
-            Inode::OmeTiff(n) => self.ome_access(n),
-            Inode::Preview(n) => self.preview_access(n),
-            Inode::Index => self.index_access(),
+            Inode::File(k, n) => k.view().access(self, n),
             Inode::Chunk { node, index } => self.chunk_access(node, index),
         };
         let (perm, uid, gid) = self.ownership_of(access, kind);
@@ -56,7 +52,7 @@ impl NzFs {
             Kind::File => 1,
         };
         let blksize = match inode {
-            Inode::NetCdf(_) => NC_BLKSIZE,
+            Inode::File(k, _) => k.view().blksize(),
             _ => FILE_BLKSIZE,
         };
         let mtime = self
@@ -86,7 +82,7 @@ impl NzFs {
     /// kernel the cheap ones only, so that `ls` decodes nothing.
     pub fn attr_is_cheap(&self, ino: u64) -> bool {
         match Inode::from_ino(ino) {
-            Some(Inode::Text(_)) => false,
+            Some(Inode::File(k, _)) => k.view().attr_is_cheap(),
             Some(Inode::Chunk { node, .. }) => self
                 .dataset
                 .array(node)
@@ -104,18 +100,14 @@ impl NzFs {
     fn values_version(&self, inode: Inode) -> Option<u64> {
         match inode {
             Inode::Chunk { node, index } => self.dataset.array(node)?.object_version(index),
-            Inode::Data(n) | Inode::Tiff(n) | Inode::Text(n) => self.dataset.array(n)?.values_generation(),
-            // A store whose root is one array: its .nc is that array's.
-            Inode::NetCdf(n) if self.dataset.array(n).is_some() => self.dataset.array(n)?.values_generation(),
-            Inode::OmeTiff(n) => self.generations(&self.ome_tiff(n)?.levels),
-            Inode::NetCdf(n) => self.generations(&self.hierarchy().nodes.get(n)?.children),
+            Inode::File(k, n) if k.view().follows_store() => k.view().version(self, n),
             _ => None,
         }
     }
 
     /// The sum of the generations of the arrays among `nodes`: what a file
     /// that shows several arrays' values follows.
-    fn generations(&self, nodes: &[usize]) -> Option<u64> {
+    pub(super) fn generations(&self, nodes: &[usize]) -> Option<u64> {
         self.sum_generations(nodes, Array::values_generation)
     }
 
@@ -134,17 +126,11 @@ impl NzFs {
     /// looked at again soon.
     pub fn follows_store(&self, ino: u64) -> bool {
         self.dataset.tracks_changes()
-            && matches!(
-                Inode::from_ino(ino),
-                Some(
-                    Inode::Chunk { .. }
-                        | Inode::Data(_)
-                        | Inode::Tiff(_)
-                        | Inode::OmeTiff(_)
-                        | Inode::Text(_)
-                        | Inode::NetCdf(_)
-                )
-            )
+            && match Inode::from_ino(ino) {
+                Some(Inode::Chunk { .. }) => true,
+                Some(Inode::File(k, _)) => k.view().follows_store(),
+                _ => false,
+            }
     }
 
     /// The kind and size of `inode`, from metadata alone.
@@ -154,15 +140,10 @@ impl NzFs {
                 let node = self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
                 (Kind::Directory, node.children.len() as u64)
             }
-            Inode::Header(n) => (Kind::File, self.header(n)?.len() as u64),
-            Inode::Data(n) if self.has_data_bin(n) => (Kind::File, self.data_size(n)?),
-            Inode::Data(_) => return Err(FsError::NotFound),
-            Inode::Tiff(n) => (Kind::File, self.tiff_layout(n)?.size),
-            Inode::NetCdf(n) => (Kind::File, self.nc_layout(n)?.size),
-            Inode::OmeTiff(n) => (Kind::File, self.ome_layout(n)?.size),
-            Inode::Text(n) => (Kind::File, self.text_size(n)?),
-            Inode::Preview(n) => (Kind::File, self.preview_plan(n)?.0.png_len()),
-            Inode::Index => (Kind::File, self.index_len()?),
+            Inode::File(k, n) => match k.view().name(self, n) {
+                Some(_) => (Kind::File, k.view().size(self, n)?),
+                None => return Err(FsError::NotFound),
+            },
             Inode::Chunk { node, index } => {
                 let (m, names) = self.array_files(node)?;
                 if index >= names.count() {

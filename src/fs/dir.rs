@@ -5,7 +5,7 @@
 use std::ffi::OsStr;
 
 use super::names::ChunkNames;
-use super::{Attr, DATA_NAME, DirEntry, FsError, HEADER_NAME, Inode, Kind, NzFs, TEXT_NAME, TIFF_NAME};
+use super::{Attr, DirEntry, FileKind, FsError, HEADER_NAME, Inode, Kind, NzFs};
 
 impl NzFs {
     /// Look `name` up in directory `parent`.
@@ -14,35 +14,18 @@ impl NzFs {
             return Err(FsError::NotADirectory);
         };
         let name = name.to_str().ok_or(FsError::NotFound)?;
+        let header = Inode::File(FileKind::HEADER, p);
         if name == HEADER_NAME && self.unknown_type(p).is_some() {
-            return self.getattr(Inode::Header(p).to_ino());
+            return self.getattr(header.to_ino());
         }
         self.node_dir(p)?;
-        if name == HEADER_NAME {
-            return self.getattr(Inode::Header(p).to_ino());
-        }
-        if self.info[p].nc_name.as_deref() == Some(name) {
-            return self.getattr(Inode::NetCdf(p).to_ino());
-        }
-        if self.ome_file(p) == Some(name) {
-            return self.getattr(Inode::OmeTiff(p).to_ino());
-        }
-        if p == 0 && name == crate::preview::INDEX_NAME && self.has_index() {
-            return self.getattr(Inode::Index.to_ino());
+        for kind in FileKind::all() {
+            let view = kind.view();
+            if view.fixed_name().is_none_or(|f| f == name) && view.name(self, p) == Some(name) {
+                return self.getattr(Inode::File(kind, p).to_ino());
+            }
         }
         if let Some(names) = &self.info[p].chunk_names {
-            if name == DATA_NAME && self.has_data_bin(p) {
-                return self.getattr(Inode::Data(p).to_ino());
-            }
-            if name == TIFF_NAME && self.has_tiff(p) {
-                return self.getattr(Inode::Tiff(p).to_ino());
-            }
-            if name == TEXT_NAME && self.info[p].text.is_some() {
-                return self.getattr(Inode::Text(p).to_ino());
-            }
-            if name == crate::preview::PREVIEW_NAME && self.has_preview(p) {
-                return self.getattr(Inode::Preview(p).to_ino());
-            }
             let index = names.parse(name).ok_or(FsError::NotFound)?;
             return self.getattr(Inode::Chunk { node: p, index }.to_ino());
         }
@@ -76,7 +59,7 @@ impl NzFs {
             let entries = [
                 (ino, Kind::Directory, "."),
                 (parent, Kind::Directory, ".."),
-                (Inode::Header(n).to_ino(), Kind::File, HEADER_NAME),
+                (Inode::File(FileKind::HEADER, n).to_ino(), Kind::File, HEADER_NAME),
             ];
             return Ok(entries
                 .into_iter()
@@ -93,31 +76,13 @@ impl NzFs {
         }
         let node = self.node_dir(n)?;
         let parent_ino = node.parent.map_or(ino, |p| Inode::Node(p).to_ino());
-        // ".", "..", header, then data.bin and/or data.txt (arrays) or
-        // <name>.nc and <name>.ome.tif (groups), then the chunks or the
-        // children.
-        let mut files = vec![(Inode::Header(n).to_ino(), HEADER_NAME.to_string())];
-        if let Some(nc) = &self.info[n].nc_name {
-            files.push((Inode::NetCdf(n).to_ino(), nc.clone()));
-        }
-        if let Some(ome) = self.ome_file(n) {
-            files.push((Inode::OmeTiff(n).to_ino(), ome.to_string()));
-        }
-        if self.has_data_bin(n) {
-            files.push((Inode::Data(n).to_ino(), DATA_NAME.to_string()));
-        }
-        if self.has_tiff(n) {
-            files.push((Inode::Tiff(n).to_ino(), TIFF_NAME.to_string()));
-        }
-        if self.info[n].text.is_some() {
-            files.push((Inode::Text(n).to_ino(), TEXT_NAME.to_string()));
-        }
-        if self.has_preview(n) {
-            files.push((Inode::Preview(n).to_ino(), crate::preview::PREVIEW_NAME.to_string()));
-        }
-        if n == 0 && self.has_index() {
-            files.push((Inode::Index.to_ino(), crate::preview::INDEX_NAME.to_string()));
-        }
+        // ".", "..", the named files in the table's order (header.cdl,
+        // then a group's .nc and .ome.tif, an array's data.bin, data.tif,
+        // data.txt and preview.png, the root's index.html), then the
+        // chunks or the children.
+        let files: Vec<(u64, String)> = FileKind::all()
+            .filter_map(|k| Some((Inode::File(k, n).to_ino(), k.view().name(self, n)?.to_string())))
+            .collect();
         let fixed = 2 + files.len() as u64;
         let total = fixed
             + self.info[n]

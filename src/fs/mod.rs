@@ -14,9 +14,14 @@
 //!   listed as a directory, but opening or listing it fails with `EIO` and
 //!   the log names its path and the reason.
 //!
+//! Every named file (`header.cdl`, `data.bin`, the `.nc`, …) is a kind in
+//! one table ([`kinds`]): whether a directory has it, its name, size,
+//! access, version and reads are the kind's [`view::FileView`], and
+//! lookup, listing, attributes and reads go through the table.
+//!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
-//! nothing until it is read: node `n` is `n + 1` (root = 1), its header is
-//! `HEADER | n`, its `data.bin` `DATA | n`, and chunk `j` of array `n` is
+//! nothing until it is read: node `n` is `n + 1` (root = 1), a named file
+//! of node `n` is its kind's tag bit `| n`, and chunk `j` of array `n` is
 //! `CHUNK | n << 40 | j`.
 //!
 //! A string-valued array also holds `data.txt`, its values one
@@ -25,7 +30,7 @@
 //!
 //! Sizes come from metadata alone, except for text views: their exact size
 //! needs decoding, done on first `stat` and then remembered (`readdir`
-//! stays cheap). Text inodes are `TEXT | n` for `data.txt`.
+//! stays cheap).
 //!
 //! Ownership and modes follow the store: a chunk file shows its
 //! object's owner, group and mode with the write bits cleared, and an absent
@@ -43,11 +48,13 @@ mod attrs;
 pub mod backing;
 mod dir;
 pub mod error;
+mod kinds;
 pub mod names;
 mod prefetch;
 mod previews;
 mod read;
 pub mod reader;
+mod view;
 pub use read::ChunkContent;
 mod served;
 pub mod status;
@@ -59,6 +66,7 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 pub use error::FsError;
+pub use kinds::FileKind;
 use names::ChunkNames;
 
 use crate::array::{Array, ArrayCache, Dataset};
@@ -79,14 +87,6 @@ pub const TEXT_NAME: &str = "data.txt";
 /// dimensions.
 pub const TIFF_NAME: &str = "data.tif";
 
-const HEADER: u64 = 1 << 62;
-const DATA: u64 = 1 << 61;
-const NETCDF: u64 = 1 << 60;
-const TEXT: u64 = 1 << 59;
-const PREVIEW: u64 = 1 << 58;
-const INDEX: u64 = 1 << 57;
-const TIFF: u64 = 1 << 56;
-const OME_TIFF: u64 = 1 << 55;
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
@@ -132,22 +132,9 @@ pub struct Ownership {
 pub enum Inode {
     /// The directory of group or array `n`.
     Node(usize),
-    /// `header.cdl` of node `n`.
-    Header(usize),
-    /// `data.bin` of array `n`.
-    Data(usize),
-    /// The virtual netCDF file of group `n`.
-    NetCdf(usize),
-    /// `data.txt` of string-valued array `n`.
-    Text(usize),
-    /// `preview.png` of array `n`.
-    Preview(usize),
-    /// `index.html` at the root.
-    Index,
-    /// `data.tif` of array `n`.
-    Tiff(usize),
-    /// The OME-TIFF of multiscale image group `n`.
-    OmeTiff(usize),
+    /// A named file of node `n`'s directory, of a kind in the table
+    /// ([`kinds`]).
+    File(FileKind, usize),
     /// A chunk file of array `node`.
     Chunk {
         /// The array.
@@ -161,15 +148,7 @@ impl Inode {
     /// The node the inode shows, or one of whose files it is.
     pub fn node(self) -> usize {
         match self {
-            Inode::Node(n)
-            | Inode::Header(n)
-            | Inode::Data(n)
-            | Inode::NetCdf(n)
-            | Inode::Text(n)
-            | Inode::Preview(n)
-            | Inode::Tiff(n)
-            | Inode::OmeTiff(n) => n,
-            Inode::Index => 0,
+            Inode::Node(n) | Inode::File(_, n) => n,
             Inode::Chunk { node, .. } => node,
         }
     }
@@ -179,14 +158,7 @@ impl Inode {
     pub fn to_ino(self) -> u64 {
         match self {
             Inode::Node(n) => n as u64 + 1,
-            Inode::Header(n) => HEADER | n as u64,
-            Inode::Data(n) => DATA | n as u64,
-            Inode::NetCdf(n) => NETCDF | n as u64,
-            Inode::Text(n) => TEXT | n as u64,
-            Inode::Preview(n) => PREVIEW | n as u64,
-            Inode::Index => INDEX,
-            Inode::Tiff(n) => TIFF | n as u64,
-            Inode::OmeTiff(n) => OME_TIFF | n as u64,
+            Inode::File(kind, n) => kind.tag() | n as u64,
             Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
         }
     }
@@ -195,30 +167,14 @@ impl Inode {
     pub fn from_ino(ino: u64) -> Option<Inode> {
         if ino & CHUNK != 0 {
             let rest = ino & !CHUNK;
-            Some(Inode::Chunk {
+            return Some(Inode::Chunk {
                 node: (rest >> CHUNK_BITS) as usize,
                 index: rest & ((1 << CHUNK_BITS) - 1),
-            })
-        } else if ino & HEADER != 0 {
-            Some(Inode::Header((ino & !HEADER) as usize))
-        } else if ino & DATA != 0 {
-            Some(Inode::Data((ino & !DATA) as usize))
-        } else if ino & NETCDF != 0 {
-            Some(Inode::NetCdf((ino & !NETCDF) as usize))
-        } else if ino & TEXT != 0 {
-            Some(Inode::Text((ino & !TEXT) as usize))
-        } else if ino & PREVIEW != 0 {
-            Some(Inode::Preview((ino & !PREVIEW) as usize))
-        } else if ino & TIFF != 0 {
-            Some(Inode::Tiff((ino & !TIFF) as usize))
-        } else if ino & OME_TIFF != 0 {
-            Some(Inode::OmeTiff((ino & !OME_TIFF) as usize))
-        } else if ino == INDEX {
-            Some(Inode::Index)
-        } else if ino & INDEX != 0 {
-            None
-        } else {
-            (ino as usize).checked_sub(1).map(Inode::Node)
+            });
+        }
+        match FileKind::of_ino(ino) {
+            Some((kind, n)) => Some(Inode::File(kind, n)),
+            None => (ino as usize).checked_sub(1).map(Inode::Node),
         }
     }
 }
@@ -617,22 +573,6 @@ impl NzFs {
     pub fn read(&self, ino: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
         crate::cache::wait_for(|then| self.read_then(ino, offset, size, then))
             .unwrap_or_else(|| Err(crate::array::ArrayError::Panicked.into()))
-    }
-
-    /// Read a file other than a chunk file or `data.bin` (those have their
-    /// own branch of [`NzFs::read_then`]).
-    fn read_file(&self, ino: u64, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        let buffer = match Inode::from_ino(ino).ok_or(FsError::NotFound)? {
-            Inode::Node(_) => return Err(FsError::IsADirectory),
-            Inode::Header(n) => self.header(n)?,
-            Inode::NetCdf(n) => return self.read_netcdf(n, offset, size),
-            Inode::OmeTiff(n) => return self.read_ome_tiff(n, offset, size),
-            Inode::Text(n) => return self.read_text(n, offset, size),
-            Inode::Preview(n) => self.preview_png(n)?,
-            Inode::Index => self.index_html()?,
-            Inode::Data(_) | Inode::Tiff(_) | Inode::Chunk { .. } => return Err(FsError::NotFound),
-        };
-        Ok(ReadData::slice(buffer, offset, size))
     }
 
     /// The version node `n` belongs to, in a versioned store.

@@ -13,7 +13,8 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{FsError, NzFs};
+use super::view::{FileView, Then};
+use super::{FsError, NzFs, ReadData};
 use crate::array::CacheKey;
 use crate::cache::Chunk;
 use crate::preview::{self, Plan};
@@ -186,5 +187,53 @@ impl NzFs {
         };
         let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
         preview::index_html(h, title, &shown).into_bytes()
+    }
+}
+
+/// `preview.png` of an array: a picture of one plane of its values.
+pub(super) struct PreviewPng;
+
+impl FileView for PreviewPng {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(preview::PREVIEW_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.has_preview(n).then_some(preview::PREVIEW_NAME)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        Ok(fs.preview_plan(n)?.0.png_len())
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.preview_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.preview_png(n).map(|png| ReadData::slice(png, offset, size)))
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, array: usize) -> bool {
+        n == array
+    }
+}
+
+/// `index.html` at the root: a page of every array with its preview.
+pub(super) struct IndexHtml;
+
+impl FileView for IndexHtml {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(preview::INDEX_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        (n == 0 && fs.has_index()).then_some(preview::INDEX_NAME)
+    }
+    fn size(&self, fs: &NzFs, _n: usize) -> Result<u64, FsError> {
+        fs.index_len()
+    }
+    fn access(&self, fs: &NzFs, _n: usize) -> Result<Option<Access>, ()> {
+        fs.index_access()
+    }
+    fn read(&self, fs: &NzFs, _n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.index_html().map(|page| ReadData::slice(page, offset, size)))
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, _array: usize) -> bool {
+        n == 0
     }
 }

@@ -7,7 +7,9 @@
 //! FUSE adapter's threads never wait on a decode another thread runs;
 //! [`NzFs::read`] waits for it.
 
-use super::{FsError, Inode, NzFs, ReadData};
+use super::view::{FileView, Then};
+use super::{DATA_NAME, FsError, Inode, NzFs, ReadData};
+use crate::store::Access;
 
 /// A chunk file's content, for a backing file ([`NzFs::chunk_content`]).
 pub enum ChunkContent {
@@ -166,9 +168,9 @@ impl NzFs {
                 let share = |work| self.share_decodes(node, work);
                 array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
             }
-            Some(Inode::Data(node)) => self.read_flat_then(node, offset, size, then),
-            Some(Inode::Tiff(node)) => self.read_tiff_then(node, offset, size, then),
-            _ => then(self.read_file(ino, offset, size)),
+            Some(Inode::File(kind, n)) => kind.view().read(self, n, offset, size, Box::new(then)),
+            Some(Inode::Node(_)) => then(Err(FsError::IsADirectory)),
+            None => then(Err(FsError::NotFound)),
         }
     }
 
@@ -187,5 +189,40 @@ impl NzFs {
             Ok((array, _)) => array.read_bytes_then(offset, size, move |r| then(r.map_err(FsError::from))),
             Err(e) => then(Err(e)),
         }
+    }
+}
+
+/// `data.bin`: the whole array in C order, host byte order, read through
+/// the decoded-chunk cache without blocking a FUSE thread on a decode
+/// another thread runs.
+pub(super) struct DataBin;
+
+impl FileView for DataBin {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(DATA_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.has_data_bin(n).then_some(DATA_NAME)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        fs.data_size(n)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.values_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        fs.read_flat_then(n, offset, size, then)
+    }
+    fn follows_store(&self) -> bool {
+        true
+    }
+    fn version(&self, fs: &NzFs, n: usize) -> Option<u64> {
+        fs.dataset.array(n)?.values_generation()
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, array: usize) -> bool {
+        n == array
+    }
+    fn served(&self, fs: &NzFs, ino: u64, n: usize, offset: u64, end: u64) {
+        fs.served_data_bin(ino, n, offset, end)
     }
 }

@@ -145,26 +145,32 @@ impl NzFs {
                     self.served_piece(array, (ino, (node, index)), offset, end, size);
                 }
             }
-            Some(Inode::Data(node)) => {
-                if let Some(array) = self.droppable(node) {
-                    self.served_flat(array, ino, node, offset, end);
-                }
-            }
-            Some(Inode::NetCdf(group)) => {
-                let Ok(layout) = self.nc_layout(group) else { return };
-                for var in &layout.variables {
-                    let (lo, hi) = (offset.max(var.begin), end.min(var.begin + var.len));
-                    // Only where a file byte is a data.bin byte (no widening
-                    // or recoding: byte order aside, the same offsets).
-                    if lo >= hi || var.item_in != var.item_out {
-                        continue;
-                    }
-                    if let Some(array) = self.droppable(var.node) {
-                        self.served_flat(array, ino, var.node, lo - var.begin, hi - var.begin);
-                    }
-                }
-            }
+            Some(Inode::File(kind, n)) => kind.view().served(self, ino, n, offset, end),
             _ => {}
+        }
+    }
+
+    /// [`NzFs::note_served`] of `data.bin` of array `node`.
+    pub(super) fn served_data_bin(&self, ino: u64, node: usize, offset: u64, end: u64) {
+        if let Some(array) = self.droppable(node) {
+            self.served_flat(array, ino, node, offset, end);
+        }
+    }
+
+    /// [`NzFs::note_served`] of group `group`'s `.nc`: each variable's
+    /// range, where a file byte is a `data.bin` byte.
+    pub(super) fn served_netcdf(&self, ino: u64, group: usize, offset: u64, end: u64) {
+        let Ok(layout) = self.nc_layout(group) else { return };
+        for var in &layout.variables {
+            let (lo, hi) = (offset.max(var.begin), end.min(var.begin + var.len));
+            // Only where a file byte is a data.bin byte (no widening
+            // or recoding: byte order aside, the same offsets).
+            if lo >= hi || var.item_in != var.item_out {
+                continue;
+            }
+            if let Some(array) = self.droppable(var.node) {
+                self.served_flat(array, ino, var.node, lo - var.begin, hi - var.begin);
+            }
         }
     }
 

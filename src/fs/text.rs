@@ -7,8 +7,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::{FsError, NzFs, ReadData};
+use super::view::{FileView, Then};
+use super::{FsError, NzFs, ReadData, TEXT_NAME};
 use crate::array::{LineCache, TextIndex};
+use crate::store::Access;
 
 /// The text views of one array.
 pub(super) struct TextView {
@@ -99,5 +101,39 @@ impl NzFs {
             .unwrap_or_else(|e| e.into_inner())
             .insert(index, size);
         Ok(size)
+    }
+}
+
+/// `data.txt` of a string-valued array: its values one per line. Its size
+/// is its text's, so a `stat` decodes.
+pub(super) struct DataTxt;
+
+impl FileView for DataTxt {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(TEXT_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.info.get(n)?.text.is_some().then_some(TEXT_NAME)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        fs.text_size(n)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.values_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.read_text(n, offset, size))
+    }
+    fn follows_store(&self) -> bool {
+        true
+    }
+    fn version(&self, fs: &NzFs, n: usize) -> Option<u64> {
+        fs.dataset.array(n)?.values_generation()
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, array: usize) -> bool {
+        n == array
+    }
+    fn attr_is_cheap(&self) -> bool {
+        false
     }
 }

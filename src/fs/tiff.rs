@@ -8,7 +8,9 @@
 //! ([`NzFs::read_flat_then`]), handed back by whichever thread decodes, and
 //! a strip read decodes only the chunks under it.
 
-use super::{FsError, NzFs, ReadData};
+use super::view::{FileView, Then};
+use super::{FsError, NzFs, ReadData, TIFF_NAME};
+use crate::store::Access;
 use crate::tiff::{Layout, LevelShape, Piece};
 use crate::zarr::hierarchy::{Hierarchy, NodeKind, ngff_attribute};
 
@@ -227,5 +229,67 @@ impl NzFs {
             at += bytes.len();
         }
         Ok(ReadData::owned(out))
+    }
+}
+
+/// `data.tif`: a numeric array of two or more dimensions as a TIFF, its
+/// pixels `data.bin`'s bytes after a rendered prefix.
+pub(super) struct DataTif;
+
+impl FileView for DataTif {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(TIFF_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.has_tiff(n).then_some(TIFF_NAME)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        Ok(fs.tiff_layout(n)?.size)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.values_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        fs.read_tiff_then(n, offset, size, then)
+    }
+    fn follows_store(&self) -> bool {
+        true
+    }
+    fn version(&self, fs: &NzFs, n: usize) -> Option<u64> {
+        fs.dataset.array(n)?.values_generation()
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, array: usize) -> bool {
+        n == array
+    }
+}
+
+/// A multiscale image group's OME-TIFF (`<image>.ome.tif`): its levels'
+/// pixels, in a pyramid.
+pub(super) struct OmeTiffFile;
+
+impl FileView for OmeTiffFile {
+    fn fixed_name(&self) -> Option<&'static str> {
+        None
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.ome_file(n)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        Ok(fs.ome_layout(n)?.size)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.ome_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.read_ome_tiff(n, offset, size))
+    }
+    fn follows_store(&self) -> bool {
+        true
+    }
+    fn version(&self, fs: &NzFs, n: usize) -> Option<u64> {
+        fs.generations(&fs.ome_tiff(n)?.levels)
+    }
+    fn shows_values_of(&self, _fs: &NzFs, n: usize, array: usize) -> bool {
+        n != array
     }
 }

@@ -1,40 +1,18 @@
 //! The files rendered from metadata alone, each built once per node and
 //! kept: `header.cdl` (and the header-only directory of an array whose data
-//! type nzfs does not know) and the layout of a group's virtual `.nc`; and
-//! which files show a chunk's values ([`NzFs::views_of_chunk`]).
+//! type nzfs does not know) and the layout of a group's virtual `.nc`,
+//! and these two files' views.
 
 use std::sync::Arc;
 
-use super::{FsError, NzFs};
+use super::view::{FileView, Then};
+use super::{FsError, HEADER_NAME, NzFs, ReadData};
 use crate::cache::Chunk;
 use crate::cdl;
+use crate::store::Access;
 use crate::zarr::hierarchy::NodeKind;
 
 impl NzFs {
-    /// Every file whose bytes show chunk `chunk` of array `node`: its chunk
-    /// file, `data.bin`, `data.txt`, `data.tif`, `preview.png`, and the
-    /// `.nc` and `.ome.tif` of each group above it, and `index.html`. Some
-    /// may not exist (a 1-D array has no `data.tif`): the kernel knows no
-    /// such inode, and dropping its pages is nothing.
-    pub fn views_of_chunk(&self, node: usize, chunk: u64) -> Vec<u64> {
-        use super::Inode;
-        let mut out = vec![
-            Inode::Chunk { node, index: chunk }.to_ino(),
-            Inode::Data(node).to_ino(),
-            Inode::Text(node).to_ino(),
-            Inode::Tiff(node).to_ino(),
-            Inode::Preview(node).to_ino(),
-            Inode::Index.to_ino(),
-        ];
-        let nodes = &self.hierarchy().nodes;
-        let mut up = nodes.get(node).and_then(|n| n.parent);
-        while let Some(g) = up {
-            out.extend([Inode::NetCdf(g).to_ino(), Inode::OmeTiff(g).to_ino()]);
-            up = nodes[g].parent;
-        }
-        out
-    }
-
     /// Why array `n` cannot be shown when the reason is its data type (an
     /// unknown type): such a directory lists only
     /// `header.cdl`, which says so, and anything else in it is `EIO`.
@@ -134,5 +112,68 @@ impl NzFs {
                 Arc::new(cdl::with_note(text, version).into_bytes())
             })
             .clone())
+    }
+}
+
+/// `header.cdl`, in every directory: the node as `ncdump -h` shows it.
+pub(super) struct Header;
+
+impl FileView for Header {
+    fn fixed_name(&self) -> Option<&'static str> {
+        Some(HEADER_NAME)
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        (n < fs.hierarchy().nodes.len()).then_some(HEADER_NAME)
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        Ok(fs.header(n)?.len() as u64)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.header_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.header(n).map(|h| ReadData::slice(h, offset, size)))
+    }
+}
+
+/// A group's virtual netCDF file (`<group>.nc`), and that of a store
+/// whose root is one array: the header rendered here, each variable's
+/// values from its `data.bin` in the file's byte order.
+pub(super) struct NetCdf;
+
+impl FileView for NetCdf {
+    fn fixed_name(&self) -> Option<&'static str> {
+        None
+    }
+    fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
+        fs.info.get(n)?.nc_name.as_deref()
+    }
+    fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
+        Ok(fs.nc_layout(n)?.size)
+    }
+    fn access(&self, fs: &NzFs, n: usize) -> Result<Option<Access>, ()> {
+        fs.values_access(n)
+    }
+    fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
+        then(fs.read_netcdf(n, offset, size))
+    }
+    fn follows_store(&self) -> bool {
+        true
+    }
+    fn version(&self, fs: &NzFs, n: usize) -> Option<u64> {
+        // A store whose root is one array: its .nc is that array's.
+        match fs.dataset.array(n) {
+            Some(a) => a.values_generation(),
+            None => fs.generations(&fs.hierarchy().nodes.get(n)?.children),
+        }
+    }
+    fn shows_values_of(&self, fs: &NzFs, n: usize, array: usize) -> bool {
+        n != array || fs.info[n].nc_name.is_some()
+    }
+    fn blksize(&self) -> u32 {
+        super::NC_BLKSIZE
+    }
+    fn served(&self, fs: &NzFs, ino: u64, n: usize, offset: u64, end: u64) {
+        fs.served_netcdf(ino, n, offset, end)
     }
 }

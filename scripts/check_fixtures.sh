@@ -11,11 +11,13 @@ venv=${NZFS_VENV:-.venv}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$venv/bin/python" scripts/make_fixtures.py "$out" >/dev/null
+"$venv/bin/python" scripts/fixtures_living.py "$out/living" >/dev/null
 # The formats of 2026 need zarr-python 3.4, which needs Python 3.12.
 venv312=$(bash scripts/setup_2026.sh)
 "$venv312/bin/python" scripts/fixtures_2026.py "$out" >/dev/null
 diff -r tests/data/expected "$out/expected"
 diff -r tests/data/expected_2026 "$out/expected_2026"
+diff -r tests/data/living/expected "$out/living/expected"
 # (kerchunk/ comes from scripts/fixtures_kerchunk.py, whose tools these venvs
 # lack, tolerant/ from scripts/fixtures_tolerant.py, which needs npm and GDAL
 # 3.6, and ome/ from scripts/fixtures_ome.py, which needs ome-zarr.)

@@ -106,6 +106,40 @@ fn duration(secs: f64) -> String {
     }
 }
 
+/// The `metadata` line of `nzfs status`: whether the mount follows its
+/// store's metadata, and what its looks found.
+fn metadata_line(meta: &Value, now: SystemTime) -> String {
+    let u = |k: &str| meta.get(k).and_then(Value::as_u64);
+    if meta.get("followed") != Some(&Value::Bool(true)) {
+        return "read once at the mount (not followed)".to_string();
+    }
+    let ago = |k: &str| match u(k) {
+        None => "never".to_string(),
+        Some(t) => {
+            let then = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(t);
+            format!(
+                "{} ago",
+                duration(now.duration_since(then).map_or(0.0, |d| d.as_secs_f64()))
+            )
+        }
+    };
+    let mut line = format!(
+        "looked at every {}s while used: {} ({} looks), last looked {}, last changed {}",
+        u("interval_s").unwrap_or(0),
+        match u("version").unwrap_or(0) {
+            0 => "as mounted".to_string(),
+            v => format!("{} since the mount", crate::naming::count(v, "change")),
+        },
+        u("looks").unwrap_or(0),
+        ago("last_checked"),
+        ago("last_changed"),
+    );
+    if meta.get("failed") == Some(&Value::Bool(true)) {
+        line += "; the last look could not read the store again (the log says why)";
+    }
+    line
+}
+
 /// The human-readable form of a status document.
 pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
     let at = |path: &[&str]| path.iter().fold(doc, |v, k| v.get(k).unwrap_or(&Value::Null));
@@ -200,6 +234,7 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
             " (the kernel lists names only)"
         }
     );
+    out += &format!("  metadata     {}\n", metadata_line(at(&["metadata"]), now));
     let kinds: Vec<String> = doc
         .get("errors")
         .and_then(|e| e.get("by_kind"))

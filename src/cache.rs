@@ -153,6 +153,16 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         st.pop(key);
     }
 
+    /// Forget everything held (a mount that read its store's metadata
+    /// again serves a new cache; this one's memory goes at once, not when
+    /// its last reader lets it go).
+    pub fn clear(&self) {
+        let mut st = lock(&self.state);
+        st.lru.clear();
+        st.bytes = 0;
+        st.inflight.clear();
+    }
+
     /// Drop `key` from the cache; whether it was held.
     fn remove(&self, key: &K) -> bool {
         lock(&self.state).pop(key)

@@ -47,7 +47,20 @@ pub struct Opened {
     pub shown: String,
     /// The versions it shows, where (an Icechunk repository's).
     pub versions: Vec<VersionRoot>,
+    /// How often a mount of it looks at its metadata again by default
+    /// (`None`: it is read once: a zip, a reference set, an Icechunk
+    /// version).
+    pub follows: Option<std::time::Duration>,
 }
+
+/// How often a mount of a local directory looks at its metadata again: a
+/// look is a `stat` per document and a listing per group, from the page
+/// cache.
+pub const LOCAL_METADATA_TTL: std::time::Duration = std::time::Duration::from_secs(5);
+/// How often a mount of object storage or HTTP does: gcsfuse's stat-cache
+/// default, so that a look (a `HEAD` per document, a `LIST` per group)
+/// costs a busy mount at most one round a minute.
+pub const REMOTE_METADATA_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Opened {
     fn plain(store: Box<dyn ReadableStore>, hierarchy: Hierarchy, shown: String) -> Opened {
@@ -56,6 +69,15 @@ impl Opened {
             hierarchy,
             shown,
             versions: Vec::new(),
+            follows: None,
+        }
+    }
+
+    /// Followed every `every` by default.
+    fn followed(self, every: std::time::Duration) -> Opened {
+        Opened {
+            follows: Some(every),
+            ..self
         }
     }
 }
@@ -198,7 +220,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             };
             unopened(&e, format!("store {shown}: {text}{hint}"))
         })?;
-        return Ok(Opened::plain(remote, hierarchy, shown_store(store)));
+        return Ok(Opened::plain(remote, hierarchy, shown_store(store)).followed(REMOTE_METADATA_TTL));
     }
     if args.disk_cache.is_some() {
         tracing::warn!("--disk-cache applies to remote stores only; a local store is read directly");
@@ -237,7 +259,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         Err(crate::zarr::hierarchy::OpenError::References) => return local_references(true),
         h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
     };
-    Ok(Opened::plain(Box::new(s), h, shown_store(store)))
+    Ok(Opened::plain(Box::new(s), h, shown_store(store)).followed(LOCAL_METADATA_TTL))
 }
 
 /// The `virtual_chunks=` prefixes of `--store-option`, and the remote
@@ -463,5 +485,8 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
         hierarchy,
         shown,
         versions,
+        // A version is read once (a branch's later commits show at the
+        // next mount).
+        follows: None,
     })
 }

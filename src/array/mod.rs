@@ -540,6 +540,12 @@ impl Dataset {
         self.shared.store.as_ref()
     }
 
+    /// The store, shared: what a dataset made again from the store's
+    /// metadata reads.
+    pub fn store_handle(&self) -> Arc<dyn ReadableStore> {
+        Arc::clone(&self.shared.store)
+    }
+
     /// The decoded-chunk cache (its counters, for tests and benchmarks).
     pub fn cache(&self) -> &ArrayCache {
         &self.shared.cache

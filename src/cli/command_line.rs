@@ -269,7 +269,8 @@ mod tests {
         for kept in ["foreground", "follow_symlinks", "help", "daemon_child", "options"] {
             assert_eq!(kind(kept), None, "{kept}");
         }
-        assert_eq!(o_options().len(), 22);
+        assert_eq!(kind("metadata_ttl"), Some(("--metadata-ttl", true)));
+        assert_eq!(o_options().len(), 23);
         assert_eq!(
             norm(&["nzfs", "s", "m", "-o", "follow_symlinks,disk_cache_size=1GB"]),
             [

@@ -281,6 +281,15 @@ pub struct MountArgs {
     /// storage, to keep that many requests in flight]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub decoders: Option<u16>,
+    /// How often the store's metadata is looked at again, so that an array
+    /// that grows (an append), a new array or group and changed attributes
+    /// show in the live mount: SECONDS, or `never`. A look is one stat (a
+    /// HEAD on object storage) per metadata document and one listing per
+    /// group, made only while something in the mount is looked at
+    /// [default: 5 for a local directory, 60 for object storage and HTTP;
+    /// zip files, reference sets and Icechunk versions are read once]
+    #[arg(long, value_name = "SECONDS|never")]
+    pub metadata_ttl: Option<MetadataTtl>,
     /// Mount options, comma-separated: allow_other (also turns on
     /// default_permissions), allow_root, auto_unmount, default_permissions,
     /// fsname=NAME, nonempty, uid=N, gid=N, umask=OCTAL, follow_symlinks, ...
@@ -439,6 +448,38 @@ impl From<MissingChunksArg> for MissingChunks {
         match m {
             MissingChunksArg::Fill => MissingChunks::Fill,
             MissingChunksArg::Error => MissingChunks::Error,
+        }
+    }
+}
+
+/// `--metadata-ttl`: how often a mount looks at its store's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataTtl {
+    /// Never: what was read at the mount is served until the unmount.
+    Never,
+    /// Every so many seconds (at least 1).
+    Every(u32),
+}
+
+impl std::str::FromStr for MetadataTtl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim_end_matches('s') {
+            "never" | "off" => Ok(MetadataTtl::Never),
+            n => match n.parse::<u32>() {
+                Ok(0) => Err("0 would look at the store at every request; give 1 or more seconds, or never".into()),
+                Ok(secs) => Ok(MetadataTtl::Every(secs)),
+                Err(_) => Err(format!("`{s}` is neither a number of seconds (e.g. 60) nor `never`")),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for MetadataTtl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MetadataTtl::Never => f.write_str("never"),
+            MetadataTtl::Every(secs) => write!(f, "{secs}"),
         }
     }
 }

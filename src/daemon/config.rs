@@ -26,7 +26,7 @@ use clap::ValueEnum;
 
 use super::options::{Access, MountPlan, mount_options};
 use super::{CliError, shown_store};
-use crate::cli::{MissingChunksArg, MountArgs, NcFormatArg, PassthroughArg, StoreArgs};
+use crate::cli::{MetadataTtl, MissingChunksArg, MountArgs, NcFormatArg, PassthroughArg, StoreArgs};
 use crate::fs::Ownership;
 
 /// The most bytes of settings a daemon child reads from its stdin.
@@ -59,6 +59,9 @@ pub struct MountConfig {
     pub threads: Option<u16>,
     /// Decode workers asked for; `None` sizes them to the CPUs.
     pub decoders: Option<u16>,
+    /// How often the store's metadata is looked at again (`None`: the
+    /// store kind's default).
+    pub metadata_ttl: Option<MetadataTtl>,
     /// What `-o` asked for.
     pub mount: MountPlan,
     /// Where a background daemon logs.
@@ -92,6 +95,7 @@ impl MountConfig {
             passthrough: args.passthrough,
             threads: args.threads,
             decoders: args.decoders,
+            metadata_ttl: args.metadata_ttl,
             mount,
             log_file: args.log_file.clone(),
             verbose: args.verbose,
@@ -118,6 +122,7 @@ impl MountConfig {
             passthrough,
             threads,
             decoders,
+            metadata_ttl,
             mount,
             log_file,
             verbose,
@@ -174,6 +179,7 @@ impl MountConfig {
         w.choice("passthrough", passthrough);
         w.optional("threads", threads.as_ref());
         w.optional("decoders", decoders.as_ref());
+        w.optional("metadata_ttl", metadata_ttl.as_ref());
         w.bytes("fsname", fsname.as_bytes());
         w.bytes("subtype", subtype.as_bytes());
         w.flag("auto_unmount", *auto_unmount);
@@ -220,6 +226,7 @@ impl MountConfig {
             passthrough: r.choice("passthrough")?,
             threads: r.optional("threads")?,
             decoders: r.optional("decoders")?,
+            metadata_ttl: r.optional("metadata_ttl")?,
             mount: MountPlan {
                 fsname: r.text("fsname")?.to_string(),
                 subtype: r.text("subtype")?.to_string(),

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use fuser::Config;
 
-use crate::cli::MountArgs;
+use crate::cli::{MetadataTtl, MountArgs};
 
 mod checks;
 mod config;
@@ -253,6 +253,17 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     }
     crate::memory::tune_allocator();
     let opened = open_store(&config.store, &config.store_args)?;
+    let follow = match (config.metadata_ttl, opened.follows) {
+        (Some(MetadataTtl::Never), _) | (None, None) => None,
+        (Some(MetadataTtl::Every(secs)), Some(_)) => Some(Duration::from_secs(secs.into())),
+        (None, Some(every)) => Some(every),
+        (Some(MetadataTtl::Every(_)), None) => {
+            tracing::warn!(
+                "--metadata-ttl: this store (a zip, a reference set or an Icechunk version) is read once; its metadata is not looked at again"
+            );
+            None
+        }
+    };
     let mtime = std::fs::metadata(config.store.join("zarr.json"))
         .or_else(|_| std::fs::metadata(&config.store))
         .and_then(|m| m.modified())
@@ -317,7 +328,14 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let mountpoint = config.mountpoint.canonicalize()?;
     block_termination_signals();
     let passthrough = crate::fuse::Passthrough::from(config.passthrough);
-    let adapter = FuseAdapter::new(fs, passthrough);
+    match follow {
+        Some(every) => tracing::info!(
+            every_s = every.as_secs(),
+            "the store's metadata is looked at again while the mount is used (--metadata-ttl)"
+        ),
+        None => tracing::info!("the store's metadata was read once and is served as it was"),
+    }
+    let adapter = FuseAdapter::new(fs, passthrough).following(follow);
     let notifier = adapter.notifier_slot();
     let mut session = fuser::Session::new(adapter, &mountpoint, &fuse_config)
         .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;

@@ -113,6 +113,15 @@ impl NzFs {
         }
         out
     }
+
+    /// The inode numbers of node `n`'s directory and of every named file
+    /// its directory may hold: what the kernel may cache of the node.
+    pub fn inodes_of_node(&self, n: usize) -> Vec<u64> {
+        std::iter::once(Inode::Node(n))
+            .chain(FileKind::all().map(|k| Inode::File(k, n)))
+            .map(Inode::to_ino)
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -54,6 +54,7 @@ mod prefetch;
 mod previews;
 mod read;
 pub mod reader;
+mod renew;
 mod view;
 pub use read::ChunkContent;
 mod served;
@@ -497,6 +498,11 @@ impl NzFs {
     /// The groups and arrays shown.
     pub fn hierarchy(&self) -> &Hierarchy {
         self.dataset.hierarchy()
+    }
+
+    /// The name node `n` is listed under in its parent's directory.
+    pub fn listed_name(&self, n: usize) -> Option<&str> {
+        self.info.get(n).map(|i| i.dir_name.as_str())
     }
 
     /// The dataset the filesystem shows.

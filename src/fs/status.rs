@@ -56,6 +56,22 @@ struct Errors {
     recent: VecDeque<(SystemTime, &'static str, String)>,
 }
 
+impl Status {
+    /// Take over what `old` counted (the mount's start, the store's
+    /// counters, the errors and their messages): the status of a
+    /// filesystem made again is the mount's, not a new one's.
+    pub(super) fn carry_from(&mut self, old: &Status) {
+        self.started = old.started;
+        self.store_counters = old.store_counters.clone();
+        let errors = crate::sync::lock(&old.errors);
+        *crate::sync::lock(&self.errors) = Errors {
+            by_kind: errors.by_kind.clone(),
+            recent: errors.recent.clone(),
+        };
+        self.previews_rendered = old.previews_rendered.load(Ordering::Relaxed).into();
+    }
+}
+
 impl Default for Status {
     fn default() -> Self {
         Status {

@@ -49,8 +49,10 @@ use crate::array::Check;
 use crate::fs::backing::{BackingPool, sealed_memfd};
 use crate::fs::{ChunkContent, FsError, NzFs};
 
+mod follow;
 mod invalidate;
 mod replies;
+pub use follow::Live;
 pub use invalidate::Invalidator;
 use replies::{Caller, errno, file_type};
 
@@ -89,7 +91,9 @@ pub enum Passthrough {
 /// The fuser adapter: turns kernel requests into calls of the core
 /// ([`NzFs`]) and its answers and errors into replies.
 pub struct FuseAdapter {
-    fs: Arc<NzFs>,
+    /// The filesystem served now (made again when the store's metadata
+    /// changed, where the mount follows it).
+    live: Arc<Live>,
     mode: Passthrough,
     /// Passthrough is in use (set at INIT; cleared if the kernel refuses).
     passthrough: AtomicBool,
@@ -137,22 +141,30 @@ impl FuseAdapter {
         reply.opened(OVER_BUDGET_FH, keep)
     }
 
-    /// Serve `fs`, with passthrough as `mode` says.
+    /// Serve `fs`, with passthrough as `mode` says, serving the metadata
+    /// read at the mount ([`FuseAdapter::following`] looks again).
     pub fn new(fs: NzFs, mode: Passthrough) -> Self {
         let budget = fs.options().cache_bytes;
         let fs = Arc::new(fs);
         fs.start_prefetcher();
-        let notifier = Arc::default();
+        let notifier: Arc<std::sync::OnceLock<fuser::Notifier>> = Arc::default();
         // A store whose objects are followed (a local one): a change drops
         // the kernel's pages of every file that showed the old object.
-        if fs.dataset().tracks_changes() {
-            match Invalidator::start(Arc::clone(&notifier)) {
-                Ok(inv) => inv.watch(&fs),
-                Err(e) => tracing::warn!(error = %e, "no thread to drop the kernel's pages of changed files"),
-            }
-        }
+        let invalidator = match fs.dataset().tracks_changes() {
+            true => match Invalidator::start(Arc::clone(&notifier)) {
+                Ok(inv) => {
+                    inv.watch(&fs);
+                    Some(inv)
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "no thread to drop the kernel's pages of changed files");
+                    None
+                }
+            },
+            false => None,
+        };
         FuseAdapter {
-            fs,
+            live: Live::new(fs, None, invalidator, Arc::clone(&notifier)),
             mode,
             passthrough: AtomicBool::new(false),
             backings: BackingPool::new(budget),
@@ -164,6 +176,20 @@ impl FuseAdapter {
             listed_with_attributes: AtomicU64::new(0),
             notifier,
         }
+    }
+
+    /// Look at the store's metadata again every `every` while the mount is
+    /// used (`None`: never), and serve it anew when it changed.
+    pub fn following(mut self, every: Option<Duration>) -> Self {
+        self.live = self.live.following(every);
+        self
+    }
+
+    /// The filesystem to answer a request from; a look at the store's
+    /// metadata starts in the background when one is due.
+    fn fs(&self) -> arc_swap::Guard<Arc<NzFs>> {
+        self.live.poke();
+        self.live.fs()
     }
 
     /// Where the session's notifier goes once the session exists (fuser
@@ -180,11 +206,11 @@ impl FuseAdapter {
         (node, index): (usize, u64),
         reply: &ReplyOpen,
     ) -> Result<Arc<BackingId>, BackingError> {
-        let expected = self.fs.chunk_file_len(node, index);
-        let opened = self.backings.open(ino, self.fs.cache().bytes(), expected, || {
+        let expected = self.fs().chunk_file_len(node, index);
+        let opened = self.backings.open(ino, self.fs().cache().bytes(), expected, || {
             // An absent chunk's fill is made only for what is read: a zero
             // fill is a sparse memfd, any other is served by the daemon.
-            let (file, len) = match self.fs.chunk_content(node, index).map_err(BackingError::Fs)? {
+            let (file, len) = match self.fs().chunk_content(node, index).map_err(BackingError::Fs)? {
                 ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
                 ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
                 ChunkContent::Fill { zero: false, .. } => return Err(BackingError::Skip),
@@ -225,7 +251,8 @@ impl fuser::Filesystem for FuseAdapter {
         }
         // A file whose mtime changed loses its cached pages: how a changed
         // store object reaches readers of the views (NzFs::follows_store).
-        if self.fs.dataset().tracks_changes() && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {
+        let follows = self.fs().dataset().tracks_changes() || self.live.ttl(TTL) < TTL;
+        if follows && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {
             tracing::warn!(
                 "the kernel does not offer FUSE_AUTO_INVAL_DATA: a changed chunk may read stale until its pages are dropped"
             );
@@ -259,7 +286,7 @@ impl fuser::Filesystem for FuseAdapter {
                 }
             }
         }
-        tracing::info!(nodes = self.fs.hierarchy().nodes.len(), "mounted");
+        tracing::info!(nodes = self.fs().hierarchy().nodes.len(), "mounted");
         Ok(())
     }
 
@@ -267,7 +294,7 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("lookup");
         self.lookup_requests.fetch_add(1, Ordering::Relaxed);
-        match self.fs.lookup(parent.0, name) {
+        match self.fs().lookup(parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(a.ino), &self.attr(a), Generation(0)),
             Err(e) => reply.error(self.errno(who, "lookup", parent.0, &e)),
         }
@@ -276,7 +303,7 @@ impl fuser::Filesystem for FuseAdapter {
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         let who = Caller::of(req);
         let _span = who.span("getattr");
-        match self.fs.getattr(ino.0) {
+        match self.fs().getattr(ino.0) {
             Ok(a) => reply.attr(&self.ttl(a.ino), &self.attr(a)),
             Err(e) => reply.error(self.errno(who, "getattr", ino.0, &e)),
         }
@@ -287,7 +314,7 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("open");
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        if let Err(e) = self.fs.open(ino.0, write) {
+        if let Err(e) = self.fs().open(ino.0, write) {
             return reply.error(self.errno(who, "open", ino.0, &e));
         }
         if self.no_open.load(Ordering::Relaxed) {
@@ -299,7 +326,7 @@ impl fuser::Filesystem for FuseAdapter {
         // dropped, and so are an unopened backing of it and the kernel's
         // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
         // as it is now.
-        let check = self.fs.recheck_open(ino.0);
+        let check = self.fs().recheck_open(ino.0);
         if matches!(check, Check::Changed | Check::Unknown) {
             self.backings.forget_unopened(ino.0);
         }
@@ -311,13 +338,13 @@ impl fuser::Filesystem for FuseAdapter {
         // the kernel requires one backing for every open of it.
         let wanted = self.mode != Passthrough::Never
             && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino.0));
-        if let Some(chunk) = wanted.then(|| self.fs.passthrough_chunk(ino.0)).flatten() {
+        if let Some(chunk) = wanted.then(|| self.fs().passthrough_chunk(ino.0)).flatten() {
             if crate::sync::lock(&self.daemon_opens).contains_key(&ino.0) {
                 return self.open_over_budget(ino.0, keep, reply);
             }
             match self.open_passthrough(ino.0, chunk, &reply) {
                 Ok(id) => {
-                    self.fs.note_open(chunk.0, chunk.1);
+                    self.fs().note_open(chunk.0, chunk.1);
                     return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
                 }
                 Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino.0, &e)),
@@ -354,7 +381,7 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyEmpty,
     ) {
         if fh == PASSTHROUGH_FH {
-            self.backings.release(ino.0, self.fs.cache().bytes());
+            self.backings.release(ino.0, self.fs().cache().bytes());
         }
         if fh == OVER_BUDGET_FH {
             let mut opens = crate::sync::lock(&self.daemon_opens);
@@ -385,12 +412,12 @@ impl fuser::Filesystem for FuseAdapter {
         let page_cached = flags.0 & libc::O_DIRECT == 0;
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
-        let fs = self.fs.clone();
+        let fs = self.fs().clone();
         let who = Caller::of(req);
         let _span = who.span("read");
         crate::fs::reader::serving(who.pid, || {
             invalidate::serving_read(ino, offset, size, || {
-                self.fs.read_then(ino, offset, size, move |result| match result {
+                Arc::clone(&fs).read_then(ino, offset, size, move |result| match result {
                     Ok(data) => {
                         // Noted before the reply, so a reader that has its bytes
                         // sees the release done (`nzfs status`, tests); the reply
@@ -410,10 +437,15 @@ impl fuser::Filesystem for FuseAdapter {
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         let who = Caller::of(req);
         let _span = who.span("opendir");
-        match self.fs.opendir(ino.0) {
+        match self.fs().opendir(ino.0) {
+            // A listing the kernel keeps across opens, unless the metadata
+            // is followed (a listing is made from memory: cheap).
             Ok(()) => reply.opened(
                 FileHandle(0),
-                FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
+                match self.live.ttl(TTL) < TTL {
+                    true => FopenFlags::FOPEN_CACHE_DIR,
+                    false => FopenFlags::FOPEN_KEEP_CACHE | FopenFlags::FOPEN_CACHE_DIR,
+                },
             ),
             Err(e) => reply.error(self.errno(who, "opendir", ino.0, &e)),
         }
@@ -443,8 +475,8 @@ impl fuser::Filesystem for FuseAdapter {
             // An entry whose attributes need a decode (a text view's size),
             // or fail, is listed with none the kernel keeps: a later look
             // at it asks (and decodes, or gets the error).
-            let found = match self.fs.attr_is_cheap(entry.ino) {
-                true => self.fs.getattr(entry.ino).ok(),
+            let found = match self.fs().attr_is_cheap(entry.ino) {
+                true => self.fs().getattr(entry.ino).ok(),
                 false => None,
             };
             let (ttl, attr) = match found {
@@ -470,7 +502,7 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        let files = self.fs.hierarchy().nodes.len() as u64;
+        let files = self.fs().hierarchy().nodes.len() as u64;
         reply.statfs(0, 0, 0, files, 0, 4096, 255, MAX_READAHEAD);
     }
 
@@ -480,7 +512,7 @@ impl fuser::Filesystem for FuseAdapter {
         if mask.contains(AccessFlags::W_OK) {
             return reply.error(Errno::EROFS);
         }
-        match self.fs.kind(ino.0) {
+        match self.fs().kind(ino.0) {
             Ok(_) => reply.ok(),
             Err(e) => reply.error(self.errno(who, "access", ino.0, &e)),
         }

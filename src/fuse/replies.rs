@@ -14,7 +14,7 @@ use crate::fs::{Attr, FsError, Kind, NzFs};
 
 impl FuseAdapter {
     pub(super) fn errno(&self, who: Caller, op: &str, ino: u64, e: &FsError) -> Errno {
-        errno(&self.fs, who, op, ino, e)
+        errno(&self.fs(), who, op, ino, e)
     }
 
     /// The status document ([`crate::fs::status`]) with the adapter's
@@ -45,8 +45,13 @@ impl FuseAdapter {
             ("lookups".into(), count(&self.lookup_requests)),
             ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
         ]);
-        self.fs.status_document(
-            vec![("passthrough", passthrough), ("opens", opens), ("names", names)],
+        self.fs().status_document(
+            vec![
+                ("passthrough", passthrough),
+                ("opens", opens),
+                ("names", names),
+                ("metadata", self.live.status()),
+            ],
             to_owner,
         )
     }
@@ -56,10 +61,11 @@ impl FuseAdapter {
         // A chunk file served by passthrough is checked at each open (and
         // read from its backing, not the page cache): its attributes need
         // no second look, which would wait for the daemon.
-        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs.passthrough_chunk(ino).is_some();
-        match self.fs.follows_store(ino) && !passthrough {
+        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs().passthrough_chunk(ino).is_some();
+        match self.fs().follows_store(ino) && !passthrough {
             true => FRESH_TTL,
-            false => TTL,
+            // The metadata's look interval, where it is followed.
+            false => self.live.ttl(TTL),
         }
     }
 
@@ -72,7 +78,7 @@ impl FuseAdapter {
         mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
     ) -> Result<(), FsError> {
         loop {
-            let batch = self.fs.readdir(ino, offset, 256)?;
+            let batch = self.fs().readdir(ino, offset, 256)?;
             if batch.is_empty() {
                 return Ok(());
             }

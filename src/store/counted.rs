@@ -125,6 +125,10 @@ impl ReadableStore for Counted {
         self.inner.disk_cache()
     }
 
+    fn forget_looks(&self) {
+        self.inner.forget_looks()
+    }
+
     fn rereads_are_cheap(&self) -> bool {
         self.inner.rereads_are_cheap()
     }

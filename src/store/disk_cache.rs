@@ -387,6 +387,10 @@ impl ReadableStore for DiskCached {
         self.inner.list_dir(prefix)
     }
 
+    fn forget_looks(&self) {
+        crate::sync::lock(&self.looks).clear();
+    }
+
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
         // Hits from disk; the misses go to the store together.
         let identities: Vec<Option<String>> = requests.iter().map(|r| self.range_identity(r)).collect();

@@ -17,6 +17,11 @@ impl MemoryStore {
     pub fn insert(&mut self, key: &str, value: impl Into<Vec<u8>>) {
         self.values.insert(key.to_string(), value.into());
     }
+
+    /// Take the value at `key` away.
+    pub fn remove(&mut self, key: &str) {
+        self.values.remove(key);
+    }
 }
 
 impl ReadableStore for MemoryStore {

@@ -258,6 +258,12 @@ pub trait ReadableStore: Send + Sync {
         page.next = next;
         Ok(page)
     }
+    /// The store's metadata changed (a mount that follows it read it
+    /// again): forget every look at an object's version still held as
+    /// recent, so that the next read of each object asks the store (the
+    /// disk cache would otherwise serve a chunk the writer rewrote as it
+    /// held it, under the new metadata, until its look ran out).
+    fn forget_looks(&self) {}
     /// What the disk cache in front of this store answered itself
     /// (`--disk-cache`), where there is one.
     fn disk_cache(&self) -> Option<std::sync::Arc<disk_cache::DiskCacheStats>> {

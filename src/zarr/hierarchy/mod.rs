@@ -15,6 +15,8 @@
 //! never hides the rest.
 
 mod consolidated;
+mod follow;
+pub use follow::Fingerprint;
 mod ngff;
 pub use ngff::{Axis, Channel, NgffImage, ngff_attribute};
 mod walk;
@@ -62,14 +64,14 @@ impl Budget {
 /// An array node: its parsed metadata. (Whether its codec chain can be
 /// built is decided above this module, by `array::Dataset`, which marks the
 /// node [`NodeKind::Broken`] when it cannot.)
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ArrayNode {
     /// Its `zarr.json` (or `.zarray` and `.zattrs`), parsed.
     pub metadata: ArrayMetadata,
 }
 
 /// What a node is.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum NodeKind {
     /// A group.
     Group {

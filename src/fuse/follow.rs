@@ -1,0 +1,265 @@
+//! The filesystem a mount serves, and how it follows the store's metadata.
+//!
+//! [`Live`] holds the filesystem every request is answered from. When the
+//! mount follows its store (`--metadata-ttl`), the metadata's first
+//! [`Fingerprint`] (a `stat` per metadata document and a listing per group)
+//! is taken before the mount is live; after that, a request that arrives
+//! once the interval has passed since the last look starts a look on a
+//! thread of its own (the request itself never waits for the store). When it differs from the last, the hierarchy is read
+//! again, a filesystem is made from it ([`NzFs::renewed`]: node numbers
+//! kept, a new decoded-chunk cache) and swapped in; the kernel is told to
+//! drop what it holds of each changed node, its directory and its named
+//! files, and of the nodes above it (their headers and `.nc` show it), and
+//! the names of removed nodes. A chunk file's pages go when its attributes
+//! time out (within the interval: [`Live::ttl`]), as its mtime changed.
+//!
+//! An idle mount makes no request at all; a busy one makes one look per
+//! interval. One line is logged for each change seen.
+//!
+//! Invariants: at most one look runs at a time; a request loads the
+//! filesystem once and answers from it whole, so no reply mixes two
+//! versions of the metadata; a look that fails (the store unreachable, a
+//! document half-written) changes nothing, and is tried again at the next
+//! interval.
+
+use std::ffi::OsStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use arc_swap::ArcSwap;
+use fuser::{INodeNo, Notifier};
+
+use super::Invalidator;
+use crate::fs::NzFs;
+use crate::json::Value;
+use crate::zarr::hierarchy::{Fingerprint, Hierarchy};
+
+/// The filesystem a mount serves now, and what follows the store for it.
+pub struct Live {
+    fs: ArcSwap<NzFs>,
+    follow: Option<Follow>,
+    invalidator: Option<Arc<Invalidator>>,
+    notifier: Arc<OnceLock<Notifier>>,
+}
+
+/// How often a look at the store's metadata is due, and what the last
+/// ones found.
+struct Follow {
+    every: Duration,
+    base: Instant,
+    /// When the next look is due, in milliseconds since `base`.
+    due_ms: AtomicU64,
+    looking: AtomicBool,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// What the last look found (`None` before the first).
+    seen: Option<Fingerprint>,
+    /// Changes served since the mount.
+    version: u64,
+    looks: u64,
+    checked: Option<SystemTime>,
+    changed: Option<SystemTime>,
+    /// Why the last look could not read the store again, if it could not.
+    failed: Option<String>,
+}
+
+impl Live {
+    /// Serve `fs`, looking at the store's metadata every `every` (`None`:
+    /// never, for a pinned version or `--metadata-ttl never`).
+    pub fn new(
+        fs: Arc<NzFs>,
+        every: Option<Duration>,
+        invalidator: Option<Arc<Invalidator>>,
+        notifier: Arc<OnceLock<Notifier>>,
+    ) -> Arc<Live> {
+        // The first look, here, before the mount is live: what later looks
+        // compare with (a change from now on is seen; none is made while
+        // the mount is idle).
+        let follow = every.map(|every| Follow {
+            every,
+            base: Instant::now(),
+            due_ms: AtomicU64::new(every.as_millis() as u64),
+            looking: AtomicBool::new(false),
+            state: Mutex::new(State {
+                seen: Some(fs.hierarchy().fingerprint(fs.store())),
+                looks: 1,
+                checked: Some(SystemTime::now()),
+                ..State::default()
+            }),
+        });
+        Arc::new(Live {
+            fs: ArcSwap::new(fs),
+            follow,
+            invalidator,
+            notifier,
+        })
+    }
+
+    /// The same filesystem, looked at again every `every` (`None`: never).
+    pub fn following(&self, every: Option<Duration>) -> Arc<Live> {
+        Live::new(
+            self.fs_arc(),
+            every,
+            self.invalidator.clone(),
+            Arc::clone(&self.notifier),
+        )
+    }
+
+    /// The filesystem to answer a request from.
+    pub fn fs(&self) -> arc_swap::Guard<Arc<NzFs>> {
+        self.fs.load()
+    }
+
+    /// The filesystem, held past the request (a reply sent later).
+    pub fn fs_arc(&self) -> Arc<NzFs> {
+        self.fs.load_full()
+    }
+
+    /// How long the kernel may keep what it caches of names and
+    /// attributes that do not follow the store's objects: `long`, or the
+    /// interval when the metadata is followed.
+    pub fn ttl(&self, long: Duration) -> Duration {
+        self.follow.as_ref().map_or(long, |f| f.every.min(long))
+    }
+
+    /// Something in the mount was looked at: start a look at the store's
+    /// metadata when one is due and none runs. Never waits.
+    pub fn poke(self: &Arc<Self>) {
+        let Some(f) = &self.follow else { return };
+        let now = f.base.elapsed().as_millis() as u64;
+        if now < f.due_ms.load(Ordering::Relaxed) || f.looking.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = Arc::clone(self);
+        let started = std::thread::Builder::new().name("nzfs-follow".into()).spawn(move || {
+            me.look();
+            if let Some(f) = &me.follow {
+                let next = f.base.elapsed() + f.every;
+                f.due_ms.store(next.as_millis() as u64, Ordering::Relaxed);
+                f.looking.store(false, Ordering::Release);
+            }
+        });
+        if started.is_err() {
+            f.looking.store(false, Ordering::Release);
+        }
+    }
+
+    /// One look: compare the metadata with the last look, and serve it
+    /// anew when it changed.
+    fn look(&self) {
+        let Some(f) = &self.follow else { return };
+        let fs = self.fs.load_full();
+        let now = fs.hierarchy().fingerprint(fs.store());
+        let before = {
+            let mut st = crate::sync::lock(&f.state);
+            st.looks += 1;
+            st.checked = Some(SystemTime::now());
+            match st.seen.take() {
+                Some(before) if before != now => before,
+                _ => {
+                    st.seen = Some(now);
+                    return;
+                }
+            }
+        };
+        let fail = |why: String| {
+            tracing::warn!(error = %why, "the store's metadata changed but cannot be read again; still serving what was read before (tried again at the next look)");
+            let mut st = crate::sync::lock(&f.state);
+            st.failed = Some(why);
+            st.seen = Some(before);
+        };
+        let renewed = match Hierarchy::open(fs.store()) {
+            Ok(h) => match fs.renewed(h) {
+                Ok(r) => Arc::new(r),
+                Err(e) => return fail(e.to_string()),
+            },
+            Err(e) => return fail(e.to_string()),
+        };
+        let after = renewed.hierarchy().fingerprint(renewed.store());
+        let changed = renewed.hierarchy().changed_since(fs.hierarchy());
+        renewed.start_prefetcher();
+        if let Some(inv) = &self.invalidator {
+            inv.watch(&renewed);
+        }
+        // No cached look at an object's version outlives the metadata it
+        // was taken under (a disk cache's).
+        renewed.store().forget_looks();
+        let old = self.fs.swap(Arc::clone(&renewed));
+        old.cache().clear();
+        self.tell_kernel(&old, &renewed, &changed);
+        let mut st = crate::sync::lock(&f.state);
+        st.version += 1;
+        st.changed = Some(SystemTime::now());
+        st.failed = None;
+        st.seen = Some(after);
+        tracing::info!(
+            version = st.version,
+            nodes = changed.len(),
+            first = %changed
+                .iter()
+                .take(3)
+                .map(|&i| match renewed.hierarchy().nodes[i].path.as_str() {
+                    "" => "/",
+                    p => p,
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            "the store's metadata changed; now serving it"
+        );
+    }
+
+    /// Drop what the kernel caches of each node `changed` (numbers) and of
+    /// the nodes above it, in the filesystem now served; and the names of
+    /// the nodes `old` listed that are gone.
+    fn tell_kernel(&self, old: &NzFs, now: &NzFs, changed: &[usize]) {
+        let Some(n) = self.notifier.get() else { return };
+        let h = now.hierarchy();
+        let mut nodes = std::collections::BTreeSet::new();
+        for &c in changed {
+            let mut at = Some(c);
+            while let Some(i) = at.filter(|&i| nodes.insert(i)) {
+                at = h.nodes[i].parent;
+            }
+        }
+        for &i in &nodes {
+            for ino in now.inodes_of_node(i) {
+                // ENOENT: the kernel holds no such inode; nothing to drop.
+                let _ = n.inval_inode(INodeNo(ino), 0, 0);
+            }
+        }
+        // Removed nodes: their names in the directories that listed them.
+        for (i, was) in old.hierarchy().nodes.iter().enumerate() {
+            let gone = h.nodes.get(i).is_none_or(|now| now.parent.is_none() && i != 0);
+            if let (true, Some(parent), Some(name)) = (gone, was.parent, old.listed_name(i)) {
+                let _ = n.inval_entry(INodeNo(parent as u64 + 1), OsStr::new(name));
+            }
+        }
+    }
+
+    /// The `metadata` member of the status document.
+    pub fn status(&self) -> Value {
+        let Some(f) = &self.follow else {
+            return Value::Object(vec![("followed".into(), Value::Bool(false))]);
+        };
+        let st = crate::sync::lock(&f.state);
+        let time = |t: Option<SystemTime>| {
+            t.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map_or(Value::Null, |d| Value::UInt(d.as_secs()))
+        };
+        Value::Object(vec![
+            ("followed".into(), Value::Bool(true)),
+            ("interval_s".into(), Value::UInt(f.every.as_secs())),
+            ("version".into(), Value::UInt(st.version)),
+            ("looks".into(), Value::UInt(st.looks)),
+            ("last_checked".into(), time(st.checked)),
+            ("last_changed".into(), time(st.changed)),
+            // Whether the last look could not read the store again (the
+            // log says why: the reason may name store keys).
+            ("failed".into(), Value::Bool(st.failed.is_some())),
+        ])
+    }
+}

@@ -1,0 +1,259 @@
+//! Following a store's metadata while it is mounted: what a look at the
+//! store costs, and how a hierarchy read again keeps the node numbers of
+//! the one it replaces.
+//!
+//! [`Hierarchy::fingerprint`] is one look: the stamp of every metadata
+//! document the hierarchy was read from (a node's `zarr.json`, or
+//! `.zarray`/`.zgroup` and `.zattrs`, and `.zmetadata`), one `stat` (a
+//! `HEAD` on object storage) each, and the names in each group's
+//! directory, one listing each (a new array or group adds one); for a
+//! hierarchy read from consolidated metadata, only the root's documents.
+//! Never a look at a chunk. [`Hierarchy::changed_since`] names the nodes
+//! that differ once the metadata is read again. [`Hierarchy::keep_numbers_of`] gives a hierarchy read
+//! again the node numbers of the one it replaces: a node at the same path
+//! keeps its number (so its inodes name the same files), a new node takes
+//! a number past the old ones, and a node no longer in the store leaves an
+//! unlisted placeholder that reads as `EIO`.
+//!
+//! Invariants: a parent comes before its children in the renumbered
+//! hierarchy too; a fingerprint depends only on what the store holds, so
+//! two looks at an unchanged store compare equal.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::{Hierarchy, Node, NodeKind};
+use crate::store::{ReadableStore, join};
+
+/// What one look at a hierarchy's metadata found: a hash of its
+/// documents' stamps and its groups' names. Equal for two looks at an
+/// unchanged store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fingerprint(u64);
+
+/// The documents a node was read from, besides the consolidated one.
+fn documents(node: &Node) -> Vec<&'static str> {
+    match node.metadata_name() {
+        Some(".zarray") => vec![".zarray", ".zattrs"],
+        Some(".zgroup") => vec![".zgroup", ".zattrs"],
+        Some(name) => vec![name],
+        // Implicit or broken: whatever it may have become.
+        None => vec!["zarr.json", ".zarray", ".zgroup", ".zattrs"],
+    }
+}
+
+/// The hash of node `node` (number `id`)'s documents' stamps and, for a
+/// group where `listed`, of its directory's names.
+fn node_hash(store: &dyn ReadableStore, id: usize, node: &Node, listed: bool) -> u64 {
+    let mut h = DefaultHasher::new();
+    let mut docs = documents(node);
+    if id == 0 {
+        docs.push(".zmetadata");
+    }
+    for doc in docs {
+        match join(&node.path, doc).map(|k| store.stat(&k)) {
+            Ok(Ok(stamp)) => stamp.map(|s| (s.len, s.version)).hash(&mut h),
+            Ok(Err(e)) | Err(e) => format!("{:?}", e.kind()).hash(&mut h),
+        }
+    }
+    if listed && !matches!(node.kind, NodeKind::Array(_)) {
+        match store.list_dir(&node.path) {
+            Ok(mut l) => {
+                l.keys.sort();
+                l.prefixes.sort();
+                (l.keys, l.prefixes).hash(&mut h);
+            }
+            Err(e) => format!("{:?}", e.kind()).hash(&mut h),
+        }
+    }
+    h.finish()
+}
+
+impl Hierarchy {
+    /// One look at the store's metadata as this hierarchy was read from it
+    /// (see the module doc). A document or listing that cannot be read
+    /// counts as its error's kind, so that a store that fails the same way
+    /// twice compares equal.
+    pub fn fingerprint(&self, store: &dyn ReadableStore) -> Fingerprint {
+        // Read from consolidated metadata, the hierarchy is the root's
+        // documents': a node added without consolidating again is not
+        // shown, so only they are looked at (two requests).
+        let nodes = match self.consolidated {
+            true => &self.nodes[..self.nodes.len().min(1)],
+            false => &self.nodes[..],
+        };
+        let hashes: Vec<std::sync::Mutex<u64>> = nodes.iter().map(|_| Default::default()).collect();
+        let next = AtomicUsize::new(0);
+        let work = || {
+            loop {
+                let id = next.fetch_add(1, Ordering::Relaxed);
+                let Some(node) = nodes.get(id) else { break };
+                *crate::sync::lock(&hashes[id]) = node_hash(store, id, node, !self.consolidated);
+            }
+        };
+        // As many at once as the store serves well (a round trip each on
+        // object storage).
+        crate::sync::on_threads(store.concurrency().min(nodes.len()).max(1), "nzfs-follow", work);
+        let mut h = DefaultHasher::new();
+        for (node, hash) in nodes.iter().zip(hashes) {
+            (&node.path, hash.into_inner().unwrap_or_else(|e| e.into_inner())).hash(&mut h);
+        }
+        Fingerprint(h.finish())
+    }
+
+    /// The nodes of this hierarchy (read again, and renumbered by
+    /// [`Hierarchy::keep_numbers_of`] `old`) that differ from `old`'s: new,
+    /// removed, or with other metadata or other children.
+    pub fn changed_since(&self, old: &Hierarchy) -> Vec<usize> {
+        let names = |h: &Hierarchy, i: usize| -> Vec<String> {
+            h.nodes[i].children.iter().map(|&c| h.nodes[c].name.clone()).collect()
+        };
+        (0..self.nodes.len())
+            .filter(|&i| match old.nodes.get(i) {
+                None => true,
+                Some(o) => o.kind != self.nodes[i].kind || names(old, i) != names(self, i),
+            })
+            .collect()
+    }
+
+    /// Renumber this hierarchy (read again) so that every node `old` also
+    /// has keeps its number; see the module doc.
+    pub fn keep_numbers_of(&mut self, old: &Hierarchy) {
+        let mut by_path: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        for (i, n) in self.nodes.iter().enumerate() {
+            by_path.insert(n.path.as_str(), i);
+        }
+        // new number of each node read now, and what fills each number.
+        let mut number = vec![usize::MAX; self.nodes.len()];
+        let mut order: Vec<Option<usize>> = Vec::with_capacity(old.nodes.len().max(self.nodes.len()));
+        for o in &old.nodes {
+            let now = by_path.get(o.path.as_str()).copied();
+            if let Some(i) = now {
+                number[i] = order.len();
+            }
+            order.push(now);
+        }
+        // Nodes read now in their order (a parent before its children).
+        for (i, n) in number.iter_mut().enumerate() {
+            if *n == usize::MAX {
+                *n = order.len();
+                order.push(Some(i));
+            }
+        }
+        let mut read: Vec<Option<Node>> = std::mem::take(&mut self.nodes).into_iter().map(Some).collect();
+        self.nodes = order
+            .iter()
+            .enumerate()
+            .map(|(at, from)| match from.and_then(|i| read[i].take()) {
+                Some(mut n) => {
+                    n.parent = n.parent.map(|p| number[p]);
+                    for c in &mut n.children {
+                        *c = number[*c];
+                    }
+                    n
+                }
+                None => {
+                    let o = &old.nodes[at];
+                    Node {
+                        path: o.path.clone(),
+                        name: o.name.clone(),
+                        parent: None,
+                        children: Vec::new(),
+                        kind: NodeKind::broken("no longer in the store (removed since the mount)"),
+                    }
+                }
+            })
+            .collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
+    const ARRAY: &str = r#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#;
+
+    fn paths(h: &Hierarchy) -> Vec<&str> {
+        h.nodes.iter().map(|n| n.path.as_str()).collect()
+    }
+
+    /// A node at the same path keeps its number, a new one comes after,
+    /// a removed one leaves an unlisted placeholder; parents and children
+    /// follow the numbers.
+    #[test]
+    fn a_hierarchy_read_again_keeps_the_numbers_of_the_old() {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", GROUP.to_string());
+        for p in ["a/zarr.json", "b/zarr.json", "b/x/zarr.json"] {
+            m.insert(
+                p,
+                if p.contains('x') || p.starts_with('a') {
+                    ARRAY
+                } else {
+                    GROUP
+                }
+                .to_string(),
+            );
+        }
+        let old = Hierarchy::open(&m).unwrap();
+        m.remove("a/zarr.json");
+        m.insert("0new/zarr.json", ARRAY.to_string());
+        m.insert("b/y/zarr.json", ARRAY.to_string());
+        let mut now = Hierarchy::open(&m).unwrap();
+        now.keep_numbers_of(&old);
+        let before = paths(&old);
+        assert_eq!(&paths(&now)[..before.len()], &before[..]);
+        let a = before.iter().position(|p| *p == "a").unwrap();
+        assert!(matches!(now.nodes[a].kind, NodeKind::Broken { .. }));
+        assert!(!now.nodes[0].children.contains(&a), "a removed node is not listed");
+        for (i, n) in now.nodes.iter().enumerate() {
+            for &c in &n.children {
+                assert!(c > i, "a parent before its children");
+                assert_eq!(now.nodes[c].parent, Some(i));
+                assert!(now.nodes[c].path.starts_with(&n.path));
+            }
+        }
+        let mut listed: Vec<&str> = now.nodes[0]
+            .children
+            .iter()
+            .map(|&c| now.nodes[c].name.as_str())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, ["0new", "b"]);
+    }
+
+    /// Two looks at an unchanged store compare equal; a document rewritten
+    /// or a name added changes the look, and the nodes read again that
+    /// differ are the changed ones.
+    #[test]
+    fn a_look_finds_changed_documents_and_new_names() {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", GROUP.to_string());
+        m.insert("a/zarr.json", ARRAY.to_string());
+        let h = Hierarchy::open(&m).unwrap();
+        let first = h.fingerprint(&m);
+        assert_eq!(first, h.fingerprint(&m));
+        m.insert("a/zarr.json", ARRAY.replace("[4]", "[16]"));
+        let second = h.fingerprint(&m);
+        assert_ne!(first, second);
+        m.insert("b/zarr.json", ARRAY.to_string());
+        assert_ne!(second, h.fingerprint(&m));
+        // Chunks are not metadata.
+        let third = h.fingerprint(&m);
+        m.insert("a/c/0", vec![1u8, 2]);
+        assert_eq!(third, h.fingerprint(&m));
+        let mut now = Hierarchy::open(&m).unwrap();
+        now.keep_numbers_of(&h);
+        let changed: Vec<&str> = now
+            .changed_since(&h)
+            .iter()
+            .map(|&i| now.nodes[i].path.as_str())
+            .collect();
+        assert_eq!(changed, ["", "a", "b"]);
+    }
+}

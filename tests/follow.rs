@@ -1,0 +1,204 @@
+//! A live mount follows its store's metadata: an xarray append grows
+//! `data.bin` and `header.cdl`, a variable added later appears, and an
+//! attribute changed later reaches `header.cdl`, within the look interval
+//! (`--metadata-ttl 1` here). The store's states are what xarray and
+//! zarr-python wrote (scripts/fixtures_living.py), each applied over the
+//! mounted copy file by file, as a writer replaces objects; the values are
+//! compared with what zarr-python read back.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::mount::Mount;
+
+fn living() -> std::path::PathBuf {
+    common::data_dir().join("living")
+}
+
+fn expected(state: &str, array: &str) -> Vec<u8> {
+    std::fs::read(living().join("expected").join(format!("{state}.{array}.bin"))).unwrap()
+}
+
+/// The files under `dir`, relative, chunks before metadata documents and
+/// the root's last (the order xarray writes them in).
+fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    out.sort_by_key(|p| (p.ends_with("zarr.json"), std::cmp::Reverse(p.components().count())));
+    out
+}
+
+/// Make the store at `store` what state `state` holds: every object that
+/// differs is replaced (written beside it, then renamed over it).
+fn apply(store: &Path, state: &str) {
+    let from = living().join(format!("{state}.zarr"));
+    for rel in files(&from) {
+        let bytes = std::fs::read(from.join(&rel)).unwrap();
+        let to = store.join(&rel);
+        if std::fs::read(&to).ok().as_deref() == Some(&bytes[..]) {
+            continue;
+        }
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let tmp = to.with_extension("writing");
+        std::fs::write(&tmp, &bytes).unwrap();
+        std::fs::rename(&tmp, &to).unwrap();
+    }
+}
+
+/// Wait (up to 20 s) until `done` holds, looking at the mount meanwhile:
+/// a look at the store's metadata starts only when something in the
+/// mount is looked at.
+fn until(mp: &Path, what: &str, done: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(20), "never followed: {what}");
+        let _ = std::fs::metadata(mp.join("header.cdl"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn copy_of(state: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("t2m.zarr");
+    common::copy_dir(&living().join(format!("{state}.zarr")), &store);
+    (tmp, store)
+}
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_default()
+}
+
+fn text(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+/// An xarray append (4 steps, then 2 more: the shape grows to 6 and the
+/// last chunk is rewritten) shows in a live mount: `header.cdl`, the size
+/// and the bytes of `data.bin`, the time coordinate and `nzfs status`.
+/// Old code: `time = 4` for ever.
+#[test]
+fn an_append_shows_in_the_live_mount() {
+    let (_tmp, store) = copy_of("s0");
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    let t2m = m.mp.join("t2m");
+    assert!(text(&t2m.join("header.cdl")).contains("time = 4 ;"));
+    assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
+    apply(&store, "s1");
+    until(&m.mp, "time = 6 in header.cdl", || {
+        text(&t2m.join("header.cdl")).contains("time = 6 ;")
+    });
+    assert_eq!(std::fs::metadata(t2m.join("data.bin")).unwrap().len(), 6 * 3 * 2 * 4);
+    assert_eq!(
+        read(&t2m.join("data.bin")),
+        expected("s1", "t2m"),
+        "the appended values"
+    );
+    assert_eq!(read(&m.mp.join("time/data.bin")), expected("s1", "time"));
+    let root = text(&m.mp.join("header.cdl"));
+    assert!(root.contains("time = 6 ;"), "{root}");
+    let status = m.status();
+    let meta = status.get("metadata").expect("a metadata member");
+    assert_eq!(meta.get("followed"), Some(&nzfs::json::Value::Bool(true)));
+    assert!(meta.get("version").and_then(|v| v.as_u64()) >= Some(1), "{meta:?}");
+    assert!(
+        m.log().contains("the store's metadata changed; now serving it"),
+        "{}",
+        m.log()
+    );
+}
+
+/// A variable added later appears with its values; an attribute changed
+/// later reaches the array's `header.cdl`. Old code: neither.
+#[test]
+fn a_new_array_and_a_changed_attribute_show_in_the_live_mount() {
+    let (_tmp, store) = copy_of("s1");
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    assert!(!m.mp.join("sst").exists());
+    assert!(text(&m.mp.join("t2m/header.cdl")).contains("t2m:units = \"K\""));
+    apply(&store, "s2");
+    until(&m.mp, "sst listed", || {
+        std::fs::read_dir(&m.mp)
+            .map(|d| d.filter_map(Result::ok).any(|e| e.file_name() == "sst"))
+            .unwrap_or(false)
+    });
+    assert_eq!(read(&m.mp.join("sst/data.bin")), expected("s2", "sst"));
+    apply(&store, "s3");
+    until(&m.mp, "the new units in header.cdl", || {
+        text(&m.mp.join("t2m/header.cdl")).contains("t2m:units = \"degC\"")
+    });
+    assert_eq!(read(&m.mp.join("t2m/data.bin")), expected("s3", "t2m"));
+}
+
+/// `--metadata-ttl never` serves what was read at the mount, whatever the
+/// store becomes; `nzfs status` says it is not followed.
+#[test]
+fn a_mount_told_never_serves_what_it_mounted() {
+    let (_tmp, store) = copy_of("s0");
+    let m = Mount::at(&store, &["--metadata-ttl", "never"]);
+    apply(&store, "s1");
+    for _ in 0..12 {
+        let _ = std::fs::metadata(m.mp.join("header.cdl"));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(text(&m.mp.join("t2m/header.cdl")).contains("time = 4 ;"));
+    let status = m.status();
+    assert_eq!(
+        status.get("metadata").and_then(|v| v.get("followed")),
+        Some(&nzfs::json::Value::Bool(false))
+    );
+}
+
+/// The same append over S3 (moto), in a live mount with a disk cache: the
+/// new shape and the rewritten last chunk show, never the cached old
+/// chunk under the new shape. Old code: 4 steps after 65 s.
+#[test]
+fn an_append_in_object_storage_shows_in_the_live_mount() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/living", b""), 200);
+    moto.upload("living", &living().join("s0.zarr"), "t.zarr");
+    let cache = tempfile::tempdir().unwrap();
+    let mut options = moto.options();
+    options.extend([
+        "--disk-cache".into(),
+        cache.path().display().to_string(),
+        "--metadata-ttl".into(),
+        "1".into(),
+    ]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://living/t.zarr"), &opts);
+    let t2m = m.mp.join("t2m");
+    assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
+    // As xarray writes it: the chunks, then the arrays' documents, then
+    // the root's (consolidated).
+    let s1 = living().join("s1.zarr");
+    for rel in files(&s1) {
+        let bytes = std::fs::read(s1.join(&rel)).unwrap();
+        if std::fs::read(living().join("s0.zarr").join(&rel)).ok().as_deref() != Some(&bytes[..]) {
+            let key = format!("/living/t.zarr/{}", rel.display());
+            assert_eq!(moto.request("PUT", &key, &bytes), 200, "{key}");
+        }
+    }
+    until(&m.mp, "time = 6 over S3", || {
+        text(&t2m.join("header.cdl")).contains("time = 6 ;")
+    });
+    assert_eq!(
+        read(&t2m.join("data.bin")),
+        expected("s1", "t2m"),
+        "the appended values"
+    );
+    assert_eq!(read(&t2m.join("1.0.0.bin")), expected("s1", "t2m")[3 * 24..].to_vec());
+}

@@ -20,12 +20,21 @@ Reported, each the median of --repeat runs:
   3 levels: 201 groups, 288 arrays), and their requests, next to
   zarr-python opening each and listing every array.
 
---openings-only skips the reads and reports only the openings.
+- what following the store's metadata costs (--metadata-ttl): the
+  requests a mount makes per minute when idle and when busy (something
+  stat'ed ten times a second), for the consolidated store (a look is its
+  root's two documents) and the one of 20 groups (a look is a HEAD per
+  document and a LIST per group); and the cold data.bin read of a mount
+  that follows against one that never looks (--metadata-ttl never).
+
+--openings-only skips the reads and reports only the openings;
+--following-only reports only what following costs.
 """
 
 import argparse
 import http.client
 import http.server
+import json
 import os
 import shutil
 import socket
@@ -180,12 +189,51 @@ def s3_options(port):
     return [x for o in opts for x in ("--store-option", o)]
 
 
-def mount(url, mp, port):
+def mount(url, mp, port, extra=()):
     os.makedirs(mp, exist_ok=True)
     t = time.perf_counter()
-    subprocess.run([NZFS, "mount", url, mp, "--log-file", mp + ".log", *s3_options(port)], check=True,
+    subprocess.run([NZFS, "mount", url, mp, "--log-file", mp + ".log", *s3_options(port), *extra], check=True,
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
+
+
+def following(proxy, mp, seconds, repeat):
+    """Rows of what following the metadata costs: (what, requests per
+    minute idle, requests per minute busy, requests per look) for each
+    store with --metadata-ttl 2, and the cold data.bin seconds of a mount
+    that follows (every 1 s) and of one that never looks."""
+    rows = []
+    for name in ("data.zarr", "loose.zarr"):
+        mount(f"s3://bench/{name}", mp, proxy.port, ["--metadata-ttl", "2"])
+        try:
+            proxy.reset()
+            time.sleep(seconds)
+            idle = proxy.counts()[0]
+            status = subprocess.run([NZFS, "status", "--json", mp], capture_output=True, text=True, check=True)
+            looks0 = json.loads(status.stdout)["metadata"]["looks"]
+            proxy.reset()
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                os.stat(os.path.join(mp, "header.cdl"))
+                time.sleep(0.1)
+            busy = proxy.counts()[0]
+            status = subprocess.run([NZFS, "status", "--json", mp], capture_output=True, text=True, check=True)
+            looks = json.loads(status.stdout)["metadata"]["looks"] - looks0
+        finally:
+            unmount(mp)
+        rows.append((name, idle * 60 / seconds, busy * 60 / seconds, busy / max(looks, 1)))
+    reads = {}
+    for _ in range(repeat):
+        for label, ttl in (("follows (every 1 s)", "1"), ("never looks", "never")):
+            mount("s3://bench/data.zarr", mp, proxy.port, ["--metadata-ttl", ttl])
+            try:
+                proxy.reset()
+                t = time.perf_counter()
+                cat([os.path.join(mp, "field", "data.bin")])
+                reads.setdefault(label, []).append(time.perf_counter() - t)
+            finally:
+                unmount(mp)
+    return rows, {k: statistics.median(v) for k, v in reads.items()}
 
 
 def unmount(mp):
@@ -231,6 +279,8 @@ def main():
     ap.add_argument("--workdir", default="/tmp/nzfs-bench-remote")
     ap.add_argument("--nzfs", default=NZFS, help="the nzfs binary (default: the release build)")
     ap.add_argument("--openings-only", action="store_true", help="report only the openings, not the reads")
+    ap.add_argument("--following-only", action="store_true", help="report only what following the metadata costs")
+    ap.add_argument("--follow-seconds", type=float, default=20, help="how long each following row counts requests")
     args = ap.parse_args()
     NZFS = args.nzfs
     import boto3
@@ -255,6 +305,20 @@ def main():
         upload(s3, plate, "bench", "plate.zarr")
         proxy = Proxy(moto_port, args.latency_ms / 1000, moto.pid)
         url = "s3://bench/data.zarr"
+        size = 256 * 256 * 256 * 4
+        follow_rows, follow_reads = following(proxy, mp, args.follow_seconds, args.repeat)
+        print(f"\nFollowing the store's metadata (--metadata-ttl 2; requests counted by the proxy over "
+              f"{args.follow_seconds:g} s each, scaled to a minute; busy: header.cdl stat'ed ten times a second).\n")
+        print("| store | requests/min idle | requests/min busy | requests per look | per minute at the default 60 s |")
+        print("|---|---|---|---|---|")
+        for name, idle, busy, per_look in follow_rows:
+            print(f"| {name} | {idle:.0f} | {busy:.0f} | {per_look:.0f} | {per_look:.0f} |")
+        f, n = follow_reads["follows (every 1 s)"], follow_reads["never looks"]
+        print(f"\ncold data.bin ({size // MIB} MiB): follows every 1 s {size / MIB / f:.1f} MiB/s, never looks "
+              f"{size / MIB / n:.1f} MiB/s: {n / f:.2f}x (medians of {args.repeat}; 1.00x: following costs reads "
+              f"nothing)")
+        if args.following_only:
+            return
         expected = zarr.open_array(data, path="field")[:]
         size = expected.nbytes
         rows = {}

@@ -447,7 +447,8 @@ mod tests {
               "recent":[{"time":1000,"kind":"decode","message":"store key t2m/c/0: bad crc"}]},
             "passthrough":{"on":false,"backings":0,"backing_bytes":0},
             "opens":{"by_kernel":true,"requests":1},
-            "names":{"readdirplus":true,"lookups":3,"listed_with_attributes":120}}"#,
+            "names":{"readdirplus":true,"lookups":3,"listed_with_attributes":120},
+            "metadata":{"followed":true,"interval_s":60,"version":2,"looks":37,"last_checked":1080,"last_changed":990,"failed":true}}"#,
         )
         .unwrap();
         let text = render_status("/mnt/nz", &doc, SystemTime::UNIX_EPOCH + Duration::from_secs(1090));
@@ -466,8 +467,16 @@ mod tests {
             "names        3 lookups, 120 listed with attributes\n",
             "errors       3 (decode 2, store 1)",
             "1m 30s ago  decode: store key t2m/c/0: bad crc",
+            "metadata     looked at every 60s while used: 2 changes since the mount (37 looks), last looked 10s ago, \
+             last changed 1m 40s ago; the last look could not read the store again (the log says why)",
         ] {
             assert!(text.contains(want), "{want:?} missing from\n{text}");
         }
+        let frozen = json::parse(br#"{"metadata":{"followed":false}}"#).unwrap();
+        let text = render_status("/mnt/nz", &frozen, SystemTime::UNIX_EPOCH);
+        assert!(
+            text.contains("metadata     read once at the mount (not followed)"),
+            "{text}"
+        );
     }
 }

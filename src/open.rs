@@ -47,10 +47,10 @@ pub struct Opened {
     pub shown: String,
     /// The versions it shows, where (an Icechunk repository's).
     pub versions: Vec<VersionRoot>,
-    /// How often a mount of it looks at its metadata again by default
-    /// (`None`: it is read once: a zip, a reference set, an Icechunk
-    /// version).
-    pub follows: Option<std::time::Duration>,
+    /// How often a mount of it looks at its metadata again by default,
+    /// and how (`None`: it is read once: a zip, a reference set, a pinned
+    /// Icechunk version).
+    pub follows: Option<(std::time::Duration, std::sync::Arc<dyn crate::fs::Rereading>)>,
 }
 
 /// How often a mount of a local directory looks at its metadata again: a
@@ -73,10 +73,10 @@ impl Opened {
         }
     }
 
-    /// Followed every `every` by default.
+    /// A Zarr directory followed every `every` by default.
     fn followed(self, every: std::time::Duration) -> Opened {
         Opened {
-            follows: Some(every),
+            follows: Some((every, std::sync::Arc::new(crate::fs::SameStore))),
             ..self
         }
     }
@@ -458,12 +458,26 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
     let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
     tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
     let repo = Arc::new(repo);
+    let mut follows = None;
     let (store, versions, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
         let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
         let versions = all.versions().map(|(dir, s)| shown_at(s, dir)).collect();
         (Box::new(all), versions, format!("{shown} (all versions)"))
     } else {
         let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
+        // A branch moves with every commit: a mount follows its tip.
+        if let Version::Branch(branch) = &version {
+            let every = match source.contains("://") {
+                true => REMOTE_METADATA_TTL,
+                false => LOCAL_METADATA_TTL,
+            };
+            let tip = BranchTip {
+                repo: Arc::clone(&repo),
+                branch: branch.clone(),
+                shown: shown.clone(),
+            };
+            follows = Some((every, Arc::new(tip) as Arc<dyn crate::fs::Rereading>));
+        }
         let snapshot = repo.resolve(&version).map_err(version_error)?;
         tracing::info!(repository = %shown, %version, snapshot = %snapshot.id, "showing {version}: {}", snapshot.note());
         let store = repo
@@ -485,8 +499,51 @@ fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
         hierarchy,
         shown,
         versions,
-        // A version is read once (a branch's later commits show at the
-        // next mount).
-        follows: None,
+        follows,
     })
+}
+
+/// An Icechunk branch, looked at again by its tip (one request for the
+/// branch's reference) and read again at its new snapshot.
+#[cfg(feature = "icechunk")]
+struct BranchTip {
+    repo: std::sync::Arc<crate::store::icechunk::Repo>,
+    branch: String,
+    /// The repository as messages name it.
+    shown: String,
+}
+
+#[cfg(feature = "icechunk")]
+impl BranchTip {
+    fn tip(&self) -> Result<crate::store::icechunk::Snapshot, String> {
+        let version = crate::store::icechunk::Version::Branch(self.branch.clone());
+        self.repo.resolve(&version).map_err(|e| match e {
+            crate::store::icechunk::VersionError::NoSuch(m) => m,
+            crate::store::icechunk::VersionError::Io(e) => e.to_string(),
+        })
+    }
+}
+
+#[cfg(feature = "icechunk")]
+impl crate::fs::Rereading for BranchTip {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again that follows
+        // fails too, and says why.
+        self.tip().map(|s| s.id).hash(&mut h);
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        let snapshot = self.tip()?;
+        let store = self.repo.version_store(&snapshot).map_err(|e| e.to_string())?;
+        let hierarchy = Hierarchy::open(&store).map_err(|e| e.to_string())?;
+        tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "the branch moved: {}", snapshot.note());
+        let shown = format!("{}@{}", self.shown, snapshot.id);
+        let versions = vec![shown_at(&snapshot, String::new())];
+        Ok(crate::fs::Reread {
+            hierarchy,
+            store: Some((Box::new(store), shown, versions)),
+        })
+    }
 }

@@ -669,3 +669,42 @@ fn an_absent_shard_reads_as_the_fill() {
     assert_eq!(std::fs::read(m.mp.join("s/data.bin")).unwrap(), [1, 2, 9, 9]);
     assert_eq!(std::fs::read(m.mp.join("s/1.bin")).unwrap(), [9, 9]);
 }
+
+/// A mount of a branch follows its tip: a commit (here, the branch's ref
+/// moved from the second snapshot to the third, as a commit moves it)
+/// shows in the live mount within the interval, with the new snapshot's
+/// arrays, and `nzfs status` names the new snapshot. Old code: the second
+/// snapshot for ever.
+#[test]
+fn a_mount_of_a_branch_follows_its_commits() {
+    let (refs, _) = expected();
+    let by_dir = |d: &str| refs.iter().find(|v| v.name == d).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("history");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let main_ref = repo.join("refs/branch.main/ref.json");
+    let third = std::fs::read(&main_ref).unwrap();
+    std::fs::copy(repo.join("refs/tag.v1/ref.json"), &main_ref).unwrap();
+    let m = Mount::at(&repo, &["--metadata-ttl", "1"]);
+    same_arrays(&m.mp, by_dir("tags/v1"));
+    assert!(!m.mp.join("humidity").exists());
+    let moved = repo.join("refs/branch.main/ref.json.new");
+    std::fs::write(&moved, &third).unwrap();
+    std::fs::rename(&moved, &main_ref).unwrap();
+    let start = std::time::Instant::now();
+    while !m.mp.join("humidity").exists() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "the commit never showed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    same_arrays(&m.mp, by_dir("branches/main"));
+    let id = snapshot_named_in(&m.mp.join("header.cdl"));
+    let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(&format!("@{id}")),
+        "status names the new snapshot {id}"
+    );
+    assert!(m.log().contains("the branch moved"), "{}", m.log());
+}

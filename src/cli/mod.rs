@@ -286,8 +286,10 @@ pub struct MountArgs {
     /// show in the live mount: SECONDS, or `never`. A look is one stat (a
     /// HEAD on object storage) per metadata document and one listing per
     /// group, made only while something in the mount is looked at
-    /// [default: 5 for a local directory, 60 for object storage and HTTP;
-    /// zip files, reference sets and Icechunk versions are read once]
+    /// [default: 5 for a local directory or Icechunk repository, 60 for
+    /// object storage and HTTP; an Icechunk branch follows its tip (one
+    /// request a look); zip files, reference sets and a --tag, --snapshot
+    /// or --all-versions mount are read once]
     #[arg(long, value_name = "SECONDS|never")]
     pub metadata_ttl: Option<MetadataTtl>,
     /// Mount options, comma-separated: allow_other (also turns on

@@ -253,13 +253,13 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     }
     crate::memory::tune_allocator();
     let opened = open_store(&config.store, &config.store_args)?;
-    let follow = match (config.metadata_ttl, opened.follows) {
+    let follow = match (config.metadata_ttl, opened.follows.clone()) {
         (Some(MetadataTtl::Never), _) | (None, None) => None,
-        (Some(MetadataTtl::Every(secs)), Some(_)) => Some(Duration::from_secs(secs.into())),
-        (None, Some(every)) => Some(every),
+        (Some(MetadataTtl::Every(secs)), Some((_, how))) => Some((Duration::from_secs(secs.into()), how)),
+        (None, Some(follows)) => Some(follows),
         (Some(MetadataTtl::Every(_)), None) => {
             tracing::warn!(
-                "--metadata-ttl: this store (a zip, a reference set or an Icechunk version) is read once; its metadata is not looked at again"
+                "--metadata-ttl: this store (a zip, a reference set or a pinned Icechunk version) is read once; its metadata is not looked at again"
             );
             None
         }
@@ -328,8 +328,8 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let mountpoint = config.mountpoint.canonicalize()?;
     block_termination_signals();
     let passthrough = crate::fuse::Passthrough::from(config.passthrough);
-    match follow {
-        Some(every) => tracing::info!(
+    match &follow {
+        Some((every, _)) => tracing::info!(
             every_s = every.as_secs(),
             "the store's metadata is looked at again while the mount is used (--metadata-ttl)"
         ),

@@ -114,6 +114,17 @@ impl NzFs {
         out
     }
 
+    /// The inode numbers of the first `most` chunk files of array `n`
+    /// (none for a group).
+    pub fn chunk_inodes(&self, n: usize, most: u64) -> impl Iterator<Item = u64> + use<> {
+        let count = self
+            .info
+            .get(n)
+            .and_then(|i| i.chunk_names.as_ref())
+            .map_or(0, |c| c.count());
+        (0..count.min(most)).map(move |index| Inode::Chunk { node: n, index }.to_ino())
+    }
+
     /// The inode numbers of node `n`'s directory and of every named file
     /// its directory may hold: what the kernel may cache of the node.
     pub fn inodes_of_node(&self, n: usize) -> Vec<u64> {

@@ -10,8 +10,10 @@
 //! kept, a new decoded-chunk cache) and swapped in; the kernel is told to
 //! drop what it holds of each changed node, its directory and its named
 //! files, and of the nodes above it (their headers and `.nc` show it), and
-//! the names of removed nodes. A chunk file's pages go when its attributes
-//! time out (within the interval: [`Live::ttl`]), as its mtime changed.
+//! the names of removed nodes, and of the chunk files of each changed array
+//! (at most [`MAX_CHUNK_DROPS`]; past them a chunk file's pages go when its
+//! attributes time out, within the interval: [`Live::ttl`], as its mtime
+//! changed).
 //!
 //! An idle mount makes no request at all; a busy one makes one look per
 //! interval. One line is logged for each change seen.
@@ -31,9 +33,12 @@ use arc_swap::ArcSwap;
 use fuser::{INodeNo, Notifier};
 
 use super::Invalidator;
-use crate::fs::NzFs;
+use crate::fs::{NzFs, Rereading};
 use crate::json::Value;
-use crate::zarr::hierarchy::{Fingerprint, Hierarchy};
+
+/// The most chunk files the kernel is told to drop after one change (a
+/// notification each, about a microsecond when the kernel holds none).
+const MAX_CHUNK_DROPS: u64 = 1 << 20;
 
 /// The filesystem a mount serves now, and what follows the store for it.
 pub struct Live {
@@ -47,6 +52,8 @@ pub struct Live {
 /// ones found.
 struct Follow {
     every: Duration,
+    /// How the store is looked at and read again.
+    how: Arc<dyn Rereading>,
     base: Instant,
     /// When the next look is due, in milliseconds since `base`.
     due_ms: AtomicU64,
@@ -57,7 +64,7 @@ struct Follow {
 #[derive(Default)]
 struct State {
     /// What the last look found (`None` before the first).
-    seen: Option<Fingerprint>,
+    seen: Option<u64>,
     /// Changes served since the mount.
     version: u64,
     looks: u64,
@@ -68,28 +75,30 @@ struct State {
 }
 
 impl Live {
-    /// Serve `fs`, looking at the store's metadata every `every` (`None`:
-    /// never, for a pinned version or `--metadata-ttl never`).
+    /// Serve `fs`, looking at the store's metadata every so often, as
+    /// `follow` says (`None`: never, for a pinned version or
+    /// `--metadata-ttl never`).
     pub fn new(
         fs: Arc<NzFs>,
-        every: Option<Duration>,
+        follow: Option<(Duration, Arc<dyn Rereading>)>,
         invalidator: Option<Arc<Invalidator>>,
         notifier: Arc<OnceLock<Notifier>>,
     ) -> Arc<Live> {
         // The first look, here, before the mount is live: what later looks
         // compare with (a change from now on is seen; none is made while
         // the mount is idle).
-        let follow = every.map(|every| Follow {
+        let follow = follow.map(|(every, how)| Follow {
             every,
             base: Instant::now(),
             due_ms: AtomicU64::new(every.as_millis() as u64),
             looking: AtomicBool::new(false),
             state: Mutex::new(State {
-                seen: Some(fs.hierarchy().fingerprint(fs.store())),
+                seen: Some(how.look(fs.store(), fs.hierarchy())),
                 looks: 1,
                 checked: Some(SystemTime::now()),
                 ..State::default()
             }),
+            how,
         });
         Arc::new(Live {
             fs: ArcSwap::new(fs),
@@ -99,11 +108,12 @@ impl Live {
         })
     }
 
-    /// The same filesystem, looked at again every `every` (`None`: never).
-    pub fn following(&self, every: Option<Duration>) -> Arc<Live> {
+    /// The same filesystem, looked at again as `follow` says (`None`:
+    /// never).
+    pub fn following(&self, follow: Option<(Duration, Arc<dyn Rereading>)>) -> Arc<Live> {
         Live::new(
             self.fs_arc(),
-            every,
+            follow,
             self.invalidator.clone(),
             Arc::clone(&self.notifier),
         )
@@ -153,7 +163,7 @@ impl Live {
     fn look(&self) {
         let Some(f) = &self.follow else { return };
         let fs = self.fs.load_full();
-        let now = fs.hierarchy().fingerprint(fs.store());
+        let now = f.how.look(fs.store(), fs.hierarchy());
         let before = {
             let mut st = crate::sync::lock(&f.state);
             st.looks += 1;
@@ -172,14 +182,14 @@ impl Live {
             st.failed = Some(why);
             st.seen = Some(before);
         };
-        let renewed = match Hierarchy::open(fs.store()) {
-            Ok(h) => match fs.renewed(h) {
+        let renewed = match f.how.reread(fs.store()) {
+            Ok(r) => match fs.renewed(r) {
                 Ok(r) => Arc::new(r),
                 Err(e) => return fail(e.to_string()),
             },
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return fail(e),
         };
-        let after = renewed.hierarchy().fingerprint(renewed.store());
+        let after = f.how.look(renewed.store(), renewed.hierarchy());
         let changed = renewed.hierarchy().changed_since(fs.hierarchy());
         renewed.start_prefetcher();
         if let Some(inv) = &self.invalidator {
@@ -228,6 +238,17 @@ impl Live {
         for &i in &nodes {
             for ino in now.inodes_of_node(i) {
                 // ENOENT: the kernel holds no such inode; nothing to drop.
+                let _ = n.inval_inode(INodeNo(ino), 0, 0);
+            }
+        }
+        // The chunk files of each changed array as the old metadata had
+        // them (a rewritten last chunk keeps its inode): at most
+        // MAX_CHUNK_DROPS in all; past them, their attributes time out
+        // within the interval and their changed times drop their pages.
+        let mut budget = MAX_CHUNK_DROPS;
+        for &c in changed {
+            for ino in old.chunk_inodes(c, budget) {
+                budget -= 1;
                 let _ = n.inval_inode(INodeNo(ino), 0, 0);
             }
         }

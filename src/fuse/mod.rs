@@ -178,10 +178,11 @@ impl FuseAdapter {
         }
     }
 
-    /// Look at the store's metadata again every `every` while the mount is
-    /// used (`None`: never), and serve it anew when it changed.
-    pub fn following(mut self, every: Option<Duration>) -> Self {
-        self.live = self.live.following(every);
+    /// Look at the store's metadata again every so often while the mount
+    /// is used, as `follow` says (`None`: never), and serve it anew when
+    /// it changed.
+    pub fn following(mut self, follow: Option<(Duration, Arc<dyn crate::fs::Rereading>)>) -> Self {
+        self.live = self.live.following(follow);
         self
     }
 

@@ -41,6 +41,13 @@ impl Counted {
         }
     }
 
+    /// Count what is asked of `inner` on `counters` (a store that
+    /// replaces another under the same mount: an Icechunk branch's new
+    /// snapshot).
+    pub fn sharing(inner: Box<dyn ReadableStore>, counters: Arc<StoreCounters>) -> Self {
+        Counted { inner, counters }
+    }
+
     /// The counters, shared.
     pub fn counters(&self) -> Arc<StoreCounters> {
         self.counters.clone()

@@ -32,6 +32,13 @@ use crate::store::{ReadableStore, join};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fingerprint(u64);
 
+impl Fingerprint {
+    /// The hash.
+    pub fn value(self) -> u64 {
+        self.0
+    }
+}
+
 /// The documents a node was read from, besides the consolidated one.
 fn documents(node: &Node) -> Vec<&'static str> {
     match node.metadata_name() {

@@ -202,3 +202,40 @@ fn an_append_in_object_storage_shows_in_the_live_mount() {
     );
     assert_eq!(read(&t2m.join("1.0.0.bin")), expected("s1", "t2m")[3 * 24..].to_vec());
 }
+
+/// Over object storage without consolidated metadata, the first look
+/// (an interval after the mount, which it does not slow down) reads the
+/// metadata again and serves what changed since the mount: an append made
+/// right after the mount shows.
+#[test]
+fn an_append_to_unconsolidated_object_storage_right_after_the_mount_shows() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/loose", b""), 200);
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("t.zarr");
+    common::copy_dir(&living().join("s0.zarr"), &store);
+    let plain = r#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
+    std::fs::write(store.join("zarr.json"), plain).unwrap();
+    moto.upload("loose", &store, "t.zarr");
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://loose/t.zarr"), &opts);
+    let t2m = m.mp.join("t2m");
+    assert!(text(&t2m.join("header.cdl")).contains("time = 4 ;"));
+    let s1 = living().join("s1.zarr");
+    for rel in files(&s1).into_iter().filter(|r| r != Path::new("zarr.json")) {
+        let key = format!("/loose/t.zarr/{}", rel.display());
+        assert_eq!(
+            moto.request("PUT", &key, &std::fs::read(s1.join(&rel)).unwrap()),
+            200,
+            "{key}"
+        );
+    }
+    until(&m.mp, "time = 6 over S3, unconsolidated", || {
+        text(&t2m.join("header.cdl")).contains("time = 6 ;")
+    });
+    assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
+}

@@ -29,6 +29,12 @@ pub trait Rereading: Send + Sync {
     fn look(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> u64;
     /// The metadata as the store holds it now.
     fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, String>;
+    /// Whether a look costs little enough to take the first one before
+    /// the mount is live (else it is taken just after, in the background).
+    fn cheap(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> bool {
+        let _ = (store, hierarchy);
+        true
+    }
 }
 
 /// What reading a store's metadata again gave.
@@ -53,6 +59,12 @@ impl Rereading for SameStore {
             hierarchy: Hierarchy::open(store).map_err(|e| e.to_string())?,
             store: None,
         })
+    }
+    /// A local store, or consolidated metadata (the root's two documents);
+    /// not a `HEAD` per document of object storage, which would make the
+    /// mount take twice as long.
+    fn cheap(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> bool {
+        store.rereads_are_cheap() || hierarchy.consolidated
     }
 }
 

@@ -1,13 +1,19 @@
 //! The filesystem a mount serves, and how it follows the store's metadata.
 //!
 //! [`Live`] holds the filesystem every request is answered from. When the
-//! mount follows its store (`--metadata-ttl`), the metadata's first
-//! [`Fingerprint`] (a `stat` per metadata document and a listing per group)
-//! is taken before the mount is live; after that, a request that arrives
+//! mount follows its store (`--metadata-ttl`), the metadata's first look
+//! (a `stat` per metadata document and a listing per group, or the root's
+//! documents for consolidated metadata) is taken before the mount is live
+//! where it is cheap; else (object storage without consolidated metadata:
+//! a `HEAD` per document would make the mount take twice as long) the
+//! first look, an interval after the mount, reads the metadata again and
+//! compares it with what the mount read. After that, a request that arrives
 //! once the interval has passed since the last look starts a look on a
-//! thread of its own (the request itself never waits for the store). When it differs from the last, the hierarchy is read
-//! again, a filesystem is made from it ([`NzFs::renewed`]: node numbers
-//! kept, a new decoded-chunk cache) and swapped in; the kernel is told to
+//! thread of its own (the request itself never waits for the store). When
+//! it differs from the last, the hierarchy is read again; where a node
+//! differs (or an Icechunk branch moved), a filesystem is made from it
+//! ([`NzFs::renewed`]: node numbers kept, a new decoded-chunk cache) and
+//! swapped in; the kernel is told to
 //! drop what it holds of each changed node, its directory and its named
 //! files, and of the nodes above it (their headers and `.nc` show it), and
 //! the names of removed nodes, and of the chunk files of each changed array
@@ -84,21 +90,31 @@ impl Live {
         invalidator: Option<Arc<Invalidator>>,
         notifier: Arc<OnceLock<Notifier>>,
     ) -> Arc<Live> {
-        // The first look, here, before the mount is live: what later looks
-        // compare with (a change from now on is seen; none is made while
-        // the mount is idle).
-        let follow = follow.map(|(every, how)| Follow {
-            every,
-            base: Instant::now(),
-            due_ms: AtomicU64::new(every.as_millis() as u64),
-            looking: AtomicBool::new(false),
-            state: Mutex::new(State {
-                seen: Some(how.look(fs.store(), fs.hierarchy())),
-                looks: 1,
-                checked: Some(SystemTime::now()),
-                ..State::default()
-            }),
-            how,
+        // The first look is what later looks compare with (a change from
+        // then on is seen); none is made while the mount is idle.
+        let follow = follow.map(|(every, how)| {
+            // The first look before the mount is live where it is cheap;
+            // else the first look, due after the first interval, reads the
+            // metadata again and compares it with what the mount read.
+            let seen = match how.cheap(fs.store(), fs.hierarchy()) {
+                true => Some(how.look(fs.store(), fs.hierarchy())),
+                false => None,
+            };
+            // The next look is due an interval after this one ended (a
+            // look at a large store takes a while).
+            Follow {
+                every,
+                base: Instant::now(),
+                due_ms: AtomicU64::new(every.as_millis() as u64),
+                looking: AtomicBool::new(false),
+                state: Mutex::new(State {
+                    looks: u64::from(seen.is_some()),
+                    checked: seen.map(|_| SystemTime::now()),
+                    seen,
+                    ..State::default()
+                }),
+                how,
+            }
         });
         Arc::new(Live {
             fs: ArcSwap::new(fs),
@@ -159,7 +175,9 @@ impl Live {
     }
 
     /// One look: compare the metadata with the last look, and serve it
-    /// anew when it changed.
+    /// anew when it changed. With no last look (a store whose first look
+    /// waited for the first interval), the metadata is read again and
+    /// compared with what the mount serves.
     fn look(&self) {
         let Some(f) = &self.follow else { return };
         let fs = self.fs.load_full();
@@ -168,29 +186,37 @@ impl Live {
             let mut st = crate::sync::lock(&f.state);
             st.looks += 1;
             st.checked = Some(SystemTime::now());
-            match st.seen.take() {
-                Some(before) if before != now => before,
-                _ => {
-                    st.seen = Some(now);
-                    return;
-                }
+            match st.seen {
+                Some(before) if before == now => return,
+                before => before,
             }
         };
         let fail = |why: String| {
             tracing::warn!(error = %why, "the store's metadata changed but cannot be read again; still serving what was read before (tried again at the next look)");
             let mut st = crate::sync::lock(&f.state);
             st.failed = Some(why);
-            st.seen = Some(before);
+            st.seen = before;
         };
-        let renewed = match f.how.reread(fs.store()) {
-            Ok(r) => match fs.renewed(r) {
-                Ok(r) => Arc::new(r),
-                Err(e) => return fail(e.to_string()),
-            },
+        let reread = match f.how.reread(fs.store()) {
+            Ok(r) => r,
             Err(e) => return fail(e),
         };
-        let after = f.how.look(renewed.store(), renewed.hierarchy());
+        let other_store = reread.store.is_some();
+        let renewed = match fs.renewed(reread) {
+            Ok(r) => Arc::new(r),
+            Err(e) => return fail(e.to_string()),
+        };
         let changed = renewed.hierarchy().changed_since(fs.hierarchy());
+        // Documents written again as they were (or a first look that found
+        // what the mount read): nothing to serve anew. What this look saw
+        // is what later looks compare with; a change since shows at the
+        // next.
+        if changed.is_empty() && !other_store {
+            let mut st = crate::sync::lock(&f.state);
+            st.seen = Some(now);
+            st.failed = None;
+            return;
+        }
         renewed.start_prefetcher();
         if let Some(inv) = &self.invalidator {
             inv.watch(&renewed);
@@ -205,7 +231,7 @@ impl Live {
         st.version += 1;
         st.changed = Some(SystemTime::now());
         st.failed = None;
-        st.seen = Some(after);
+        st.seen = Some(now);
         tracing::info!(
             version = st.version,
             nodes = changed.len(),

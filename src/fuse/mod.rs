@@ -6,9 +6,12 @@
 //! except those whose size needs a decode ([`NzFs::attr_is_cheap`]), which
 //! the kernel looks up when something stats them.
 //!
-//! `FOPEN_KEEP_CACHE` lets the kernel page cache serve re-reads; metadata
-//! is treated as immutable while mounted (long TTLs), but on a local store
-//! the files that show objects follow them: their attributes time out
+//! `FOPEN_KEEP_CACHE` lets the kernel page cache serve re-reads. Names and
+//! attributes are kept by the kernel for an hour, or for the interval at
+//! which the store's metadata is looked at again where the mount follows
+//! it ([`Live`]: a change swaps in a filesystem made from the new
+//! metadata). On a local store the files that show objects also follow
+//! them: their attributes time out
 //! after [`FRESH_TTL`], their mtime follows the objects, and with
 //! `FUSE_AUTO_INVAL_DATA` the kernel drops their pages when it changed.
 //! When the daemon finds an object changed first (a read or open of

@@ -21,21 +21,14 @@ fn expected(state: &str, array: &str) -> Vec<u8> {
     std::fs::read(living().join("expected").join(format!("{state}.{array}.bin"))).unwrap()
 }
 
-/// The files under `dir`, relative, chunks before metadata documents and
-/// the root's last (the order xarray writes them in).
+/// The files under `dir` (`common::servers::files`), relative, chunks
+/// before metadata documents and the root's last (the order xarray writes
+/// them in).
 fn files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                pending.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
+    let mut out: Vec<std::path::PathBuf> = common::servers::files(dir)
+        .into_iter()
+        .map(|p| p.strip_prefix(dir).unwrap().to_path_buf())
+        .collect();
     out.sort_by_key(|p| (p.ends_with("zarr.json"), std::cmp::Reverse(p.components().count())));
     out
 }

@@ -79,18 +79,18 @@ impl NzFs {
         let mut options = self.options.clone();
         options.mtime = SystemTime::now();
         let mut name = self.status.store.clone();
-        let handle: std::sync::Arc<dyn ReadableStore> = match (store, &self.status.store_counters) {
-            (Some((store, shown, versions)), Some(counters)) => {
+        let handle: std::sync::Arc<dyn ReadableStore> = match store {
+            Some((store, shown, versions)) => {
                 name = shown;
                 options.versions = versions;
-                std::sync::Arc::new(crate::store::counted::Counted::sharing(store, counters.clone()))
+                match &self.status.store_counters {
+                    Some(counters) => {
+                        std::sync::Arc::new(crate::store::counted::Counted::sharing(store, counters.clone()))
+                    }
+                    None => std::sync::Arc::from(store),
+                }
             }
-            (Some((store, shown, versions)), None) => {
-                name = shown;
-                options.versions = versions;
-                std::sync::Arc::from(store)
-            }
-            (None, _) => self.dataset.store_handle(),
+            None => self.dataset.store_handle(),
         };
         let dataset = Dataset::new(handle, hierarchy, options.cache_bytes, options.missing_chunks);
         let mut fs = Self::serve(dataset, options)

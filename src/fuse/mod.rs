@@ -206,15 +206,16 @@ impl FuseAdapter {
     /// with its backing file.
     fn open_passthrough(
         &self,
+        fs: &NzFs,
         ino: u64,
         (node, index): (usize, u64),
         reply: &ReplyOpen,
     ) -> Result<Arc<BackingId>, BackingError> {
-        let expected = self.fs().chunk_file_len(node, index);
-        let opened = self.backings.open(ino, self.fs().cache().bytes(), expected, || {
+        let expected = fs.chunk_file_len(node, index);
+        let opened = self.backings.open(ino, fs.cache().bytes(), expected, || {
             // An absent chunk's fill is made only for what is read: a zero
             // fill is a sparse memfd, any other is served by the daemon.
-            let (file, len) = match self.fs().chunk_content(node, index).map_err(BackingError::Fs)? {
+            let (file, len) = match fs.chunk_content(node, index).map_err(BackingError::Fs)? {
                 ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
                 ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
                 ChunkContent::Fill { zero: false, .. } => return Err(BackingError::Skip),
@@ -298,8 +299,9 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("lookup");
         self.lookup_requests.fetch_add(1, Ordering::Relaxed);
-        match self.fs().lookup(parent.0, name) {
-            Ok(a) => reply.entry(&self.ttl(a.ino), &self.attr(a), Generation(0)),
+        let fs = self.fs();
+        match fs.lookup(parent.0, name) {
+            Ok(a) => reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0)),
             Err(e) => reply.error(self.errno(who, "lookup", parent.0, &e)),
         }
     }
@@ -307,8 +309,9 @@ impl fuser::Filesystem for FuseAdapter {
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         let who = Caller::of(req);
         let _span = who.span("getattr");
-        match self.fs().getattr(ino.0) {
-            Ok(a) => reply.attr(&self.ttl(a.ino), &self.attr(a)),
+        let fs = self.fs();
+        match fs.getattr(ino.0) {
+            Ok(a) => reply.attr(&self.ttl(&fs, a.ino), &self.attr(a)),
             Err(e) => reply.error(self.errno(who, "getattr", ino.0, &e)),
         }
     }
@@ -318,7 +321,8 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("open");
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        if let Err(e) = self.fs().open(ino.0, write) {
+        let fs = self.fs();
+        if let Err(e) = fs.open(ino.0, write) {
             return reply.error(self.errno(who, "open", ino.0, &e));
         }
         if self.no_open.load(Ordering::Relaxed) {
@@ -330,7 +334,7 @@ impl fuser::Filesystem for FuseAdapter {
         // dropped, and so are an unopened backing of it and the kernel's
         // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
         // as it is now.
-        let check = self.fs().recheck_open(ino.0);
+        let check = fs.recheck_open(ino.0);
         if matches!(check, Check::Changed | Check::Unknown) {
             self.backings.forget_unopened(ino.0);
         }
@@ -342,13 +346,13 @@ impl fuser::Filesystem for FuseAdapter {
         // the kernel requires one backing for every open of it.
         let wanted = self.mode != Passthrough::Never
             && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino.0));
-        if let Some(chunk) = wanted.then(|| self.fs().passthrough_chunk(ino.0)).flatten() {
+        if let Some(chunk) = wanted.then(|| fs.passthrough_chunk(ino.0)).flatten() {
             if crate::sync::lock(&self.daemon_opens).contains_key(&ino.0) {
                 return self.open_over_budget(ino.0, keep, reply);
             }
-            match self.open_passthrough(ino.0, chunk, &reply) {
+            match self.open_passthrough(&fs, ino.0, chunk, &reply) {
                 Ok(id) => {
-                    self.fs().note_open(chunk.0, chunk.1);
+                    fs.note_open(chunk.0, chunk.1);
                     return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
                 }
                 Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino.0, &e)),
@@ -416,12 +420,13 @@ impl fuser::Filesystem for FuseAdapter {
         let page_cached = flags.0 & libc::O_DIRECT == 0;
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
-        let fs = self.fs().clone();
+        let core = self.fs();
+        let fs = Arc::clone(&core);
         let who = Caller::of(req);
         let _span = who.span("read");
         crate::fs::reader::serving(who.pid, || {
             invalidate::serving_read(ino, offset, size, || {
-                Arc::clone(&fs).read_then(ino, offset, size, move |result| match result {
+                core.read_then(ino, offset, size, move |result| match result {
                     Ok(data) => {
                         // Noted before the reply, so a reader that has its bytes
                         // sees the release done (`nzfs status`, tests); the reply
@@ -458,7 +463,7 @@ impl fuser::Filesystem for FuseAdapter {
     fn readdir(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
         let who = Caller::of(req);
         let _span = who.span("readdir");
-        let listed = self.list(ino.0, offset, |entry| {
+        let listed = self.list(&self.fs(), ino.0, offset, |entry| {
             reply.add(
                 INodeNo(entry.ino),
                 entry.next_offset,
@@ -475,18 +480,19 @@ impl fuser::Filesystem for FuseAdapter {
     fn readdirplus(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectoryPlus) {
         let who = Caller::of(req);
         let _span = who.span("readdirplus");
-        let listed = self.list(ino.0, offset, |entry| {
+        let fs = self.fs();
+        let listed = self.list(&fs, ino.0, offset, |entry| {
             // An entry whose attributes need a decode (a text view's size),
             // or fail, is listed with none the kernel keeps: a later look
             // at it asks (and decodes, or gets the error).
-            let found = match self.fs().attr_is_cheap(entry.ino) {
-                true => self.fs().getattr(entry.ino).ok(),
+            let found = match fs.attr_is_cheap(entry.ino) {
+                true => fs.getattr(entry.ino).ok(),
                 false => None,
             };
             let (ttl, attr) = match found {
                 Some(a) => {
                     self.listed_with_attributes.fetch_add(1, Ordering::Relaxed);
-                    (self.ttl(a.ino), self.attr(a))
+                    (self.ttl(&fs, a.ino), self.attr(a))
                 }
                 None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
             };

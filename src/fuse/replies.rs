@@ -57,12 +57,12 @@ impl FuseAdapter {
     }
 
     /// How long the kernel may keep `ino`'s attributes (and name).
-    pub(super) fn ttl(&self, ino: u64) -> Duration {
+    pub(super) fn ttl(&self, fs: &NzFs, ino: u64) -> Duration {
         // A chunk file served by passthrough is checked at each open (and
         // read from its backing, not the page cache): its attributes need
         // no second look, which would wait for the daemon.
-        let passthrough = self.passthrough.load(Ordering::Relaxed) && self.fs().passthrough_chunk(ino).is_some();
-        match self.fs().follows_store(ino) && !passthrough {
+        let passthrough = self.passthrough.load(Ordering::Relaxed) && fs.passthrough_chunk(ino).is_some();
+        match fs.follows_store(ino) && !passthrough {
             true => FRESH_TTL,
             // The metadata's look interval, where it is followed.
             false => self.live.ttl(TTL),
@@ -73,12 +73,13 @@ impl FuseAdapter {
     /// until it says the kernel's buffer is full or none are left.
     pub(super) fn list(
         &self,
+        fs: &NzFs,
         ino: u64,
         mut offset: u64,
         mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
     ) -> Result<(), FsError> {
         loop {
-            let batch = self.fs().readdir(ino, offset, 256)?;
+            let batch = fs.readdir(ino, offset, 256)?;
             if batch.is_empty() {
                 return Ok(());
             }

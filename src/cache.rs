@@ -108,7 +108,7 @@ pub struct CacheStats {
 /// of one key share one decode.
 pub struct ChunkCache<K: Hash + Eq, E> {
     state: Mutex<State<K, E>>,
-    budget: u64,
+    budget: AtomicU64,
     /// Its counters.
     pub stats: CacheStats,
 }
@@ -122,7 +122,7 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
                 bytes: 0,
                 inflight: HashMap::new(),
             }),
-            budget,
+            budget: AtomicU64::new(budget),
             stats: CacheStats::default(),
         }
     }
@@ -153,14 +153,16 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         st.pop(key);
     }
 
-    /// Forget everything held (a mount that read its store's metadata
-    /// again serves a new cache; this one's memory goes at once, not when
-    /// its last reader lets it go).
-    pub fn clear(&self) {
+    /// Forget everything held, and hold at most `budget` bytes from now
+    /// on (a mount that read its store's metadata again serves a new
+    /// cache; this one's memory goes at once, and what readers that still
+    /// hold a file of the old metadata open decode stays within `budget`).
+    pub fn clear(&self, budget: u64) {
         let mut st = lock(&self.state);
         st.lru.clear();
         st.bytes = 0;
         st.inflight.clear();
+        self.budget.store(budget, Ordering::Relaxed);
     }
 
     /// Drop `key` from the cache; whether it was held.
@@ -249,7 +251,7 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         if let Some(old) = st.lru.put(key, chunk) {
             st.bytes -= charge(&old);
         }
-        while st.bytes > self.budget && st.lru.len() > 1 {
+        while st.bytes > self.budget.load(Ordering::Relaxed) && st.lru.len() > 1 {
             if let Some((_, evicted)) = st.lru.pop_lru() {
                 st.bytes -= charge(&evicted);
             }

@@ -112,6 +112,46 @@ fn an_append_shows_in_the_live_mount() {
     );
 }
 
+/// A reader that opened `data.bin` before an append reads the version it
+/// opened or is told EIO (the append rewrote the last chunk in place, so
+/// the old version cannot be read again), with a log line that says why;
+/// never the appended bytes under the old ones. Its `fstat` keeps the old
+/// size, and a new open reads the new version. Old code: the held file
+/// grew to 6 steps and its read returned them.
+#[test]
+fn a_reader_holding_data_bin_open_across_an_append_reads_one_version() {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let (_tmp, store) = copy_of("s0");
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    let path = m.mp.join("t2m/data.bin");
+    // O_DIRECT: every read reaches the daemon (none is a cached page).
+    let held = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&path)
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = held.read_at(&mut buf, 0).unwrap();
+    assert_eq!(&buf[..n], &expected("s0", "t2m")[..]);
+    apply(&store, "s1");
+    until(&m.mp, "6 steps in a new open of data.bin", || {
+        std::fs::metadata(&path).map(|m| m.len()).ok() == Some(6 * 3 * 2 * 4)
+    });
+    assert_eq!(read(&path), expected("s1", "t2m"), "a new open reads the new version");
+    assert_eq!(held.metadata().unwrap().len(), 4 * 3 * 2 * 4, "the held file keeps its size");
+    match held.read_at(&mut buf, 0) {
+        Ok(n) => panic!("the held file read {n} bytes of a store rewritten in place"),
+        Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}"),
+    }
+    assert!(
+        m.log().contains("the store changed since the file was opened"),
+        "{}",
+        m.log()
+    );
+    drop(held);
+    assert_eq!(read(&path), expected("s1", "t2m"));
+}
+
 /// A variable added later appears with its values; an attribute changed
 /// later reaches the array's `header.cdl`. Old code: neither.
 #[test]

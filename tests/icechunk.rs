@@ -674,7 +674,8 @@ fn an_absent_shard_reads_as_the_fill() {
 /// moved from the second snapshot to the third, as a commit moves it)
 /// shows in the live mount within the interval, with the new snapshot's
 /// arrays, and `nzfs status` names the new snapshot. Old code: the second
-/// snapshot for ever.
+/// snapshot for ever. A reader that opened a file before the commit reads
+/// the snapshot it opened; old code: the new commit's values.
 #[test]
 fn a_mount_of_a_branch_follows_its_commits() {
     let (refs, _) = expected();
@@ -688,6 +689,17 @@ fn a_mount_of_a_branch_follows_its_commits() {
     let m = Mount::at(&repo, &["--metadata-ttl", "1"]);
     same_arrays(&m.mp, by_dir("tags/v1"));
     assert!(!m.mp.join("humidity").exists());
+    // A reader holding `temp/data.bin` open across the commit keeps its
+    // snapshot (O_DIRECT: every read reaches the daemon).
+    let v1_temp = by_dir("tags/v1").arrays.iter().find(|(p, _)| p == "temp").unwrap().1.clone();
+    let held = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(m.mp.join("temp/data.bin"))
+            .unwrap()
+    };
     let moved = repo.join("refs/branch.main/ref.json.new");
     std::fs::write(&moved, &third).unwrap();
     std::fs::rename(&moved, &main_ref).unwrap();
@@ -700,6 +712,12 @@ fn a_mount_of_a_branch_follows_its_commits() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
     same_arrays(&m.mp, by_dir("branches/main"));
+    let mut buf = vec![0u8; 4096];
+    let n = std::os::unix::fs::FileExt::read_at(&held, &mut buf, 0).unwrap();
+    assert!(
+        buf[..n] == v1_temp[..],
+        "the held temp/data.bin reads its snapshot's values (old code: the new commit's)"
+    );
     let id = snapshot_named_in(&m.mp.join("header.cdl"));
     let status = nzfs(&["status", "--json", m.mp.to_str().unwrap()]);
     assert!(

@@ -30,13 +30,13 @@ impl NzFs {
     /// Whether `ino` exists, and what kind of node it is: what `open` and
     /// `access` need, without asking the store for owners and modes.
     pub fn kind(&self, ino: u64) -> Result<Kind, FsError> {
-        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
+        let inode = self.inode(ino)?;
         self.kind_and_size(inode).map(|(kind, _)| kind)
     }
 
     /// The attributes of `ino`.
     pub fn getattr(&self, ino: u64) -> Result<Attr, FsError> {
-        let inode = Inode::from_ino(ino).ok_or(FsError::NotFound)?;
+        let inode = self.inode(ino)?;
         // First: a changed object counts its array's generation up, which
         // the sizes of text views follow.
         let version = self.values_version(inode);
@@ -81,7 +81,7 @@ impl NzFs {
     /// files), whose sizes are their rendered text's. A listing hands the
     /// kernel the cheap ones only, so that `ls` decodes nothing.
     pub fn attr_is_cheap(&self, ino: u64) -> bool {
-        match Inode::from_ino(ino) {
+        match self.inode(ino).ok() {
             Some(Inode::File(k, _)) => k.view().attr_is_cheap(),
             Some(Inode::Chunk { node, .. }) => self
                 .dataset
@@ -126,7 +126,7 @@ impl NzFs {
     /// looked at again soon.
     pub fn follows_store(&self, ino: u64) -> bool {
         self.dataset.tracks_changes()
-            && match Inode::from_ino(ino) {
+            && match self.inode(ino).ok() {
                 Some(Inode::Chunk { .. }) => true,
                 Some(Inode::File(k, _)) => k.view().follows_store(),
                 _ => false,

@@ -219,7 +219,7 @@ impl NzFs {
     /// the `.nc` and a re-opened backing need neither the store nor a decode;
     /// the pool gives way to the cache when both do not fit.
     pub fn passthrough_chunk(&self, ino: u64) -> Option<(usize, u64)> {
-        let Some(Inode::Chunk { node, index }) = Inode::from_ino(ino) else {
+        let Some((Inode::Chunk { node, index }, _)) = Inode::from_ino(ino) else {
             return None;
         };
         let (array, names) = self.array(node).ok()?;

@@ -10,19 +10,19 @@ use super::{Attr, DirEntry, FileKind, FsError, HEADER_NAME, Inode, Kind, NzFs};
 impl NzFs {
     /// Look `name` up in directory `parent`.
     pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
-        let Some(Inode::Node(p)) = Inode::from_ino(parent) else {
+        let Ok(Inode::Node(p)) = self.inode(parent) else {
             return Err(FsError::NotADirectory);
         };
         let name = name.to_str().ok_or(FsError::NotFound)?;
         let header = Inode::File(FileKind::HEADER, p);
         if name == HEADER_NAME && self.unknown_type(p).is_some() {
-            return self.getattr(header.to_ino());
+            return self.getattr(self.ino(header));
         }
         self.node_dir(p)?;
         for kind in FileKind::all() {
             let view = kind.view();
             if view.fixed_name().is_none_or(|f| f == name) && view.name(self, p) == Some(name) {
-                return self.getattr(Inode::File(kind, p).to_ino());
+                return self.getattr(self.ino(Inode::File(kind, p)));
             }
         }
         if let Some(names) = &self.info[p].chunk_names {
@@ -39,7 +39,7 @@ impl NzFs {
 
     /// Check that `ino` is a directory that can be listed.
     pub fn opendir(&self, ino: u64) -> Result<(), FsError> {
-        match Inode::from_ino(ino) {
+        match self.inode(ino).ok() {
             Some(Inode::Node(n)) if self.unknown_type(n).is_some() => Ok(()),
             Some(Inode::Node(n)) => self.node_dir(n).map(|_| ()),
             Some(_) => Err(FsError::NotADirectory),
@@ -50,7 +50,7 @@ impl NzFs {
     /// Up to `max` entries of directory `ino`, starting at `offset`. Entries
     /// are generated on demand, so listing a huge array costs no memory.
     pub fn readdir(&self, ino: u64, offset: u64, max: usize) -> Result<Vec<DirEntry>, FsError> {
-        let Some(Inode::Node(n)) = Inode::from_ino(ino) else {
+        let Ok(Inode::Node(n)) = self.inode(ino) else {
             return Err(FsError::NotADirectory);
         };
         if self.unknown_type(n).is_some() {
@@ -59,7 +59,7 @@ impl NzFs {
             let entries = [
                 (ino, Kind::Directory, "."),
                 (parent, Kind::Directory, ".."),
-                (Inode::File(FileKind::HEADER, n).to_ino(), Kind::File, HEADER_NAME),
+                (self.ino(Inode::File(FileKind::HEADER, n)), Kind::File, HEADER_NAME),
             ];
             return Ok(entries
                 .into_iter()
@@ -81,7 +81,7 @@ impl NzFs {
         // data.txt and preview.png, the root's index.html), then the
         // chunks or the children.
         let files: Vec<(u64, String)> = FileKind::all()
-            .filter_map(|k| Some((Inode::File(k, n).to_ino(), k.view().name(self, n)?.to_string())))
+            .filter_map(|k| Some((self.ino(Inode::File(k, n)), k.view().name(self, n)?.to_string())))
             .collect();
         let fixed = 2 + files.len() as u64;
         let total = fixed

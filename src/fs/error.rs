@@ -40,6 +40,18 @@ pub enum FsError {
         /// The size it would have.
         bytes: u128,
     },
+    /// A named file of a version of the metadata the mount no longer
+    /// serves, asked for by number (a name looked up before the change):
+    /// the kernel looks the name up again.
+    #[error("a file of metadata no longer served")]
+    Stale,
+    /// A file held open across a change of the store that rewrote its
+    /// objects in place: what it showed cannot be read any more.
+    #[error("{path}: the store changed since the file was opened; open it again to read the new version")]
+    ChangedUnder {
+        /// The file's path in the mount.
+        path: String,
+    },
     /// Reading an array's values failed.
     #[error(transparent)]
     Array(#[from] ArrayError),
@@ -53,7 +65,8 @@ impl FsError {
             FsError::NotADirectory => libc::ENOTDIR,
             FsError::IsADirectory => libc::EISDIR,
             FsError::ReadOnly => libc::EROFS,
-            FsError::BrokenNode { .. } | FsError::TooLarge { .. } => libc::EIO,
+            FsError::BrokenNode { .. } | FsError::TooLarge { .. } | FsError::ChangedUnder { .. } => libc::EIO,
+            FsError::Stale => libc::ESTALE,
             FsError::Array(e) => e.errno(),
         }
     }
@@ -67,6 +80,8 @@ impl FsError {
             FsError::ReadOnly => "read_only",
             FsError::BrokenNode { .. } => "unreadable_node",
             FsError::TooLarge { .. } => "too_large",
+            FsError::Stale => "stale",
+            FsError::ChangedUnder { .. } => "changed_under_open_file",
             FsError::Array(e) => e.kind(),
         }
     }
@@ -74,8 +89,14 @@ impl FsError {
     /// Errors that are part of normal operation and not worth a warning.
     pub fn is_expected(&self) -> bool {
         match self {
-            FsError::NotFound | FsError::NotADirectory | FsError::IsADirectory | FsError::ReadOnly => true,
-            FsError::BrokenNode { .. } | FsError::TooLarge { .. } | FsError::Array(_) => false,
+            FsError::NotFound
+            | FsError::NotADirectory
+            | FsError::IsADirectory
+            | FsError::ReadOnly
+            | FsError::Stale => true,
+            FsError::BrokenNode { .. } | FsError::TooLarge { .. } | FsError::ChangedUnder { .. } | FsError::Array(_) => {
+                false
+            }
         }
     }
 }

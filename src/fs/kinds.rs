@@ -11,9 +11,10 @@
 //! inodes that are not in the table.
 //!
 //! Invariants: each kind's tag is one bit above every node number
-//! ([`crate::zarr::hierarchy::MAX_NODES`] < 2^22) and below the chunk
-//! files' bit, and no two kinds share one, so an inode number names its
-//! kind and node alone; the table's order is the listing's order; a
+//! ([`crate::zarr::hierarchy::MAX_NODES`] < 2^22) and the generation of
+//! the node's files above it (bits 22 to 53), and below the chunk files'
+//! bit, and no two kinds share one, so an inode number names its kind,
+//! node and generation alone; the table's order is the listing's order; a
 //! kind's name never parses as a chunk file's name (those are digits).
 
 use super::view::FileView;
@@ -83,11 +84,15 @@ impl FileKind {
         TABLE[self.0 as usize].tag
     }
 
-    /// The kind whose tag inode number `ino` carries, and the node below.
-    pub(super) fn of_ino(ino: u64) -> Option<(FileKind, usize)> {
-        Self::all()
-            .find(|k| ino & k.tag() != 0)
-            .map(|k| (k, (ino & !k.tag()) as usize))
+    /// The kind whose tag inode number `ino` carries, the node below, and
+    /// the generation of the node's files between them
+    /// ([`super::FILE_GEN_SHIFT`]).
+    pub(super) fn of_ino(ino: u64) -> Option<(FileKind, usize, u32)> {
+        Self::all().find(|k| ino & k.tag() != 0).map(|k| {
+            let rest = ino & !k.tag();
+            let node = rest & ((1 << super::FILE_GEN_SHIFT) - 1);
+            (k, node as usize, (rest >> super::FILE_GEN_SHIFT) as u32)
+        })
     }
 }
 
@@ -107,7 +112,7 @@ impl NzFs {
             out.extend(
                 FileKind::all()
                     .filter(|k| k.view().shows_values_of(self, n, node))
-                    .map(|k| Inode::File(k, n).to_ino()),
+                    .map(|k| self.ino(Inode::File(k, n))),
             );
             at = nodes[n].parent;
         }
@@ -125,12 +130,14 @@ impl NzFs {
         (0..count.min(most)).map(move |index| Inode::Chunk { node: n, index }.to_ino())
     }
 
-    /// The inode numbers of node `n`'s directory and of every named file
-    /// its directory may hold: what the kernel may cache of the node.
-    pub fn inodes_of_node(&self, n: usize) -> Vec<u64> {
-        std::iter::once(Inode::Node(n))
-            .chain(FileKind::all().map(|k| Inode::File(k, n)))
-            .map(Inode::to_ino)
+    /// The names of the named files node `n`'s directory holds (none for
+    /// a node this filesystem does not have).
+    pub fn file_names(&self, n: usize) -> Vec<String> {
+        if n >= self.info.len() {
+            return Vec::new();
+        }
+        FileKind::all()
+            .filter_map(|k| k.view().name(self, n).map(str::to_string))
             .collect()
     }
 }
@@ -151,7 +158,10 @@ mod tests {
             assert!(t > (crate::zarr::hierarchy::MAX_NODES as u64) << 1 && t < super::super::CHUNK);
             seen |= t;
             for n in [0usize, 1, 77, crate::zarr::hierarchy::MAX_NODES - 1] {
-                assert_eq!(FileKind::of_ino(t | n as u64), Some((k, n)));
+                assert_eq!(FileKind::of_ino(t | n as u64), Some((k, n, 0)));
+                let newer = t | (u32::MAX as u64) << super::super::FILE_GEN_SHIFT | n as u64;
+                assert_eq!(FileKind::of_ino(newer), Some((k, n, u32::MAX)));
+                assert!(newer < super::super::CHUNK && newer & !t < 1 << 55);
             }
         }
         assert_eq!(FileKind::of_ino(1), None);

@@ -21,8 +21,13 @@
 //!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
 //! nothing until it is read: node `n` is `n + 1` (root = 1), a named file
-//! of node `n` is its kind's tag bit `| n`, and chunk `j` of array `n` is
-//! `CHUNK | n << 40 | j`.
+//! of node `n` is its kind's tag bit `| g << 22 | n`, and chunk `j` of
+//! array `n` is `CHUNK | n << 40 | j`. `g`, the generation of node `n`'s
+//! files, is 0 at the mount and changes when a mount that follows its
+//! store serves new metadata for the node or one below it (`renew.rs`): a
+//! changed file is a new file, as one replaced by a rename is, so that a
+//! reader holding the old one open reads one version throughout and the
+//! kernel never mixes the two versions' pages.
 //!
 //! A string-valued array also holds `data.txt`, its values one
 //! per line (see [`crate::zarr::text`]); a variable-length one (`string`,
@@ -91,6 +96,9 @@ pub const TIFF_NAME: &str = "data.tif";
 
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
+/// A named file's inode number carries, from this bit up, the generation
+/// of its node's files ([`NzFs::ino`]).
+const FILE_GEN_SHIFT: u32 = 22;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
@@ -165,18 +173,23 @@ impl Inode {
         }
     }
 
-    /// What an inode number stands for; `None` for one nzfs never gives.
-    pub fn from_ino(ino: u64) -> Option<Inode> {
+    /// What an inode number stands for, and the generation of a named
+    /// file's node it carries (0 for other inodes); `None` for one nzfs
+    /// never gives. [`NzFs::inode`] checks the generation.
+    pub fn from_ino(ino: u64) -> Option<(Inode, u32)> {
         if ino & CHUNK != 0 {
             let rest = ino & !CHUNK;
-            return Some(Inode::Chunk {
-                node: (rest >> CHUNK_BITS) as usize,
-                index: rest & ((1 << CHUNK_BITS) - 1),
-            });
+            return Some((
+                Inode::Chunk {
+                    node: (rest >> CHUNK_BITS) as usize,
+                    index: rest & ((1 << CHUNK_BITS) - 1),
+                },
+                0,
+            ));
         }
         match FileKind::of_ino(ino) {
-            Some((kind, n)) => Some(Inode::File(kind, n)),
-            None => (ino as usize).checked_sub(1).map(Inode::Node),
+            Some((kind, n, generation)) => Some((Inode::File(kind, n), generation)),
+            None => (ino as usize).checked_sub(1).map(|n| (Inode::Node(n), 0)),
         }
     }
 }
@@ -294,6 +307,10 @@ pub struct NzFs {
     time_coords: OnceLock<Vec<usize>>,
     /// `index.html`'s length, made from metadata alone.
     index_len: OnceLock<u64>,
+    /// Following the store: the generation of each node's named files
+    /// (empty: all 0), and what the next filesystem made says
+    /// ([`renew::Generations`]).
+    generations: renew::Generations,
 }
 
 /// A hierarchy larger than the inode numbering can serve.
@@ -448,6 +465,7 @@ impl NzFs {
             index: OnceLock::new(),
             time_coords: OnceLock::new(),
             index_len: OnceLock::new(),
+            generations: renew::Generations::default(),
         }
     }
 
@@ -524,6 +542,11 @@ impl NzFs {
     /// Cache counters (decodes, hits, waits).
     pub fn cache(&self) -> &ArrayCache {
         self.dataset.cache()
+    }
+
+    /// The decoded-chunk cache's budget, in bytes (`--cache-size`).
+    pub fn cache_budget(&self) -> u64 {
+        self.options.cache_bytes
     }
 
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {

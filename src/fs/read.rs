@@ -121,7 +121,7 @@ impl NzFs {
     /// (a stale page must not outlive it). Files other than chunk files
     /// are checked as they are read ([`crate::array::RECHECK_AFTER`]).
     pub fn recheck_open(&self, ino: u64) -> crate::array::Check {
-        match Inode::from_ino(ino) {
+        match self.inode(ino).ok() {
             Some(Inode::Chunk { node, index }) => match self.array(node) {
                 Ok((array, names)) if index < names.count() => array.recheck(index, true),
                 _ => crate::array::Check::Unknown,
@@ -157,8 +157,15 @@ impl NzFs {
         size: u32,
         then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
     ) {
-        match Inode::from_ino(ino) {
-            Some(Inode::Chunk { node, index }) => {
+        let inode = match self.inode(ino) {
+            Ok(inode) => inode,
+            // A file of a version of the metadata no longer served (held
+            // open across more changes than the mount keeps).
+            Err(FsError::Stale) => return then(Err(self.changed_under(ino))),
+            Err(e) => return then(Err(e)),
+        };
+        match inode {
+            Inode::Chunk { node, index } => {
                 let array = match self.array(node) {
                     Ok((array, names)) if index < names.count() => array,
                     Ok(_) => return then(Err(FsError::NotFound)),
@@ -168,9 +175,11 @@ impl NzFs {
                 let share = |work| self.share_decodes(node, work);
                 array.read_chunk_bytes_then(index, offset, size, &share, move |r| then(r.map_err(FsError::from)));
             }
-            Some(Inode::File(kind, n)) => kind.view().read(self, n, offset, size, Box::new(then)),
-            Some(Inode::Node(_)) => then(Err(FsError::IsADirectory)),
-            None => then(Err(FsError::NotFound)),
+            Inode::File(kind, n) => match self.check_not_superseded(kind, n) {
+                Ok(()) => kind.view().read(self, n, offset, size, Box::new(then)),
+                Err(e) => then(Err(e)),
+            },
+            Inode::Node(_) => then(Err(FsError::IsADirectory)),
         }
     }
 

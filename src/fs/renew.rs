@@ -14,7 +14,9 @@
 
 use std::time::SystemTime;
 
-use super::{NzFs, TooManyNodes};
+use std::sync::OnceLock;
+
+use super::{FileKind, FsError, Inode, NzFs, TooManyNodes};
 use crate::array::Dataset;
 use crate::cdl::VersionRoot;
 use crate::store::ReadableStore;
@@ -68,7 +70,97 @@ impl Rereading for SameStore {
     }
 }
 
+/// The generations of a filesystem's named files (module doc).
+#[derive(Debug, Default)]
+pub(super) struct Generations {
+    /// This filesystem's generation: 0 at the mount, one more for each
+    /// filesystem made again since.
+    this: u32,
+    /// The generation of each node's named files (a node past the end: 0).
+    of_node: Vec<u32>,
+    /// The nodes that differ from the filesystem this one was made from.
+    changed: Vec<usize>,
+    /// The generations of the filesystem that replaced this one reading
+    /// the same store, once one did.
+    superseded: OnceLock<Vec<u32>>,
+}
+
+impl Generations {
+    fn of(&self, n: usize) -> u32 {
+        self.of_node.get(n).copied().unwrap_or(0)
+    }
+}
+
 impl NzFs {
+    /// The inode number of `inode` in this filesystem: a named file's
+    /// carries its node's generation.
+    pub fn ino(&self, inode: Inode) -> u64 {
+        match inode {
+            Inode::File(_, n) => inode.to_ino() | u64::from(self.generations.of(n)) << super::FILE_GEN_SHIFT,
+            _ => inode.to_ino(),
+        }
+    }
+
+    /// What inode number `ino` stands for in this filesystem: `Stale` for
+    /// a named file of another generation.
+    pub fn inode(&self, ino: u64) -> Result<Inode, FsError> {
+        match Inode::from_ino(ino) {
+            None => Err(FsError::NotFound),
+            Some((Inode::File(_, n), g)) if g != self.generations.of(n) => Err(FsError::Stale),
+            Some((inode, _)) => Ok(inode),
+        }
+    }
+
+    /// Whether `ino` is a file of another generation than this
+    /// filesystem's (one a reader opened before a change).
+    pub fn is_stale(&self, ino: u64) -> bool {
+        matches!(self.inode(ino), Err(FsError::Stale))
+    }
+
+    /// The nodes that differ from the filesystem this one was made from
+    /// (none for the mount's first).
+    pub fn changed(&self) -> &[usize] {
+        &self.generations.changed
+    }
+
+    /// The nodes whose named files are new in this filesystem (the
+    /// filesystem it was made from showed other files under their names).
+    pub fn renamed(&self) -> impl Iterator<Item = usize> + '_ {
+        let this = self.generations.this;
+        (0..self.generations.of_node.len()).filter(move |&n| this > 0 && self.generations.of_node[n] == this)
+    }
+
+    /// `newer` replaced this filesystem and reads the same store, whose
+    /// objects the change may have rewritten in place: this one refuses
+    /// from now on to read the files whose generation moved.
+    pub fn superseded_in_place_by(&self, newer: &NzFs) {
+        let _ = self.generations.superseded.set(newer.generations.of_node.clone());
+    }
+
+    /// Refuse a read of node `n`'s file of kind `kind` when a filesystem
+    /// reading the same store replaced this one and changed the file.
+    pub(super) fn check_not_superseded(&self, kind: FileKind, n: usize) -> Result<(), FsError> {
+        match self.generations.superseded.get() {
+            Some(newer) if newer.get(n).copied().unwrap_or(0) != self.generations.of(n) => {
+                Err(self.changed_under(self.ino(Inode::File(kind, n))))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The error of a read of file `ino` that the store changed under.
+    pub(super) fn changed_under(&self, ino: u64) -> FsError {
+        let (dir, name) = match Inode::from_ino(ino) {
+            Some((Inode::File(kind, n), _)) if n < self.hierarchy().nodes.len() => (
+                self.hierarchy().nodes[n].path.as_str(),
+                kind.view().name(self, n).unwrap_or_default(),
+            ),
+            _ => ("", ""),
+        };
+        let path = [dir, name].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("/");
+        FsError::ChangedUnder { path: format!("/{path}") }
+    }
+
     /// The filesystem of `reread`: its hierarchy from this one's store (or
     /// the store it names), with this one's settings; refused as
     /// [`NzFs::new`] refuses.
@@ -76,6 +168,21 @@ impl NzFs {
         let Reread { mut hierarchy, store } = reread;
         hierarchy.keep_numbers_of(self.hierarchy());
         Self::check_limits(&mut hierarchy)?;
+        let changed = hierarchy.changed_since(self.hierarchy());
+        let this = self.generations.this.saturating_add(1);
+        let mut of_node: Vec<u32> = (0..hierarchy.nodes.len()).map(|n| self.generations.of(n)).collect();
+        // Another snapshot may hold other chunks under the same metadata:
+        // every file is new. Else each changed node's, and those above it.
+        if store.is_some() {
+            of_node.fill(this);
+        }
+        for &c in &changed {
+            let mut at = Some(c);
+            while let Some(i) = at.filter(|&i| of_node[i] != this) {
+                of_node[i] = this;
+                at = hierarchy.nodes[i].parent;
+            }
+        }
         let mut options = self.options.clone();
         options.mtime = SystemTime::now();
         let mut name = self.status.store.clone();
@@ -102,6 +209,12 @@ impl NzFs {
             .with_sizing(self.sizing.clone())
             .with_store_name(name);
         fs.status.carry_from(&self.status);
+        fs.generations = Generations {
+            this,
+            of_node,
+            changed,
+            superseded: OnceLock::new(),
+        };
         Ok(fs)
     }
 }

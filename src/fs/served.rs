@@ -138,7 +138,7 @@ impl NzFs {
             return;
         }
         let end = offset.saturating_add(len as u64);
-        match Inode::from_ino(ino) {
+        match self.inode(ino).ok() {
             Some(Inode::Chunk { node, index }) => {
                 if let Some(array) = self.droppable(node) {
                     let size = array.metadata().chunk_bytes_of(index);

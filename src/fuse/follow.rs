@@ -24,12 +24,19 @@
 //! An idle mount makes no request at all; a busy one makes one look per
 //! interval. One line is logged for each change seen.
 //!
+//! The named files of changed nodes are new files (`fs/renew.rs`): the
+//! kernel is told to look their names up again, and the filesystems
+//! served before (the last [`MAX_RETIRED`]) answer for the old files that
+//! readers still hold open, whose inode numbers only they know.
+//!
 //! Invariants: at most one look runs at a time; a request loads the
-//! filesystem once and answers from it whole, so no reply mixes two
+//! filesystem once and answers from it whole (or from the one retired
+//! version that knows the file's inode number), so no reply mixes two
 //! versions of the metadata; a look that fails (the store unreachable, a
 //! document half-written) changes nothing, and is tried again at the next
 //! interval.
 
+use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -46,10 +53,25 @@ use crate::json::Value;
 /// notification each, about a microsecond when the kernel holds none).
 const MAX_CHUNK_DROPS: u64 = 1 << 20;
 
+/// The decoded chunks kept for readers of files of an older Icechunk
+/// snapshot, for each of the [`MAX_RETIRED`] older versions: what the
+/// mount's memory may hold past its cache budget (each version's newest
+/// chunk, where that alone is larger).
+const OLD_VERSION_CACHE: u64 = 8 << 20;
+
+/// The most versions of the metadata served before the one served now
+/// whose files readers may still read (a reader holding a file open
+/// across more changes than this is told the store changed).
+const MAX_RETIRED: usize = 8;
+
 /// The filesystem a mount serves now, and what follows the store for it.
 pub struct Live {
     fs: ArcSwap<NzFs>,
     follow: Option<Follow>,
+    /// The filesystems served before this one, newest first (at most
+    /// [`MAX_RETIRED`]): each serves the files of its version that readers
+    /// still hold open (their old inode numbers).
+    retired: Mutex<VecDeque<Arc<NzFs>>>,
     invalidator: Option<Arc<Invalidator>>,
     notifier: Arc<OnceLock<Notifier>>,
 }
@@ -119,6 +141,7 @@ impl Live {
         Arc::new(Live {
             fs: ArcSwap::new(fs),
             follow,
+            retired: Mutex::default(),
             invalidator,
             notifier,
         })
@@ -138,6 +161,18 @@ impl Live {
     /// The filesystem to answer a request from.
     pub fn fs(&self) -> arc_swap::Guard<Arc<NzFs>> {
         self.fs.load()
+    }
+
+    /// The filesystem to answer a request about `ino` from, where `now`,
+    /// the one served now, has another version of that file (one a reader
+    /// opened before a change): the one served then, if it is among the
+    /// last [`MAX_RETIRED`].
+    pub fn version_of(&self, now: &NzFs, ino: u64) -> Option<Arc<NzFs>> {
+        if self.follow.is_none() || !now.is_stale(ino) {
+            return None;
+        }
+        let retired = crate::sync::lock(&self.retired);
+        retired.iter().find(|fs| !fs.is_stale(ino)).cloned()
     }
 
     /// The filesystem, held past the request (a reply sent later).
@@ -206,7 +241,7 @@ impl Live {
             Ok(r) => Arc::new(r),
             Err(e) => return fail(e.to_string()),
         };
-        let changed = renewed.hierarchy().changed_since(fs.hierarchy());
+        let changed = renewed.changed().to_vec();
         // Documents written again as they were (or a first look that found
         // what the mount read): nothing to serve anew. What this look saw
         // is what later looks compare with; a change since shows at the
@@ -224,8 +259,22 @@ impl Live {
         // No cached look at an object's version outlives the metadata it
         // was taken under (a disk cache's).
         renewed.store().forget_looks();
+        // Readers holding a changed file of the old metadata open read
+        // that version: from the old snapshot, which no commit changes;
+        // from a store rewritten in place, not at all (fs/renew.rs).
+        if !other_store {
+            fs.superseded_in_place_by(&renewed);
+        }
         let old = self.fs.swap(Arc::clone(&renewed));
-        old.cache().clear();
+        // What old files are read from a store rewritten in place is
+        // refused: nothing to keep for it.
+        let keep = if other_store { OLD_VERSION_CACHE } else { 0 };
+        old.cache().clear(keep.min(renewed.cache_budget()));
+        {
+            let mut retired = crate::sync::lock(&self.retired);
+            retired.push_front(Arc::clone(&old));
+            retired.truncate(MAX_RETIRED);
+        }
         self.tell_kernel(&old, &renewed, &changed);
         let mut st = crate::sync::lock(&f.state);
         st.version += 1;
@@ -254,17 +303,18 @@ impl Live {
     fn tell_kernel(&self, old: &NzFs, now: &NzFs, changed: &[usize]) {
         let Some(n) = self.notifier.get() else { return };
         let h = now.hierarchy();
-        let mut nodes = std::collections::BTreeSet::new();
-        for &c in changed {
-            let mut at = Some(c);
-            while let Some(i) = at.filter(|&i| nodes.insert(i)) {
-                at = h.nodes[i].parent;
-            }
-        }
-        for &i in &nodes {
-            for ino in now.inodes_of_node(i) {
-                // ENOENT: the kernel holds no such inode; nothing to drop.
-                let _ = n.inval_inode(INodeNo(ino), 0, 0);
+        // Each node whose named files are new files (new inode numbers):
+        // its listing, and its files' names, which are looked up again
+        // (past the budget, a lookup of an old name times out within the
+        // interval, and an open or stat through it is told ESTALE, on which
+        // the kernel looks the name up again). The old files' pages stay
+        // with the readers that hold them open. ENOENT: the kernel holds no
+        // such inode or name; nothing to drop.
+        for i in now.renamed().take(MAX_CHUNK_DROPS as usize) {
+            let dir = INodeNo(i as u64 + 1);
+            let _ = n.inval_inode(dir, 0, 0);
+            for name in old.file_names(i) {
+                let _ = n.inval_entry(dir, OsStr::new(&name));
             }
         }
         // The chunk files of each changed array as the old metadata had

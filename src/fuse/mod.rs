@@ -33,7 +33,9 @@
 //! cache" for that and every later open of a file, and it sends no
 //! `release` either. A fresh `open`/`pread`/`close` is then one round trip
 //! instead of three. Directories are still opened by the daemon, so a
-//! broken group fails at `opendir` as before.
+//! broken group fails at `opendir` as before. A file whose inode number
+//! is of an older version of the metadata (a reader held it open across a
+//! change) is answered from that version (`follow.rs`).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -309,9 +311,11 @@ impl fuser::Filesystem for FuseAdapter {
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         let who = Caller::of(req);
         let _span = who.span("getattr");
-        let fs = self.fs();
+        let now = self.fs();
+        let old = self.live.version_of(&now, ino.0);
+        let fs = old.as_ref().unwrap_or(&now);
         match fs.getattr(ino.0) {
-            Ok(a) => reply.attr(&self.ttl(&fs, a.ino), &self.attr(a)),
+            Ok(a) => reply.attr(&self.ttl(fs, a.ino), &self.attr(a)),
             Err(e) => reply.error(self.errno(who, "getattr", ino.0, &e)),
         }
     }
@@ -420,8 +424,12 @@ impl fuser::Filesystem for FuseAdapter {
         let page_cached = flags.0 & libc::O_DIRECT == 0;
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
-        let core = self.fs();
-        let fs = Arc::clone(&core);
+        // A file opened before the store changed is read in the version
+        // it was opened in (follow.rs).
+        let now = self.fs();
+        let old = self.live.version_of(&now, ino);
+        let core = old.as_ref().unwrap_or(&now);
+        let fs = Arc::clone(core);
         let who = Caller::of(req);
         let _span = who.span("read");
         crate::fs::reader::serving(who.pid, || {

@@ -138,7 +138,11 @@ fn a_reader_holding_data_bin_open_across_an_append_reads_one_version() {
         std::fs::metadata(&path).map(|m| m.len()).ok() == Some(6 * 3 * 2 * 4)
     });
     assert_eq!(read(&path), expected("s1", "t2m"), "a new open reads the new version");
-    assert_eq!(held.metadata().unwrap().len(), 4 * 3 * 2 * 4, "the held file keeps its size");
+    assert_eq!(
+        held.metadata().unwrap().len(),
+        4 * 3 * 2 * 4,
+        "the held file keeps its size"
+    );
     match held.read_at(&mut buf, 0) {
         Ok(n) => panic!("the held file read {n} bytes of a store rewritten in place"),
         Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}"),

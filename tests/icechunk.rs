@@ -691,7 +691,13 @@ fn a_mount_of_a_branch_follows_its_commits() {
     assert!(!m.mp.join("humidity").exists());
     // A reader holding `temp/data.bin` open across the commit keeps its
     // snapshot (O_DIRECT: every read reaches the daemon).
-    let v1_temp = by_dir("tags/v1").arrays.iter().find(|(p, _)| p == "temp").unwrap().1.clone();
+    let v1_temp = by_dir("tags/v1")
+        .arrays
+        .iter()
+        .find(|(p, _)| p == "temp")
+        .unwrap()
+        .1
+        .clone();
     let held = {
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()

@@ -4,7 +4,6 @@
 mod common;
 
 use std::ffi::OsStr;
-use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
@@ -35,20 +34,26 @@ impl CountingStore {
 }
 
 impl ReadableStore for CountingStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> nzfs::store::StoreResult<Option<Vec<u8>>> {
         let v = self.inner.get(key, max_len)?;
         self.count(&v);
         Ok(v)
     }
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        offset: u64,
+        len: u64,
+        expect: Option<Stamp>,
+    ) -> nzfs::store::StoreResult<Option<Vec<u8>>> {
         let v = self.inner.get_range(key, offset, len, expect)?;
         self.count(&v);
         Ok(v)
     }
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> nzfs::store::StoreResult<Option<Stamp>> {
         self.inner.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> nzfs::store::StoreResult<Listing> {
         self.inner.list_dir(prefix)
     }
 }

@@ -10,7 +10,7 @@ use common::zip::{zip, zip_with};
 use nzfs::store::zip::ZipStore;
 use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
 
-fn open(bytes: Vec<u8>) -> io::Result<ZipStore> {
+fn open(bytes: Vec<u8>) -> nzfs::store::StoreResult<ZipStore> {
     let mut m = MemoryStore::default();
     m.insert("s.zip", bytes);
     ZipStore::open(Box::new(m), StoreKey::new("s.zip").unwrap())

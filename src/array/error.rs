@@ -1,6 +1,6 @@
 //! Why a value could not be read. Every variant names the store key; the
 //! errno of each is decided once, in [`ArrayError::errno`] (store errors by
-//! [`crate::store::errno`]).
+//! [`crate::store::StoreError::errno`]).
 
 use std::sync::Arc;
 
@@ -16,7 +16,7 @@ pub enum ArrayError {
         /// The object's key.
         key: String,
         /// The store's error (shared: one failed read answers every waiter).
-        source: Arc<std::io::Error>,
+        source: Arc<crate::store::StoreError>,
     },
     /// An object's bytes did not decode.
     #[error("store key {key}: {source}")]
@@ -65,7 +65,7 @@ impl From<DecodePanicked> for ArrayError {
 }
 
 impl ArrayError {
-    pub(crate) fn store(key: &crate::store::StoreKey, e: std::io::Error) -> ArrayError {
+    pub(crate) fn store(key: &crate::store::StoreKey, e: crate::store::StoreError) -> ArrayError {
         ArrayError::Store {
             key: key.to_string(),
             source: Arc::new(e),
@@ -95,7 +95,7 @@ impl ArrayError {
     /// The errno a reader gets for it: decided here, for every variant.
     pub fn errno(&self) -> i32 {
         match self {
-            ArrayError::Store { source, .. } => crate::store::errno(source),
+            ArrayError::Store { source, .. } => source.errno(),
             ArrayError::OutOfBounds { .. } => libc::EINVAL,
             ArrayError::Stopped { .. } => libc::EINTR,
             ArrayError::Decode { .. }

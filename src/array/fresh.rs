@@ -344,14 +344,15 @@ impl Freshness {
         crate::sync::lock(&self.table)
     }
 
-    /// Note the stamp of `key` before it is read for the decode cached
-    /// under `ck`.
-    pub(super) fn before_decode(&self, store: &dyn ReadableStore, key: &StoreKey, ck: CacheKey, cache: &ArrayCache) {
+    /// Note `stamp`, the stamp of the object read for the decode cached
+    /// under `ck` as it was when the read began (`None`: the read failed,
+    /// and leaves no entry: the decode itself reports errors; `Some(None)`:
+    /// no object).
+    pub(super) fn read_for_decode(&self, stamp: Option<Option<Stamp>>, ck: CacheKey, cache: &ArrayCache) {
         if !self.on {
             return;
         }
-        // A failed stat leaves no entry: the decode itself reports errors.
-        let Ok(stamp) = store.stat(key) else {
+        let Some(stamp) = stamp else {
             self.table().seen.remove(&ck);
             return;
         };

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use crate::cache::{Chunk, wait_for};
 use crate::codec::CodecError;
 use crate::codec::sharding::{InnerLocation, ShardingCodec};
-use crate::store::{RangeRequest, Stamp, StoreKey, join};
+use crate::store::{RangeRequest, Stamp, StoreError, StoreKey, join};
 
 /// The most a stored object may exceed its decoded size by.
 fn max_encoded(decoded: u64) -> u64 {
@@ -48,7 +48,7 @@ fn waited<T>(result: Option<Result<T, ArrayError>>) -> Result<T, ArrayError> {
 }
 
 fn vanished(key: &StoreKey) -> ArrayError {
-    ArrayError::store(key, std::io::Error::other("the shard vanished while being read"))
+    ArrayError::store(key, StoreError::Changed("the shard vanished while being read".into()))
 }
 
 impl Array {
@@ -243,7 +243,7 @@ impl Array {
             Ok(Some(_)) => Ok(()),
             Ok(None) => Err(ArrayError::store(
                 key,
-                std::io::Error::other(format!(
+                StoreError::Changed(format!(
                     "chunk absent and {meta_key} is gone: the store changed or vanished"
                 )),
             )),
@@ -265,15 +265,25 @@ impl Array {
     fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
         let key = self.chunk_key(index)?;
         let s = &self.shared;
-        s.fresh
-            .before_decode(s.store.as_ref(), &key, CacheKey::whole(self.id, index), &s.cache);
         let m = self.metadata();
         let chain = self.chain_of(index)?;
         let cap = match m.data_type.element_size() {
             Some(_) => max_encoded(m.chunk_bytes_of(index)),
             None => crate::codec::chain::VARLEN_LIMIT as u64,
         };
-        let fetch_and_decode = |buf: &mut Vec<u8>| match self.shared.store.get_into(&key, cap, buf) {
+        // Where cached decodes are checked against their objects, the read
+        // gives the object's stamp too (one open and one fstat, locally).
+        let read = |buf: &mut Vec<u8>| match s.fresh.on() {
+            false => s.store.get_into(&key, cap, buf),
+            true => {
+                let got = s.store.get_stamped(&key, cap, buf);
+                let stamp = got.as_ref().ok().map(|&(_, stamp)| stamp);
+                s.fresh
+                    .read_for_decode(stamp, CacheKey::whole(self.id, index), &s.cache);
+                got.map(|(found, _)| found)
+            }
+        };
+        let fetch_and_decode = |buf: &mut Vec<u8>| match read(buf) {
             Err(e) => Some(Err(ArrayError::store(&key, e))),
             Ok(false) => None,
             Ok(true) => Some(chain.decode_from(buf).map_err(|e| ArrayError::decode(&key, e))),

@@ -89,14 +89,13 @@ impl FsError {
     /// Errors that are part of normal operation and not worth a warning.
     pub fn is_expected(&self) -> bool {
         match self {
-            FsError::NotFound
-            | FsError::NotADirectory
-            | FsError::IsADirectory
-            | FsError::ReadOnly
-            | FsError::Stale => true,
-            FsError::BrokenNode { .. } | FsError::TooLarge { .. } | FsError::ChangedUnder { .. } | FsError::Array(_) => {
-                false
+            FsError::NotFound | FsError::NotADirectory | FsError::IsADirectory | FsError::ReadOnly | FsError::Stale => {
+                true
             }
+            FsError::BrokenNode { .. }
+            | FsError::TooLarge { .. }
+            | FsError::ChangedUnder { .. }
+            | FsError::Array(_) => false,
         }
     }
 }

@@ -157,8 +157,14 @@ impl NzFs {
             ),
             _ => ("", ""),
         };
-        let path = [dir, name].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join("/");
-        FsError::ChangedUnder { path: format!("/{path}") }
+        let path = [dir, name]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("/");
+        FsError::ChangedUnder {
+            path: format!("/{path}"),
+        }
     }
 
     /// The filesystem of `reread`: its hierarchy from this one's store (or

@@ -58,7 +58,7 @@ fn a_store_without_owners_shows_the_mounting_user_with_the_umask() {
 struct CountingAccess(MemoryStore, std::sync::Arc<std::sync::atomic::AtomicU64>);
 
 impl ReadableStore for CountingAccess {
-    fn get(&self, key: &crate::store::StoreKey, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &crate::store::StoreKey, max: u64) -> crate::store::StoreResult<Option<Vec<u8>>> {
         self.0.get(key, max)
     }
     fn get_range(
@@ -67,16 +67,16 @@ impl ReadableStore for CountingAccess {
         offset: u64,
         len: u64,
         expect: Option<crate::store::Stamp>,
-    ) -> std::io::Result<Option<Vec<u8>>> {
+    ) -> crate::store::StoreResult<Option<Vec<u8>>> {
         self.0.get_range(key, offset, len, expect)
     }
-    fn stat(&self, key: &crate::store::StoreKey) -> std::io::Result<Option<crate::store::Stamp>> {
+    fn stat(&self, key: &crate::store::StoreKey) -> crate::store::StoreResult<Option<crate::store::Stamp>> {
         self.0.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> std::io::Result<crate::store::Listing> {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
         self.0.list_dir(prefix)
     }
-    fn access(&self, _path: &str) -> std::io::Result<Option<Access>> {
+    fn access(&self, _path: &str) -> crate::store::StoreResult<Option<Access>> {
         self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(None)
     }
@@ -268,16 +268,22 @@ struct SlowAdvice(
 );
 
 impl ReadableStore for SlowAdvice {
-    fn get(&self, key: &StoreKey, max_len: u64) -> std::io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> crate::store::StoreResult<Option<Vec<u8>>> {
         self.0.get(key, max_len)
     }
-    fn get_range(&self, key: &StoreKey, o: u64, n: u64, e: Option<Stamp>) -> std::io::Result<Option<Vec<u8>>> {
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        o: u64,
+        n: u64,
+        e: Option<Stamp>,
+    ) -> crate::store::StoreResult<Option<Vec<u8>>> {
         self.0.get_range(key, o, n, e)
     }
-    fn stat(&self, key: &StoreKey) -> std::io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
         self.0.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> std::io::Result<crate::store::Listing> {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
         self.0.list_dir(prefix)
     }
     fn rereads_are_cheap(&self) -> bool {
@@ -381,4 +387,86 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
     let doc = fs.status_document(Vec::new(), false);
     assert!(!doc.contains('\u{1}') && !doc.contains("\\u0001"), "{doc}");
     assert!(doc.contains(status::WITHHELD), "{doc}");
+}
+
+/// A local store that counts the `stat`s and the reads asked of it.
+struct CountingCalls(
+    crate::store::FilesystemStore,
+    std::sync::Arc<[std::sync::atomic::AtomicUsize; 2]>,
+);
+
+impl CountingCalls {
+    fn read(&self) {
+        self.1[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl ReadableStore for CountingCalls {
+    fn get(&self, key: &StoreKey, max_len: u64) -> crate::store::StoreResult<Option<Vec<u8>>> {
+        self.read();
+        self.0.get(key, max_len)
+    }
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> crate::store::StoreResult<bool> {
+        self.read();
+        self.0.get_into(key, max_len, buf)
+    }
+    fn get_stamped(
+        &self,
+        key: &StoreKey,
+        max_len: u64,
+        buf: &mut Vec<u8>,
+    ) -> crate::store::StoreResult<(bool, Option<Stamp>)> {
+        self.read();
+        self.0.get_stamped(key, max_len, buf)
+    }
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        o: u64,
+        n: u64,
+        e: Option<Stamp>,
+    ) -> crate::store::StoreResult<Option<Vec<u8>>> {
+        self.read();
+        self.0.get_range(key, o, n, e)
+    }
+    fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
+        self.1[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.stat(key)
+    }
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.0.list_dir(prefix)
+    }
+    fn rereads_are_cheap(&self) -> bool {
+        true
+    }
+}
+
+/// A cold chunk of a local store is read with one call, which resolves
+/// and `fstat`s its object once and stamps the decode with that `fstat`
+/// (old code: a `stat` first, so two resolves and two `fstat`s). A change
+/// of the object is still seen: the stamp is the object's.
+#[test]
+fn a_cold_local_chunk_is_resolved_once() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let dir = tempfile::tempdir().unwrap();
+    let calls = std::sync::Arc::new([
+        std::sync::atomic::AtomicUsize::new(0),
+        std::sync::atomic::AtomicUsize::new(0),
+    ]);
+    let counter = calls.clone();
+    let (fs, node) = sixteen_chunks_through(dir.path(), |store| Box::new(CountingCalls(store, counter)));
+    let before = (calls[0].load(Relaxed), calls[1].load(Relaxed));
+    assert_eq!(&fs.chunk(node, 3).unwrap()[..], &[3u8; 1024][..]);
+    let after = (calls[0].load(Relaxed), calls[1].load(Relaxed));
+    assert_eq!(
+        (after.0 - before.0, after.1 - before.1),
+        (0, 1),
+        "(stats, reads) of one cold chunk"
+    );
+    // The decode was stamped: a rewrite of the object is seen at the next
+    // open of its file, and the chunk decoded again.
+    std::fs::write(dir.path().join("a/c/3"), [9u8; 1024]).unwrap();
+    let ino = Inode::Chunk { node, index: 3 }.to_ino();
+    assert_eq!(fs.recheck_open(ino), crate::array::Check::Changed);
+    assert_eq!(&fs.chunk(node, 3).unwrap()[..], &[9u8; 1024][..]);
 }

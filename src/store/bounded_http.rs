@@ -132,10 +132,9 @@ impl Body for Limited {
         match this.limit {
             Limit::Refuse(n) if this.seen + len > n => Poll::Ready(Some(Err(HttpError::new(
                 HttpErrorKind::Decode,
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("the server sent more than the {n} bytes asked for (a range, or a listing's bound)"),
-                ),
+                crate::store::StoreError::Corrupt(format!(
+                    "the server sent more than the {n} bytes asked for (a range, or a listing's bound)"
+                )),
             )))),
             Limit::Cut(n) if this.seen + len > n => {
                 let keep = (n - this.seen) as usize;

@@ -6,7 +6,7 @@
 //! ones too, so a store's own batching (`get_ranges`), paging (`list_page`),
 //! concurrency and access answers are kept; counting never changes a result.
 
-use std::io;
+use crate::store::StoreResult;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -57,7 +57,7 @@ impl Counted {
         self.counters.requests.fetch_add(n, Ordering::Relaxed);
     }
 
-    fn value(&self, got: &io::Result<Option<Vec<u8>>>) {
+    fn value(&self, got: &StoreResult<Option<Vec<u8>>>) {
         self.tally(got.as_ref().ok().map(|v| v.as_ref().map_or(0, Vec::len)));
     }
 
@@ -69,7 +69,7 @@ impl Counted {
         };
     }
 
-    fn lookup<T>(&self, f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    fn lookup<T>(&self, f: impl FnOnce() -> StoreResult<T>) -> StoreResult<T> {
         self.counters.lookups.fetch_add(1, Ordering::Relaxed);
         let out = f();
         if out.is_err() {
@@ -80,47 +80,54 @@ impl Counted {
 }
 
 impl ReadableStore for Counted {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         self.reads(1);
         let got = self.inner.get(key, max_len);
         self.value(&got);
         got
     }
 
-    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<bool> {
         self.reads(1);
         let got = self.inner.get_into(key, max_len, buf);
         self.tally(got.as_ref().ok().map(|&found| if found { buf.len() } else { 0 }));
         got
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_stamped(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<(bool, Option<Stamp>)> {
+        self.reads(1);
+        let got = self.inner.get_stamped(key, max_len, buf);
+        self.tally(got.as_ref().ok().map(|&(found, _)| if found { buf.len() } else { 0 }));
+        got
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         self.reads(1);
         let got = self.inner.get_range(key, offset, len, expect);
         self.value(&got);
         got
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         self.lookup(|| self.inner.stat(key))
     }
 
-    fn dir_stamp(&self, prefix: &str) -> io::Result<Option<Stamp>> {
+    fn dir_stamp(&self, prefix: &str) -> StoreResult<Option<Stamp>> {
         self.inner.dir_stamp(prefix)
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         self.lookup(|| self.inner.list_dir(prefix))
     }
 
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         self.reads(requests.len() as u64);
         let got = self.inner.get_ranges(requests);
         got.iter().for_each(|g| self.value(g));
         got
     }
 
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
         self.lookup(|| self.inner.list_page(prefix, start_after, limit))
     }
 
@@ -144,7 +151,7 @@ impl ReadableStore for Counted {
         self.inner.will_need(key)
     }
 
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         self.inner.access(path)
     }
 }

@@ -30,9 +30,10 @@
 //!   (`If-Match` in effect: a mismatch is an error, and the look is
 //!   dropped), so no entry holds bytes under another version's name.
 
+use crate::store::{StoreError, StoreResult};
 use std::fs;
 use std::hash::Hasher;
-use std::io::{self, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -124,10 +125,9 @@ impl Hasher for Fnv {
 impl DiskCached {
     /// Wrap `inner` (named `store` in messages) with a cache in `dir` of at
     /// most `budget` bytes. `dir` is created when missing.
-    pub fn new(inner: Box<dyn ReadableStore>, store: &str, dir: &Path, budget: u64) -> io::Result<DiskCached> {
+    pub fn new(inner: Box<dyn ReadableStore>, store: &str, dir: &Path, budget: u64) -> StoreResult<DiskCached> {
         let root = dir.join(VERSION_DIR);
-        fs::create_dir_all(&root)
-            .map_err(|e| io::Error::new(e.kind(), format!("disk cache {}: {e}", root.display())))?;
+        fs::create_dir_all(&root).map_err(|e| StoreError::from(e).context(format!("disk cache {}", root.display())))?;
         let stats = Arc::new(DiskCacheStats::default());
         stats.used_bytes.store(u64::MAX, Ordering::Relaxed);
         stats.budget_bytes.store(budget, Ordering::Relaxed);
@@ -166,7 +166,7 @@ impl DiskCached {
         self.root.join(&name[..2]).join(name)
     }
 
-    fn warn(&self, what: &str, e: &io::Error) {
+    fn warn(&self, what: &str, e: &dyn std::fmt::Display) {
         if !self.warned.swap(true, Ordering::Relaxed) {
             tracing::warn!(cache = %self.root.display(), error = %e, "disk cache {what} failed; reading from the store (logged once)");
         }
@@ -210,7 +210,7 @@ impl DiskCached {
     /// Keep `bytes` as `identity`; errors are logged once and ignored.
     fn keep(&self, identity: &str, bytes: &[u8]) {
         let path = self.path(identity);
-        let result = (|| -> io::Result<u64> {
+        let result = (|| -> StoreResult<u64> {
             let dir = path.parent().expect("entries live in a subdirectory");
             fs::create_dir_all(dir)?;
             // A name no other writer (thread or mount) uses at the same time.
@@ -229,7 +229,7 @@ impl DiskCached {
             if written.is_err() {
                 let _ = fs::remove_file(&tmp_path);
             }
-            written.map(|()| entry.len() as u64)
+            Ok(written.map(|()| entry.len() as u64)?)
         })();
         match result {
             Ok(n) => {
@@ -272,7 +272,7 @@ impl DiskCached {
     /// The version of `key` in the store now: asked of it unless looked
     /// at less than [`RECHECK_AFTER`] ago; and whether the store was not
     /// asked.
-    fn look(&self, key: &StoreKey) -> io::Result<(Option<Stamp>, bool)> {
+    fn look(&self, key: &StoreKey) -> StoreResult<(Option<Stamp>, bool)> {
         if let Some((stamp, at)) = crate::sync::lock(&self.looks).get(key.as_str())
             && at.elapsed() < RECHECK_AFTER
         {
@@ -330,7 +330,7 @@ fn entries(root: &Path) -> Vec<(std::time::SystemTime, u64, PathBuf)> {
 }
 
 impl ReadableStore for DiskCached {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         if is_metadata(key) {
             return self.inner.get(key, max_len);
         }
@@ -360,7 +360,7 @@ impl ReadableStore for DiskCached {
         }
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let request = RangeRequest {
             key: key.clone(),
             offset,
@@ -372,7 +372,7 @@ impl ReadableStore for DiskCached {
             .expect("one answer per request")
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         if is_metadata(key) {
             return self.inner.stat(key);
         }
@@ -383,7 +383,7 @@ impl ReadableStore for DiskCached {
         Ok(stamp)
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         self.inner.list_dir(prefix)
     }
 
@@ -391,7 +391,7 @@ impl ReadableStore for DiskCached {
         crate::sync::lock(&self.looks).clear();
     }
 
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         // Hits from disk; the misses go to the store together.
         let identities: Vec<Option<String>> = requests.iter().map(|r| self.range_identity(r)).collect();
         let hits: Vec<Option<Vec<u8>>> = requests
@@ -428,7 +428,7 @@ impl ReadableStore for DiskCached {
             .collect()
     }
 
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
         self.inner.list_page(prefix, start_after, limit)
     }
 
@@ -436,7 +436,7 @@ impl ReadableStore for DiskCached {
         self.inner.concurrency()
     }
 
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         self.inner.access(path)
     }
 
@@ -459,7 +459,7 @@ mod tests {
     struct Counted(MemoryStore, Arc<AtomicU64>);
 
     impl ReadableStore for Counted {
-        fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
             self.1.fetch_add(1, Ordering::Relaxed);
             self.0.get(key, max_len)
         }
@@ -469,14 +469,14 @@ mod tests {
             offset: u64,
             len: u64,
             expect: Option<Stamp>,
-        ) -> io::Result<Option<Vec<u8>>> {
+        ) -> StoreResult<Option<Vec<u8>>> {
             self.1.fetch_add(1, Ordering::Relaxed);
             self.0.get_range(key, offset, len, expect)
         }
-        fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
             self.0.stat(key)
         }
-        fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
             self.0.list_dir(prefix)
         }
     }

@@ -19,8 +19,9 @@
 //! - a listing never offers a link back to a directory above it (or to
 //!   itself) as a prefix: the store's tree has no loop.
 
+use crate::store::{StoreError, StoreResult};
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -69,7 +70,7 @@ impl FilesystemStore {
     }
 
     /// Open `rel` (`""` is the root itself) with `flags`, beneath the root.
-    fn resolve(&self, rel: &str, flags: OFlags) -> io::Result<OwnedFd> {
+    fn resolve(&self, rel: &str, flags: OFlags) -> StoreResult<OwnedFd> {
         // openat2 refuses O_PATH with any flag but a few (O_NOCTTY among them).
         let flags = match flags.contains(OFlags::PATH) {
             false => flags | OFlags::CLOEXEC | OFlags::NOCTTY,
@@ -102,7 +103,7 @@ impl FilesystemStore {
 
     /// The regular file at `key` with its `stat`, or `None` when there is
     /// no value (nothing there, or a directory).
-    fn open_object(&self, key: &StoreKey) -> io::Result<Option<(File, Stat)>> {
+    fn open_object(&self, key: &StoreKey) -> StoreResult<Option<(File, Stat)>> {
         let fd = match self.resolve(key.as_str(), OFlags::RDONLY | OFlags::NONBLOCK) {
             Ok(fd) => fd,
             Err(e) if is_absent(&e) => return Ok(None),
@@ -131,7 +132,7 @@ impl FilesystemStore {
             .collect()
     }
 
-    fn stat_path(&self, rel: &str) -> io::Result<Option<Stat>> {
+    fn stat_path(&self, rel: &str) -> StoreResult<Option<Stat>> {
         match self.resolve(rel, OFlags::PATH) {
             Ok(fd) => fstat(&fd).map(Some),
             Err(e) if is_absent(&e) => Ok(None),
@@ -157,28 +158,22 @@ fn file_kind(st: &Stat) -> Option<&'static str> {
     }
 }
 
-fn not_regular(key: &StoreKey, kind: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("{key} is {kind}, not a regular file: refused"),
-    )
+fn not_regular(key: &StoreKey, kind: &str) -> StoreError {
+    StoreError::Corrupt(format!("{key} is {kind}, not a regular file: refused"))
 }
 
-fn escapes(rel: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("{rel} is a symlink that leads outside the store: refused (--follow-symlinks allows it)"),
-    )
+fn escapes(rel: &str) -> StoreError {
+    StoreError::Corrupt(format!(
+        "{rel} is a symlink that leads outside the store: refused (--follow-symlinks allows it)"
+    ))
 }
 
 /// Name the key in resolution errors that say something about the store.
-fn resolve_error(rel: &str, e: io::Error) -> io::Error {
+fn resolve_error(rel: &str, e: impl Into<StoreError>) -> StoreError {
+    let e = e.into();
     match e.raw_os_error() {
         Some(libc::EXDEV) => escapes(rel),
-        Some(libc::ELOOP) => io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{rel}: too many levels of symlinks (a symlink loop?)"),
-        ),
+        Some(libc::ELOOP) => StoreError::Corrupt(format!("{rel}: too many levels of symlinks (a symlink loop?)")),
         _ => e,
     }
 }
@@ -186,16 +181,15 @@ fn resolve_error(rel: &str, e: io::Error) -> io::Error {
 /// Errors that mean no object can be at a path: it is not there, a parent
 /// is a file, or a name in it is longer than the filesystem allows (a node
 /// named in consolidated metadata only may have any length).
-fn is_absent(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory)
-        || e.raw_os_error() == Some(libc::ENAMETOOLONG)
+fn is_absent(e: &StoreError) -> bool {
+    e.is_not_found() || e.raw_os_error() == Some(libc::ENAMETOOLONG)
 }
 
-fn open_path(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+fn open_path(path: &Path, flags: OFlags) -> StoreResult<OwnedFd> {
     Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
-fn openat2(dir: &OwnedFd, rel: &Path, flags: OFlags, resolve: ResolveFlags) -> io::Result<OwnedFd> {
+fn openat2(dir: &OwnedFd, rel: &Path, flags: OFlags, resolve: ResolveFlags) -> StoreResult<OwnedFd> {
     // With RESOLVE_BENEATH the kernel answers EAGAIN when a rename or
     // mount anywhere on the system raced the lookup: try again (bounded;
     // it succeeds at once unless renames run in a tight loop).
@@ -211,7 +205,7 @@ fn openat2(dir: &OwnedFd, rel: &Path, flags: OFlags, resolve: ResolveFlags) -> i
     }
 }
 
-fn fstat(fd: &OwnedFd) -> io::Result<Stat> {
+fn fstat(fd: &OwnedFd) -> StoreResult<Stat> {
     Ok(rustix::fs::fstat(fd)?)
 }
 
@@ -237,7 +231,7 @@ fn read_range(
     offset: u64,
     len: u64,
     expect: Option<Stamp>,
-) -> io::Result<Option<Vec<u8>>> {
+) -> StoreResult<Option<Vec<u8>>> {
     use std::os::unix::fs::FileExt;
     check_stamp(key, stamp(st), expect)?;
     let have = st.st_size as u64;
@@ -252,7 +246,7 @@ fn read_range(
 
 /// The entries of an open directory, without `.` and `..`: each name and
 /// its `d_type`.
-fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, FileType)>> {
+fn read_dir_fd(fd: OwnedFd) -> StoreResult<Vec<(Vec<u8>, FileType)>> {
     let mut out = Vec::new();
     for entry in Dir::new(fd)? {
         let entry = entry?;
@@ -265,16 +259,23 @@ fn read_dir_fd(fd: OwnedFd) -> io::Result<Vec<(Vec<u8>, FileType)>> {
 }
 
 impl ReadableStore for FilesystemStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let mut buf = Vec::new();
         Ok(self.get_into(key, max_len, &mut buf)?.then_some(buf))
     }
 
-    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<bool> {
+        Ok(self.get_stamped(key, max_len, buf)?.0)
+    }
+
+    /// The stamp is the `fstat` of the file read, taken before its bytes
+    /// are: a rewrite while it is read changes the object's stamp, which
+    /// the next check sees.
+    fn get_stamped(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<(bool, Option<Stamp>)> {
         buf.clear();
         let _reading = inflight::begin(key.as_str());
         let Some((file, st)) = self.open_object(key)? else {
-            return Ok(false);
+            return Ok((false, None));
         };
         let len = st.st_size as u64;
         if len > max_len {
@@ -286,10 +287,10 @@ impl ReadableStore for FilesystemStore {
         if buf.len() as u64 > max_len {
             return Err(too_large(buf.len() as u64, max_len));
         }
-        Ok(true)
+        Ok((true, Some(stamp(&st))))
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(key.as_str());
         let Some(object) = self.open_object(key)? else {
             return Ok(None);
@@ -302,7 +303,7 @@ impl ReadableStore for FilesystemStore {
     /// (`POSIX_FADV_WILLNEED`), so that the reads of a run's ranges that
     /// are not in the page cache go to the device together instead of one
     /// after the other (a random read of a shard file needs several).
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         let mut out = Vec::with_capacity(requests.len());
         for run in requests.chunk_by(|a, b| a.key == b.key) {
             let key = &run[0].key;
@@ -331,7 +332,7 @@ impl ReadableStore for FilesystemStore {
         out
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         let _reading = inflight::begin(key.as_str());
         let Some(st) = self.stat_path(key.as_str())? else {
             return Ok(None);
@@ -343,7 +344,7 @@ impl ReadableStore for FilesystemStore {
         }
     }
 
-    fn dir_stamp(&self, prefix: &str) -> io::Result<Option<Stamp>> {
+    fn dir_stamp(&self, prefix: &str) -> StoreResult<Option<Stamp>> {
         let _reading = inflight::begin(prefix);
         Ok(self
             .stat_path(prefix)?
@@ -351,7 +352,7 @@ impl ReadableStore for FilesystemStore {
             .map(|st| stamp(&st)))
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         if !prefix.is_empty() {
             StoreKey::new(prefix)?;
         }
@@ -418,7 +419,7 @@ impl ReadableStore for FilesystemStore {
         }
     }
 
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         let _reading = inflight::begin(path);
         Ok(self.stat_path(path)?.map(|st| Access {
             uid: st.st_uid,

@@ -20,8 +20,8 @@
 //! any other failure (a corrupt manifest, an unreachable bucket) is an
 //! error naming the repository, the version and the key.
 
+use crate::store::{StoreError, StoreResult};
 use std::collections::{BTreeMap, BTreeSet};
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -105,7 +105,7 @@ pub enum VersionError {
     /// No branch, tag or snapshot of that name: it says which.
     NoSuch(String),
     /// The repository could not be read.
-    Io(io::Error),
+    Io(StoreError),
 }
 
 /// An open repository.
@@ -156,18 +156,18 @@ fn line(e: impl std::fmt::Display) -> String {
 impl Repo {
     /// Open the repository at `source` (`icechunk+s3://bucket/prefix`,
     /// `icechunk+file:///path` or a local path).
-    pub fn open(source: &str, opts: &RemoteOptions) -> io::Result<Repo> {
+    pub fn open(source: &str, opts: &RemoteOptions) -> StoreResult<Repo> {
         let display = super::redact_url(source).trim_end_matches('/').to_string();
         let runtime = super::runtime()?;
         let deadline = opts.request_timeout.saturating_mul(3);
-        let bad = |e: String| io::Error::other(format!("{display}: {e}"));
+        let bad = |e: String| StoreError::Corrupt(format!("{display}: {e}"));
         let refused = |e: config::ConfigError| bad(e.to_string());
         let repo = runtime.block_on(async {
             let options = config::Options::new(opts).map_err(refused)?;
             let storage = config::storage_for(source, &options).await.map_err(refused)?;
             let open = Repository::open(storage).execute();
             let repo = match tokio::time::timeout(deadline, open).await {
-                Err(_) => return Err(io::Error::new(io::ErrorKind::TimedOut, format!("{display}: no answer"))),
+                Err(_) => return Err(StoreError::TimedOut(format!("{display}: no answer"))),
                 Ok(r) => r.map_err(|e| bad(explain(line(e))))?,
             };
             let unread = config::unread_containers(repo.config(), &options);
@@ -203,20 +203,20 @@ impl Repo {
         self.repo.spec_version() as u8
     }
 
-    fn run<T>(&self, what: &str, f: impl Future<Output = Result<T, Reported>>) -> io::Result<T> {
+    fn run<T>(&self, what: &str, f: impl Future<Output = Result<T, Reported>>) -> StoreResult<T> {
         let _asking = inflight::begin(&format!("{}: {what}", self.display));
         self.runtime.block_on(async {
             match tokio::time::timeout(self.deadline, f).await {
-                Err(_) => Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("{}: {what}: no answer in {:?}", self.display, self.deadline),
-                )),
+                Err(_) => Err(StoreError::TimedOut(format!(
+                    "{}: {what}: no answer in {:?}",
+                    self.display, self.deadline
+                ))),
                 Ok(r) => r.map_err(|e| {
-                    let kind = match e.not_found {
-                        true => io::ErrorKind::NotFound,
-                        false => io::ErrorKind::Other,
-                    };
-                    io::Error::new(kind, format!("{}: {what}: {e}", self.display))
+                    let text = format!("{}: {what}: {e}", self.display);
+                    match e.not_found {
+                        true => StoreError::NotFound(text),
+                        false => StoreError::Corrupt(text),
+                    }
                 }),
             }
         })
@@ -252,7 +252,7 @@ impl Repo {
             })
             .map_err(|e| match version {
                 // The repository has no such snapshot object.
-                Version::Snapshot(_) if e.kind() == io::ErrorKind::NotFound => {
+                Version::Snapshot(_) if e.is_not_found() => {
                     VersionError::NoSuch(format!("no {version} in {}", self.display))
                 }
                 _ => VersionError::Io(e),
@@ -269,7 +269,7 @@ impl Repo {
     }
 
     /// The names of the repository's branches or tags.
-    fn ref_names(&self, kind: RefKind) -> io::Result<BTreeSet<String>> {
+    fn ref_names(&self, kind: RefKind) -> StoreResult<BTreeSet<String>> {
         self.run(kind.plural(), async {
             match kind {
                 RefKind::Branch => self.repo.list_branches().await.map_err(reported_repository),
@@ -279,7 +279,7 @@ impl Repo {
     }
 
     /// The repository's branches or tags, each with the snapshot it names.
-    pub fn refs(&self, kind: RefKind) -> io::Result<BTreeMap<String, String>> {
+    pub fn refs(&self, kind: RefKind) -> StoreResult<BTreeMap<String, String>> {
         let names = self.ref_names(kind)?;
         self.run(kind.plural(), async {
             let mut out = BTreeMap::new();
@@ -297,10 +297,10 @@ impl Repo {
     /// At most `limit` snapshots from `version` back through its parents,
     /// and the failure that ended the walk early, if one did (a corrupt or
     /// missing snapshot object).
-    fn walk_history(&self, version: &VersionInfo, limit: usize) -> io::Result<(Vec<Snapshot>, Option<io::Error>)> {
+    fn walk_history(&self, version: &VersionInfo, limit: usize) -> StoreResult<(Vec<Snapshot>, Option<StoreError>)> {
         let display = &self.display;
         self.run("history", async {
-            let failed = |e| io::Error::other(format!("{display}: history: {}", line(e)));
+            let failed = |e| StoreError::Corrupt(format!("{display}: history: {}", line(e)));
             let stream = match self.repo.ancestry(version).await {
                 Ok(s) => s,
                 Err(e) => return Ok((Vec::new(), Some(failed(e)))),
@@ -322,7 +322,7 @@ impl Repo {
         })
     }
 
-    fn history_of(&self, version: &VersionInfo, limit: usize) -> io::Result<Vec<Snapshot>> {
+    fn history_of(&self, version: &VersionInfo, limit: usize) -> StoreResult<Vec<Snapshot>> {
         match self.walk_history(version, limit)? {
             (out, None) => Ok(out),
             (_, Some(e)) => Err(e),
@@ -332,10 +332,10 @@ impl Repo {
     /// Every snapshot reachable from the snapshots `tips` (the refs'), by
     /// id. A snapshot that cannot be read ends its walk with a warning
     /// naming it: what was read before it is still there.
-    pub fn history<'a>(&self, tips: impl Iterator<Item = &'a String>) -> io::Result<BTreeMap<String, Snapshot>> {
+    pub fn history<'a>(&self, tips: impl Iterator<Item = &'a String>) -> StoreResult<BTreeMap<String, Snapshot>> {
         let mut seen: BTreeMap<String, Snapshot> = BTreeMap::new();
         for id in tips {
-            let sid = SnapshotId::try_from(id.as_str()).map_err(|e| io::Error::other(line(e)))?;
+            let sid = SnapshotId::try_from(id.as_str()).map_err(|e| StoreError::Corrupt(line(e)))?;
             let (walked, failed) = self.walk_history(&VersionInfo::SnapshotId(sid), usize::MAX)?;
             if let Some(e) = failed {
                 tracing::warn!(snapshot = %id, error = %e, "history is cut short at an unreadable snapshot");
@@ -348,8 +348,8 @@ impl Repo {
     }
 
     /// The store of one resolved snapshot.
-    pub fn version_store(self: &Arc<Repo>, snapshot: &Snapshot) -> io::Result<VersionStore> {
-        let id = SnapshotId::try_from(snapshot.id.as_str()).map_err(|e| io::Error::other(line(e)))?;
+    pub fn version_store(self: &Arc<Repo>, snapshot: &Snapshot) -> StoreResult<VersionStore> {
+        let id = SnapshotId::try_from(snapshot.id.as_str()).map_err(|e| StoreError::Corrupt(line(e)))?;
         let session = self.run("open snapshot", async {
             self.repo
                 .readonly_session(&VersionInfo::SnapshotId(id))
@@ -415,16 +415,20 @@ impl VersionStore {
         &self,
         key: &str,
         f: impl Future<Output = Result<T, icechunk::store::StoreError>>,
-    ) -> io::Result<Option<T>> {
+    ) -> StoreResult<Option<T>> {
         let deadline = self.repo.deadline;
         match tokio::time::timeout(deadline, f).await {
-            Err(_) => Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("{}/{key}: no answer in {deadline:?}", self.name),
-            )),
+            Err(_) => Err(StoreError::TimedOut(format!(
+                "{}/{key}: no answer in {deadline:?}",
+                self.name
+            ))),
             Ok(Ok(v)) => Ok(Some(v)),
             Ok(Err(e)) if not_found(&e) => Ok(None),
-            Ok(Err(e)) => Err(io::Error::other(format!("{}/{key}: {}", self.name, explain(line(e))))),
+            Ok(Err(e)) => Err(StoreError::Corrupt(format!(
+                "{}/{key}: {}",
+                self.name,
+                explain(line(e))
+            ))),
         }
     }
 
@@ -432,7 +436,7 @@ impl VersionStore {
         &self,
         key: &str,
         f: impl Future<Output = Result<T, icechunk::store::StoreError>>,
-    ) -> io::Result<Option<T>> {
+    ) -> StoreResult<Option<T>> {
         let _reading = inflight::begin(&format!("{}/{key}", self.name));
         self.repo.runtime.block_on(self.ask_async(key, f))
     }
@@ -440,7 +444,7 @@ impl VersionStore {
     /// The length of `key`, `None` when the snapshot has no such key. The
     /// crate gives a chunk it does not hold the length 0, so a length of 0
     /// is asked about once more.
-    async fn size(&self, key: &str) -> io::Result<Option<u64>> {
+    async fn size(&self, key: &str) -> StoreResult<Option<u64>> {
         match self.ask_async(key, self.store.getsize(key)).await? {
             Some(0) if self.ask_async(key, self.store.exists(key)).await? != Some(true) => Ok(None),
             other => Ok(other),
@@ -449,7 +453,7 @@ impl VersionStore {
 
     /// The bytes `span` asks for of `key`, after one look at its length
     /// in the manifest: `None` when the snapshot has no such key.
-    async fn range(&self, key: &StoreKey, span: Span, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    async fn range(&self, key: &StoreKey, span: Span, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let k = key.as_str();
         if let Span::Part { len, .. } = span
             && len > super::MAX_RANGE
@@ -467,7 +471,7 @@ impl VersionStore {
         let (offset, len) = match span {
             Span::Whole { max_len } if size > max_len => {
                 let e = super::too_large(size, max_len);
-                return Err(io::Error::new(e.kind(), format!("{}/{k}: {e}", self.name)));
+                return Err(e.context(format!("{}/{k}", self.name)));
             }
             Span::Whole { .. } => (0, size),
             Span::Part { offset, len } => (offset, len),
@@ -494,21 +498,21 @@ enum Span {
 }
 
 impl ReadableStore for VersionStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(&format!("{}/{key}", self.name));
         self.repo
             .runtime
             .block_on(self.range(key, Span::Whole { max_len }, None))
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(&format!("{}/{key}", self.name));
         self.repo
             .runtime
             .block_on(self.range(key, Span::Part { offset, len }, expect))
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         // A snapshot never changes: its length is the only version there is.
         let k = key.as_str();
         let _reading = inflight::begin(&format!("{}/{k}", self.name));
@@ -516,7 +520,7 @@ impl ReadableStore for VersionStore {
         Ok(size.map(|len| Stamp { len, version: 0 }))
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         let items = self.ask(prefix, async {
             let stream = self.store.list_dir_items(prefix).await?;
             stream.try_collect::<Vec<_>>().await
@@ -533,7 +537,7 @@ impl ReadableStore for VersionStore {
         Ok(listing)
     }
 
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         // Concurrently on the runtime: once the crate has a manifest cached,
         // each is one read of a chunk object.
         let _reading: Vec<_> = requests

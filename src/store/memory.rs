@@ -1,8 +1,8 @@
 //! An in-memory store, for tests: keys are strings, values byte vectors.
 //! Every object has version 0 and no [`super::Access`].
 
+use crate::store::StoreResult;
 use std::collections::BTreeMap;
-use std::io;
 
 use super::{Listing, ReadableStore, Stamp, StoreKey, check_stamp, short_value, too_large};
 
@@ -25,14 +25,14 @@ impl MemoryStore {
 }
 
 impl ReadableStore for MemoryStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         match self.values.get(key.as_str()) {
             Some(v) if v.len() as u64 > max_len => Err(too_large(v.len() as u64, max_len)),
             v => Ok(v.cloned()),
         }
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let Some(v) = self.values.get(key.as_str()) else {
             return Ok(None);
         };
@@ -51,14 +51,14 @@ impl ReadableStore for MemoryStore {
         }
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         Ok(self.values.get(key.as_str()).map(|v| Stamp {
             len: v.len() as u64,
             version: 0,
         }))
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         Ok(super::sorted_listing(&self.values, prefix))
     }
 }

@@ -15,6 +15,7 @@ mod access;
 mod bounded_http;
 pub mod counted;
 pub mod disk_cache;
+mod error;
 mod filesystem;
 #[cfg(feature = "icechunk")]
 pub mod icechunk;
@@ -31,6 +32,7 @@ use std::fmt;
 use std::io;
 
 pub use access::{Access, Meet, Need};
+pub use error::{StoreError, StoreResult};
 pub use filesystem::{FilesystemStore, Symlinks};
 pub use memory::MemoryStore;
 pub use redact::{Redacting, redact_text, redact_url};
@@ -41,7 +43,7 @@ pub struct StoreKey(String);
 
 impl StoreKey {
     /// `key`, if it is one: not empty, no NUL, no empty, `.` or `..` segment.
-    pub fn new(key: impl Into<String>) -> Result<StoreKey, io::Error> {
+    pub fn new(key: impl Into<String>) -> StoreResult<StoreKey> {
         let key = key.into();
         let ok = !key.is_empty()
             && !key.contains('\0')
@@ -49,10 +51,7 @@ impl StoreKey {
         if ok {
             Ok(StoreKey(key))
         } else {
-            Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("invalid store key {key:?}"),
-            ))
+            Err(StoreError::Corrupt(format!("invalid store key {key:?}")))
         }
     }
 
@@ -100,7 +99,7 @@ impl fmt::Display for Version {
 }
 
 /// Join a node prefix (`""` for the root, else `a/b`) and a relative key.
-pub fn join(prefix: &str, rest: &str) -> Result<StoreKey, io::Error> {
+pub fn join(prefix: &str, rest: &str) -> StoreResult<StoreKey> {
     if prefix.is_empty() {
         StoreKey::new(rest)
     } else {
@@ -188,12 +187,12 @@ pub fn sorted_listing<V>(keys: &std::collections::BTreeMap<String, V>, prefix: &
 pub trait ReadableStore: Send + Sync {
     /// The value at `key`, or `None` when there is none. Values longer than
     /// `max_len` are an error, so a hostile object cannot exhaust memory.
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>>;
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>>;
     /// [`ReadableStore::get`] into `buf` (emptied first), so that a caller
     /// can reuse one allocation for many values; `false` when there is no
     /// value. The default moves `get`'s value in; a local filesystem reads
     /// straight into `buf`.
-    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> io::Result<bool> {
+    fn get_into(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<bool> {
         buf.clear();
         match self.get(key, max_len)? {
             Some(value) => {
@@ -203,28 +202,38 @@ pub trait ReadableStore: Send + Sync {
             None => Ok(false),
         }
     }
+    /// [`ReadableStore::get_into`], with the [`Stamp`] of the value read
+    /// where the store can tell it (`None`: absent, or unknown): what a
+    /// decode that is checked against its object later is read with. The
+    /// default asks [`ReadableStore::stat`], then reads; a local
+    /// filesystem takes the stamp from the file it opened for the read
+    /// (one resolve and one `fstat` for both).
+    fn get_stamped(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<(bool, Option<Stamp>)> {
+        let stamp = self.stat(key)?;
+        Ok((self.get_into(key, max_len, buf)?, stamp))
+    }
     /// `len` bytes of the value at `key` from byte `offset`, or `None` when
     /// there is no value. A value too short for the range is an error, and
     /// so is one whose [`Stamp`] is not `expect` when that is given (the
     /// object was replaced or rewritten since it was stamped).
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>>;
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>>;
     /// The length and version of the value at `key`, or `None` when there is none.
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>>;
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>>;
     /// The version of directory `prefix` where the store has directories
     /// whose version changes when a name in them is added, removed or
     /// replaced (a local filesystem: inode, change and modification
     /// times); `None` elsewhere, and where there is no such directory.
-    fn dir_stamp(&self, _prefix: &str) -> io::Result<Option<Stamp>> {
+    fn dir_stamp(&self, _prefix: &str) -> StoreResult<Option<Stamp>> {
         Ok(None)
     }
     /// The keys and prefixes directly under `prefix` (`""` is the root).
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing>;
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing>;
     /// Several byte ranges, of one key or many, in one call; the results
     /// come in request order, each as [`ReadableStore::get_range`] would
     /// give it. A remote store overrides this to issue them concurrently;
     /// the default asks one after the other, which is what a local
     /// filesystem does best.
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         requests
             .iter()
             .map(|r| self.get_range(&r.key, r.offset, r.len, r.expect))
@@ -234,7 +243,7 @@ pub trait ReadableStore: Send + Sync {
     /// byte order of the name) that sort after `start_after`, and the name
     /// to resume after when there are more. An object store overrides this
     /// with its paged LIST; the default pages a [`ReadableStore::list_dir`].
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> io::Result<ListPage> {
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
         let all = self.list_dir(prefix)?;
         let mut names: Vec<(String, bool)> = all
             .keys
@@ -291,7 +300,7 @@ pub trait ReadableStore: Send + Sync {
     }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         let _ = path;
         Ok(None)
     }
@@ -303,7 +312,7 @@ pub trait ReadableStore: Send + Sync {
 /// bytes (decoding happens on the callers' threads), and kept for the
 /// process's life. Callers block on their own request only.
 #[cfg(feature = "remote")]
-pub(crate) fn runtime() -> io::Result<&'static tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> StoreResult<&'static tokio::runtime::Runtime> {
     static RUNTIME: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
     if let Some(r) = RUNTIME.get() {
         return Ok(r);
@@ -328,9 +337,9 @@ pub struct Stamp {
     pub version: u64,
 }
 
-pub(crate) fn check_stamp(key: &StoreKey, have: Stamp, expect: Option<Stamp>) -> io::Result<()> {
+pub(crate) fn check_stamp(key: &StoreKey, have: Stamp, expect: Option<Stamp>) -> StoreResult<()> {
     match expect {
-        Some(want) if want != have => Err(io::Error::other(format!(
+        Some(want) if want != have => Err(StoreError::Changed(format!(
             "{key} changed while mounted (now {} bytes, was {})",
             have.len, want.len
         ))),
@@ -338,82 +347,26 @@ pub(crate) fn check_stamp(key: &StoreKey, have: Stamp, expect: Option<Stamp>) ->
     }
 }
 
-pub(crate) fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::UnexpectedEof,
-        format!(
-            "range {offset}..{} is past the end of {key} ({have} bytes)",
-            offset.saturating_add(len)
-        ),
-    )
+pub(crate) fn short_value(key: &StoreKey, offset: u64, len: u64, have: u64) -> StoreError {
+    StoreError::Corrupt(format!(
+        "range {offset}..{} is past the end of {key} ({have} bytes)",
+        offset.saturating_add(len)
+    ))
 }
 
 /// An object larger than the most its reader asked for: every store
 /// refuses it with this error, so a reader can tell it from other failures
-/// ([`is_too_large`]) and ask again with a larger limit.
-#[derive(Debug, thiserror::Error)]
-#[error("object of {len} bytes exceeds the {max_len}-byte limit")]
-pub struct TooLarge {
-    /// The object's length, or the bytes sent before the limit was passed.
-    pub len: u64,
-    /// The most bytes allowed.
-    pub max_len: u64,
+/// and ask again with a larger limit.
+pub(crate) fn too_large(len: u64, max_len: u64) -> StoreError {
+    StoreError::TooLarge { len, max_len }
 }
 
-pub(crate) fn too_large(len: u64, max_len: u64) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, TooLarge { len, max_len })
-}
-
-/// Whether `e` is a store's refusal of an object over the reader's limit.
+/// Whether `e` (a store error carried above the store as an
+/// `io::Error`) is a refusal of an object over the reader's limit.
 pub fn is_too_large(e: &io::Error) -> bool {
-    e.get_ref().is_some_and(|inner| inner.is::<TooLarge>())
-}
-
-/// What a store failure means to a reader, in the four kinds that matter
-/// to one: the one place where store errors get an errno.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
-    /// The object or a directory on its path is gone.
-    NotFound,
-    /// The store refuses the reader (file modes, bucket policy).
-    PermissionDenied,
-    /// The store did not answer in time.
-    TimedOut,
-    /// The object exists but cannot be what it claims (a special file, a
-    /// symlink out of the store, a short or oversized object) or any other
-    /// I/O failure.
-    Corrupt,
-}
-
-impl Failure {
-    /// The kind of `e`. `io::ErrorKind` is `#[non_exhaustive]`, so its match
-    /// ends in a catch-all: every kind not named is `Corrupt`. The errno
-    /// mapping itself ([`Failure::errno`]) names every `Failure`.
-    pub fn of(e: &io::Error) -> Failure {
-        match e.kind() {
-            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => Failure::NotFound,
-            io::ErrorKind::PermissionDenied => Failure::PermissionDenied,
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failure::TimedOut,
-            _ => Failure::Corrupt,
-        }
-    }
-
-    /// The errno a reader gets for it: decided here, for every kind.
-    pub fn errno(self) -> i32 {
-        match self {
-            // A key that vanished under a read is a broken read, not an
-            // absent file: the file was listed. A store that did not answer
-            // in time (after retries) is EIO too, the error every reader
-            // handles; the log line says it timed out.
-            Failure::NotFound | Failure::Corrupt | Failure::TimedOut => libc::EIO,
-            Failure::PermissionDenied => libc::EACCES,
-        }
-    }
-}
-
-/// The errno a reader sees for a store failure.
-pub fn errno(e: &io::Error) -> i32 {
-    Failure::of(e).errno()
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<StoreError>())
+        .is_some_and(|s| matches!(s, StoreError::TooLarge { .. }))
 }
 
 /// A range request larger than this is refused (hostile index entries).
@@ -515,15 +468,6 @@ mod tests {
         }
         seen.sort();
         assert_eq!(seen, ["k:d", "k:x", "k:y", "p:b", "p:c"]);
-    }
-
-    #[test]
-    fn failures_map_to_one_errno_each() {
-        let e = |k| io::Error::new(k, "x");
-        assert_eq!(errno(&e(io::ErrorKind::PermissionDenied)), libc::EACCES);
-        assert_eq!(errno(&e(io::ErrorKind::TimedOut)), libc::EIO);
-        assert_eq!(errno(&e(io::ErrorKind::InvalidData)), libc::EIO);
-        assert_eq!(errno(&e(io::ErrorKind::NotFound)), libc::EIO);
     }
 
     #[test]

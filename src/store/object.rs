@@ -15,6 +15,7 @@
 //! is noticed; credentials never appear in errors or logs (the store is
 //! named by [`super::redact_url`]).
 
+use crate::store::{StoreError, StoreResult};
 use std::io;
 use std::sync::Arc;
 
@@ -44,7 +45,7 @@ pub fn is_remote(s: &str) -> bool {
     super::object_url(s)
 }
 
-fn io_error(what: &str, e: object_store::Error) -> io::Error {
+fn io_error(what: &str, e: object_store::Error) -> StoreError {
     use object_store::Error as E;
     // object_store's message leaves out the HTTP client's causes ("error
     // sending request"); the chain says what happened ("operation timed out").
@@ -57,13 +58,13 @@ fn io_error(what: &str, e: object_store::Error) -> io::Error {
         }
         source = cause.source();
     }
-    let kind = match &e {
-        E::NotFound { .. } => io::ErrorKind::NotFound,
-        E::PermissionDenied { .. } | E::Unauthenticated { .. } => io::ErrorKind::PermissionDenied,
-        _ if timed_out(&e) => io::ErrorKind::TimedOut,
-        _ => io::ErrorKind::Other,
-    };
-    io::Error::new(kind, format!("{what}: {}", concise(&text)))
+    let text = format!("{what}: {}", concise(&text));
+    match &e {
+        E::NotFound { .. } => StoreError::NotFound(text),
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => StoreError::Denied(text),
+        _ if timed_out(&e) => StoreError::TimedOut(text),
+        _ => StoreError::failed(text),
+    }
 }
 
 /// Whether a cause of `e` is a request or connection that timed out: the
@@ -117,7 +118,7 @@ fn version_of(meta: &object_store::ObjectMeta) -> u64 {
 
 impl RemoteStore {
     /// Open the store at `url` (nothing is requested yet).
-    pub fn open(url: &str, opts: &RemoteOptions) -> io::Result<RemoteStore> {
+    pub fn open(url: &str, opts: &RemoteOptions) -> StoreResult<RemoteStore> {
         Self::open_over(url, opts, object_store::client::ReqwestConnector::default())
     }
 
@@ -125,12 +126,12 @@ impl RemoteStore {
     /// place of reqwest's (still bounded): the fuzz target answers every
     /// request from its input.
     #[doc(hidden)]
-    pub fn open_over(url: &str, opts: &RemoteOptions, connector: impl HttpConnector) -> io::Result<RemoteStore> {
-        let parsed = url::Url::parse(url)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{}: {e}", super::redact_url(url))))?;
+    pub fn open_over(url: &str, opts: &RemoteOptions, connector: impl HttpConnector) -> StoreResult<RemoteStore> {
+        let parsed =
+            url::Url::parse(url).map_err(|e| StoreError::Corrupt(format!("{}: {e}", super::redact_url(url))))?;
         let display = super::redact_url(url).trim_end_matches('/').to_string();
         let (store, root) = build(&parsed, opts, BoundedConnector(connector))
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("{display}: {e}")))?;
+            .map_err(|e| StoreError::Corrupt(format!("{display}: {e}")))?;
         let runtime = super::runtime()?;
         Ok(RemoteStore {
             store: Arc::from(store),
@@ -163,7 +164,7 @@ impl RemoteStore {
     }
 
     /// The object's metadata, or `None` when it does not exist.
-    fn head(&self, key: &StoreKey) -> io::Result<Option<object_store::ObjectMeta>> {
+    fn head(&self, key: &StoreKey) -> StoreResult<Option<object_store::ObjectMeta>> {
         let path = self.path(key.as_str());
         match self.runtime.block_on(self.store.head(&path)) {
             Ok(m) => Ok(Some(m)),
@@ -174,7 +175,7 @@ impl RemoteStore {
 }
 
 impl ReadableStore for RemoteStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(key.as_str());
         let path = self.path(key.as_str());
         let name = self.name(key.as_str());
@@ -192,7 +193,7 @@ impl ReadableStore for RemoteStore {
         })
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(key.as_str());
         let request = RangeRequest {
             key: key.clone(),
@@ -203,7 +204,7 @@ impl ReadableStore for RemoteStore {
         Ok(self.runtime.block_on(self.get_range_async(&request))?.map(Vec::from))
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         let _reading = inflight::begin(key.as_str());
         Ok(self.head(key)?.map(|m| Stamp {
             len: m.size,
@@ -211,7 +212,7 @@ impl ReadableStore for RemoteStore {
         }))
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         let _reading = inflight::begin(prefix);
         let path = self.path(prefix);
         let base = if self.root.is_empty() && prefix.is_empty() {
@@ -237,7 +238,7 @@ impl ReadableStore for RemoteStore {
         16
     }
 
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         let _reading: Vec<_> = requests.iter().map(|r| inflight::begin(r.key.as_str())).collect();
         // Ranges of one object (one version) are merged where they lie
         // close together, into few requests; all requests are in flight at once.
@@ -263,7 +264,7 @@ impl ReadableStore for RemoteStore {
             }
         });
         let results = self.runtime.block_on(join_all(fetches.collect()));
-        let mut out: Vec<Option<io::Result<Option<Vec<u8>>>>> = (0..requests.len()).map(|_| None).collect();
+        let mut out: Vec<Option<StoreResult<Option<Vec<u8>>>>> = (0..requests.len()).map(|_| None).collect();
         for ((_, _, members), fetched) in groups.iter().zip(results) {
             match fetched {
                 Ok(parts) => {
@@ -277,9 +278,9 @@ impl ReadableStore for RemoteStore {
                 }
                 Err(e) => {
                     for &i in members {
-                        out[i] = Some(match e.kind() {
-                            io::ErrorKind::NotFound => Ok(None),
-                            kind => Err(io::Error::new(kind, e.to_string())),
+                        out[i] = Some(match &e {
+                            StoreError::NotFound(_) => Ok(None),
+                            e => Err(e.duplicate()),
                         });
                     }
                 }
@@ -297,7 +298,7 @@ impl RemoteStore {
         key: &StoreKey,
         range: std::ops::Range<u64>,
         expect: Option<Stamp>,
-    ) -> io::Result<bytes::Bytes> {
+    ) -> StoreResult<bytes::Bytes> {
         let request = RangeRequest {
             key: key.clone(),
             offset: range.start,
@@ -306,13 +307,13 @@ impl RemoteStore {
         };
         match self.get_range_async(&request).await? {
             Some(v) => Ok(v),
-            None => Err(io::Error::new(io::ErrorKind::NotFound, format!("{key} is absent"))),
+            None => Err(StoreError::NotFound(format!("{key} is absent"))),
         }
     }
 
     /// One range, checked against its stamp and length; the response's
     /// buffer as it came (callers copy only what they keep).
-    async fn get_range_async(&self, r: &RangeRequest) -> io::Result<Option<bytes::Bytes>> {
+    async fn get_range_async(&self, r: &RangeRequest) -> StoreResult<Option<bytes::Bytes>> {
         let path = self.path(r.key.as_str());
         let name = self.name(r.key.as_str());
         let options = GetOptions {
@@ -345,14 +346,9 @@ impl RemoteStore {
 /// server may send more than its Content-Length said, or send no length):
 /// nothing past the limit is held. A body that comes in one piece is kept as it
 /// came (no copy).
-async fn body_within(result: object_store::GetResult, limit: u64, name: &str) -> io::Result<bytes::Bytes> {
+async fn body_within(result: object_store::GetResult, limit: u64, name: &str) -> StoreResult<bytes::Bytes> {
     use futures::StreamExt;
-    let too_long = || {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("{name}: the server sent more than the {limit} bytes asked for"),
-        )
-    };
+    let too_long = || StoreError::Corrupt(format!("{name}: the server sent more than the {limit} bytes asked for"));
     let mut stream = result.into_stream();
     let mut first: Option<bytes::Bytes> = None;
     let mut rest = bytes::BytesMut::new();
@@ -436,15 +432,15 @@ mod tests {
         use object_store::client::{HttpError, HttpErrorKind};
         let generic = |kind, words: &str| object_store::Error::Generic {
             store: "S3",
-            source: Box::new(HttpError::new(kind, io::Error::other(words.to_string()))),
+            source: Box::new(HttpError::new(kind, StoreError::failed(words))),
         };
         assert_eq!(
             io_error("k", generic(HttpErrorKind::Timeout, "no words")).kind(),
-            io::ErrorKind::TimedOut
+            "timed_out"
         );
         assert_eq!(
             io_error("k", generic(HttpErrorKind::Request, "Timeout in the text")).kind(),
-            io::ErrorKind::Other
+            "io"
         );
     }
 
@@ -460,8 +456,8 @@ mod tests {
                 source: "403 Forbidden".into(),
             },
         );
-        assert_eq!(denied.kind(), io::ErrorKind::PermissionDenied);
-        assert_eq!(crate::store::errno(&denied), libc::EACCES);
+        assert_eq!(denied.kind(), "denied");
+        assert_eq!(denied.errno(), libc::EACCES);
         let missing = io_error(
             "s3://b/k",
             object_store::Error::NotFound {
@@ -469,7 +465,7 @@ mod tests {
                 source: "404".into(),
             },
         );
-        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert_eq!(missing.kind(), "not_found");
         assert_eq!(
             concise("Error: GET http://h/b failed:\n404 Not Found: <?xml v?><Error><Code>NoSuchBucket</Code></Error>"),
             "Error: GET http://h/b failed: 404 Not Found (NoSuchBucket)"

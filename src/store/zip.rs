@@ -20,6 +20,7 @@
 //! past its own data; every member takes the zip object's owner and mode,
 //! and its stamp (a rewritten zip is a changed store).
 
+use crate::store::{StoreError, StoreResult};
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -69,11 +70,8 @@ pub struct ZipStore {
     inflating: Mutex<Option<Inflating>>,
 }
 
-fn bad(key: &StoreKey, what: impl std::fmt::Display) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidData,
-        format!("{key}: not a zip nzfs can read: {what}"),
-    )
+fn bad(key: &StoreKey, what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("{key}: not a zip nzfs can read: {what}"))
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -90,14 +88,14 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 impl ZipStore {
     /// Open the zip at `key` of `inner`: read its central directory.
-    pub fn open(inner: Box<dyn ReadableStore>, key: StoreKey) -> io::Result<ZipStore> {
+    pub fn open(inner: Box<dyn ReadableStore>, key: StoreKey) -> StoreResult<ZipStore> {
         let stamp = inner
             .stat(&key)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file")))?;
-        let read = |offset: u64, len: u64| -> io::Result<Vec<u8>> {
+            .ok_or_else(|| StoreError::NotFound(format!("{key}: no such file")))?;
+        let read = |offset: u64, len: u64| -> StoreResult<Vec<u8>> {
             inner
                 .get_range(&key, offset, len, Some(stamp))?
-                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{key} vanished")))
+                .ok_or_else(|| StoreError::NotFound(format!("{key} vanished")))
         };
         let tail_len = stamp.len.min(TAIL);
         let tail = read(stamp.len - tail_len, tail_len)?;
@@ -236,14 +234,14 @@ impl ZipStore {
     }
 
     /// Where member `m`'s data starts (its local header, read once).
-    fn data_at(&self, name: &str, m: &Member) -> io::Result<u64> {
+    fn data_at(&self, name: &str, m: &Member) -> StoreResult<u64> {
         if let Some(&at) = m.data.get() {
             return Ok(at);
         }
         let header = self
             .inner
             .get_range(&self.key, m.local_header, 30, Some(self.stamp))?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+            .ok_or_else(|| StoreError::NotFound(format!("{} vanished", self.key)))?;
         if header.len() < 30 || u32_at(&header, 0) != 0x0403_4b50 {
             return Err(bad(&self.key, format!("no local header for {name}")));
         }
@@ -257,7 +255,7 @@ impl ZipStore {
     }
 
     /// The whole value of member `name`, at most `max_len` bytes.
-    fn value(&self, name: &str, m: &Member, max_len: u64) -> io::Result<Vec<u8>> {
+    fn value(&self, name: &str, m: &Member, max_len: u64) -> StoreResult<Vec<u8>> {
         if m.size > max_len {
             return Err(super::too_large(m.size, max_len));
         }
@@ -265,7 +263,7 @@ impl ZipStore {
         let stored = self
             .inner
             .get_range(&self.key, at, m.compressed, Some(self.stamp))?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+            .ok_or_else(|| StoreError::NotFound(format!("{} vanished", self.key)))?;
         match m.method {
             0 if m.compressed == m.size => Ok(stored),
             8 => {
@@ -284,21 +282,18 @@ impl ZipStore {
                 Ok(out)
             }
             0 => Err(bad(&self.key, format!("{name} is stored with two sizes"))),
-            other => Err(io::Error::new(
-                io::ErrorKind::Unsupported,
-                format!(
-                    "{}/{name}: zip compression method {other} is not supported (nzfs reads stored and deflated members)",
-                    self.key
-                ),
-            )),
+            other => Err(StoreError::Corrupt(format!(
+                "{}/{name}: zip compression method {other} is not supported (nzfs reads stored and deflated members)",
+                self.key
+            ))),
         }
     }
 
     /// Bytes `offset..end` of deflated member `name`, inflated only as far
     /// as `end`, from where the last range of it stopped when it can.
-    fn inflated_range(&self, name: &str, m: &Member, offset: u64, end: u64) -> io::Result<Vec<u8>> {
+    fn inflated_range(&self, name: &str, m: &Member, offset: u64, end: u64) -> StoreResult<Vec<u8>> {
         if m.compressed > MAX_DEFLATED_RANGED {
-            return Err(io::Error::other(format!(
+            return Err(StoreError::Corrupt(format!(
                 "{}/{name}: a deflated member of {} MiB compressed is read by ranges here; nzfs reads \
                  deflated members of at most {} MiB so (re-zip the store with stored members: zip -0)",
                 self.key,
@@ -319,7 +314,7 @@ impl ZipStore {
             let stored = self
                 .inner
                 .get_range(&self.key, at, m.compressed, Some(self.stamp))?
-                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{} vanished", self.key)))?;
+                .ok_or_else(|| StoreError::NotFound(format!("{} vanished", self.key)))?;
             *slot = Some(Inflating {
                 name: name.to_string(),
                 at: 0,
@@ -327,7 +322,7 @@ impl ZipStore {
             });
         }
         let Some(state) = slot.as_mut() else {
-            return Err(io::Error::other("no inflater"));
+            return Err(StoreError::Corrupt("no inflater".into()));
         };
         let failed = |e: io::Error| bad(&self.key, format!("{name}: {e}"));
         let skip = offset - state.at;
@@ -359,14 +354,14 @@ impl ZipStore {
 }
 
 impl ReadableStore for ZipStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         match self.members.get(key.as_str()) {
             Some(m) => self.value(key.as_str(), m, max_len).map(Some),
             None => Ok(None),
         }
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let Some(m) = self.members.get(key.as_str()) else {
             return Ok(None);
         };
@@ -382,11 +377,11 @@ impl ReadableStore for ZipStore {
         self.inflated_range(key.as_str(), m, offset, end).map(Some)
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         Ok(self.members.get(key.as_str()).map(|m| self.member_stamp(m)))
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         Ok(super::sorted_listing(&self.members, prefix))
     }
 
@@ -402,7 +397,7 @@ impl ReadableStore for ZipStore {
     /// adds the search bit to each read bit, as a directory anyone may
     /// read the zip through (a 0644 zip made directories 0444 and every
     /// combined file 000 under `allow_other`).
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         let zip = self.inner.access(self.key.as_str())?;
         Ok(zip.map(|a| {
             if self.members.contains_key(path) {

@@ -7,8 +7,8 @@
 //! answered as absent, and the directories above the versions answer a
 //! synthesized empty group, as does a version that has no root group.
 
+use crate::store::StoreResult;
 use std::collections::{BTreeMap, HashMap};
-use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::{EMPTY_GROUP, RefKind, Repo, Snapshot, VersionStore};
@@ -52,9 +52,9 @@ fn route(path: &str) -> Route<'_> {
 
 impl AllVersions {
     /// Read the refs and the history of `repo`.
-    pub fn new(repo: Arc<Repo>) -> io::Result<AllVersions> {
+    pub fn new(repo: Arc<Repo>) -> StoreResult<AllVersions> {
         let refs = [RefKind::Branch, RefKind::Tag].map(|k| repo.refs(k).map(|r| (k.plural(), r)));
-        let refs = refs.into_iter().collect::<io::Result<Vec<_>>>()?;
+        let refs = refs.into_iter().collect::<StoreResult<Vec<_>>>()?;
         let history = repo.history(refs.iter().flat_map(|(_, r)| r.values()))?;
         let mut dirs = BTreeMap::new();
         for (kind, named) in refs {
@@ -87,7 +87,7 @@ impl AllVersions {
     }
 
     /// The store of the version `kind/name`, opened on first use.
-    fn version(&self, kind: &'static str, name: &str) -> io::Result<Option<Arc<VersionStore>>> {
+    fn version(&self, kind: &'static str, name: &str) -> StoreResult<Option<Arc<VersionStore>>> {
         let Some(snapshot) = self.dirs.get(&(kind, name.to_string())) else {
             return Ok(None);
         };
@@ -104,7 +104,7 @@ impl AllVersions {
 }
 
 impl ReadableStore for AllVersions {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let (dir, leaf) = key.as_str().rsplit_once('/').unwrap_or(("", key.as_str()));
         match route(dir) {
             Route::Top(_) if leaf == "zarr.json" => return Ok(Some(EMPTY_GROUP.to_vec())),
@@ -129,7 +129,7 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         match route(key.as_str()) {
             Route::Version(kind, name, rest) if !rest.is_empty() => match self.version(kind, name)? {
                 Some(v) => v.get_range(&StoreKey::new(rest)?, offset, len, expect),
@@ -139,7 +139,7 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         match route(key.as_str()) {
             Route::Version(kind, name, rest) if !rest.is_empty() => match self.version(kind, name)? {
                 Some(v) => v.stat(&StoreKey::new(rest)?),
@@ -149,7 +149,7 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         let top = |prefixes: Vec<String>| Listing {
             keys: vec!["zarr.json".to_string()],
             prefixes,
@@ -176,7 +176,7 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<io::Result<Option<Vec<u8>>>> {
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         // A read spans one array, so one version: hand the batch to it.
         let routed: Option<(Arc<VersionStore>, Vec<RangeRequest>)> = (|| {
             let mut store: Option<(&'static str, &str)> = None;

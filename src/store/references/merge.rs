@@ -4,8 +4,8 @@
 //! (bounded by [`PIECES_BYTES`]); readers of a span being fetched wait for
 //! that request rather than ask again.
 
+use crate::store::StoreResult;
 use std::collections::HashMap;
-use std::io;
 
 use lru::LruCache;
 
@@ -71,7 +71,7 @@ impl ReferenceStore {
         offset: u64,
         len: u64,
         spans: &Spans,
-    ) -> io::Result<Vec<u8>> {
+    ) -> StoreResult<Vec<u8>> {
         let (store, tkey) = self.at(key, target)?;
         let own = (target, offset, len);
         let merging = !store.rereads_are_cheap() && len < MERGE_PIECE;
@@ -142,8 +142,8 @@ impl ReferenceStore {
             self.fetched.notify_all();
         }
         let mut block = got
-            .map_err(|e| self.failed(key, target, &e, e.kind()))?
-            .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?;
+            .map_err(|e| self.failed(key, target, e))?
+            .ok_or_else(|| self.missing(key, target))?;
         block.truncate(len as usize);
         Ok(block)
     }

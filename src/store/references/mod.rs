@@ -30,6 +30,7 @@ pub mod parquet;
 pub mod targets;
 mod template;
 
+use crate::store::{StoreError, StoreResult};
 use crate::sync::lock;
 use std::collections::BTreeMap;
 use std::io;
@@ -132,20 +133,20 @@ pub struct ReferenceStore {
     fetched: std::sync::Condvar,
 }
 
-fn bad(file: &str, reason: impl std::fmt::Display) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("reference set {file}: {reason}"))
+fn bad(file: &str, reason: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("reference set {file}: {reason}"))
 }
 
 /// The stamp and bytes of the file at `key` (at most `max_len` of them),
 /// which must exist.
-pub(crate) fn read_whole(store: &dyn ReadableStore, key: &StoreKey, max_len: u64) -> io::Result<(Stamp, Vec<u8>)> {
-    let missing = || io::Error::new(io::ErrorKind::NotFound, format!("{key}: no such file"));
+pub(crate) fn read_whole(store: &dyn ReadableStore, key: &StoreKey, max_len: u64) -> StoreResult<(Stamp, Vec<u8>)> {
+    let missing = || StoreError::NotFound(format!("{key}: no such file"));
     let stamp = store.stat(key)?.ok_or_else(missing)?;
     Ok((stamp, store.get(key, max_len)?.ok_or_else(missing)?))
 }
 
 /// `raw` decompressed, bounded by [`MAX_REFERENCE_BYTES`].
-fn decompressed(name: &str, raw: Vec<u8>) -> io::Result<Vec<u8>> {
+fn decompressed(name: &str, raw: Vec<u8>) -> StoreResult<Vec<u8>> {
     let reader: Box<dyn io::Read + '_> = if name.ends_with(".gz") {
         Box::new(flate2::read::MultiGzDecoder::new(&raw[..]))
     } else if name.ends_with(".zst") {
@@ -178,7 +179,7 @@ impl ReferenceStore {
 
     /// Read the JSON reference set at `file` of the home store of `targets`
     /// (`.json`, or compressed `.json.gz`/`.json.zst`).
-    pub fn open(targets: Targets, file: StoreKey) -> io::Result<ReferenceStore> {
+    pub fn open(targets: Targets, file: StoreKey) -> StoreResult<ReferenceStore> {
         let name = file.as_str().to_string();
         let (stamp, raw) = read_whole(targets.home(), &file, MAX_REFERENCE_BYTES)?;
         let raw = decompressed(&name, raw).map_err(|e| bad(&name, e))?;
@@ -210,33 +211,39 @@ impl ReferenceStore {
     /// Open the Parquet reference set in directory `dir` of the home store
     /// of `targets` (kerchunk's `refs_to_dataframe`: `.zmetadata` with
     /// `record_size`, and `VAR/refs.N.parq`), reading no record yet.
-    pub fn open_parquet(targets: Targets, dir: StoreKey) -> io::Result<ReferenceStore> {
+    pub fn open_parquet(targets: Targets, dir: StoreKey) -> StoreResult<ReferenceStore> {
         let (set, version) = parquet::ParquetRefs::open(targets.home(), &dir)?;
         Ok(ReferenceStore::with(targets, dir, Refs::Parquet(set), version))
     }
 
     /// The reference of `key`, and the spans of its neighbours.
-    fn lookup(&self, key: &StoreKey) -> io::Result<Option<(Ref, Arc<Spans>)>> {
+    fn lookup(&self, key: &StoreKey) -> StoreResult<Option<(Ref, Arc<Spans>)>> {
         match &self.refs {
             Refs::Json { refs, spans } => Ok(refs.get(key.as_str()).map(|r| (r.clone(), Arc::clone(spans)))),
             Refs::Parquet(p) => p.lookup(key, &self.targets),
         }
     }
 
-    fn failed(&self, key: &StoreKey, target: u32, e: impl std::fmt::Display, kind: io::ErrorKind) -> io::Error {
-        io::Error::new(kind, format!("{key}: target {}: {e}", self.targets.get(target).url))
+    fn failed(&self, key: &StoreKey, target: u32, e: StoreError) -> StoreError {
+        e.context(format!("{key}: target {}", self.targets.get(target).url))
+    }
+
+    fn missing(&self, key: &StoreKey, target: u32) -> StoreError {
+        StoreError::NotFound(format!(
+            "{key}: target {}: no such object",
+            self.targets.get(target).url
+        ))
     }
 
     /// The store and key of `target`, or the reason it cannot be read.
-    fn at(&self, key: &StoreKey, target: u32) -> io::Result<(Arc<dyn ReadableStore>, StoreKey)> {
+    fn at(&self, key: &StoreKey, target: u32) -> StoreResult<(Arc<dyn ReadableStore>, StoreKey)> {
         let t = self.targets.get(target);
-        t.at.clone()
-            .map_err(|why| io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}")))
+        t.at.clone().map_err(|why| StoreError::Corrupt(format!("{key}: {why}")))
     }
 
     /// The stamp of `key`'s value: its length (a whole target's asks the
     /// target) and the set's version.
-    fn stamp_of(&self, key: &StoreKey, r: &Ref) -> io::Result<Stamp> {
+    fn stamp_of(&self, key: &StoreKey, r: &Ref) -> StoreResult<Stamp> {
         let len = match r {
             Ref::Inline(data) => data.len() as u64,
             Ref::Range {
@@ -246,11 +253,11 @@ impl ReferenceStore {
                 let (store, tkey) = self.at(key, *target)?;
                 store
                     .stat(&tkey)
-                    .map_err(|e| self.failed(key, *target, &e, e.kind()))?
-                    .ok_or_else(|| self.failed(key, *target, "no such object", io::ErrorKind::NotFound))?
+                    .map_err(|e| self.failed(key, *target, e))?
+                    .ok_or_else(|| self.missing(key, *target))?
                     .len
             }
-            Ref::Bad(why) => return Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Ref::Bad(why) => return Err(StoreError::Corrupt(format!("{key}: {why}"))),
         };
         Ok(Stamp {
             len,
@@ -260,7 +267,7 @@ impl ReferenceStore {
 }
 
 impl ReadableStore for ReferenceStore {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let Some((r, spans)) = self.lookup(key)? else {
             return Ok(None);
         };
@@ -269,15 +276,11 @@ impl ReadableStore for ReferenceStore {
                 Err(crate::store::too_large(data.len() as u64, max_len))
             }
             Ref::Inline(data) => Ok(Some(data.to_vec())),
-            Ref::Bad(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Ref::Bad(why) => Err(StoreError::Corrupt(format!("{key}: {why}"))),
             Ref::Range { target, span: None } => {
                 let (store, tkey) = self.at(key, target)?;
-                let got = store
-                    .get(&tkey, max_len)
-                    .map_err(|e| self.failed(key, target, &e, e.kind()))?;
-                Ok(Some(got.ok_or_else(|| {
-                    self.failed(key, target, "no such object", io::ErrorKind::NotFound)
-                })?))
+                let got = store.get(&tkey, max_len).map_err(|e| self.failed(key, target, e))?;
+                Ok(Some(got.ok_or_else(|| self.missing(key, target))?))
             }
             Ref::Range {
                 target,
@@ -293,7 +296,7 @@ impl ReadableStore for ReferenceStore {
 
     /// One lookup: the key's reference, its bounds checked against its
     /// stamp, then the range read.
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let Some((r, _)) = self.lookup(key)? else {
             return Ok(None);
         };
@@ -310,22 +313,22 @@ impl ReadableStore for ReferenceStore {
                 Ok(Some(
                     store
                         .get_range(&tkey, base + offset, len, None)
-                        .map_err(|e| self.failed(key, target, &e, e.kind()))?
-                        .ok_or_else(|| self.failed(key, target, "no such object", io::ErrorKind::NotFound))?,
+                        .map_err(|e| self.failed(key, target, e))?
+                        .ok_or_else(|| self.missing(key, target))?,
                 ))
             }
-            Ref::Bad(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Ref::Bad(why) => Err(StoreError::Corrupt(format!("{key}: {why}"))),
         }
     }
 
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
         match self.lookup(key)? {
             None => Ok(None),
             Some((r, _)) => self.stamp_of(key, &r).map(Some),
         }
     }
 
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         Ok(match &self.refs {
             Refs::Json { refs, .. } => crate::store::sorted_listing(refs, prefix),
             Refs::Parquet(p) => crate::store::sorted_listing(p.metadata(), prefix),
@@ -349,7 +352,7 @@ impl ReadableStore for ReferenceStore {
     /// for a key that reads a target, of the target's and of every
     /// directory on the way to it, so that a set cannot show a user bytes
     /// the user could not read directly.
-    fn access(&self, path: &str) -> io::Result<Option<Access>> {
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         let file = self.targets.home().access(self.file.as_str())?;
         let found = match StoreKey::new(path) {
             Ok(key) => self.lookup(&key)?,
@@ -363,7 +366,7 @@ impl ReadableStore for ReferenceStore {
         let t = self.targets.get(target);
         let sources = t
             .sources()
-            .map_err(|why| io::Error::new(io::ErrorKind::PermissionDenied, format!("{path}: {why}")))?;
+            .map_err(|why| StoreError::Denied(format!("{path}: {why}")))?;
         let Some(base) = file.or_else(|| sources.first().map(|s| s.0)) else {
             return Ok(None);
         };
@@ -383,7 +386,7 @@ mod tests {
     use super::*;
     use crate::store::MemoryStore;
 
-    fn store(doc: &str, files: &[(&str, &[u8])]) -> io::Result<ReferenceStore> {
+    fn store(doc: &str, files: &[(&str, &[u8])]) -> StoreResult<ReferenceStore> {
         let mut mem = MemoryStore::default();
         mem.insert("refs.json", doc.as_bytes().to_vec());
         for (k, v) in files {
@@ -550,18 +553,18 @@ mod tests {
     struct Counting(MemoryStore, std::sync::atomic::AtomicUsize);
 
     impl ReadableStore for Counting {
-        fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+        fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
             self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.0.get(key, max_len)
         }
-        fn get_range(&self, key: &StoreKey, o: u64, n: u64, e: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+        fn get_range(&self, key: &StoreKey, o: u64, n: u64, e: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
             self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.0.get_range(key, o, n, e)
         }
-        fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+        fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
             self.0.stat(key)
         }
-        fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+        fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
             self.0.list_dir(prefix)
         }
     }

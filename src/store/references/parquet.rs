@@ -18,6 +18,7 @@
 //! [`MAX_RECORD_PAGES`]: at most [`MAX_RECORD_FILE`] + [`MAX_RECORD_PAGES`]
 //! + [`MAX_RECORD_DECODED`] (256 MiB) are held while one is decoded.
 
+use crate::store::{StoreError, StoreResult};
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::sync::{Arc, Mutex};
@@ -63,13 +64,13 @@ pub struct ParquetRefs {
     decoding: Mutex<()>,
 }
 
-fn bad(what: &str, reason: impl std::fmt::Display) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("reference set {what}: {reason}"))
+fn bad(what: &str, reason: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(format!("reference set {what}: {reason}"))
 }
 
 impl ParquetRefs {
     /// Read the set's `.zmetadata`; its version is the set's stamp.
-    pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> io::Result<(ParquetRefs, u64)> {
+    pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> StoreResult<(ParquetRefs, u64)> {
         let name = dir.as_str();
         let key = crate::store::join(name, ".zmetadata")?;
         let (stamp, raw) = super::read_whole(home, &key, MAX_ZMETADATA)?;
@@ -125,7 +126,7 @@ impl ParquetRefs {
     }
 
     /// The reference of `key`: metadata, or a chunk's row of its record.
-    pub(crate) fn lookup(&self, key: &StoreKey, targets: &Targets) -> io::Result<Option<(Ref, Arc<Spans>)>> {
+    pub(crate) fn lookup(&self, key: &StoreKey, targets: &Targets) -> StoreResult<Option<(Ref, Arc<Spans>)>> {
         if let Some(m) = self.meta.get(key.as_str()) {
             return Ok(Some((Ref::Inline(Arc::clone(m)), Arc::default())));
         }
@@ -141,12 +142,12 @@ impl ParquetRefs {
         let (record, row) = (number / self.record_size, (number % self.record_size) as usize);
         let rec = self.record(array, record, targets)?;
         match &rec.rows {
-            Err(why) => Err(io::Error::new(io::ErrorKind::InvalidData, format!("{key}: {why}"))),
+            Err(why) => Err(StoreError::Corrupt(format!("{key}: {why}"))),
             Ok(rows) => Ok(rows.get(row).cloned().flatten().map(|r| (r, Arc::clone(&rec.spans)))),
         }
     }
 
-    fn record(&self, array: &str, record: u64, targets: &Targets) -> io::Result<Arc<Record>> {
+    fn record(&self, array: &str, record: u64, targets: &Targets) -> StoreResult<Arc<Record>> {
         let id = (array.to_string(), record);
         if let Some(r) = lock(&self.records).0.get(&id) {
             return Ok(Arc::clone(r));
@@ -166,7 +167,7 @@ impl ParquetRefs {
                 })
                 .map_err(|e| Arc::from(format!("{file}: {e}"))),
             // A record that cannot be read now may be read later.
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{file}: {e}"))),
+            Err(e) => return Err(e.context(file)),
         };
         let (spans, bytes) = match &rows {
             Ok(rows) => {
@@ -331,12 +332,11 @@ impl parquet::file::reader::ChunkReader for Strict {
 struct StrictRead(bytes::buf::Reader<bytes::Bytes>);
 
 impl io::Read for StrictRead {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self.0.read(buf)? {
-            0 if !buf.is_empty() => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "a read past the end of the record file",
-            )),
+            0 if !buf.is_empty() => {
+                Err(StoreError::Corrupt("a read past the end of the record file".to_string()).into())
+            }
             n => Ok(n),
         }
     }

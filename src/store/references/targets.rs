@@ -152,7 +152,7 @@ impl Target {
     pub fn sources(&self) -> Result<&[(Access, Need)], TargetError> {
         let found = self.sources.get_or_init(|| {
             let (store, key) = self.at.as_ref().map_err(Clone::clone)?;
-            let why = |e: std::io::Error| TargetError::Access {
+            let why = |e: crate::store::StoreError| TargetError::Access {
                 url: self.url.clone(),
                 reason: e.to_string(),
             };

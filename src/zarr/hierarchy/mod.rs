@@ -152,6 +152,12 @@ pub struct Hierarchy {
     budget: Budget,
 }
 
+impl From<crate::store::StoreError> for OpenError {
+    fn from(e: crate::store::StoreError) -> OpenError {
+        OpenError::Io(e.into())
+    }
+}
+
 /// Why a store cannot be opened at all.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {

@@ -226,7 +226,7 @@ fn run(store: &dyn ReadableStore, task: Task) -> (Vec<Task>, Done) {
                     .collect(),
                 Err(_) => Vec::new(),
             };
-            (more, Done::Listed(prefix, listing))
+            (more, Done::Listed(prefix, listing.map_err(io::Error::from)))
         }
         Task::Find { path, depth } => {
             let found = find(store, &path, PROBE_BYTES);
@@ -374,7 +374,7 @@ impl Hierarchy {
             .scan
             .listings
             .remove(&prefix)
-            .unwrap_or_else(|| store.list_dir(&prefix));
+            .unwrap_or_else(|| store.list_dir(&prefix).map_err(io::Error::from));
         let listing = match listing {
             Ok(l) => l,
             Err(e) if depth == 0 => return Err(e.into()),

@@ -21,20 +21,26 @@ struct Slow {
 }
 
 impl ReadableStore for Slow {
-    fn get(&self, key: &StoreKey, max_len: u64) -> io::Result<Option<Vec<u8>>> {
+    fn get(&self, key: &StoreKey, max_len: u64) -> crate::store::StoreResult<Option<Vec<u8>>> {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(5));
         self.now.fetch_sub(1, Ordering::SeqCst);
         self.inner.get(key, max_len)
     }
-    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> io::Result<Option<Vec<u8>>> {
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        offset: u64,
+        len: u64,
+        expect: Option<Stamp>,
+    ) -> crate::store::StoreResult<Option<Vec<u8>>> {
         self.inner.get_range(key, offset, len, expect)
     }
-    fn stat(&self, key: &StoreKey) -> io::Result<Option<Stamp>> {
+    fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
         self.inner.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> io::Result<Listing> {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<Listing> {
         let now = self.listing.fetch_add(1, Ordering::SeqCst) + 1;
         self.most_listing.fetch_max(now, Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(5));

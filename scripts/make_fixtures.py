@@ -633,6 +633,26 @@ def make_nz():
               lambda d: d["attributes"].update(units="km"))
 
 
+def make_packed():
+    """An ordinary xarray dataset whose variable is packed in int16
+    (scale_factor, add_offset, _FillValue -32768) with its valid range in
+    packed values: JSON integers, which take the variable's type in the
+    .nc (NUG), so that nothing in it needs CDF-5 and GDAL 3.6 opens it."""
+    path = store_path("packed")
+    shutil.rmtree(path, ignore_errors=True)
+    t = np.linspace(250.0, 300.0, 24).reshape(2, 3, 4)
+    t[0, 0, 0] = np.nan
+    ds = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), t, {"units": "K", "valid_min": 0, "valid_max": 20000})},
+        coords={"time": np.array([0, 6], dtype="int32"), "lat": [10.0, 20.0, 30.0], "lon": [0.0, 1.0, 2.0, 3.0]},
+    )
+    enc = {"t2m": {"dtype": "int16", "scale_factor": 0.01, "add_offset": 200.0, "_FillValue": -32768,
+                   "chunks": (1, 3, 4)}}
+    ds.to_zarr(path, mode="w", zarr_format=3, consolidated=False, encoding=enc)
+    for name in ["t2m", "time", "lat", "lon"]:
+        record("packed", name)
+
+
 def make_previews():
     """previews.zarr (issue #37): arrays whose preview.png is checked pixel
     for pixel against one computed from zarr-python's values
@@ -685,7 +705,8 @@ def main():
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     for make in [make_dtypes, make_endian, make_codecs, make_fills, make_raw, make_keys, make_hierarchy,
                  make_consolidated, make_sample, make_spec_forms, make_bad, make_root_array, make_blosc,
-                 make_sharding, make_bad_sharding, make_differential, make_nz, make_zips, make_previews]:
+                 make_sharding, make_bad_sharding, make_differential, make_nz, make_zips, make_previews,
+                 make_packed]:
         make()
     import fixtures_strings
     import fixtures_structs

@@ -301,3 +301,50 @@ fn nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out() {
     };
     assert_eq!(w(&nc), w(&auto.mp.join("s.nc")));
 }
+
+/// An ordinary xarray dataset with a packed `int16` variable
+/// (`scale_factor`, `_FillValue: -32768`, `valid_min`/`valid_max` in packed
+/// values, all JSON integers) gets a CDF-2 `.nc`: those attributes take the
+/// variable's type (the NUG and CF rule), as `header.cdl` says, so nothing
+/// in it needs CDF-5, and GDAL 3.6 (Debian 12's) opens it and reads the
+/// values xarray wrote. Old code: CDF-5 (the integers taken as int64),
+/// which GDAL refuses ("not recognized as a supported file format").
+#[test]
+fn a_packed_xarray_variable_gives_a_cdf2_nc_that_gdal_opens() {
+    let m = Mount::new("packed.zarr", &[]);
+    let nc = m.mp.join("packed.nc");
+    assert_eq!(ncdump(&["-k"], &nc).trim(), "64-bit offset");
+    let dump = ncdump(&["-h"], &nc);
+    let header = std::fs::read_to_string(m.mp.join("header.cdl")).unwrap();
+    for line in [
+        "t2m:_FillValue = -32768s ;",
+        "t2m:valid_min = 0s ;",
+        "t2m:valid_max = 20000s ;",
+        "t2m:scale_factor = 0.01 ;",
+    ] {
+        assert!(dump.contains(line), "the .nc lacks {line}: {dump}");
+        assert!(header.contains(line), "header.cdl lacks {line}: {header}");
+    }
+    let info = std::process::Command::new("gdalinfo").arg(&nc).output().unwrap();
+    assert!(
+        info.status.success(),
+        "gdalinfo: {}",
+        String::from_utf8_lossy(&info.stderr)
+    );
+    // Band b is time step b - 1, north up: row 0 is the last latitude.
+    let want = std::fs::read(common::data_dir().join("expected/packed/t2m.bin")).unwrap();
+    let value = |t: usize, y: usize, x: usize| {
+        let at = 2 * ((t * 3 + y) * 4 + x);
+        f64::from(i16::from_le_bytes([want[at], want[at + 1]]))
+    };
+    for (band, x, row) in [(1, 0, 0), (1, 3, 1), (2, 2, 2), (2, 1, 0)] {
+        let out = std::process::Command::new("gdallocationinfo")
+            .args(["-valonly", "-b", &band.to_string()])
+            .arg(&nc)
+            .args([x.to_string(), row.to_string()])
+            .output()
+            .unwrap();
+        let got: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert_eq!(got, value(band - 1, 2 - row, x), "band {band} pixel ({x}, {row})");
+    }
+}

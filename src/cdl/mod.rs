@@ -44,7 +44,7 @@ use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
-use crate::zarr::metadata::ArrayMetadata;
+use crate::zarr::metadata::{ArrayMetadata, TYPED_BY_VARIABLE};
 use format::{double, float, name, quote};
 pub use types::type_name;
 use types::used_types;
@@ -452,6 +452,18 @@ fn write_attribute(
     let at = format!("{indent}\t\t");
     let key_cdl = naming::cdl(shown);
     if let Some(text) = typed.filter(|_| key != "_FillValue").and_then(|t| typed_text(v, &t)) {
+        let _ = writeln!(out, "{at}{var}:{key_cdl} = {text} ;");
+        return;
+    }
+    // Tied to the variable's type (NUG, CF) where its values fit it.
+    if key != "_FillValue"
+        && TYPED_BY_VARIABLE.contains(&key)
+        && crate::zarr::metadata::integers(v)
+        && let Some(text) = dt
+            .as_ref()
+            .filter(|dt| dt.element_size().is_some())
+            .and_then(|dt| typed_text(v, dt))
+    {
         let _ = writeln!(out, "{at}{var}:{key_cdl} = {text} ;");
         return;
     }

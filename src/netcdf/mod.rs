@@ -27,7 +27,11 @@
 //! format is CDF-2, which is chosen only when they fit), float -> double,
 //! string -> char, homogeneous number arrays -> lists; anything else
 //! (booleans, objects, nulls, string lists, mixed lists) is written as its
-//! JSON text in a char attribute. `_FillValue` takes the variable's type.
+//! JSON text in a char attribute. `_FillValue`, `missing_value`,
+//! `valid_min`, `valid_max` and `valid_range` take the variable's type
+//! where they are integers that fit it (the NUG and CF rule: a packed
+//! variable's are packed values), so that they never make a file CDF-5
+//! ([`crate::zarr::metadata::TYPED_BY_VARIABLE`]).
 
 mod order;
 pub use order::{copy_in_file_order, to_file_order};
@@ -37,6 +41,7 @@ use crate::naming;
 use crate::zarr::data_type::DataType;
 use crate::zarr::dimensions::GroupDimensions;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
+use crate::zarr::metadata::TYPED_BY_VARIABLE;
 
 /// Where each variable's data starts is aligned to this.
 pub const ALIGN: u64 = 4096;
@@ -279,13 +284,9 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
     }
 }
 
-/// An attribute in the netCDF type the store recorded for it (NCZarr's
-/// `_NCZARR_ATTR.types`), if that type is classic and every value fits.
-fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
-    if !cdf5 && needs_cdf5_type(dt) {
-        return None;
-    }
-    let (t, _) = var_type(dt, cdf5)?;
+/// `v` (one number or a list) as big-endian values of netCDF type `t`, if
+/// every value fits.
+fn typed_values(v: &Value, t: u32) -> Option<Vec<u8>> {
     let items = match v {
         Value::Array(items) if !items.is_empty() => items.as_slice(),
         Value::Array(_) => return None,
@@ -295,17 +296,28 @@ fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
     for i in items {
         bytes.extend(fill_value(i, t)?);
     }
-    Some(AttrValue::Typed(t, bytes))
+    Some(bytes)
+}
+
+/// An attribute in the netCDF type the store recorded for it (NCZarr's
+/// `_NCZARR_ATTR.types`), if that type is classic and every value fits.
+fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
+    if !cdf5 && needs_cdf5_type(dt) {
+        return None;
+    }
+    let (t, _) = var_type(dt, cdf5)?;
+    Some(AttrValue::Typed(t, typed_values(v, t)?))
 }
 
 /// Attributes under NZ's default mapping, or in their recorded types, with
 /// their netCDF names ([`crate::naming::attribute_names`]; `_nz_renamed_attributes`
-/// says which changed). `fill` writes a variable's `_FillValue` in its type.
+/// says which changed). `var` is a variable's netCDF type, which its
+/// `_FillValue` takes, and the other attributes tied to it where they fit.
 fn attrs_of(
     attrs: &[(String, Value)],
     types: &[(String, DataType)],
     cdf5: bool,
-    fill: Option<u32>,
+    var: Option<u32>,
     group: bool,
 ) -> Vec<(String, AttrValue)> {
     // Keywords keep their own spelling in the file (naming::in_file).
@@ -317,19 +329,25 @@ fn attrs_of(
     let mut out: Vec<(String, AttrValue)> = attrs
         .iter()
         .zip(&keys)
-        .map(|((k, v), shown)| match fill.filter(|_| k == "_FillValue") {
-            Some(t) => match fill_value(v, t) {
-                Some(bytes) => ("_FillValue".into(), AttrValue::Typed(t, bytes)),
-                None => ("_nz_FillValue".into(), AttrValue::Text(v.to_string())),
+        .map(
+            |((k, v), shown)| match var.filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str())) {
+                Some(t) if k == "_FillValue" => match fill_value(v, t) {
+                    Some(bytes) => ("_FillValue".into(), AttrValue::Typed(t, bytes)),
+                    None => ("_nz_FillValue".into(), AttrValue::Text(v.to_string())),
+                },
+                Some(t) if crate::zarr::metadata::integers(v) && typed_values(v, t).is_some() => (
+                    shown.clone(),
+                    AttrValue::Typed(t, typed_values(v, t).unwrap_or_default()),
+                ),
+                _ => {
+                    let typed = types
+                        .iter()
+                        .find(|(n, _)| n == k)
+                        .and_then(|(_, t)| typed_attr(v, t, cdf5));
+                    (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
+                }
             },
-            None => {
-                let typed = types
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .and_then(|(_, t)| typed_attr(v, t, cdf5));
-                (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
-            }
-        })
+        )
         .collect();
     let pairs = attrs
         .iter()
@@ -439,11 +457,16 @@ pub fn layout(
         omitted.push(name.clone());
         reasons.push(format!("{name}: {reason}"));
     }
-    // NZ maps JSON integers to int64, which only CDF-5 holds.
-    // (unless the store records a classic type for the attribute).
-    let ints_fit = |attrs: &[(String, Value)], types: &[(String, DataType)]| {
+    // NZ maps JSON integers to int64, which only CDF-5 holds (unless the
+    // store records a classic type for the attribute, or the attribute
+    // takes its variable's type, `var`, and fits it in CDF-2).
+    let ints_fit = |attrs: &[(String, Value)], types: &[(String, DataType)], var: Option<&DataType>| {
         attrs.iter().all(|(k, v)| {
             types.iter().any(|(n, t)| n == k && !needs_cdf5_type(t))
+                || var
+                    .filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str()) && crate::zarr::metadata::integers(v))
+                    .and_then(|dt| var_type(dt, false))
+                    .is_some_and(|(t, _)| typed_values(v, t).is_some())
                 || match v {
                     Value::Int(_) => false,
                     Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
@@ -457,10 +480,11 @@ pub fn layout(
     };
     let cdf5 = format == NcFormat::Auto
         && (arrays.iter().any(|(_, a)| needs_cdf5_type(&a.metadata.data_type))
-            || !ints_fit(&group_attributes, &group_types)
-            || arrays
-                .iter()
-                .any(|(_, a)| !ints_fit(&a.metadata.attributes, &a.metadata.attribute_types))
+            || !ints_fit(&group_attributes, &group_types, None)
+            || arrays.iter().any(|(_, a)| {
+                let m = &a.metadata;
+                !ints_fit(&m.attributes, &m.attribute_types, Some(&m.data_type))
+            })
             || arrays.iter().any(|(_, a)| over_4_gib(&a.metadata)));
 
     // The group's dimensions (the same names as in header.cdl), plus the

@@ -150,6 +150,25 @@ pub struct GroupMetadata {
     pub zarr_format: u8,
 }
 
+/// The attributes of a variable whose type is the variable's own (the
+/// NUG's rule for `_FillValue`, `missing_value`, `valid_min`, `valid_max`
+/// and `valid_range`; CF: a packed variable's are packed values): the
+/// header and the `.nc` give `_FillValue` that type, and the others where
+/// they are integers that fit it ([`integers`]; NZ would make them int64,
+/// which only CDF-5 holds). Floats keep double, as netCDF-C and xarray
+/// write them.
+pub const TYPED_BY_VARIABLE: [&str; 5] = ["_FillValue", "missing_value", "valid_min", "valid_max", "valid_range"];
+
+/// Whether `v` is a JSON integer or a non-empty list of them.
+pub fn integers(v: &crate::json::Value) -> bool {
+    use crate::json::Value;
+    match v {
+        Value::Int(_) | Value::UInt(_) => true,
+        Value::Array(items) => !items.is_empty() && items.iter().all(|i| matches!(i, Value::Int(_) | Value::UInt(_))),
+        _ => false,
+    }
+}
+
 /// The most JSON text of one node's attributes kept (1 MiB: a few MiB
 /// parsed; real attributes are a few KiB).
 pub const ATTRIBUTES_MAX: usize = 1 << 20;

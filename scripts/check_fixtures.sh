@@ -15,7 +15,13 @@ trap 'rm -rf "$out"' EXIT
 # The formats of 2026 need zarr-python 3.4, which needs Python 3.12.
 venv312=$(bash scripts/setup_2026.sh)
 "$venv312/bin/python" scripts/fixtures_2026.py "$out" >/dev/null
+# What zarr-python 2.18 writes (numcodecs 0.15; its own venv).
+venv218=${NZFS_VENV218:-.venv218}
+[ -x "$venv218/bin/python" ] || python3 -m venv "$venv218"
+"$venv218/bin/pip" install -q -r scripts/requirements-zarr218.txt
+"$venv218/bin/python" scripts/fixtures_zarr218.py "$out/zarr218" >/dev/null
 diff -r tests/data/expected "$out/expected"
+diff -r tests/data/zarr218/expected "$out/zarr218/expected"
 diff -r tests/data/expected_2026 "$out/expected_2026"
 diff -r tests/data/living/expected "$out/living/expected"
 # (kerchunk/ comes from scripts/fixtures_kerchunk.py, whose tools these venvs

@@ -219,10 +219,16 @@ impl CodecChain {
                     item = stage_type.size();
                 }
                 (name @ ("vlen-utf8" | "vlen-bytes"), _) => {
-                    if array_to_bytes.is_some() || !array_to_array.is_empty() {
+                    // Transposes may come first (a Zarr v2 array of
+                    // `order: "F"`): they reorder the values, whatever
+                    // their lengths.
+                    let transposes_only = array_to_array
+                        .iter()
+                        .all(|(c, _, _)| matches!(c, ArrayToArray::Transpose(_)));
+                    if array_to_bytes.is_some() || !transposes_only {
                         return Err(order_error(
                             name,
-                            "must be the first codec and the only array -> bytes codec",
+                            "must be the first codec (after transposes) and the only array -> bytes codec",
                         ));
                     }
                     if stage_type.element_size().is_some() {
@@ -270,7 +276,9 @@ impl CodecChain {
                         "zlib" => BytesToBytes::Numcodecs(Compressor::Zlib),
                         "bz2" => BytesToBytes::Numcodecs(Compressor::Bz2),
                         "lz4" => BytesToBytes::Numcodecs(Compressor::Lz4),
-                        "lzma" => BytesToBytes::Numcodecs(Compressor::Lzma),
+                        "lzma" => {
+                            BytesToBytes::Numcodecs(Compressor::Lzma(super::lzma::Lzma::from_configuration(config)?))
+                        }
                         id @ ("crc32" | "adler32" | "fletcher32" | "jenkins_lookup3") => {
                             BytesToBytes::Checksum(Checksum::from_configuration(id, config)?)
                         }
@@ -403,6 +411,10 @@ impl CodecChain {
         };
         for (codec, decoded_shape, decoded_type) in self.array_to_array.iter().rev() {
             array = match codec {
+                // Variable-length values are lines of text: reordered whole.
+                ArrayToArray::Transpose(t) if decoded_type.element_size().is_none() => {
+                    super::vlen::permute_lines(&array, &t.source_indices(decoded_shape))
+                }
                 ArrayToArray::Transpose(t) => t.decode(&array, decoded_shape, decoded_type.size()),
                 ArrayToArray::ScaleOffset(c) => c.decode(array)?,
                 ArrayToArray::CastValue(c) => c.decode(array)?,

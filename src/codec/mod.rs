@@ -19,6 +19,7 @@ pub mod chain;
 pub mod crc32c;
 pub mod filter;
 pub mod gzip;
+pub mod lzma;
 pub mod numcodecs;
 pub mod packbits;
 pub mod pcodec;

@@ -6,8 +6,7 @@
 //! - `zlib`: an RFC 1950 stream; `gzip`: RFC 1952 (the v3 `gzip` codec);
 //!   `bz2`: a bzip2 stream; `zstd` and `blosc`: as the v3 codecs.
 //! - `lz4`: a little-endian u32 of the decoded size, then one LZ4 block.
-//! - `lzma`: an `.xz` container (numcodecs' default), or the legacy `.lzma`
-//!   ("alone") format. Raw LZMA streams with custom filters are refused.
+//! - `lzma`: every format Python's `lzma` module writes ([`super::lzma`]).
 //! - `crc32`, `adler32`: the zlib checksum of the payload as a little-endian
 //!   u32, at the `start` (default) or the `end` (`location`).
 //! - `fletcher32`: HDF5's Fletcher-32 of the payload, appended (LE u32).
@@ -30,8 +29,8 @@ pub enum Compressor {
     Bz2,
     /// `lz4`: numcodecs' block with its size in front.
     Lz4,
-    /// `lzma` (xz and raw LZMA).
-    Lzma,
+    /// `lzma` (xz, alone and raw LZMA).
+    Lzma(super::lzma::Lzma),
 }
 
 impl Compressor {
@@ -41,7 +40,7 @@ impl Compressor {
             Compressor::Zlib => "zlib",
             Compressor::Bz2 => "bz2",
             Compressor::Lz4 => "lz4",
-            Compressor::Lzma => "lzma",
+            Compressor::Lzma(_) => "lzma",
         }
     }
 
@@ -51,7 +50,7 @@ impl Compressor {
             Compressor::Zlib => read_bounded(flate2::read::ZlibDecoder::new(input), limit, "zlib"),
             Compressor::Bz2 => read_bounded(bzip2::read::MultiBzDecoder::new(input), limit, "bz2"),
             Compressor::Lz4 => lz4(input, limit),
-            Compressor::Lzma => lzma(input, limit),
+            Compressor::Lzma(l) => l.decode(input, limit),
         }
     }
 }
@@ -80,24 +79,6 @@ fn lz4(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
         });
     }
     Ok(out)
-}
-
-/// `.xz` (numcodecs' default container, concatenated streams allowed as
-/// Python's `lzma` module allows them) or the legacy `.lzma` "alone" format.
-///
-/// lzma-rust2 grows its dictionary window with the decoded output rather
-/// than allocating the size a header declares, so the output bound below
-/// also bounds its memory; no separate memory limit is needed.
-fn lzma(input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
-    if input.starts_with(b"\xfd7zXZ\0") {
-        read_bounded(lzma_rust2::XzReader::new(input, true), limit, "lzma")
-    } else {
-        let reader = lzma_rust2::LzmaReader::new_mem_limit(input, u32::MAX, None).map_err(|e| CodecError::Corrupt {
-            codec: "lzma",
-            reason: e.to_string(),
-        })?;
-        read_bounded(reader, limit, "lzma")
-    }
 }
 
 /// A numcodecs checksum codec.
@@ -392,14 +373,21 @@ mod tests {
     #[test]
     fn lzma_decodes_what_python_writes_and_stops_at_the_limit() {
         assert_eq!(
-            Compressor::Lzma.decode(&unhex(XZ_HELLO), 64).unwrap(),
+            Compressor::Lzma(super::super::lzma::Lzma::Container)
+                .decode(&unhex(XZ_HELLO), 64)
+                .unwrap(),
             b"hello, numcodecs"
         );
         for stream in [XZ_ZEROS, ALONE_ZEROS] {
             let enc = unhex(stream);
-            assert_eq!(Compressor::Lzma.decode(&enc, 1 << 20).unwrap(), vec![0u8; 1 << 20]);
+            assert_eq!(
+                Compressor::Lzma(super::super::lzma::Lzma::Container)
+                    .decode(&enc, 1 << 20)
+                    .unwrap(),
+                vec![0u8; 1 << 20]
+            );
             assert!(matches!(
-                Compressor::Lzma.decode(&enc, 4096),
+                Compressor::Lzma(super::super::lzma::Lzma::Container).decode(&enc, 4096),
                 Err(CodecError::TooLarge {
                     codec: "lzma",
                     limit: 4096
@@ -409,7 +397,11 @@ mod tests {
         // A flipped payload bit fails the stream's CRC64 check.
         let mut bad = unhex(XZ_HELLO);
         bad[26] ^= 1;
-        assert!(Compressor::Lzma.decode(&bad, 64).is_err());
+        assert!(
+            Compressor::Lzma(super::super::lzma::Lzma::Container)
+                .decode(&bad, 64)
+                .is_err()
+        );
     }
 
     #[test]
@@ -417,7 +409,7 @@ mod tests {
         let enc = unhex(XZ_FOOTER_OVERFLOW);
         for limit in [256, 1 << 16] {
             assert!(matches!(
-                Compressor::Lzma.decode(&enc, limit),
+                Compressor::Lzma(super::super::lzma::Lzma::Container).decode(&enc, limit),
                 Err(CodecError::Corrupt { codec: "lzma", .. })
             ));
         }
@@ -438,7 +430,11 @@ mod tests {
         let mut bomb = u32::MAX.to_le_bytes().to_vec();
         bomb.extend([0u8; 8]);
         assert!(Compressor::Lz4.decode(&bomb, 1 << 20).is_err());
-        assert!(Compressor::Lzma.decode(b"not lzma at all", 100).is_err());
+        assert!(
+            Compressor::Lzma(super::super::lzma::Lzma::Container)
+                .decode(b"not lzma at all", 100)
+                .is_err()
+        );
         assert!(Compressor::Bz2.decode(b"BZh9garbage", 100).is_err());
     }
 }

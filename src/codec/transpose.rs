@@ -51,6 +51,17 @@ impl Transpose {
         self.order.iter().map(|&o| decoded[o]).collect()
     }
 
+    /// For each element of `A` (shape `decoded_shape`) in C order, its
+    /// index in `B` in C order: how values of any length are reordered.
+    pub fn source_indices(&self, decoded_shape: &[u64]) -> Vec<usize> {
+        let total: usize = decoded_shape.iter().map(|&d| d as usize).product();
+        let b: Vec<u8> = (0..total as u64).flat_map(u64::to_ne_bytes).collect();
+        self.decode(&b, decoded_shape, 8)
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()) as usize)
+            .collect()
+    }
+
     /// Rebuild `A` (shape `decoded_shape`, C order) from encoded `B`.
     pub fn decode(&self, encoded: &[u8], decoded_shape: &[u64], item: usize) -> Vec<u8> {
         let ndim = decoded_shape.len();

@@ -44,6 +44,20 @@ pub fn decode(input: &[u8], elements: usize, codec: &'static str) -> Result<Vec<
     Ok(out)
 }
 
+/// The lines of `text` (one per value, as [`decode`] gives them) in the
+/// order `from` says: line `k` of the result is line `from[k]`. A line
+/// missing from `text` (never, for a decode's output) is left out.
+pub fn permute_lines(text: &[u8], from: &[usize]) -> Vec<u8> {
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let mut out = Vec::with_capacity(text.len());
+    for &i in from {
+        if let Some(line) = lines.get(i) {
+            out.extend_from_slice(line);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -182,9 +182,6 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     }
     match data_type {
         DataType::String | DataType::Bytes => {
-            if codecs.iter().any(|c| c.name == "transpose") {
-                return Err(invalid("order", "\"F\" with an object dtype"));
-            }
             let name = if data_type == DataType::String {
                 "vlen-utf8"
             } else {
@@ -212,10 +209,10 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
         None | Some(Value::Null) => {}
         Some(c) => {
             let spec = numcodecs_spec(c, "compressor")?;
-            // zfpy compresses the chunk as an array (zfp's header holds its
-            // shape and type): it takes the bytes codec's place, as
-            // numcodecs.zfpy does in v3.
-            if spec.name == "numcodecs.zfpy" && filters.is_empty() {
+            // zfpy and pcodec compress the chunk as an array of its type
+            // (numcodecs hands them the array): they take the bytes codec's
+            // place, as numcodecs.zfpy and numcodecs.pcodec do in v3.
+            if matches!(spec.name.as_str(), "numcodecs.zfpy" | "numcodecs.pcodec") && filters.is_empty() {
                 codecs.retain(|c| c.name != "bytes");
             }
             codecs.push(spec);

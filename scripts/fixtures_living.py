@@ -16,6 +16,7 @@ Usage: .venv/bin/python scripts/fixtures_living.py [OUT_DIR]
 """
 import os
 import shutil
+import zipfile
 import sys
 import warnings
 
@@ -64,6 +65,16 @@ def main():
     zarr.consolidate_metadata(s(3))
     for n in range(4):
         expected(f"s{n}")
+    # The first two states zipped (stored members, fixed times: the same
+    # bytes each run), for a zip replaced under a live mount.
+    for n in range(2):
+        with zipfile.ZipFile(os.path.join(OUT, f"s{n}.zarr.zip"), "w", zipfile.ZIP_STORED) as z:
+            for root, _, files in sorted(os.walk(s(n))):
+                for f in sorted(files):
+                    full = os.path.join(root, f)
+                    info = zipfile.ZipInfo(os.path.relpath(full, s(n)), date_time=(2026, 1, 1, 0, 0, 0))
+                    with open(full, "rb") as fh:
+                        z.writestr(info, fh.read())
 
 
 if __name__ == "__main__":

@@ -80,6 +80,62 @@ impl Opened {
             ..self
         }
     }
+
+    /// A local file (a zip, a JSON reference set) opened from `path` with
+    /// `args`, followed by its stat.
+    fn followed_file(self, path: &Path, args: &StoreArgs) -> Opened {
+        let file = SameFile {
+            path: path.to_path_buf(),
+            args: args.clone(),
+        };
+        Opened {
+            follows: Some((LOCAL_METADATA_TTL, std::sync::Arc::new(file))),
+            ..self
+        }
+    }
+}
+
+/// A local zip or JSON reference set, looked at again by one `stat` of its
+/// file, and opened again whole when the file was replaced or rewritten
+/// (its identity, length or times changed): the new file is served as
+/// another store, so a reader holding a file of the old one open reads
+/// the old references, or is told EIO where a zip's bytes changed under it.
+struct SameFile {
+    path: std::path::PathBuf,
+    args: StoreArgs,
+}
+
+impl crate::fs::Rereading for SameFile {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again fails too and
+        // says why.
+        std::fs::metadata(&self.path)
+            .map(|m| {
+                (
+                    m.dev(),
+                    m.ino(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                )
+            })
+            .map_err(|e| e.kind())
+            .hash(&mut h);
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        let opened = open_store(&self.path, &self.args).map_err(|e| e.message)?;
+        tracing::info!(store = %opened.shown, "the file was replaced or rewritten: read again");
+        Ok(crate::fs::Reread {
+            hierarchy: opened.hierarchy,
+            store: Some((opened.store, opened.shown, opened.versions)),
+        })
+    }
 }
 
 /// The environment variables object_store reads, as its configuration keys.
@@ -243,8 +299,10 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             shown_store(store),
         )
     };
+    // A local file (a reference set, a zip) is followed by its stat, and
+    // opened again whole when it was replaced or rewritten.
     if store.is_file() && is_reference_json(store) {
-        return local_references(false);
+        return local_references(false).map(|o| o.followed_file(store, args));
     }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;
@@ -252,7 +310,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             return fail(format!("store {}: not a file name nzfs can read", store.display()));
         };
         let inner = FilesystemStore::with_symlinks(dir, args.policy());
-        return open_zip(Box::new(inner), name, &shown_store(store));
+        return open_zip(Box::new(inner), name, &shown_store(store)).map(|o| o.followed_file(store, args));
     }
     let s = local_store(store, args.policy())?;
     let h = match Hierarchy::open(&s) {

@@ -276,3 +276,58 @@ fn an_append_to_unconsolidated_object_storage_right_after_the_mount_shows() {
     });
     assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
 }
+
+/// A kerchunk reference set replaced by another (a row fewer, a new
+/// attribute) shows in the live mount: a look is one `stat` of the file.
+/// Old code: a reference set was read once, at the mount.
+#[test]
+fn a_replaced_reference_set_shows_in_the_live_mount() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kerchunk = common::data_dir().join("kerchunk");
+    for f in ["gen.json", "gen.bin"] {
+        std::fs::copy(kerchunk.join(f), tmp.path().join(f)).unwrap();
+    }
+    let refs = tmp.path().join("gen.json");
+    let m = Mount::at(&refs, &["--metadata-ttl", "1"]);
+    let data = m.mp.join("g/data.bin");
+    let before = read(&data);
+    assert_eq!(before.len(), 4 * 6 * 8);
+    assert!(!text(&m.mp.join("g/header.cdl")).contains("units"));
+    let text_before = std::fs::read_to_string(&refs).unwrap();
+    let after = text_before
+        .replace("\"stop\": 4", "\"stop\": 3")
+        .replace("\\\"shape\\\": [4, 6]", "\\\"shape\\\": [3, 6]")
+        .replace(
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"]}",
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"], \\\"units\\\": \\\"m\\\"}",
+        );
+    assert_ne!(after, text_before, "the edit applies");
+    let writing = tmp.path().join("gen.json.writing");
+    std::fs::write(&writing, after).unwrap();
+    std::fs::rename(&writing, &refs).unwrap();
+    until(&m.mp, "the new attribute in header.cdl", || {
+        text(&m.mp.join("g/header.cdl")).contains("g:units = \"m\"")
+    });
+    assert_eq!(read(&data), before[..3 * 6 * 8], "the first three rows, as before");
+    assert!(m.log().contains("read again"), "{}", m.log());
+}
+
+/// A zip of a store replaced by a zip of the store grown (the xarray
+/// append, zipped: scripts/fixtures_living.py) shows in the live mount.
+/// Old code: a zip was read once, at the mount.
+#[test]
+fn a_replaced_zip_shows_in_the_live_mount() {
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("t2m.zarr.zip");
+    std::fs::copy(living().join("s0.zarr.zip"), &zip).unwrap();
+    let m = Mount::at(&zip, &["--metadata-ttl", "1"]);
+    let t2m = m.mp.join("t2m");
+    assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
+    let writing = tmp.path().join("t2m.zarr.zip.writing");
+    std::fs::copy(living().join("s1.zarr.zip"), &writing).unwrap();
+    std::fs::rename(&writing, &zip).unwrap();
+    until(&m.mp, "time = 6 in header.cdl", || {
+        text(&t2m.join("header.cdl")).contains("time = 6 ;")
+    });
+    assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
+}

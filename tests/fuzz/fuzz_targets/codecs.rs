@@ -12,7 +12,19 @@ fn spec(name: &str, config: &str) -> CodecSpec {
 
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, rest)) = data.split_first() else { return };
+    use nzfs::codec::lzma::Lzma;
     use nzfs::codec::numcodecs::{Checksum, Compressor};
+    // Raw lzma streams (numcodecs' format 3) through each kind of filter.
+    for filters in [
+        r#"[{"id": 33}]"#,
+        r#"[{"id": 3, "dist": 4}, {"id": 33}]"#,
+        r#"[{"id": 4}, {"id": 7}, {"id": 4611686018427387905, "lc": 1, "lp": 1, "pb": 1}]"#,
+    ] {
+        let config = json::parse(format!(r#"{{"format": 3, "filters": {filters}}}"#).as_bytes()).ok();
+        if let Ok(raw) = Lzma::from_configuration(config.as_ref()) {
+            let _ = raw.decode(rest, 1 << 16);
+        }
+    }
     for codec in [
         BytesToBytes::Zstd,
         BytesToBytes::Gzip,
@@ -21,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         BytesToBytes::Numcodecs(Compressor::Zlib),
         BytesToBytes::Numcodecs(Compressor::Bz2),
         BytesToBytes::Numcodecs(Compressor::Lz4),
-        BytesToBytes::Numcodecs(Compressor::Lzma),
+        BytesToBytes::Numcodecs(Compressor::Lzma(Lzma::Container)),
         BytesToBytes::Checksum(Checksum::Fletcher32),
         BytesToBytes::Checksum(Checksum::JenkinsLookup3 { initval: 0, prefix: vec![] }),
     ] {
@@ -50,6 +62,11 @@ fuzz_target!(|data: &[u8]| {
         vec![spec("numcodecs.zfpy", r#"{"mode": 4, "tolerance": 0.01}"#)],
         vec![spec("packbits", r#"{"first_bit": 3, "last_bit": 20, "padding_encoding": "first_byte"}"#)],
     ];
+    // Values of any length reordered whole (a Zarr v2 array of order "F").
+    let strings = [spec("transpose", r#"{"order": [2, 1, 0]}"#), spec("vlen-bytes", "{}")];
+    if let Ok(c) = CodecChain::new(&strings, &[3, 4, 5], DataType::Bytes, &FillValue(Vec::new())) {
+        let _ = c.decode(rest.to_vec());
+    }
     let chain = &chains[selector as usize % chains.len()];
     let dt = if chain[0].name == "vlen-utf8" { DataType::String } else { DataType::Float32 };
     if let Ok(c) = CodecChain::new(chain, &[3, 4, 5], dt, &FillValue(vec![0; 4])) {

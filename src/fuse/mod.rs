@@ -1,5 +1,5 @@
 //! The fuser adapter: every method calls the core ([`crate::fs::NzFs`]) and
-//! replies, or maps the error through [`FsError::errno`]. No filesystem
+//! replies, or maps the error through [`crate::fs::FsError::errno`]. No filesystem
 //! logic lives here.
 //!
 //! Directories are listed with their entries' attributes (READDIRPLUS),
@@ -51,14 +51,17 @@ use fuser::{
 };
 
 use crate::array::Check;
-use crate::fs::backing::{BackingPool, sealed_memfd};
-use crate::fs::{ChunkContent, FsError, NzFs};
+use crate::fs::NzFs;
+use crate::fs::backing::BackingPool;
 
 mod follow;
 mod invalidate;
+mod passthrough;
 mod replies;
 pub use follow::Live;
 pub use invalidate::Invalidator;
+use passthrough::{BackingError, OVER_BUDGET_FH, PASSTHROUGH_FH};
+pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
 
 const TTL: Duration = Duration::from_secs(3600);
@@ -75,24 +78,6 @@ const MAX_READAHEAD: u32 = 1 << 20;
 /// requests, and many readers of one mount share these.
 const MAX_BACKGROUND: u16 = 64;
 const CONGESTION_THRESHOLD: u16 = 48;
-/// The handle of an open served by passthrough (others are 0), so that
-/// `release` knows to unpin its backing.
-const PASSTHROUGH_FH: FileHandle = FileHandle(1);
-/// The handle of a chunk file served by the daemon because a backing of it
-/// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
-const OVER_BUDGET_FH: FileHandle = FileHandle(2);
-
-/// Whether open chunk files are served by the kernel from backing files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Passthrough {
-    /// When the kernel offers it and the daemon may use it.
-    Auto,
-    /// Or the mount fails.
-    Always,
-    /// Every read goes through the daemon.
-    Never,
-}
-
 /// The fuser adapter: turns kernel requests into calls of the core
 /// ([`NzFs`]) and its answers and errors into replies.
 pub struct FuseAdapter {
@@ -124,28 +109,7 @@ pub struct FuseAdapter {
     notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
 }
 
-/// Why an open could not be answered with a backing file.
-enum BackingError {
-    Fs(FsError),
-    /// Creating or registering the backing failed (the OS error).
-    Os(std::io::Error),
-    /// This file is better served by the daemon (an absent chunk whose
-    /// fill is not zero).
-    Skip,
-    /// A new backing would take the backings held open and the decoded
-    /// cache past the cache budget.
-    OverBudget,
-}
-
 impl FuseAdapter {
-    /// Open chunk file `ino` through the daemon, counted in
-    /// [`FuseAdapter::daemon_opens`] until its release.
-    fn open_over_budget(&self, ino: u64, keep: FopenFlags, reply: ReplyOpen) {
-        *crate::sync::lock(&self.daemon_opens).entry(ino).or_default() += 1;
-        tracing::debug!(ino, "no room for a backing within the budget: read through the daemon");
-        reply.opened(OVER_BUDGET_FH, keep)
-    }
-
     /// Serve `fs`, with passthrough as `mode` says, serving the metadata
     /// read at the mount ([`FuseAdapter::following`] looks again).
     pub fn new(fs: NzFs, mode: Passthrough) -> Self {
@@ -203,46 +167,6 @@ impl FuseAdapter {
     pub fn notifier_slot(&self) -> Arc<std::sync::OnceLock<fuser::Notifier>> {
         Arc::clone(&self.notifier)
     }
-
-    /// Answer an open of file `ino`, which shows chunk `index` of `node`,
-    /// with its backing file.
-    fn open_passthrough(
-        &self,
-        fs: &NzFs,
-        ino: u64,
-        (node, index): (usize, u64),
-        reply: &ReplyOpen,
-    ) -> Result<Arc<BackingId>, BackingError> {
-        let expected = fs.chunk_file_len(node, index);
-        let opened = self.backings.open(ino, fs.cache().bytes(), expected, || {
-            // An absent chunk's fill is made only for what is read: a zero
-            // fill is a sparse memfd, any other is served by the daemon.
-            let (file, len) = match fs.chunk_content(node, index).map_err(BackingError::Fs)? {
-                ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
-                ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
-                ChunkContent::Fill { zero: false, .. } => return Err(BackingError::Skip),
-            };
-            let file = file.map_err(BackingError::Os)?;
-            // The kernel holds the file from here on; our descriptor closes.
-            let id = reply.open_backing(&file).map_err(BackingError::Os)?;
-            Ok((id, len))
-        })?;
-        opened.ok_or(BackingError::OverBudget)
-    }
-}
-
-/// Whether this process has `CAP_SYS_ADMIN` in its effective set (which
-/// registering a passthrough backing file needs).
-pub fn has_cap_sys_admin() -> bool {
-    const CAP_SYS_ADMIN: u32 = 21;
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("CapEff:"))
-                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        })
-        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
 }
 
 impl fuser::Filesystem for FuseAdapter {

@@ -1,0 +1,96 @@
+//! Passthrough: chunk files the kernel serves from backing files (sealed
+//! memfds of decoded chunks), within the cache budget, and what an open
+//! does when a backing is refused or would not fit.
+//!
+//! Invariants: every open of one inode shares its backing (a kernel rule);
+//! an inode opened through the daemon because no backing fit gets no
+//! backing while such an open lasts ([`FuseAdapter::daemon_opens`]).
+
+use std::sync::Arc;
+
+use fuser::{BackingId, FileHandle, FopenFlags, ReplyOpen};
+
+use super::FuseAdapter;
+use crate::fs::backing::sealed_memfd;
+use crate::fs::{ChunkContent, FsError, NzFs};
+
+/// The handle of an open served by passthrough (others are 0), so that
+/// `release` knows to unpin its backing.
+pub(super) const PASSTHROUGH_FH: FileHandle = FileHandle(1);
+/// The handle of a chunk file served by the daemon because a backing of it
+/// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
+pub(super) const OVER_BUDGET_FH: FileHandle = FileHandle(2);
+
+/// Whether open chunk files are served by the kernel from backing files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passthrough {
+    /// When the kernel offers it and the daemon may use it.
+    Auto,
+    /// Or the mount fails.
+    Always,
+    /// Every read goes through the daemon.
+    Never,
+}
+
+/// Why an open could not be answered with a backing file.
+pub(super) enum BackingError {
+    Fs(FsError),
+    /// Creating or registering the backing failed (the OS error).
+    Os(std::io::Error),
+    /// This file is better served by the daemon (an absent chunk whose
+    /// fill is not zero).
+    Skip,
+    /// A new backing would take the backings held open and the decoded
+    /// cache past the cache budget.
+    OverBudget,
+}
+
+impl FuseAdapter {
+    /// Open chunk file `ino` through the daemon, counted in
+    /// [`FuseAdapter::daemon_opens`] until its release.
+    pub(super) fn open_over_budget(&self, ino: u64, keep: FopenFlags, reply: ReplyOpen) {
+        *crate::sync::lock(&self.daemon_opens).entry(ino).or_default() += 1;
+        tracing::debug!(ino, "no room for a backing within the budget: read through the daemon");
+        reply.opened(OVER_BUDGET_FH, keep)
+    }
+
+    /// Answer an open of file `ino`, which shows chunk `index` of `node`,
+    /// with its backing file.
+    pub(super) fn open_passthrough(
+        &self,
+        fs: &NzFs,
+        ino: u64,
+        (node, index): (usize, u64),
+        reply: &ReplyOpen,
+    ) -> Result<Arc<BackingId>, BackingError> {
+        let expected = fs.chunk_file_len(node, index);
+        let opened = self.backings.open(ino, fs.cache().bytes(), expected, || {
+            // An absent chunk's fill is made only for what is read: a zero
+            // fill is a sparse memfd, any other is served by the daemon.
+            let (file, len) = match fs.chunk_content(node, index).map_err(BackingError::Fs)? {
+                ChunkContent::Decoded(content) => (sealed_memfd(&content, 0), content.len() as u64),
+                ChunkContent::Fill { len, zero: true } => (sealed_memfd(&[], len), 0),
+                ChunkContent::Fill { zero: false, .. } => return Err(BackingError::Skip),
+            };
+            let file = file.map_err(BackingError::Os)?;
+            // The kernel holds the file from here on; our descriptor closes.
+            let id = reply.open_backing(&file).map_err(BackingError::Os)?;
+            Ok((id, len))
+        })?;
+        opened.ok_or(BackingError::OverBudget)
+    }
+}
+
+/// Whether this process has `CAP_SYS_ADMIN` in its effective set (which
+/// registering a passthrough backing file needs).
+pub fn has_cap_sys_admin() -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))
+                .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+}

@@ -120,16 +120,12 @@ fn an_append_shows_in_the_live_mount() {
 /// grew to 6 steps and its read returned them.
 #[test]
 fn a_reader_holding_data_bin_open_across_an_append_reads_one_version() {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    use std::os::unix::fs::FileExt;
     let (_tmp, store) = copy_of("s0");
     let m = Mount::at(&store, &["--metadata-ttl", "1"]);
     let path = m.mp.join("t2m/data.bin");
     // O_DIRECT: every read reaches the daemon (none is a cached page).
-    let held = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&path)
-        .unwrap();
+    let held = held_open(&path);
     let mut buf = vec![0u8; 4096];
     let n = held.read_at(&mut buf, 0).unwrap();
     assert_eq!(&buf[..n], &expected("s0", "t2m")[..]);
@@ -292,6 +288,7 @@ fn a_replaced_reference_set_shows_in_the_live_mount() {
     let data = m.mp.join("g/data.bin");
     let before = read(&data);
     assert_eq!(before.len(), 4 * 6 * 8);
+    let held = held_open(&data);
     assert!(!text(&m.mp.join("g/header.cdl")).contains("units"));
     let text_before = std::fs::read_to_string(&refs).unwrap();
     let after = text_before
@@ -310,6 +307,10 @@ fn a_replaced_reference_set_shows_in_the_live_mount() {
     });
     assert_eq!(read(&data), before[..3 * 6 * 8], "the first three rows, as before");
     assert!(m.log().contains("read again"), "{}", m.log());
+    // A reader that opened it before reads the old references whole.
+    let mut buf = vec![0u8; 4096];
+    let n = std::os::unix::fs::FileExt::read_at(&held, &mut buf, 0).unwrap();
+    assert_eq!(buf[..n], before[..], "the held file reads the four rows it opened");
 }
 
 /// A zip of a store replaced by a zip of the store grown (the xarray
@@ -323,6 +324,7 @@ fn a_replaced_zip_shows_in_the_live_mount() {
     let m = Mount::at(&zip, &["--metadata-ttl", "1"]);
     let t2m = m.mp.join("t2m");
     assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
+    let held = held_open(&t2m.join("data.bin"));
     let writing = tmp.path().join("t2m.zarr.zip.writing");
     std::fs::copy(living().join("s1.zarr.zip"), &writing).unwrap();
     std::fs::rename(&writing, &zip).unwrap();
@@ -330,4 +332,17 @@ fn a_replaced_zip_shows_in_the_live_mount() {
         text(&t2m.join("header.cdl")).contains("time = 6 ;")
     });
     assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
+    // A reader that opened it before: the old zip's bytes are gone.
+    let e = std::os::unix::fs::FileExt::read_at(&held, &mut [0u8; 4096], 0).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+}
+
+/// `path` opened with `O_DIRECT`: every read reaches the daemon.
+fn held_open(path: &Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap()
 }

@@ -329,25 +329,26 @@ fn attrs_of(
     let mut out: Vec<(String, AttrValue)> = attrs
         .iter()
         .zip(&keys)
-        .map(
-            |((k, v), shown)| match var.filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str())) {
-                Some(t) if k == "_FillValue" => match fill_value(v, t) {
+        .map(|((k, v), shown)| {
+            let tied = var.filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str()));
+            if let Some(t) = tied.filter(|_| k == "_FillValue") {
+                return match fill_value(v, t) {
                     Some(bytes) => ("_FillValue".into(), AttrValue::Typed(t, bytes)),
                     None => ("_nz_FillValue".into(), AttrValue::Text(v.to_string())),
-                },
-                Some(t) if crate::zarr::metadata::integers(v) && typed_values(v, t).is_some() => (
-                    shown.clone(),
-                    AttrValue::Typed(t, typed_values(v, t).unwrap_or_default()),
-                ),
-                _ => {
-                    let typed = types
-                        .iter()
-                        .find(|(n, _)| n == k)
-                        .and_then(|(_, t)| typed_attr(v, t, cdf5));
-                    (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
-                }
-            },
-        )
+                };
+            }
+            // The others tied to the variable's type: integers that fit it.
+            let in_var_type = tied
+                .filter(|_| crate::zarr::metadata::integers(v))
+                .and_then(|t| Some(AttrValue::Typed(t, typed_values(v, t)?)));
+            let typed = in_var_type.or_else(|| {
+                types
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .and_then(|(_, t)| typed_attr(v, t, cdf5))
+            });
+            (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
+        })
         .collect();
     let pairs = attrs
         .iter()

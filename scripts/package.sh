@@ -6,11 +6,15 @@
 # 2.17) and fuse3); where wheel.sh has built it already, as
 # CI's wheel stage has, cargo finds nothing to do, and one release build
 # serves both. Prints the package's path last.
+#   bash scripts/package.sh --tool-only   installs cargo-deb (when missing)
+#                                         and stops: CI does it early, in
+#                                         the background
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v cargo-deb >/dev/null; then
     cargo install cargo-deb --locked --version 3.8.0
 fi
+[ "${1:-}" != --tool-only ] || exit 0
 target=x86_64-unknown-linux-gnu
 bash scripts/wheel.sh >/dev/null
 bin=target/$target/release/nzfs

@@ -1,8 +1,8 @@
 //! Reads by position: flat byte ranges of `data.bin`, hyperslabs, and
-//! sampled points, all walked in C order, run by run: a run is a piece of
-//! one row that lies in one decoded unit (a chunk, or an inner chunk of a
-//! shard when shards are decoded partially), copied from that unit's
-//! cached buffer. Edge chunks are trimmed to the array bounds.
+//! sampled points, all walked in C order by [`Array::runs`]: a run is a
+//! piece of one row that lies in one decoded unit (a chunk, or an inner
+//! chunk of a shard when shards are decoded partially), copied from that
+//! unit's cached buffer. Edge chunks are trimmed to the array bounds.
 //!
 //! Invariants: every byte comes from a cached unit (or the fill value of a
 //! missing one), so a read holds at most its output plus one unit beyond
@@ -35,40 +35,39 @@ impl Array {
         Ok(ReadData::owned(out))
     }
 
-    /// When flat bytes `[start, end)` (non-empty) are one contiguous piece
-    /// of one whole-decoded chunk: the chunk, the offset there, and the
-    /// length of the chunk's whole stretch of `data.bin`. That is
-    /// so when the chunk spans 1 along the leading dimensions, anything
-    /// along one dimension `j`, and the whole array after `j`: then a chunk
-    /// is a contiguous stretch of `data.bin` (its padding, if it overhangs
-    /// the array's edge along `j`, comes after the stretch). A 0-d array's
-    /// one chunk is its one element.
-    pub fn within_one_chunk(&self, start: u64, end: u64) -> Option<(u64, u64, u64)> {
+    /// Whether each chunk's part of `data.bin` is one contiguous stretch of
+    /// it, in the order of the chunk's decoded buffer: so when chunks span
+    /// 1 along the leading dimensions, anything along one dimension `j`,
+    /// and the whole array after `j` (the padding of a chunk that overhangs
+    /// the array's edge along `j` comes after its stretch). A 0-d array's
+    /// one chunk is. Shards decoded in part and rectilinear grids are not
+    /// counted.
+    pub fn chunks_are_stretches(&self) -> bool {
         let m = self.metadata();
         let nd = m.shape.len();
-        if start >= end {
-            return None;
-        }
         if nd == 0 {
-            return Some((0, start, m.data_type.size() as u64));
+            return true;
         }
         if self.partial_sharding().is_some() || !m.is_regular() {
-            return None;
+            return false;
         }
         let j = (0..nd).find(|&d| m.chunk_shape[d] != 1).unwrap_or(nd - 1);
-        if (j + 1..nd).any(|d| m.chunk_shape[d] != m.shape[d]) {
-            return None;
-        }
+        (j + 1..nd).all(|d| m.chunk_shape[d] == m.shape[d])
+    }
+
+    /// The bytes of chunk `index` that lie in the array: its decoded bytes
+    /// less its overhang past the array's edges.
+    pub fn chunk_bytes_in_array(&self, index: u64) -> u64 {
+        let m = self.metadata();
+        let grid = self.unravel(index);
         let item = m.data_type.size() as u64;
-        let inner: u64 = m.shape[j + 1..].iter().product();
-        let pos = crate::zarr::chunk_key::unravel(&m.shape, start / item);
-        let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + pos[d] / m.chunk_shape[d]);
-        // The chunk's first element along `j` and its flat element offset.
-        let first_j = pos[j] - pos[j] % m.chunk_shape[j];
-        let origin = (start / item) - (pos[j] - first_j) * inner - (start / item) % inner;
-        let rows = m.chunk_shape[j].min(m.shape[j] - first_j);
-        let stretch_end = (origin + rows * inner) * item;
-        (end <= stretch_end).then_some((index, start - origin * item, stretch_end - origin * item))
+        m.axes
+            .iter()
+            .zip(&grid)
+            .zip(&m.shape)
+            .fold(item, |acc, ((axis, &c), &n)| {
+                acc * axis.edge(c).min(n.saturating_sub(axis.start(c)))
+            })
     }
 
     /// The decoded values of the hyperslab at `start` of `shape`, in C order
@@ -129,62 +128,29 @@ impl Array {
     /// decoded unit last copied from, so that reads of nearby points
     /// look each unit up once.
     fn copy_flat_held(&self, start: u64, out: &mut [u8], current: &mut Held) -> Result<(), ArrayError> {
-        if out.is_empty() {
-            return Ok(());
-        }
         let m = self.metadata();
-        let item = m.data_type.size() as u64;
         let end = start + out.len() as u64;
-        let nd = m.shape.len();
-        // The decoded unit: the chunk, or the inner chunk of a partially decoded shard.
+        debug_assert!(end <= self.size(), "a flat copy within the array");
         let sharding = self.partial_sharding();
-        let row = m.shape[nd - 1];
-        // Position of the first element, in C order.
-        let mut elem = start / item;
-        let mut pos = crate::zarr::chunk_key::unravel(&m.shape, elem);
-        let mut b = start;
-        while b < end {
-            // The chunk holding `pos`, the unit inside it, and the offset there.
-            let mut chunk_index = 0u64;
-            let mut unit_index = 0u64;
-            let mut within = 0u64;
-            // The unit's edge and `pos`'s offset in it, along the last dimension.
-            let (mut unit_row, mut in_row) = (1, 0);
-            for (d, (axis, &p)) in m.axes.iter().zip(&pos).enumerate() {
-                let (c, in_chunk) = axis.locate(p);
-                let edge = axis.edge(c);
-                let unit = sharding.map_or(edge, |s| s.inner_shape[d]);
-                chunk_index = chunk_index * self.grid_shape[d] + c;
-                unit_index = unit_index * (edge / unit) + in_chunk / unit;
-                within = within * unit + in_chunk % unit;
-                (unit_row, in_row) = (unit, in_chunk % unit);
-            }
-            // The run ends at the row's end or the unit's edge along the last dimension.
-            let run_elems = (row - pos[nd - 1]).min(unit_row - in_row);
-            let run_end = ((elem + run_elems) * item).min(end);
-            let key = (chunk_index, unit_index);
+        for run in self.runs(start, end) {
+            let key = (run.chunk, run.unit);
             let buffer = match &*current {
                 Some((k, buf)) if *k == key => buf.clone(),
                 _ => {
                     let buf = match sharding {
-                        None => self.cached_chunk(chunk_index)?,
-                        Some(sc) => self.shard_unit(sc, chunk_index, unit_index)?,
+                        None => self.cached_chunk(run.chunk)?,
+                        Some(sc) => self.shard_unit(sc, run.chunk, run.unit)?,
                     };
                     *current = Some((key, buf.clone()));
                     buf
                 }
             };
-            let src = (within * item + b % item) as usize;
-            let n = (run_end - b) as usize;
-            let to = &mut out[(b - start) as usize..(b - start) as usize + n];
+            let (src, n) = (run.within as usize, run.len as usize);
+            let to = &mut out[(run.at - start) as usize..][..n];
             match fill::is_sentinel(m, &buffer) {
-                true => fill::fill(&m.fill_value.0, src as u64, to),
+                true => fill::fill(&m.fill_value.0, run.within, to),
                 false => to.copy_from_slice(&buffer[src..src + n]),
             }
-            b = run_end;
-            // Advance to the element after the run (carrying into outer dimensions).
-            elem += run_elems;
-            super::advance(&mut pos, &m.shape, run_elems);
         }
         Ok(())
     }

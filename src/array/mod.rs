@@ -25,6 +25,7 @@ mod flat;
 mod fresh;
 mod input;
 mod read;
+mod runs;
 mod text;
 
 pub use fresh::{Check, OnChange, RECHECK_AFTER, Watched};
@@ -34,6 +35,7 @@ use std::sync::Arc;
 
 pub use error::ArrayError;
 pub use read::SharedDecodes;
+pub use runs::{Run, Runs};
 
 use crate::cache::{Chunk, ChunkCache};
 use crate::codec::CodecChain;
@@ -344,50 +346,19 @@ impl Array {
     /// gives up after a bounded number of steps (a prefetch hint needs no
     /// more).
     pub fn chunks_touched(&self, start: u64, end: u64, limit: usize) -> Vec<u64> {
-        let m = self.metadata();
-        let item = m.data_type.size() as u64;
-        let nd = m.shape.len();
         let mut out: Vec<u64> = Vec::new();
-        if nd == 0 && start < end.min(self.size()) && limit > 0 {
-            out.push(0); // the one chunk of a scalar
-        }
-        if nd == 0 || item == 0 || m.shape.contains(&0) {
-            return out;
-        }
-        let end_elem = end.min(self.size()).div_ceil(item);
-        let first_elem = start / item;
-        let mut elem = first_elem;
-        let mut pos = crate::zarr::chunk_key::unravel(&m.shape, elem);
-        let row = m.shape[nd - 1];
-        let mut steps = 0usize;
-        while elem < end_elem && out.len() < limit && steps < 1 << 16 {
-            steps += 1;
-            if nd >= 2 && pos[nd - 1] == 0 && elem >= first_elem + row {
-                // The row before was walked whole: the rows after it up to
-                // the chunk band's edge along the next-to-last dimension,
-                // while they lie whole in the range, touch the same chunks.
-                let (band_index, into) = m.axes[nd - 2].locate(pos[nd - 2]);
-                let band = m.axes[nd - 2].edge(band_index);
-                if into != 0 {
-                    let skip = (band - into)
-                        .min(m.shape[nd - 2] - pos[nd - 2])
-                        .min((end_elem - elem) / row);
-                    if skip > 0 {
-                        elem += skip * row;
-                        // Whole rows: a step along the row dimensions.
-                        advance(&mut pos[..nd - 1], &m.shape[..nd - 1], skip);
-                        continue;
-                    }
-                }
+        let mut runs = self.runs(start, end);
+        for _ in 0..1 << 16 {
+            if out.len() >= limit {
+                break;
             }
-            let index = (0..nd).fold(0u64, |acc, d| acc * self.grid_shape[d] + m.axes[d].locate(pos[d]).0);
-            if !out.contains(&index) {
-                out.push(index);
+            if runs.skip_repeated_rows() {
+                continue;
             }
-            let (last, into) = m.axes[nd - 1].locate(pos[nd - 1]);
-            let run = (m.shape[nd - 1] - pos[nd - 1]).min(m.axes[nd - 1].edge(last) - into);
-            elem += run;
-            advance(&mut pos, &m.shape, run);
+            let Some(run) = runs.next() else { break };
+            if !out.contains(&run.chunk) {
+                out.push(run.chunk);
+            }
         }
         out
     }

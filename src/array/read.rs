@@ -161,8 +161,8 @@ impl Array {
     }
 
     /// Hand bytes `[offset, offset + size)` of the flat C-order array to
-    /// `then`: the one way flat bytes are read. A read that lies in one
-    /// chunk is a slice of its cached buffer (no copy), and never blocks on
+    /// `then`: the one way flat bytes are read. A read that is one run of
+    /// one chunk's buffer ([`Array::runs`]) is a slice of its cached buffer (no copy), and never blocks on
     /// a decode another thread runs (the decoding thread answers it), as
     /// [`Array::read_chunk_bytes_then`] does for chunk files: a flat
     /// reader's requests then leave the FUSE threads free while the
@@ -174,10 +174,14 @@ impl Array {
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
         let (start, end) = self.flat_range(offset, size);
-        match self.within_one_chunk(start, end) {
-            // A chunk within_one_chunk names lies in the array: no check.
-            Some((index, at, _)) => self.chunk_slice_then(index, at, (end - start) as u32, then),
-            None => then(self.flat_copy(start, end)),
+        let mut runs = self.runs(start, end);
+        match (runs.next(), runs.next()) {
+            // One run of a chunk decoded whole (a chunk a run names lies in
+            // the array: no check).
+            (Some(run), None) if run.unit == 0 && !self.reads_partially() => {
+                self.chunk_slice_then(run.chunk, run.within, run.len as u32, then)
+            }
+            _ => then(self.flat_copy(start, end)),
         }
     }
 

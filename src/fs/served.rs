@@ -182,22 +182,26 @@ impl NzFs {
     }
 
     /// Record flat bytes `[start, end)` of `array` (node `node`) served
-    /// through file `file`: the chunks' stretches the range covers, where a chunk is one
-    /// contiguous stretch of the flat order (a read of the kernel's
-    /// readahead may cross from one into the next). A read over more than
-    /// [`MAX_PIECES`] pieces counts for nothing: its chunks stay cached.
+    /// through file `file`, where each chunk is one contiguous stretch of
+    /// the flat order ([`crate::array::Array::chunks_are_stretches`]):
+    /// then each run of the range is a piece of one chunk's stretch, at
+    /// its offset in the chunk's buffer (a read of the kernel's readahead
+    /// may cross from one chunk into the next). A read over more than
+    /// [`MAX_PIECES`] pieces counts for nothing past them: those chunks
+    /// stay cached.
     fn served_flat(&self, array: &crate::array::Array, file: u64, node: usize, start: u64, end: u64) {
-        let mut at = start;
-        for _ in 0..MAX_PIECES {
-            let Some((index, from, stretch)) = array.within_one_chunk(at, at + 1) else {
-                return;
-            };
-            let piece_end = (at + (stretch - from)).min(end);
-            self.served_piece(array, (file, (node, index)), from, from + (piece_end - at), stretch);
-            at = piece_end;
-            if at >= end {
-                return;
-            }
+        if !array.chunks_are_stretches() {
+            return;
+        }
+        for run in array.runs(start, end).take(MAX_PIECES) {
+            let stretch = array.chunk_bytes_in_array(run.chunk);
+            self.served_piece(
+                array,
+                (file, (node, run.chunk)),
+                run.within,
+                run.within + run.len,
+                stretch,
+            );
         }
     }
 

@@ -1,9 +1,10 @@
-//! Thread helpers shared by the daemon: a lock that survives a poisoned
+//! Thread helpers shared by the daemon: locks that survive a poisoned
 //! mutex, and work spread over a few scoped threads.
 //!
 //! Invariants:
-//! - [`lock`] never panics: a mutex poisoned by a panicking holder is
-//!   still used (every value nzfs keeps under a mutex stays consistent
+//! - [`lock`] (and [`read`], [`write`], [`wait`], [`wait_timeout`],
+//!   [`into_inner`], the only other ways nzfs takes a lock's value) never
+//!   panics: a mutex poisoned by a panicking holder is still used (every value nzfs keeps under a mutex stays consistent
 //!   between statements, so a panic cannot leave it half-updated);
 //! - [`on_threads`] returns only once every thread it started has ended,
 //!   its thread-local destructors run (the end of a `std::thread::scope`
@@ -13,11 +14,37 @@
 //!   the work is done even with no thread to spare;
 //! - a panic in a worker reaches the caller, as it would without threads.
 
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 /// Lock `m`, taking it over if a holder panicked.
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`lock`] of a reader-writer lock, shared.
+pub fn read<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`lock`] of a reader-writer lock, exclusive.
+pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Wait on `cv`, giving `guard`'s lock up meanwhile; [`lock`]'s rule on waking.
+pub fn wait<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    cv.wait(guard).unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`wait`] for at most `timeout`.
+pub fn wait_timeout<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>, timeout: Duration) -> MutexGuard<'a, T> {
+    cv.wait_timeout(guard, timeout).unwrap_or_else(|e| e.into_inner()).0
+}
+
+/// The value of a mutex no one else holds any more; [`lock`]'s rule.
+pub fn into_inner<T>(m: Mutex<T>) -> T {
+    m.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Run `work` on `workers` threads at once: this one and `workers - 1`

@@ -34,6 +34,15 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// The peak is the whole process's: each test holds this for its whole
+/// run, so that no other test's allocations (the Parquet fixture's two
+/// 256 MiB values) land in its measure.
+static ALONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ALONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const CHUNK: usize = 64 * 1024;
 const GIB: u64 = 1 << 30;
 
@@ -132,6 +141,7 @@ fn first_chunk_file(store: Box<dyn nzfs::store::ReadableStore>, h: Hierarchy) ->
 
 #[test]
 fn bombs_fail_without_allocating_what_they_claim() {
+    let _alone = alone();
     let cases = [
         (r#"{"name": "zstd", "configuration": {"level": 1}}"#, zstd_bomb(true)),
         (r#"{"name": "zstd", "configuration": {"level": 3}}"#, zstd_bomb(false)),
@@ -170,6 +180,7 @@ fn bombs_fail_without_allocating_what_they_claim() {
 /// prefix renders only what it returns (it rendered the whole block).
 #[test]
 fn a_read_of_an_ome_tiff_prefix_renders_only_what_it_returns() {
+    let _alone = alone();
     use nzfs::tiff::{Layout, LevelShape, Sample};
     let shape = [16384u64, 16384];
     let level = LevelShape {
@@ -197,6 +208,7 @@ fn a_read_of_an_ome_tiff_prefix_renders_only_what_it_returns() {
 /// never decompresses the pages: it allocated 512 MiB and more.
 #[test]
 fn a_parquet_record_that_expands_is_refused_before_its_pages_are_decompressed() {
+    let _alone = alone();
     use nzfs::cli::StoreArgs;
     use parquet::basic::{Compression, ZstdLevel};
     use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};

@@ -490,6 +490,13 @@ impl Dataset {
         self.undecodable.get(&id).map(String::as_str)
     }
 
+    /// [`Dataset::undecodable`] as the views say it: "its values cannot be
+    /// decoded: REASON".
+    pub fn cannot_decode(&self, id: usize) -> Option<String> {
+        self.undecodable(id)
+            .map(|r| format!("its values cannot be decoded: {r}"))
+    }
+
     /// Discover the hierarchy of `store` and open its arrays.
     pub fn open(store: Arc<dyn ReadableStore>, cache_bytes: u64) -> Result<Dataset, OpenError> {
         let hierarchy = Hierarchy::open(store.as_ref())?;

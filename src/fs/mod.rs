@@ -564,10 +564,10 @@ impl NzFs {
         let node = self.node_dir(n)?;
         match (self.dataset.array(n), &self.info[n].chunk_names) {
             (Some(a), Some(names)) => Ok((a, names)),
-            _ => match self.dataset.undecodable(n) {
+            _ => match self.dataset.cannot_decode(n) {
                 Some(reason) => Err(FsError::BrokenNode {
                     path: node.path.clone(),
-                    reason: format!("its values cannot be decoded: {reason}"),
+                    reason,
                 }),
                 None => Err(FsError::NotFound),
             },

@@ -96,10 +96,7 @@ impl NzFs {
             return Ok(size);
         }
         let size = self.chunk(n, index)?.len() as u64;
-        view.chunk_sizes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(index, size);
+        crate::sync::lock(&view.chunk_sizes).insert(index, size);
         Ok(size)
     }
 }

@@ -83,11 +83,7 @@ impl NzFs {
                     );
                 }
             }
-            let undecodable = |c: usize| {
-                self.dataset
-                    .undecodable(c)
-                    .map(|r| format!("its values cannot be decoded: {r}"))
-            };
+            let undecodable = |c: usize| self.dataset.cannot_decode(c);
             let title = cdl::title(h, n, &self.options.dataset_name, self.version(n));
             Box::new(crate::netcdf::layout(h, n, title, &undecodable, self.nc_format))
         }))
@@ -101,11 +97,11 @@ impl NzFs {
             .get_or_init(|| {
                 let (h, version) = (self.hierarchy(), self.version(n));
                 let title = cdl::title(h, n, &self.options.dataset_name, version);
-                let text = match (self.unknown_type(n), self.dataset.undecodable(n)) {
+                let text = match (self.unknown_type(n), self.dataset.cannot_decode(n)) {
                     (Some(reason), _) => cdl::render_unreadable(title, reason, self.document_of(n).as_ref()),
-                    (None, Some(reason)) => cdl::with_comment(
+                    (None, Some(why)) => cdl::with_comment(
                         cdl::render(h, n, title),
-                        &format!("nzfs: this array's values cannot be decoded: {reason}; its data files give EIO"),
+                        &format!("nzfs: {why}; its data files give EIO"),
                     ),
                     (None, None) => cdl::render(h, n, title),
                 };

@@ -88,11 +88,7 @@ impl ReferenceStore {
                 if !p.fetching.contains(&own) || now >= deadline {
                     break;
                 }
-                p = self
-                    .fetched
-                    .wait_timeout(p, deadline - now)
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
+                p = crate::sync::wait_timeout(&self.fetched, p, deadline - now);
             }
             let neighbours = spans.get(&target).map(Vec::as_slice).unwrap_or_default();
             if let Ok(at) = neighbours.binary_search(&(offset, len)) {

@@ -256,10 +256,10 @@ impl Targets {
 
     /// The id of target `url` (resolved on first sight).
     pub fn intern(&self, url: &str) -> Result<u32, TargetError> {
-        if let Some(&id) = self.table.read().unwrap_or_else(|e| e.into_inner()).ids.get(url) {
+        if let Some(&id) = crate::sync::read(&self.table).ids.get(url) {
             return Ok(id);
         }
-        let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
+        let mut table = crate::sync::write(&self.table);
         if let Some(&id) = table.ids.get(url) {
             return Ok(id);
         }
@@ -285,7 +285,7 @@ impl Targets {
 
     /// Target `id` (as its reference was given it).
     pub fn get(&self, id: u32) -> Arc<Target> {
-        Arc::clone(&self.table.read().unwrap_or_else(|e| e.into_inner()).list[id as usize])
+        Arc::clone(&crate::sync::read(&self.table).list[id as usize])
     }
 
     /// The prefixes that refused targets would need allowed.

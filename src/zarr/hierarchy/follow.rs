@@ -104,7 +104,7 @@ impl Hierarchy {
         crate::sync::on_threads(store.concurrency().min(nodes.len()).max(1), "nzfs-follow", work);
         let mut h = DefaultHasher::new();
         for (node, hash) in nodes.iter().zip(hashes) {
-            (&node.path, hash.into_inner().unwrap_or_else(|e| e.into_inner())).hash(&mut h);
+            (&node.path, crate::sync::into_inner(hash)).hash(&mut h);
         }
         Fingerprint(h.finish())
     }

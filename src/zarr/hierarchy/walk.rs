@@ -156,7 +156,7 @@ impl Scan {
                         if q.running == 0 {
                             break None;
                         }
-                        q = wake.wait(q).unwrap_or_else(|e| e.into_inner());
+                        q = crate::sync::wait(&wake, q);
                     }
                 };
                 let Some(task) = task else {
@@ -199,7 +199,7 @@ impl Scan {
             }
         };
         crate::sync::on_threads(workers, "nzfs-discover", work);
-        queue.into_inner().unwrap_or_else(|e| e.into_inner()).scan
+        crate::sync::into_inner(queue).scan
     }
 }
 
@@ -335,11 +335,7 @@ fn find_all(store: &dyn ReadableStore, paths: &[String], workers: usize) -> Vec<
     crate::sync::on_threads(workers.min(paths.len()), "nzfs-discover", work);
     slots
         .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|e| e.into_inner())
-                .unwrap_or_else(|| Err(io::Error::other("not read")))
-        })
+        .map(|slot| crate::sync::into_inner(slot).unwrap_or_else(|| Err(io::Error::other("not read"))))
         .collect()
 }
 

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
-use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::fs::{FsConfig, MissingChunks, NzFs};
 use nzfs::store::FilesystemStore;
 use nzfs::zarr::hierarchy::Hierarchy;
 
@@ -124,14 +124,14 @@ fn store_with(dir: &std::path::Path, codec: &str, bomb: &[u8]) {
 /// The filesystem core over `store` (1 MiB of cache), and the inode of
 /// its array `a`'s chunk file `0.bin`.
 fn first_chunk_file(store: Box<dyn nzfs::store::ReadableStore>, h: Hierarchy) -> (NzFs, u64) {
-    let options = FsOptions {
+    let options = FsConfig {
         cache_bytes: 1 << 20,
         missing_chunks: MissingChunks::Fill,
         dataset_name: "bomb".into(),
         uid: 0,
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
     let fs = NzFs::new(store, h, options).unwrap();
     let dir_ino = fs.lookup(1, OsStr::new("a")).unwrap().ino;

@@ -6,7 +6,7 @@ mod common;
 use std::ffi::OsStr;
 use std::time::SystemTime;
 
-use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::fs::{FsConfig, MissingChunks, NzFs};
 use nzfs::store::FilesystemStore;
 use nzfs::zarr::hierarchy::Hierarchy;
 
@@ -14,14 +14,14 @@ fn open(store: &str, missing: MissingChunks) -> NzFs {
     let path = common::data_dir().join(store);
     let s = FilesystemStore::new(&path);
     let h = Hierarchy::open(&s).unwrap_or_else(|e| panic!("{store}: {e}"));
-    let options = FsOptions {
+    let options = FsConfig {
         cache_bytes: 1 << 20,
         missing_chunks: missing,
         dataset_name: store.trim_end_matches(".zarr").into(),
         uid: 0,
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
     NzFs::new(Box::new(s), h, options).unwrap()
 }

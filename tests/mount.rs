@@ -363,21 +363,21 @@ fn odd_mount_point_names_mount_and_unmount() {
 #[test]
 fn setting_readahead_asks_nothing_of_the_mount() {
     use nzfs::array::MissingChunks;
-    use nzfs::fs::{FsOptions, NzFs};
+    use nzfs::fs::{FsConfig, NzFs};
     let dir = tempfile::tempdir().unwrap();
     let mp = dir.path().join("mnt");
     std::fs::create_dir(&mp).unwrap();
     let mp = mp.canonicalize().unwrap();
     let store = nzfs::store::FilesystemStore::new(common::data_dir().join("sample.zarr"));
     let hierarchy = nzfs::zarr::hierarchy::Hierarchy::open(&store).unwrap();
-    let options = FsOptions {
+    let options = FsConfig {
         cache_bytes: 1 << 20,
         missing_chunks: MissingChunks::Fill,
         dataset_name: "sample".into(),
         uid: 0,
         gid: 0,
         mtime: std::time::SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
     let fs = NzFs::new(Box::new(store), hierarchy, options).unwrap();
     let adapter = nzfs::fuse::FuseAdapter::new(fs, nzfs::fuse::Passthrough::Never);

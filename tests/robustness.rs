@@ -256,18 +256,18 @@ fn hostile_consolidated_names_are_ignored_with_a_warning() {
 
 #[test]
 fn a_shard_replaced_under_the_core_never_mixes_old_index_and_new_bytes() {
-    use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+    use nzfs::fs::{FsConfig, MissingChunks, NzFs};
     let (_tmp, path) = copy_of("sharding.zarr");
     let s = nzfs::store::FilesystemStore::new(&path);
     let h = nzfs::zarr::hierarchy::Hierarchy::open(&s).unwrap();
-    let options = FsOptions {
+    let options = FsConfig {
         cache_bytes: 1 << 20,
         missing_chunks: MissingChunks::Fill,
         dataset_name: "s".into(),
         uid: 0,
         gid: 0,
         mtime: std::time::SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
     let fs = NzFs::new(Box::new(s), h, options).unwrap();
     let e = common::manifest()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use nzfs::fs::{FsOptions, MissingChunks, NzFs};
+use nzfs::fs::{FsConfig, MissingChunks, NzFs};
 use nzfs::store::{FilesystemStore, Listing, ReadableStore, Stamp, StoreKey};
 use nzfs::zarr::hierarchy::Hierarchy;
 
@@ -67,14 +67,14 @@ fn open(store: &str) -> (NzFs, Arc<Counters>) {
         inner: fs_store,
         counters: counters.clone(),
     };
-    let options = FsOptions {
+    let options = FsConfig {
         cache_bytes: 64 << 20,
         missing_chunks: MissingChunks::Fill,
         dataset_name: "t".into(),
         uid: 0,
         gid: 0,
         mtime: SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
     (NzFs::new(Box::new(store), h, options).unwrap(), counters)
 }

@@ -25,7 +25,7 @@ mod config;
 mod log;
 mod options;
 mod signals;
-use crate::fs::{FsOptions, NzFs};
+use crate::fs::{FsConfig, NzFs};
 use crate::fuse::FuseAdapter;
 use checks::{check_dev_fuse, check_fusermount, check_mountpoint, check_outside_store, check_swapped};
 pub use config::{MAX_ENCODED, MountConfig};
@@ -270,15 +270,6 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         .unwrap_or(SystemTime::UNIX_EPOCH);
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let options = FsOptions {
-        cache_bytes: config.cache_bytes,
-        missing_chunks: config.missing_chunks.into(),
-        dataset_name: dataset_name(&config.store),
-        uid,
-        gid,
-        mtime,
-        versions: opened.versions,
-    };
     let sizing = crate::cpus::Sizing::new(
         crate::cpus::available().clone(),
         config.threads.map(usize::from),
@@ -291,15 +282,23 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         decoders = sizing.decoders,
         "sized to the CPUs this process may use"
     );
-    let fs = NzFs::new(opened.store, opened.hierarchy, options)
-        .map_err(|e| CliError::new(e.to_string()))?
-        .with_ownership(config.mount.ownership)
-        .with_previews(config.previews)
-        .with_tiff(config.tiff)
-        .with_nc_format(config.nc_format.into())
-        .with_prefetch(config.prefetch)
-        .with_sizing(sizing.clone())
-        .with_store_name(opened.shown);
+    let fs_config = FsConfig {
+        cache_bytes: config.cache_bytes,
+        missing_chunks: config.missing_chunks.into(),
+        dataset_name: dataset_name(&config.store),
+        uid,
+        gid,
+        mtime,
+        versions: opened.versions,
+        ownership: config.mount.ownership,
+        previews: config.previews,
+        tiff: config.tiff,
+        prefetch: config.prefetch,
+        nc_format: config.nc_format.into(),
+        sizing: sizing.clone(),
+        store_name: opened.shown,
+    };
+    let fs = NzFs::new(opened.store, opened.hierarchy, fs_config).map_err(|e| CliError::new(e.to_string()))?;
     // Non-conformant stores still mount; say once what `nzfs check` would.
     let report = crate::nz::check(fs.dataset(), crate::nz::Scope::METADATA, &mut |_, _| {});
     if !report.declared() {

@@ -94,7 +94,7 @@ impl NzFs {
             Kind::Directory => 0o555,
             Kind::File => 0o444,
         };
-        let o = self.ownership;
+        let o = self.config.ownership;
         let found = access.unwrap_or(None);
         let mode = match (o.umask, access) {
             (Some(umask), _) => base & !umask,
@@ -102,8 +102,8 @@ impl NzFs {
             (None, Ok(None)) => base,
             (None, Err(())) => 0,
         };
-        let uid = o.uid.or(found.map(|a| a.uid)).unwrap_or(self.options.uid);
-        let gid = o.gid.or(found.map(|a| a.gid)).unwrap_or(self.options.gid);
+        let uid = o.uid.or(found.map(|a| a.uid)).unwrap_or(self.config.uid);
+        let gid = o.gid.or(found.map(|a| a.gid)).unwrap_or(self.config.gid);
         (mode as u16, uid, gid)
     }
 

@@ -58,7 +58,7 @@ impl NzFs {
         let mtime = self
             .version(inode.node())
             .and_then(|v| v.time)
-            .unwrap_or(self.options.mtime);
+            .unwrap_or(self.config.mtime);
         let mtime = match version {
             Some(v) => following(mtime, v),
             None => mtime,

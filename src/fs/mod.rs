@@ -102,9 +102,12 @@ const FILE_GEN_SHIFT: u32 = 22;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
-/// Settings of the core, already validated.
+/// Settings of the core, already validated: made once from the mount's
+/// config (`daemon/`), and carried whole into each filesystem a live mount
+/// makes of a changed store. [`Default`] is a plain mount: every view on,
+/// 512 MiB of cache, the daemon's user as owner.
 #[derive(Debug, Clone)]
-pub struct FsOptions {
+pub struct FsConfig {
     /// The decoded-chunk cache's budget, in bytes.
     pub cache_bytes: u64,
     /// What a chunk with no object reads as.
@@ -123,6 +126,44 @@ pub struct FsOptions {
     /// headers at and below it carry its note, and their files its time as
     /// mtime (so `ls -t snapshots/` lists the newest first).
     pub versions: Vec<VersionRoot>,
+    /// Overrides of the owner, group or mode the store gives its nodes
+    /// (`-o uid=,gid=,umask=`).
+    pub ownership: Ownership,
+    /// Whether `preview.png` and `index.html` are shown (`--no-previews`).
+    pub previews: bool,
+    /// Whether `data.tif` is shown (`--no-tiff`).
+    pub tiff: bool,
+    /// Whether sequential readers get chunks decoded ahead
+    /// (`--no-prefetch`). Takes effect at [`NzFs::start_prefetcher`].
+    pub prefetch: bool,
+    /// Which classic format the `.nc` files may take (`--nc-format`).
+    pub nc_format: crate::netcdf::NcFormat,
+    /// The thread pools' sizes, from the CPUs this process may use. Takes
+    /// effect at [`NzFs::start_prefetcher`].
+    pub sizing: crate::cpus::Sizing,
+    /// The store as the status document names it (as /proc/mounts shows it).
+    pub store_name: String,
+}
+
+impl Default for FsConfig {
+    fn default() -> Self {
+        FsConfig {
+            cache_bytes: 512 << 20,
+            missing_chunks: MissingChunks::Fill,
+            dataset_name: "dataset".into(),
+            uid: rustix::process::getuid().as_raw(),
+            gid: rustix::process::getgid().as_raw(),
+            mtime: SystemTime::now(),
+            versions: Vec::new(),
+            ownership: Ownership::default(),
+            previews: true,
+            tiff: true,
+            prefetch: true,
+            nc_format: crate::netcdf::NcFormat::Auto,
+            sizing: crate::cpus::Sizing::for_machine(),
+            store_name: String::new(),
+        }
+    }
 }
 
 /// Overrides of what the store says about ownership (`-o uid=,gid=,umask=`).
@@ -272,7 +313,7 @@ struct NodeInfo {
     values_access: access::ByGeneration,
     /// The text views of a string-valued array.
     text: Option<Box<text::TextView>>,
-    /// The version it belongs to: an index into [`FsOptions::versions`].
+    /// The version it belongs to: an index into [`FsConfig::versions`].
     version: Option<usize>,
     /// A group's children ordered by `dir_name`, so that `lookup` in a
     /// group of 100,000 arrays is a binary search, not a scan.
@@ -286,21 +327,10 @@ struct NodeInfo {
 pub struct NzFs {
     dataset: Dataset,
     info: Vec<NodeInfo>,
-    options: FsOptions,
-    ownership: Ownership,
+    config: FsConfig,
     prefetch: OnceLock<prefetch::Prefetcher>,
     served: served::Served,
     status: status::Status,
-    /// Whether `preview.png` and `index.html` are shown (`--no-previews`).
-    previews: bool,
-    /// Whether `data.tif` is shown (`--no-tiff`).
-    tiff: bool,
-    /// Whether sequential readers get chunks decoded ahead (`--no-prefetch`).
-    prefetching: bool,
-    /// Which classic format the `.nc` files may take (`--nc-format`).
-    nc_format: crate::netcdf::NcFormat,
-    /// The thread pools' sizes, from the CPUs this process may use.
-    sizing: crate::cpus::Sizing,
     /// The rendered `index.html`.
     index: OnceLock<Chunk>,
     /// The time coordinates whose dates `index.html` gives (made once).
@@ -324,7 +354,7 @@ impl NzFs {
     pub fn new(
         store: Box<dyn ReadableStore>,
         mut hierarchy: Hierarchy,
-        options: FsOptions,
+        config: FsConfig,
     ) -> Result<Self, TooManyNodes> {
         Self::check_limits(&mut hierarchy)?;
         let counted = crate::store::counted::Counted::new(store);
@@ -332,10 +362,10 @@ impl NzFs {
         let dataset = Dataset::new(
             std::sync::Arc::new(counted),
             hierarchy,
-            options.cache_bytes,
-            options.missing_chunks,
+            config.cache_bytes,
+            config.missing_chunks,
         );
-        let mut fs = Self::serve(dataset, options);
+        let mut fs = Self::serve(dataset, config);
         fs.status.store_counters = Some(counters);
         Ok(fs)
     }
@@ -359,7 +389,7 @@ impl NzFs {
     }
 
     /// The filesystem over an opened dataset.
-    fn serve(dataset: Dataset, options: FsOptions) -> Self {
+    fn serve(dataset: Dataset, config: FsConfig) -> Self {
         let hierarchy = dataset.hierarchy();
         let mut info: Vec<NodeInfo> = hierarchy
             .nodes
@@ -391,7 +421,7 @@ impl NzFs {
                 meta_access: OnceLock::new(),
                 header_access: OnceLock::new(),
                 values_access: Default::default(),
-                version: options.versions.iter().position(|v| v.holds(&n.path)),
+                version: config.versions.iter().position(|v| v.holds(&n.path)),
                 by_name: Vec::new(),
                 preview: OnceLock::new(),
             })
@@ -416,8 +446,8 @@ impl NzFs {
             if !matches!(node.kind, NodeKind::Group { .. }) && !root_array {
                 continue;
             }
-            let version = info[id].version.map(|v| &options.versions[v]);
-            let base = cdl::title(hierarchy, id, &options.dataset_name, version);
+            let version = info[id].version.map(|v| &config.versions[v]);
+            let base = cdl::title(hierarchy, id, &config.dataset_name, version);
             let nc = format!(
                 "{}.nc",
                 crate::naming::cut(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
@@ -449,69 +479,19 @@ impl NzFs {
             by_name.sort_unstable_by(|&a, &b| info[a as usize].dir_name.cmp(&info[b as usize].dir_name));
             info[id].by_name = by_name;
         }
+        let status = status::Status::of_store(config.store_name.clone());
         NzFs {
             dataset,
             info,
-            options,
-            ownership: Ownership::default(),
+            config,
             prefetch: OnceLock::new(),
             served: served::Served::default(),
-            status: status::Status::default(),
-            previews: true,
-            tiff: true,
-            prefetching: true,
-            nc_format: crate::netcdf::NcFormat::Auto,
-            sizing: crate::cpus::Sizing::for_machine(),
+            status,
             index: OnceLock::new(),
             time_coords: OnceLock::new(),
             index_len: OnceLock::new(),
             generations: renew::Generations::default(),
         }
-    }
-
-    /// Let the `.nc` files be CDF-5 when they need to (the default), or
-    /// keep them CDF-2.
-    pub fn with_nc_format(mut self, format: crate::netcdf::NcFormat) -> Self {
-        self.nc_format = format;
-        self
-    }
-
-    /// Show `preview.png` and `index.html` (the default), or not.
-    pub fn with_previews(mut self, on: bool) -> Self {
-        self.previews = on;
-        self
-    }
-
-    /// Show `data.tif` (the default), or not.
-    pub fn with_tiff(mut self, on: bool) -> Self {
-        self.tiff = on;
-        self
-    }
-
-    /// Decode ahead of sequential readers (the default), or only what is
-    /// read. Takes effect at [`NzFs::start_prefetcher`].
-    pub fn with_prefetch(mut self, on: bool) -> Self {
-        self.prefetching = on;
-        self
-    }
-
-    /// Size the decode workers (and report the FUSE threads) as `sizing`
-    /// says. Takes effect at [`NzFs::start_prefetcher`].
-    pub fn with_sizing(mut self, sizing: crate::cpus::Sizing) -> Self {
-        self.sizing = sizing;
-        self
-    }
-
-    /// Name the store in the status document (as /proc/mounts shows it).
-    pub fn with_store_name(mut self, name: impl Into<String>) -> Self {
-        self.status.store = name.into();
-        self
-    }
-
-    /// Override the owner, group or mode the store gives its nodes.
-    pub fn with_ownership(mut self, ownership: Ownership) -> Self {
-        self.ownership = ownership;
-        self
     }
 
     /// The groups and arrays shown.
@@ -535,8 +515,8 @@ impl NzFs {
     }
 
     /// The settings it was made with.
-    pub fn options(&self) -> &FsOptions {
-        &self.options
+    pub fn config(&self) -> &FsConfig {
+        &self.config
     }
 
     /// Cache counters (decodes, hits, waits).
@@ -546,7 +526,7 @@ impl NzFs {
 
     /// The decoded-chunk cache's budget, in bytes (`--cache-size`).
     pub fn cache_budget(&self) -> u64 {
-        self.options.cache_bytes
+        self.config.cache_bytes
     }
 
     fn node_dir(&self, n: usize) -> Result<&crate::zarr::hierarchy::Node, FsError> {
@@ -607,7 +587,7 @@ impl NzFs {
 
     /// The version node `n` belongs to, in a versioned store.
     fn version(&self, n: usize) -> Option<&VersionRoot> {
-        self.info.get(n)?.version.map(|v| &self.options.versions[v])
+        self.info.get(n)?.version.map(|v| &self.config.versions[v])
     }
 }
 

@@ -139,14 +139,14 @@ impl NzFs {
     /// no). They hold a weak reference and end when the filesystem is
     /// dropped.
     pub fn start_prefetcher(self: &Arc<Self>) {
-        if !self.prefetching {
+        if !self.config.prefetch {
             return;
         }
         let counters = Arc::new(PrefetchCounters::default());
         let finished = counters.clone();
         // Enough to decode on every CPU, and to keep as many requests in
         // flight as the store serves well.
-        let workers = self.store().concurrency().max(self.sizing.decoders);
+        let workers = self.store().concurrency().max(self.config.sizing.decoders);
         let (requests, workers) = spawn_pool(self, "nzfs-prefetch", workers, move |fs, job| {
             match job {
                 Job::Chunk(node, index) => {
@@ -299,7 +299,7 @@ impl NzFs {
             0 => 64 << 10,
             n => n,
         };
-        let max = (self.options.cache_bytes / 3 / chunk / sharing.max(1))
+        let max = (self.config.cache_bytes / 3 / chunk / sharing.max(1))
             .saturating_sub(1)
             .min(MAX_WINDOW);
         if max == 0 {

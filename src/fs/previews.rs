@@ -28,12 +28,12 @@ const PREVIEW_PART: u64 = CacheKey::INDEX - 1;
 impl NzFs {
     /// Whether array `n` shows `preview.png`.
     pub(super) fn has_preview(&self, n: usize) -> bool {
-        self.previews && self.dataset.array(n).is_some() && self.plan_of(n).is_some()
+        self.config.previews && self.dataset.array(n).is_some() && self.plan_of(n).is_some()
     }
 
     /// Whether the root shows `index.html`.
     pub(super) fn has_index(&self) -> bool {
-        self.previews
+        self.config.previews
     }
 
     fn plan_of(&self, n: usize) -> Option<&(Plan, Option<usize>)> {
@@ -185,7 +185,7 @@ impl NzFs {
             ome: &ome,
             span: &span,
         };
-        let title = crate::cdl::title(h, 0, &self.options.dataset_name, self.version(0));
+        let title = crate::cdl::title(h, 0, &self.config.dataset_name, self.version(0));
         preview::index_html(h, title, &shown).into_bytes()
     }
 }

@@ -189,13 +189,12 @@ impl NzFs {
                 at = hierarchy.nodes[i].parent;
             }
         }
-        let mut options = self.options.clone();
-        options.mtime = SystemTime::now();
-        let mut name = self.status.store.clone();
+        let mut config = self.config.clone();
+        config.mtime = SystemTime::now();
         let handle: std::sync::Arc<dyn ReadableStore> = match store {
             Some((store, shown, versions)) => {
-                name = shown;
-                options.versions = versions;
+                config.store_name = shown;
+                config.versions = versions;
                 match &self.status.store_counters {
                     Some(counters) => {
                         std::sync::Arc::new(crate::store::counted::Counted::sharing(store, counters.clone()))
@@ -205,15 +204,8 @@ impl NzFs {
             }
             None => self.dataset.store_handle(),
         };
-        let dataset = Dataset::new(handle, hierarchy, options.cache_bytes, options.missing_chunks);
-        let mut fs = Self::serve(dataset, options)
-            .with_ownership(self.ownership)
-            .with_previews(self.previews)
-            .with_tiff(self.tiff)
-            .with_nc_format(self.nc_format)
-            .with_prefetch(self.prefetching)
-            .with_sizing(self.sizing.clone())
-            .with_store_name(name);
+        let dataset = Dataset::new(handle, hierarchy, config.cache_bytes, config.missing_chunks);
+        let mut fs = Self::serve(dataset, config);
         fs.status.carry_from(&self.status);
         fs.generations = Generations {
             this,

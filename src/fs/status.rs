@@ -72,11 +72,12 @@ impl Status {
     }
 }
 
-impl Default for Status {
-    fn default() -> Self {
+impl Status {
+    /// The status of a mount of the store named `store`, as it starts.
+    pub(super) fn of_store(store: String) -> Self {
         Status {
             started: Instant::now(),
-            store: String::new(),
+            store,
             store_counters: None,
             errors: Mutex::default(),
             previews_rendered: Default::default(),
@@ -197,7 +198,7 @@ impl NzFs {
             (
                 "cache",
                 obj(vec![
-                    ("budget_bytes", int(self.options.cache_bytes)),
+                    ("budget_bytes", int(self.config.cache_bytes)),
                     ("used_bytes", int(cache.bytes())),
                     ("hits", int(hits)),
                     ("waits", int(waits)),
@@ -210,7 +211,7 @@ impl NzFs {
             (
                 "previews",
                 obj(vec![
-                    ("shown", Value::Bool(self.previews)),
+                    ("shown", Value::Bool(self.config.previews)),
                     // Each also counts once in the cache's decodes.
                     ("rendered", load(&self.status.previews_rendered)),
                 ]),
@@ -240,10 +241,10 @@ impl NzFs {
             (
                 "cpus",
                 obj(vec![
-                    ("count", int(self.sizing.cpus.count as u64)),
-                    ("why", Value::Str(self.sizing.cpus.reason.clone())),
-                    ("fuse_threads", int(self.sizing.fuse_threads as u64)),
-                    ("decoders", int(self.sizing.decoders as u64)),
+                    ("count", int(self.config.sizing.cpus.count as u64)),
+                    ("why", Value::Str(self.config.sizing.cpus.reason.clone())),
+                    ("fuse_threads", int(self.config.sizing.fuse_threads as u64)),
+                    ("decoders", int(self.config.sizing.decoders as u64)),
                 ]),
             ),
             (

@@ -8,6 +8,11 @@ use crate::store::{MemoryStore, Stamp, StoreKey};
 
 /// A store with no notion of owners (as object storage will be).
 fn ownerless() -> NzFs {
+    ownerless_with(|_| {})
+}
+
+/// [`ownerless`], its settings changed by `change`.
+fn ownerless_with(change: impl FnOnce(&mut FsConfig)) -> NzFs {
     let mut m = MemoryStore::default();
     m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#);
     m.insert(
@@ -18,16 +23,17 @@ fn ownerless() -> NzFs {
     );
     m.insert("a/c/0", vec![1u8, 2]);
     let h = Hierarchy::open(&m).unwrap();
-    let options = FsOptions {
+    let mut config = FsConfig {
         cache_bytes: 1 << 20,
         missing_chunks: MissingChunks::Fill,
         dataset_name: "t".into(),
         uid: 4242,
         gid: 4343,
         mtime: SystemTime::UNIX_EPOCH,
-        versions: Vec::new(),
+        ..Default::default()
     };
-    NzFs::new(Box::new(m), h, options).unwrap()
+    change(&mut config);
+    NzFs::new(Box::new(m), h, config).unwrap()
 }
 
 fn attrs(fs: &NzFs) -> Vec<(u16, u32, u32)> {
@@ -45,10 +51,12 @@ fn a_store_without_owners_shows_the_mounting_user_with_the_umask() {
     let dir = (0o555, 4242, 4343);
     let file = (0o444, 4242, 4343);
     assert_eq!(attrs(&ownerless()), [dir, dir, file, file, file, file]);
-    let fs = ownerless().with_ownership(Ownership {
-        uid: None,
-        gid: Some(7),
-        umask: Some(0o027),
+    let fs = ownerless_with(|c| {
+        c.ownership = Ownership {
+            uid: None,
+            gid: Some(7),
+            umask: Some(0o027),
+        }
     });
     let (dir, file) = ((0o550, 4242, 7), (0o440, 4242, 7));
     assert_eq!(attrs(&fs), [dir, dir, file, file, file, file]);
@@ -92,7 +100,7 @@ fn open_and_access_ask_the_store_for_no_owner() {
         let k = crate::store::StoreKey::new(key).unwrap();
         m.insert(key, plain.store().get(&k, 1 << 20).unwrap().unwrap());
     }
-    let fs = NzFs::new(Box::new(CountingAccess(m, calls.clone())), h, plain.options().clone()).unwrap();
+    let fs = NzFs::new(Box::new(CountingAccess(m, calls.clone())), h, plain.config().clone()).unwrap();
     let a = fs.lookup(1, OsStr::new("a")).unwrap();
     let chunk = fs.lookup(a.ino, OsStr::new("0.bin")).unwrap();
     let before = calls.load(std::sync::atomic::Ordering::Relaxed);
@@ -119,7 +127,7 @@ fn sixteen_chunks_through(
     root: &std::path::Path,
     wrap: impl FnOnce(crate::store::FilesystemStore) -> Box<dyn ReadableStore>,
 ) -> (std::sync::Arc<NzFs>, usize) {
-    chunks_through(root, 16, 1024, ownerless().options().cache_bytes, wrap)
+    chunks_through(root, 16, 1024, ownerless().config().cache_bytes, wrap)
 }
 
 /// A filesystem with its prefetch workers and a cache of `cache_bytes`
@@ -149,7 +157,7 @@ fn chunks_through(
     }
     let store = wrap(crate::store::FilesystemStore::new(root));
     let h = Hierarchy::open(store.as_ref()).unwrap();
-    let mut options = ownerless().options().clone();
+    let mut options = ownerless().config().clone();
     options.cache_bytes = cache_bytes;
     let fs = std::sync::Arc::new(NzFs::new(store, h, options).unwrap());
     fs.start_prefetcher();
@@ -348,7 +356,7 @@ fn readers_of_one_data_bin_each_get_their_window() {
 /// store's name and the recent errors' messages are.
 #[test]
 fn the_status_document_fits_its_ioctl_with_long_messages() {
-    let fs = ownerless().with_store_name(format!("s3://bucket/{}", "é".repeat(20_000)));
+    let fs = ownerless_with(|c| c.store_name = format!("s3://bucket/{}", "é".repeat(20_000)));
     for i in 0..3 * status::RECENT {
         fs.note_error(&FsError::BrokenNode {
             path: format!("g{i}/{}", "ü".repeat(50_000)),

@@ -19,7 +19,7 @@ impl NzFs {
     /// (`None` where it has none: text, records, complex and time values,
     /// fewer than two dimensions, an empty one, or `--no-tiff`).
     fn tiff_of(&self, n: usize) -> Option<Layout> {
-        if !self.tiff || !self.has_data_bin(n) {
+        if !self.config.tiff || !self.has_data_bin(n) {
             return None;
         }
         let m = self.array_files(n).ok()?.0;
@@ -111,7 +111,7 @@ impl NzFs {
     /// (`None` where it has none: no NGFF image, axes or a data type OME
     /// cannot hold, or `--no-tiff`).
     pub(super) fn ome_tiff(&self, g: usize) -> Option<&OmeTiff> {
-        if !self.tiff {
+        if !self.config.tiff {
             return None;
         }
         let name = self.info.get(g)?.ome_name.as_deref()?;

@@ -84,8 +84,8 @@ impl NzFs {
                 }
             }
             let undecodable = |c: usize| self.dataset.cannot_decode(c);
-            let title = cdl::title(h, n, &self.options.dataset_name, self.version(n));
-            Box::new(crate::netcdf::layout(h, n, title, &undecodable, self.nc_format))
+            let title = cdl::title(h, n, &self.config.dataset_name, self.version(n));
+            Box::new(crate::netcdf::layout(h, n, title, &undecodable, self.config.nc_format))
         }))
     }
 
@@ -96,7 +96,7 @@ impl NzFs {
             .header
             .get_or_init(|| {
                 let (h, version) = (self.hierarchy(), self.version(n));
-                let title = cdl::title(h, n, &self.options.dataset_name, version);
+                let title = cdl::title(h, n, &self.config.dataset_name, version);
                 let text = match (self.unknown_type(n), self.dataset.cannot_decode(n)) {
                     (Some(reason), _) => cdl::render_unreadable(title, reason, self.document_of(n).as_ref()),
                     (None, Some(why)) => cdl::with_comment(

@@ -113,7 +113,7 @@ impl FuseAdapter {
     /// Serve `fs`, with passthrough as `mode` says, serving the metadata
     /// read at the mount ([`FuseAdapter::following`] looks again).
     pub fn new(fs: NzFs, mode: Passthrough) -> Self {
-        let budget = fs.options().cache_bytes;
+        let budget = fs.config().cache_bytes;
         let fs = Arc::new(fs);
         fs.start_prefetcher();
         let notifier: Arc<std::sync::OnceLock<fuser::Notifier>> = Arc::default();

@@ -144,6 +144,30 @@ impl NzFs {
         })
     }
 
+    /// [`NzFs::read_then`] of the kernel's request: where the reply lands
+    /// in the page cache (`page_cached`: the file was not opened
+    /// `O_DIRECT`), what it holds is noted as served before `then` replies
+    /// ([`NzFs::note_served`], drop-behind), so that a reader that has its
+    /// bytes sees the release done; the reply still holds the buffer, and
+    /// a reply that fails after this costs a later decode, never a wrong
+    /// byte. The adapter only replies.
+    pub fn read_for_kernel(
+        self: &std::sync::Arc<Self>,
+        ino: u64,
+        offset: u64,
+        size: u32,
+        page_cached: bool,
+        then: impl FnOnce(Result<ReadData, FsError>) + Send + 'static,
+    ) {
+        let fs = std::sync::Arc::clone(self);
+        self.read_then(ino, offset, size, move |result| {
+            if let (Ok(data), true) = (&result, page_cached) {
+                fs.note_served(ino, offset, data.bytes().len());
+            }
+            then(result)
+        })
+    }
+
     /// Hand bytes `[offset, offset + size)` of file `ino` to `then`: the
     /// one read path of the mount ([`NzFs::read`] waits for it). A read of
     /// a chunk file or of `data.bin` never blocks on a decode another

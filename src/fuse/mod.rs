@@ -358,17 +358,8 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("read");
         crate::fs::reader::serving(who.pid, || {
             invalidate::serving_read(ino, offset, size, || {
-                core.read_then(ino, offset, size, move |result| match result {
-                    Ok(data) => {
-                        // Noted before the reply, so a reader that has its bytes
-                        // sees the release done (`nzfs status`, tests); the reply
-                        // still holds the buffer. A reply that fails after this
-                        // costs a later decode, never a wrong byte.
-                        if page_cached {
-                            fs.note_served(ino, offset, data.bytes().len());
-                        }
-                        reply.data(data.bytes());
-                    }
+                core.read_for_kernel(ino, offset, size, page_cached, move |result| match result {
+                    Ok(data) => reply.data(data.bytes()),
                     Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
                 })
             })

@@ -23,12 +23,14 @@ mod error;
 mod fill;
 mod flat;
 mod fresh;
+mod gather;
 mod input;
 mod read;
 mod runs;
 mod text;
 
 pub use fresh::{Check, OnChange, RECHECK_AFTER, Watched};
+pub use gather::{MAX_GATHER_BYTES, MAX_GATHER_CHUNKS};
 pub use text::{LineCache, MAX_TEXT_ELEMENTS, TextIndex};
 
 use std::sync::Arc;

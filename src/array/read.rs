@@ -162,11 +162,12 @@ impl Array {
 
     /// Hand bytes `[offset, offset + size)` of the flat C-order array to
     /// `then`: the one way flat bytes are read. A read that is one run of
-    /// one chunk's buffer ([`Array::runs`]) is a slice of its cached buffer (no copy), and never blocks on
-    /// a decode another thread runs (the decoding thread answers it), as
-    /// [`Array::read_chunk_bytes_then`] does for chunk files: a flat
-    /// reader's requests then leave the FUSE threads free while the
-    /// prefetch workers decode. A read across chunks is copied together.
+    /// one chunk's buffer ([`Array::runs`]) is a slice of its cached buffer
+    /// (no copy); a read across chunks is gathered from them (`gather.rs`).
+    /// Neither blocks on a decode another thread runs (the decoding thread
+    /// answers it), as [`Array::read_chunk_bytes_then`] does for chunk
+    /// files: a flat reader's requests then leave the FUSE threads free
+    /// while the prefetch workers decode.
     pub fn read_bytes_then(
         &self,
         offset: u64,
@@ -181,7 +182,7 @@ impl Array {
             (Some(run), None) if run.unit == 0 && !self.reads_partially() => {
                 self.chunk_slice_then(run.chunk, run.within, run.len as u32, then)
             }
-            _ => then(self.flat_copy(start, end)),
+            _ => self.gather_then(start, end, then),
         }
     }
 
@@ -266,7 +267,7 @@ impl Array {
     }
 
     /// Fetch and decode chunk `index` (no cache).
-    fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
+    pub(super) fn load_chunk(&self, index: u64) -> Result<Vec<u8>, ArrayError> {
         let key = self.chunk_key(index)?;
         let s = &self.shared;
         let m = self.metadata();

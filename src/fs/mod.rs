@@ -51,6 +51,7 @@
 mod access;
 mod attrs;
 pub mod backing;
+mod compose;
 mod dir;
 pub mod error;
 mod kinds;

@@ -1,7 +1,7 @@
 //! Reading files of the mounted layout: each one is a call into the array
-//! layer ([`crate::array::Array`]), and for a group's `.nc` a conversion to
-//! the file's byte order on the way; what stays here is what only a
-//! filesystem needs (sequential-reader detection for prefetch, sharing a
+//! layer ([`crate::array::Array`]); the composite files (`.nc`, TIFFs) are
+//! put together from pieces of it in `compose.rs`. What stays here is what
+//! only a filesystem needs (sequential-reader detection for prefetch, sharing a
 //! shard read's decoding with a worker). There is one read path,
 //! [`NzFs::read_then`], which hands its result to a callback so that the
 //! FUSE adapter's threads never wait on a decode another thread runs;
@@ -41,60 +41,6 @@ impl NzFs {
                 bytes,
             }),
         }
-    }
-
-    /// Read bytes of group `n`'s virtual netCDF file: the header, then each
-    /// variable's elements converted to big-endian from `data.bin` reads;
-    /// zeros in the alignment gaps.
-    pub(super) fn read_netcdf(&self, n: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        let layout = self.nc_layout(n)?;
-        let start = offset.min(layout.size);
-        let end = start.saturating_add(u64::from(size)).min(layout.size);
-        let mut out = vec![0u8; (end - start) as usize];
-        let header_len = layout.header.len() as u64;
-        if start < header_len {
-            let stop = end.min(header_len);
-            out[..(stop - start) as usize].copy_from_slice(&layout.header[start as usize..stop as usize]);
-        }
-        for var in &layout.variables {
-            let (lo, hi) = (start.max(var.begin), end.min(var.begin + var.len));
-            if lo >= hi {
-                continue;
-            }
-            let item = var.item_out as u64;
-            let (e0, e1) = ((lo - var.begin) / item, (hi - var.begin).div_ceil(item));
-            self.note_flat_read(var.node, e0 * var.item_in as u64, (e1 - e0) * var.item_in as u64);
-            let array = self.array(var.node)?.0;
-            let host = match array.read_bytes(
-                e0 * var.item_in as u64,
-                u32::try_from((e1 - e0) * var.item_in as u64).unwrap_or(u32::MAX),
-            ) {
-                // netCDF readers read past the header at open (libnetcdf
-                // 4.10 reads the whole of a small file, in requests the
-                // kernel cuts where it likes): a variable whose chunks do
-                // not decode must not stop that, so in the .nc they read as
-                // the fill (netCDF's missing value), with a log line each
-                // time; data.bin and the chunk files stay EIO.
-                Err(e @ crate::array::ArrayError::Decode { .. }) => {
-                    tracing::warn!(
-                        path = %array.path(),
-                        error = %e,
-                        "a chunk of this .nc variable does not decode: the .nc shows its fill there"
-                    );
-                    ReadData::owned(array.metadata().fill_value.repeat((e1 - e0) as usize))
-                }
-                other => other?,
-            };
-            let skip = (lo - var.begin - e0 * item) as usize;
-            let n = (hi - lo) as usize;
-            let dst = &mut out[(lo - start) as usize..(lo - start) as usize + n];
-            // Whole elements that only change byte order go straight into
-            // the reply; the rest through a converted copy.
-            if skip != 0 || !crate::netcdf::copy_in_file_order(var, host.bytes(), dst) {
-                dst.copy_from_slice(&crate::netcdf::to_file_order(var, host.bytes())[skip..skip + n]);
-            }
-        }
-        Ok(ReadData::owned(out))
     }
 
     /// Tell prefetch of a read of chunk file `index` of `node` at `offset`:

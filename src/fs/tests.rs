@@ -478,3 +478,135 @@ fn a_cold_local_chunk_is_resolved_once() {
     assert_eq!(fs.recheck_open(ino), crate::array::Check::Changed);
     assert_eq!(&fs.chunk(node, 3).unwrap()[..], &[9u8; 1024][..]);
 }
+
+/// A store that holds back its reads of one object until told: each
+/// read of it says so on `entered`, then waits for `open`.
+struct Gated {
+    inner: Box<dyn ReadableStore>,
+    key: &'static str,
+    entered: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    open: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+}
+
+impl Gated {
+    fn wait(&self, key: &StoreKey) {
+        if key.as_str() != self.key {
+            return;
+        }
+        let _ = crate::sync::lock(&self.entered).send(());
+        let (open, cv) = &*self.open;
+        let mut o = crate::sync::lock(open);
+        while !*o {
+            o = crate::sync::wait(cv, o);
+        }
+    }
+}
+
+impl ReadableStore for Gated {
+    fn get(&self, key: &StoreKey, max: u64) -> crate::store::StoreResult<Option<Vec<u8>>> {
+        self.wait(key);
+        self.inner.get(key, max)
+    }
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        offset: u64,
+        len: u64,
+        expect: Option<Stamp>,
+    ) -> crate::store::StoreResult<Option<Vec<u8>>> {
+        self.wait(key);
+        self.inner.get_range(key, offset, len, expect)
+    }
+    fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
+        self.inner.stat(key)
+    }
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.inner.list_dir(prefix)
+    }
+    fn access(&self, path: &str) -> crate::store::StoreResult<Option<Access>> {
+        self.inner.access(path)
+    }
+}
+
+/// Over 4 chunks of 1 KiB, whose chunk 1 is being decoded by another
+/// reader (held in the store): `read_then` of `file`'s bytes `[offset,
+/// offset + 1024)` returns at once, and is answered once chunk 1 is read,
+/// with the bytes `expected` makes of the array's (`data.bin`'s 512 to
+/// 1536).
+fn answered_while_a_decode_is_pending(file: impl Fn(&NzFs, usize) -> (u64, u64)) {
+    let dir = tempfile::tempdir().unwrap();
+    let open = std::sync::Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let gate = open.clone();
+    let (fs, node) = chunks_through(dir.path(), 4, 1024, 1 << 20, move |s| {
+        Box::new(Gated {
+            inner: Box::new(s),
+            key: "a/c/1",
+            entered: std::sync::Mutex::new(entered_tx),
+            open: gate,
+        })
+    });
+    let release = || {
+        *crate::sync::lock(&open.0) = true;
+        open.1.notify_all();
+    };
+    // Another reader decodes chunk 1, held in the store.
+    let chunk = Inode::Chunk { node, index: 1 }.to_ino();
+    let other = std::thread::spawn({
+        let fs = fs.clone();
+        move || fs.read(chunk, 0, 1024).map(|d| d.bytes().to_vec())
+    });
+    entered.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
+    let (ino, offset) = file(&fs, node);
+    let (answer_tx, answer) = std::sync::mpsc::channel();
+    let (returned_tx, returned) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn({
+        let fs = fs.clone();
+        move || {
+            fs.read_then(ino, offset, 1024, move |r| {
+                let _ = answer_tx.send(r.map(|d| d.bytes().to_vec()));
+            });
+            let _ = returned_tx.send(());
+        }
+    });
+    let came_back = returned.recv_timeout(std::time::Duration::from_secs(5)).is_ok();
+    let early = answer.try_recv().is_ok();
+    release();
+    assert!(came_back, "the read waited for the decode another thread runs");
+    assert!(!early, "answered before chunk 1 was read");
+    let bytes = answer
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .unwrap()
+        .unwrap();
+    assert_eq!(bytes, [vec![0u8; 512], vec![1u8; 512]].concat());
+    assert_eq!(other.join().unwrap().unwrap(), [1u8; 1024]);
+    reader.join().unwrap();
+}
+
+/// A read of `data.bin` across two chunks, one of which another thread
+/// is decoding, leaves its FUSE thread free: the decoding thread answers it.
+#[test]
+fn a_data_bin_read_across_chunks_is_answered_while_a_decode_is_pending() {
+    answered_while_a_decode_is_pending(|fs, node| {
+        let a = fs.lookup(1, OsStr::new(&fs.info[node].dir_name)).unwrap();
+        (fs.lookup(a.ino, OsStr::new(DATA_NAME)).unwrap().ino, 512)
+    });
+}
+
+/// The same of the group's `.nc` (a uint8 variable: its bytes are
+/// `data.bin`'s, after the header).
+#[test]
+fn a_netcdf_read_is_answered_while_a_decode_is_pending() {
+    answered_while_a_decode_is_pending(|fs, node| {
+        let name = fs.info[0].nc_name.clone().unwrap();
+        let begin = fs
+            .nc_layout(0)
+            .unwrap()
+            .variables
+            .iter()
+            .find(|v| v.node == node)
+            .unwrap()
+            .begin;
+        (fs.lookup(1, OsStr::new(&name)).unwrap().ino, begin + 512)
+    });
+}

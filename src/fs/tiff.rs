@@ -60,27 +60,21 @@ impl NzFs {
         };
         let start = offset.min(layout.size);
         let end = start.saturating_add(u64::from(size)).min(layout.size);
-        if start >= layout.prefix {
-            // Pixels only: data.bin's own path, which never blocks here.
-            return self.read_flat_then(node, start - layout.prefix, (end - start) as u32, then);
-        }
-        let mut out = vec![0u8; (end.min(layout.prefix) - start) as usize];
-        layout.read_prefix(start, &mut out);
-        if end <= layout.prefix {
-            return then(Ok(ReadData::owned(out)));
-        }
-        // A read across the end of the prefix: the first pixels follow it.
-        // When they fail, so does the read; the pixels start on a page of
-        // their own (`tiff::PIXELS_ALIGN`), so when this read is the
-        // kernel's readahead, its retry of the page a reader wants is
+        // The pixels are data.bin's bytes. A read across the end of the
+        // prefix fails when its first pixels do; the pixels start on a
+        // page of their own (`tiff::PIXELS_ALIGN`), so when this read is
+        // the kernel's readahead, its retry of the page a reader wants is
         // within the prefix and reads: one bad chunk hides only its own
         // pixels.
-        self.read_flat_then(node, 0, (end - layout.prefix) as u32, move |r| {
-            then(r.map(|pixels| {
-                out.extend_from_slice(pixels.bytes());
-                ReadData::owned(out)
-            }))
+        let prefix = layout.prefix;
+        let parts = super::compose::tiff_parts(&layout, &[node], start, end, |from, end| {
+            vec![Piece::Data {
+                level: 0,
+                offset: from - prefix,
+                len: end - from,
+            }]
         });
+        self.read_parts_then(parts, Box::new(then))
     }
 }
 
@@ -192,43 +186,19 @@ impl NzFs {
     }
 
     /// Bytes `[offset, offset + size)` of group `g`'s OME-TIFF: the prefix
-    /// rendered here, each level's pixels read from its `data.bin`, on this
-    /// thread.
-    pub(super) fn read_ome_tiff(&self, g: usize, offset: u64, size: u32) -> Result<ReadData, FsError> {
-        let ome = self.ome_tiff(g).ok_or(FsError::NotFound)?;
+    /// rendered here, each level's pixels read from its `data.bin`
+    /// (`compose.rs`).
+    pub(super) fn read_ome_tiff_then(&self, g: usize, offset: u64, size: u32, then: Then) {
+        let Some(ome) = self.ome_tiff(g) else {
+            return then(Err(FsError::NotFound));
+        };
         let layout = &ome.layout;
         let start = offset.min(layout.size);
         let end = start.saturating_add(u64::from(size)).min(layout.size);
-        let mut out = vec![0u8; (end - start) as usize];
-        if start < layout.prefix {
-            let stop = end.min(layout.prefix);
-            layout.read_prefix(start, &mut out[..(stop - start) as usize]);
-        }
-        let mut at = (start.max(layout.prefix) - start) as usize;
-        for piece in layout.pixel_pieces(start.max(layout.prefix), end) {
-            let (level, offset, len) = match piece {
-                // The padding of an edge tile: zeros, as `out` holds.
-                Piece::Zero(len) => {
-                    at += len as usize;
-                    continue;
-                }
-                Piece::Data { level, offset, len } => (level, offset, len),
-            };
-            let node = ome.levels[level];
-            self.note_flat_read(node, offset, len);
-            // A piece is at most one read's size, which fits a u32.
-            let pixels = self.array(node)?.0.read_bytes(offset, len as u32)?;
-            let bytes = pixels.bytes();
-            if bytes.len() as u64 != len {
-                return Err(FsError::BrokenNode {
-                    path: self.hierarchy().nodes[node].path.clone(),
-                    reason: format!("data.bin gave {} bytes where {len} were asked for", bytes.len()),
-                });
-            }
-            out[at..at + bytes.len()].copy_from_slice(bytes);
-            at += bytes.len();
-        }
-        Ok(ReadData::owned(out))
+        let parts = super::compose::tiff_parts(layout, &ome.levels, start, end, |from, end| {
+            layout.pixel_pieces(from, end)
+        });
+        self.read_parts_then(parts, then)
     }
 }
 
@@ -281,7 +251,7 @@ impl FileView for OmeTiffFile {
         fs.ome_access(n)
     }
     fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
-        then(fs.read_ome_tiff(n, offset, size))
+        fs.read_ome_tiff_then(n, offset, size, then)
     }
     fn follows_store(&self) -> bool {
         true

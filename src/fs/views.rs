@@ -151,7 +151,7 @@ impl FileView for NetCdf {
         fs.values_access(n)
     }
     fn read(&self, fs: &NzFs, n: usize, offset: u64, size: u32, then: Then) {
-        then(fs.read_netcdf(n, offset, size))
+        fs.read_netcdf_then(n, offset, size, then)
     }
     fn follows_store(&self) -> bool {
         true

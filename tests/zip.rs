@@ -140,3 +140,93 @@ fn hostile_zips_are_errors_not_panics() {
     assert!(err.to_string().contains("does not fit"), "{err}");
     assert!(open(b"not a zip at all".to_vec()).is_err());
 }
+
+/// A store that records the range calls it is asked: `get_range` one by
+/// one, and `get_ranges` with how many ranges each.
+struct Recording {
+    inner: MemoryStore,
+    singles: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    batches: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl ReadableStore for Recording {
+    fn get(&self, key: &StoreKey, max: u64) -> nzfs::store::StoreResult<Option<Vec<u8>>> {
+        self.inner.get(key, max)
+    }
+    fn get_range(
+        &self,
+        key: &StoreKey,
+        offset: u64,
+        len: u64,
+        expect: Option<nzfs::store::Stamp>,
+    ) -> nzfs::store::StoreResult<Option<Vec<u8>>> {
+        self.singles.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.get_range(key, offset, len, expect)
+    }
+    fn get_ranges(&self, requests: &[nzfs::store::RangeRequest]) -> Vec<nzfs::store::StoreResult<Option<Vec<u8>>>> {
+        self.batches.lock().unwrap().push(requests.len());
+        requests
+            .iter()
+            .map(|r| self.inner.get_range(&r.key, r.offset, r.len, r.expect))
+            .collect()
+    }
+    fn stat(&self, key: &StoreKey) -> nzfs::store::StoreResult<Option<nzfs::store::Stamp>> {
+        self.inner.stat(key)
+    }
+    fn list_dir(&self, prefix: &str) -> nzfs::store::StoreResult<nzfs::store::Listing> {
+        self.inner.list_dir(prefix)
+    }
+}
+
+/// Ranges of stored members asked together (a partial shard read) reach
+/// the zip's own store together, as one call of ranges of the zip file,
+/// so that object storage fetches them at once (each went as its own
+/// request, one after another); a deflated member's and a refused range
+/// are answered in their places as `get_range` answers them.
+#[test]
+fn ranges_of_stored_members_reach_the_store_in_one_call() {
+    let shard: Vec<u8> = (0..4096u32).map(|i| (i % 253) as u8).collect();
+    let other: &[u8] = b"0123456789";
+    let bytes = zip(&[("a/c/0", &shard), ("a/c/1", other)], false);
+    let mut inner = MemoryStore::default();
+    inner.insert("s.zip", bytes);
+    let (singles, batches) = (std::sync::Arc::default(), std::sync::Arc::default());
+    let store = Recording {
+        inner,
+        singles: std::sync::Arc::clone(&singles),
+        batches: std::sync::Arc::clone(&batches),
+    };
+    let z = ZipStore::open(Box::new(store), StoreKey::new("s.zip").unwrap()).unwrap();
+    let key = |k: &str| StoreKey::new(k).unwrap();
+    let range = |k: &str, offset, len| nzfs::store::RangeRequest {
+        key: key(k),
+        offset,
+        len,
+        expect: None,
+    };
+    // The local headers, read once each.
+    z.get_range(&key("a/c/0"), 0, 1, None).unwrap();
+    z.get_range(&key("a/c/1"), 0, 1, None).unwrap();
+    let before = singles.load(std::sync::atomic::Ordering::Relaxed);
+    let requests = [
+        range("a/c/0", 4000, 96),
+        range("a/c/0", 0, 16),
+        range("a/c/1", 2, 3),
+        range("a/c/1", 8, 4),
+        range("nope", 0, 1),
+        range("a/c/0", 1024, 512),
+    ];
+    let got = z.get_ranges(&requests);
+    assert_eq!(got[0].as_ref().unwrap().as_deref(), Some(&shard[4000..]));
+    assert_eq!(got[1].as_ref().unwrap().as_deref(), Some(&shard[..16]));
+    assert_eq!(got[2].as_ref().unwrap().as_deref(), Some(&b"234"[..]));
+    assert!(got[3].is_err(), "past the member's end");
+    assert_eq!(got[4].as_ref().unwrap(), &None);
+    assert_eq!(got[5].as_ref().unwrap().as_deref(), Some(&shard[1024..1536]));
+    assert_eq!(*batches.lock().unwrap(), [4], "one call of the four stored ranges");
+    assert_eq!(
+        singles.load(std::sync::atomic::Ordering::Relaxed),
+        before,
+        "no range one by one"
+    );
+}

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::{Access, Listing, ReadableStore, Stamp, StoreKey, check_stamp};
+use super::{Access, Listing, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp};
 
 /// The longest central directory read (members' names and sizes).
 const MAX_DIRECTORY: u64 = 256 << 20;
@@ -375,6 +375,53 @@ impl ReadableStore for ZipStore {
             return self.inner.get_range(&self.key, at + offset, len, Some(self.stamp));
         }
         self.inflated_range(key.as_str(), m, offset, end).map(Some)
+    }
+
+    /// Ranges of stored members go to the zip's store together, as ranges
+    /// of the zip file (so object storage fetches them concurrently: a
+    /// partial shard read in a zip made one request after another); the
+    /// others, deflated or refused, are answered one by one as
+    /// [`ZipStore::get_range`] answers them.
+    fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
+        let mut results: Vec<Option<StoreResult<Option<Vec<u8>>>>> = Vec::with_capacity(requests.len());
+        let (mut inner, mut slots) = (Vec::new(), Vec::new());
+        for (i, r) in requests.iter().enumerate() {
+            let stored = self.members.get(r.key.as_str()).filter(|m| {
+                m.method == 0
+                    && m.compressed == m.size
+                    && check_stamp(&r.key, self.member_stamp(m), r.expect).is_ok()
+                    && r.offset.checked_add(r.len).is_some_and(|e| e <= m.size)
+            });
+            let at = stored.map(|m| self.data_at(r.key.as_str(), m));
+            match at {
+                Some(Ok(at)) => {
+                    inner.push(RangeRequest {
+                        key: self.key.clone(),
+                        offset: at + r.offset,
+                        len: r.len,
+                        expect: Some(self.stamp),
+                    });
+                    slots.push(i);
+                    results.push(None);
+                }
+                Some(Err(e)) => results.push(Some(Err(e))),
+                None => results.push(Some(self.get_range(&r.key, r.offset, r.len, r.expect))),
+            }
+        }
+        for (slot, result) in slots.into_iter().zip(self.inner.get_ranges(&inner)) {
+            results[slot] = Some(result);
+        }
+        results
+            .into_iter()
+            .map(|r| {
+                r.unwrap_or_else(|| {
+                    Err(StoreError::Corrupt(format!(
+                        "{}: its store answered fewer ranges than asked",
+                        self.key
+                    )))
+                })
+            })
+            .collect()
     }
 
     fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {

@@ -19,9 +19,7 @@ pub(super) fn slice(m: &ArrayMetadata, index: u64, chunk: Chunk, offset: u64, si
     if !is_sentinel(m, &chunk) {
         return ReadData::slice(chunk, offset, size);
     }
-    let total = m.chunk_bytes_of(index);
-    let start = offset.min(total);
-    let end = start.saturating_add(u64::from(size)).min(total);
+    let (start, end) = super::window(offset, size, m.chunk_bytes_of(index));
     let mut out = vec![0u8; (end - start) as usize];
     fill(&m.fill_value.0, start, &mut out);
     ReadData::owned(out)

@@ -23,9 +23,7 @@ impl Array {
     /// The flat bytes `[start, end)` a read of `size` at `offset` covers,
     /// clamped to the array's size.
     pub(super) fn flat_range(&self, offset: u64, size: u32) -> (u64, u64) {
-        let total = self.size();
-        let start = offset.min(total);
-        (start, start.saturating_add(u64::from(size)).min(total))
+        super::window(offset, size, self.size())
     }
 
     /// Flat bytes `[start, end)` copied out of the chunks they span.

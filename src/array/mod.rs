@@ -135,6 +135,13 @@ impl ReadData {
     }
 }
 
+/// The bytes `[start, end)` a read of `size` at `offset` covers in a file
+/// of `total` bytes: clamped to it (empty at or past its end).
+pub fn window(offset: u64, size: u32, total: u64) -> (u64, u64) {
+    let start = offset.min(total);
+    (start, start.saturating_add(u64::from(size)).min(total))
+}
+
 /// What the arrays of one dataset share.
 struct Shared {
     store: Arc<dyn ReadableStore>,
@@ -309,10 +316,7 @@ impl Array {
     /// every chunk fits 2 GiB and the chunk count fits `u64`, but their
     /// product may not (such an array cannot be read whole anyway).
     pub fn size(&self) -> u64 {
-        let m = self.metadata();
-        m.shape
-            .iter()
-            .fold(m.data_type.size() as u64, |acc, &s| acc.saturating_mul(s))
+        u64::try_from(self.metadata().flat_bytes()).unwrap_or(u64::MAX)
     }
 
     /// Tell the store that chunk `index`'s object will be read soon

@@ -320,9 +320,7 @@ impl Array {
         size: u32,
         share: &dyn Fn(SharedDecodes),
     ) -> Result<ReadData, ArrayError> {
-        let total = self.metadata().chunk_bytes();
-        let start = offset.min(total);
-        let end = start.saturating_add(u64::from(size)).min(total);
+        let (start, end) = super::window(offset, size, self.metadata().chunk_bytes());
         let touched = sharding.inner_chunks_in(start, end);
         let key = self.chunk_key(index)?;
         let shard_index = self.shard_index(sharding, index, &key)?;

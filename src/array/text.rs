@@ -145,7 +145,7 @@ impl Array {
         size: u32,
         lines: &LineCache,
     ) -> Result<Vec<u8>, ArrayError> {
-        let end = offset.saturating_add(u64::from(size)).min(index.size());
+        let (offset, end) = super::window(offset, size, index.size());
         if offset >= end {
             return Ok(Vec::new());
         }

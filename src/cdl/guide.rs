@@ -117,10 +117,7 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
         }
     }
     fill_and_codecs(out, &at, a);
-    let total = a
-        .shape
-        .iter()
-        .fold(a.data_type.size() as u64, |acc, &n| acc.saturating_mul(n));
+    let total = a.flat_bytes();
     if a.shape.is_empty() {
         let _ = writeln!(out, "{at}data.bin: the one {element} element, {order}, {total} bytes");
     } else {

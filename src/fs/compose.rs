@@ -195,8 +195,7 @@ impl NzFs {
             Ok(layout) => layout,
             Err(e) => return then(Err(e)),
         };
-        let start = offset.min(layout.size);
-        let end = start.saturating_add(u64::from(size)).min(layout.size);
+        let (start, end) = crate::array::window(offset, size, layout.size);
         let mut parts = Vec::new();
         let mut at = start;
         let header_len = layout.header.len() as u64;

@@ -28,11 +28,7 @@ use crate::cache::Chunk;
 impl NzFs {
     /// The size of `data.bin` of array `node`.
     pub(super) fn data_size(&self, node: usize) -> Result<u64, FsError> {
-        let m = self.array_files(node)?.0;
-        let bytes = m
-            .shape
-            .iter()
-            .fold(m.data_type.size() as u128, |a, &d| a.saturating_mul(u128::from(d)));
+        let bytes = self.array_files(node)?.0.flat_bytes();
         match u64::try_from(bytes).ok().filter(|&b| b <= i64::MAX as u64) {
             Some(b) => Ok(b),
             None => Err(FsError::TooLarge {

@@ -58,8 +58,7 @@ impl NzFs {
             Ok(l) => l,
             Err(e) => return then(Err(e)),
         };
-        let start = offset.min(layout.size);
-        let end = start.saturating_add(u64::from(size)).min(layout.size);
+        let (start, end) = crate::array::window(offset, size, layout.size);
         // The pixels are data.bin's bytes. A read across the end of the
         // prefix fails when its first pixels do; the pixels start on a
         // page of their own (`tiff::PIXELS_ALIGN`), so when this read is
@@ -193,8 +192,7 @@ impl NzFs {
             return then(Err(FsError::NotFound));
         };
         let layout = &ome.layout;
-        let start = offset.min(layout.size);
-        let end = start.saturating_add(u64::from(size)).min(layout.size);
+        let (start, end) = crate::array::window(offset, size, layout.size);
         let parts = super::compose::tiff_parts(layout, &ome.levels, start, end, |from, end| {
             layout.pixel_pieces(from, end)
         });

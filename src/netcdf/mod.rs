@@ -362,11 +362,7 @@ fn attrs_of(
 
 /// Whether variable `m` takes 4 GiB or more, which only CDF-5 describes.
 fn over_4_gib(m: &crate::zarr::metadata::ArrayMetadata) -> bool {
-    let n = m
-        .shape
-        .iter()
-        .fold(m.data_type.size() as u64, |n, &d| n.saturating_mul(d));
-    n > u64::from(u32::MAX) - 4
+    m.flat_bytes() > u128::from(u32::MAX) - 4
 }
 
 /// The largest `.nc` nzfs lays out: every size and offset below it is

@@ -97,6 +97,14 @@ impl ArrayMetadata {
         super::grid::is_regular(&self.axes)
     }
 
+    /// The bytes of the whole array in C order (`data.bin`'s size), exact:
+    /// a shape's product may pass `u64` (saturates at `u128::MAX`).
+    pub fn flat_bytes(&self) -> u128 {
+        self.shape
+            .iter()
+            .fold(self.data_type.size() as u128, |a, &d| a.saturating_mul(u128::from(d)))
+    }
+
     /// Elements in the largest chunk (in every chunk of a regular grid).
     pub fn chunk_elements(&self) -> u64 {
         self.chunk_shape.iter().product()

@@ -20,6 +20,8 @@
 //! key; this module imports nothing from the views.
 
 mod error;
+#[cfg(test)]
+mod faults;
 mod fill;
 mod flat;
 mod fresh;

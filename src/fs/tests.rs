@@ -610,3 +610,33 @@ fn a_netcdf_read_is_answered_while_a_decode_is_pending() {
         (fs.lookup(1, OsStr::new(&name)).unwrap().ino, begin + 512)
     });
 }
+
+/// A prefetch worker that meets a failing object leaves nothing behind:
+/// the reader who then reads that chunk gets its error (not a hang, not a
+/// cached failure), the chunks around it are prefetched as before, and
+/// once the object heals the same read gives its bytes.
+#[test]
+fn a_failing_object_met_by_prefetch_fails_only_its_own_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let faulty = std::sync::Arc::new(std::sync::OnceLock::new());
+    let keep = faulty.clone();
+    let (fs, node) = sixteen_chunks_through(dir.path(), move |s| {
+        let store = crate::store::FaultyStore::over(Box::new(s));
+        store.fail("a/c/7", crate::store::Fault::Io);
+        let _ = keep.set(store.clone());
+        Box::new(store)
+    });
+    let ino = |index| Inode::Chunk { node, index }.to_ino();
+    let cached = |index| fs.array(node).unwrap().0.is_cached(index);
+    // A run from chunk 3: the workers take 5 to 15, and 7 fails.
+    fs.read(ino(3), 0, 1024).unwrap();
+    fs.read(ino(4), 0, 1024).unwrap();
+    prefetched(&fs);
+    assert!((8..16).all(cached), "the chunks after the failing one were prefetched");
+    assert!(!cached(7), "no failure is cached");
+    let e = fs.read(ino(7), 0, 1024).unwrap_err();
+    assert_eq!(e.errno(), libc::EIO, "{e}");
+    assert!(e.to_string().contains("a/c/7"), "{e}");
+    faulty.get().unwrap().heal("a/c/7");
+    assert_eq!(fs.read(ino(7), 0, 1024).unwrap().bytes(), [7; 1024]);
+}

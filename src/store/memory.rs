@@ -1,8 +1,11 @@
 //! An in-memory store, for tests: keys are strings, values byte vectors.
-//! Every object has version 0 and no [`super::Access`].
+//! Every object has version 0 and no [`super::Access`]. Beside it, a
+//! [`FaultyStore`] fails the reads of chosen objects of any store, with
+//! any [`StoreError`], for tests of every error exit.
 
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use super::{Listing, ReadableStore, Stamp, StoreKey, check_stamp, short_value, too_large};
 
@@ -60,5 +63,120 @@ impl ReadableStore for MemoryStore {
 
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         Ok(super::sorted_listing(&self.values, prefix))
+    }
+}
+
+/// A failure a [`FaultyStore`] gives: one per [`StoreError`] variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// [`StoreError::NotFound`]: a listed object gone.
+    NotFound,
+    /// [`StoreError::Denied`].
+    Denied,
+    /// [`StoreError::TimedOut`].
+    TimedOut,
+    /// [`StoreError::Changed`].
+    Changed,
+    /// [`StoreError::TooLarge`].
+    TooLarge,
+    /// [`StoreError::Corrupt`].
+    Corrupt,
+    /// [`StoreError::Io`].
+    Io,
+}
+
+impl Fault {
+    /// Every fault.
+    pub const ALL: [Fault; 7] = [
+        Fault::NotFound,
+        Fault::Denied,
+        Fault::TimedOut,
+        Fault::Changed,
+        Fault::TooLarge,
+        Fault::Corrupt,
+        Fault::Io,
+    ];
+
+    /// The error it gives for `key`, naming it.
+    pub fn error(self, key: &str) -> StoreError {
+        let says = |what: &str| format!("{key}: {what} (a fault of the test)");
+        match self {
+            Fault::NotFound => StoreError::NotFound(says("gone")),
+            Fault::Denied => StoreError::Denied(says("denied")),
+            Fault::TimedOut => StoreError::TimedOut(says("timed out")),
+            Fault::Changed => StoreError::Changed(says("changed")),
+            Fault::TooLarge => StoreError::TooLarge {
+                len: 1 << 40,
+                max_len: 1,
+            },
+            Fault::Corrupt => StoreError::Corrupt(says("corrupt")),
+            Fault::Io => StoreError::Io(std::io::Error::other(says("failed"))),
+        }
+    }
+}
+
+/// A store over another whose reads (`get`, ranges, `stat`) of chosen
+/// keys fail with a chosen [`Fault`], until healed. Its clones share the
+/// store and the faults: a test keeps one to fail and heal objects under
+/// the one it handed on.
+#[derive(Clone)]
+pub struct FaultyStore {
+    inner: Arc<dyn ReadableStore>,
+    faults: Arc<Mutex<BTreeMap<String, Fault>>>,
+}
+
+impl FaultyStore {
+    /// `inner`, with no fault yet.
+    pub fn over(inner: Box<dyn ReadableStore>) -> Self {
+        FaultyStore {
+            inner: Arc::from(inner),
+            faults: Arc::default(),
+        }
+    }
+
+    /// Reads of `key` fail with `fault` from now on.
+    pub fn fail(&self, key: &str, fault: Fault) {
+        crate::sync::lock(&self.faults).insert(key.to_string(), fault);
+    }
+
+    /// Reads of `key` work again.
+    pub fn heal(&self, key: &str) {
+        crate::sync::lock(&self.faults).remove(key);
+    }
+
+    fn check(&self, key: &StoreKey) -> StoreResult<()> {
+        match crate::sync::lock(&self.faults).get(key.as_str()) {
+            Some(fault) => Err(fault.error(key.as_str())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl ReadableStore for FaultyStore {
+    fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
+        self.check(key)?;
+        self.inner.get(key, max_len)
+    }
+
+    fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
+        self.check(key)?;
+        self.inner.get_range(key, offset, len, expect)
+    }
+
+    fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
+        self.check(key)?;
+        self.inner.stat(key)
+    }
+
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn rereads_are_cheap(&self) -> bool {
+        self.inner.rereads_are_cheap()
+    }
+
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
     }
 }

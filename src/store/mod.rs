@@ -34,7 +34,7 @@ use std::io;
 pub use access::{Access, Meet, Need};
 pub use error::{StoreError, StoreResult};
 pub use filesystem::{FilesystemStore, Symlinks};
-pub use memory::MemoryStore;
+pub use memory::{Fault, FaultyStore, MemoryStore};
 pub use redact::{Redacting, redact_text, redact_url};
 
 /// A validated store key (see the module doc).

@@ -110,7 +110,7 @@ impl Fault {
                 max_len: 1,
             },
             Fault::Corrupt => StoreError::Corrupt(says("corrupt")),
-            Fault::Io => StoreError::Io(std::io::Error::other(says("failed"))),
+            Fault::Io => StoreError::failed(says("failed")),
         }
     }
 }

@@ -346,3 +346,40 @@ fn held_open(path: &Path) -> std::fs::File {
         .open(path)
         .unwrap()
 }
+
+/// A chunk rewritten in place in object storage while the metadata stays
+/// as it was (a pipeline that rewrites its last chunk): after the mount's
+/// interval, the next use of the cached decode checks the object's ETag
+/// with one `HEAD`, and the chunk file (through the kernel's page cache:
+/// its open drops the old pages) and `data.bin` read the new bytes. They
+/// were served as decoded at the first read until the unmount.
+#[test]
+fn a_chunk_rewritten_in_object_storage_shows_in_the_live_mount() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/inplace", b""), 200);
+    moto.upload("inplace", &living().join("s0.zarr"), "t.zarr");
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://inplace/t.zarr"), &opts);
+    let t2m = m.mp.join("t2m");
+    let direct = |p: &Path| {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut held_open(p), &mut out).unwrap();
+        out
+    };
+    let s0 = expected("s0", "t2m");
+    let step = s0.len() / 4;
+    assert_eq!(direct(&t2m.join("data.bin")), s0);
+    assert_eq!(read(&t2m.join("0.0.0.bin"))[..step], s0[..step]);
+    // Chunk (0, 0, 0) rewritten with the object of chunk (1, 0, 0): its
+    // first step is now the array's step 3. No metadata document changes.
+    let c1 = std::fs::read(living().join("s0.zarr/t2m/c/1/0/0")).unwrap();
+    assert_eq!(moto.request("PUT", "/inplace/t.zarr/t2m/c/0/0/0", &c1), 200);
+    until(&m.mp, "the rewritten chunk file over S3", || {
+        read(&t2m.join("0.0.0.bin"))[..step] == s0[3 * step..]
+    });
+    assert_eq!(direct(&t2m.join("data.bin"))[..step], s0[3 * step..], "data.bin");
+}

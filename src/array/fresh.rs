@@ -7,9 +7,14 @@
 //! when it is served more than [`RECHECK_AFTER`] after its last check, or
 //! at once when a file that shows it is opened: a changed, replaced,
 //! deleted or new object drops the cached decode, so the next read decodes
-//! what the store holds now. Remote stores are not tracked here (a check
-//! would be a request per read); their shards' ranged reads are checked
-//! against the ETag the index was read with.
+//! what the store holds now. On a store whose objects may be rewritten in
+//! place where a look is a request (object storage), only that check is
+//! made, and no more often than the mount's interval (its
+//! `--metadata-ttl`): a cached chunk served after its interval is checked
+//! with one `HEAD` (at open too, after the interval), so a chunk an
+//! xarray append rewrote is not served as it was; their shards' ranged
+//! reads are checked against the ETag the index was read with. The kernel
+//! views' generations below are a local store's alone.
 //!
 //! The kernel's page cache holds what the views served, long after the
 //! daemon's cache let the decode go. So the stamp of every object read for
@@ -46,6 +51,10 @@ use crate::store::{ReadableStore, Stamp, StoreKey};
 
 /// How long a check of a cached chunk's object holds.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(1);
+
+/// How long a check of a remote object holds, unless the mount says
+/// otherwise (object storage's metadata interval: `open::REMOTE_METADATA_TTL`).
+pub const REMOTE_RECHECK_AFTER: Duration = Duration::from_secs(60);
 
 /// The most objects whose stamps are noted for the kernel's views.
 pub const MAX_NOTED: usize = 1 << 18;
@@ -134,6 +143,12 @@ pub type OnChange = Box<dyn Fn(usize, u64) + Send + Sync>;
 
 pub(super) struct Freshness {
     on: bool,
+    /// Whether the store's objects may be rewritten in place though a
+    /// look is a request ([`ReadableStore::rewritten_in_place`]).
+    remote: bool,
+    /// How long a check of such an object holds, in milliseconds (0: never
+    /// checked).
+    remote_every: std::sync::atomic::AtomicU64,
     table: Mutex<Table>,
     /// By array: the stamps of the objects its decodes read.
     noted: Mutex<(HashMap<usize, Noted>, usize)>,
@@ -143,9 +158,24 @@ pub(super) struct Freshness {
 }
 
 impl Freshness {
+    #[cfg(test)]
     pub(super) fn new(on: bool) -> Self {
+        Self::with_remote(on, false)
+    }
+
+    /// For `store`: tracked whole where rereads are cheap; else checked
+    /// every [`REMOTE_RECHECK_AFTER`] (until told otherwise) where its
+    /// objects may be rewritten in place.
+    pub(super) fn for_store(store: &dyn ReadableStore) -> Self {
+        Self::with_remote(store.rereads_are_cheap(), store.rewritten_in_place())
+    }
+
+    fn with_remote(on: bool, remote: bool) -> Self {
+        let every = REMOTE_RECHECK_AFTER.as_millis() as u64;
         Freshness {
             on,
+            remote,
+            remote_every: std::sync::atomic::AtomicU64::new(every),
             table: Mutex::new(Table {
                 seen: HashMap::new(),
                 prune_at: 1024,
@@ -173,6 +203,31 @@ impl Freshness {
     /// cheap).
     pub(super) fn on(&self) -> bool {
         self.on
+    }
+
+    /// Check a remote store's cached decodes every `every` (`None`: never,
+    /// as a mount that does not follow its store).
+    pub(super) fn check_remote_every(&self, every: Option<Duration>) {
+        let ms = every.map_or(0, |d| (d.as_millis() as u64).max(1));
+        self.remote_every.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How long a check of a cached decode holds, where decodes are checked.
+    fn interval(&self) -> Option<Duration> {
+        if self.on {
+            return Some(RECHECK_AFTER);
+        }
+        match self.remote_every.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            _ if !self.remote => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+
+    /// Whether a decode's read takes its object's stamp, to be checked
+    /// against later.
+    pub(super) fn stamps(&self) -> bool {
+        self.interval().is_some()
     }
 
     /// Note that chunk `chunk` of array `array` was read as `stamp` (`None`:
@@ -349,7 +404,7 @@ impl Freshness {
     /// and leaves no entry: the decode itself reports errors; `Some(None)`:
     /// no object).
     pub(super) fn read_for_decode(&self, stamp: Option<Option<Stamp>>, ck: CacheKey, cache: &ArrayCache) {
-        if !self.on {
+        if !self.stamps() {
             return;
         }
         let Some(stamp) = stamp else {
@@ -379,18 +434,26 @@ impl Freshness {
         cache: &ArrayCache,
         now: bool,
     ) -> Check {
-        if !self.on {
+        let Some(interval) = self.interval() else {
             return Check::Untracked;
-        }
+        };
+        // Checked at once (an open) only where a look is cheap; a remote
+        // object waits for its interval.
+        let now = now && self.on;
         let before = match self.table().seen.get(&ck) {
-            Some(s) if now || s.checked.elapsed() >= RECHECK_AFTER => s.stamp,
+            Some(s) if now || s.checked.elapsed() >= interval => s.stamp,
             Some(_) => return Check::Fresh,
             None => return Check::Unknown,
         };
         let Some(key) = key() else {
             return Check::Unknown;
         };
-        let current = store.stat(&key).ok();
+        let current = match store.stat(&key) {
+            // A remote look that failed (the network) says nothing: the
+            // decode is kept, and looked at again next time.
+            Err(_) if !self.on => return Check::Unknown,
+            result => result.ok(),
+        };
         let changed = current != Some(before);
         let mut t = self.table();
         if changed {
@@ -399,9 +462,12 @@ impl Freshness {
             cache.invalidate(&ck);
             tracing::debug!(%key, "the store object changed since its decode: decoding it again");
             // Noted as it is now, so that the coming decode does not count
-            // the same change again.
-            if let Some(now) = current {
-                self.note(ck.node, ck.chunk, now);
+            // the same change again (which tells whoever drops the kernel's
+            // pages); a remote object is not noted, so they are told here.
+            match current {
+                Some(now) if self.on => self.note(ck.node, ck.chunk, now),
+                _ if !self.on => self.changed(ck.node, ck.chunk),
+                _ => {}
             }
         } else if let Some(s) = t.seen.get_mut(&ck) {
             s.checked = Instant::now();

@@ -31,7 +31,7 @@ mod read;
 mod runs;
 mod text;
 
-pub use fresh::{Check, OnChange, RECHECK_AFTER, Watched};
+pub use fresh::{Check, OnChange, RECHECK_AFTER, REMOTE_RECHECK_AFTER, Watched};
 pub use gather::{MAX_GATHER_BYTES, MAX_GATHER_CHUNKS};
 pub use text::{LineCache, MAX_TEXT_ELEMENTS, TextIndex};
 
@@ -201,7 +201,7 @@ impl Array {
             return Err(unreadable("a group, not an array".into()));
         };
         let shared = Arc::new(Shared {
-            fresh: fresh::Freshness::new(store.rereads_are_cheap()),
+            fresh: fresh::Freshness::for_store(store.as_ref()),
             store,
             cache: ChunkCache::new(cache_bytes),
             missing_chunks: MissingChunks::Fill,
@@ -448,7 +448,7 @@ impl Dataset {
         missing_chunks: MissingChunks,
     ) -> Dataset {
         let shared = Arc::new(Shared {
-            fresh: fresh::Freshness::new(store.rereads_are_cheap()),
+            fresh: fresh::Freshness::for_store(store.as_ref()),
             store,
             cache: ChunkCache::new(cache_bytes),
             missing_chunks,
@@ -491,6 +491,23 @@ impl Dataset {
     /// served (a tracked store only; set once).
     pub fn on_change(&self, f: OnChange) {
         self.shared.fresh.on_change(f);
+    }
+
+    /// On a store whose objects may be rewritten in place where a look is
+    /// a request (object storage), check a cached chunk against its
+    /// object's version when it is used `every` after its last check
+    /// (`None`: never, a mount that does not follow its store). The
+    /// default is [`fresh::REMOTE_RECHECK_AFTER`]; a local store is
+    /// checked on its own terms.
+    pub fn check_remote_every(&self, every: Option<std::time::Duration>) {
+        self.shared.fresh.check_remote_every(every);
+    }
+
+    /// Whether cached decodes are checked against their objects at all
+    /// (a local store, or object storage followed by the mount): whoever
+    /// drops the kernel's pages of changed files watches [`Dataset::on_change`].
+    pub fn checks_objects(&self) -> bool {
+        self.shared.fresh.stamps()
     }
 
     /// Why array node `id` has metadata but no decoder (an unknown codec).

@@ -225,6 +225,12 @@ impl Array {
     pub fn object_version(&self, index: u64) -> Option<u64> {
         let s = &self.shared;
         if !s.fresh.on() {
+            // A remote object: checked once its interval is past (one
+            // `HEAD`), which drops a changed one's decode and, through
+            // the change callback, the kernel's pages of its files.
+            if s.fresh.stamps() {
+                self.recheck(index, false);
+            }
             return None;
         }
         let key = self.chunk_key(index).ok()?;
@@ -278,7 +284,7 @@ impl Array {
         };
         // Where cached decodes are checked against their objects, the read
         // gives the object's stamp too (one open and one fstat, locally).
-        let read = |buf: &mut Vec<u8>| match s.fresh.on() {
+        let read = |buf: &mut Vec<u8>| match s.fresh.stamps() {
             false => s.store.get_into(&key, cap, buf),
             true => {
                 let got = s.store.get_stamped(&key, cap, buf);

@@ -297,6 +297,8 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         nc_format: config.nc_format.into(),
         sizing: sizing.clone(),
         store_name: opened.shown,
+        // Object storage's chunks are checked as often as its metadata.
+        remote_recheck: follow.as_ref().map(|(every, _)| *every),
     };
     let fs = NzFs::new(opened.store, opened.hierarchy, fs_config).map_err(|e| CliError::new(e.to_string()))?;
     // Non-conformant stores still mount; say once what `nzfs check` would.

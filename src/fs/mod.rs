@@ -144,6 +144,10 @@ pub struct FsConfig {
     pub sizing: crate::cpus::Sizing,
     /// The store as the status document names it (as /proc/mounts shows it).
     pub store_name: String,
+    /// On object storage, how long a check of a cached chunk's object holds
+    /// (the mount's `--metadata-ttl`; `None`: never checked, a mount that
+    /// does not follow its store).
+    pub remote_recheck: Option<std::time::Duration>,
 }
 
 impl Default for FsConfig {
@@ -163,6 +167,7 @@ impl Default for FsConfig {
             nc_format: crate::netcdf::NcFormat::Auto,
             sizing: crate::cpus::Sizing::for_machine(),
             store_name: String::new(),
+            remote_recheck: Some(crate::array::REMOTE_RECHECK_AFTER),
         }
     }
 }
@@ -391,6 +396,7 @@ impl NzFs {
 
     /// The filesystem over an opened dataset.
     fn serve(dataset: Dataset, config: FsConfig) -> Self {
+        dataset.check_remote_every(config.remote_recheck);
         let hierarchy = dataset.hierarchy();
         let mut info: Vec<NodeInfo> = hierarchy
             .nodes

@@ -117,9 +117,10 @@ impl FuseAdapter {
         let fs = Arc::new(fs);
         fs.start_prefetcher();
         let notifier: Arc<std::sync::OnceLock<fuser::Notifier>> = Arc::default();
-        // A store whose objects are followed (a local one): a change drops
-        // the kernel's pages of every file that showed the old object.
-        let invalidator = match fs.dataset().tracks_changes() {
+        // A store whose objects are followed (a local one, or object
+        // storage the mount follows): a change drops the kernel's pages of
+        // every file that showed the old object.
+        let invalidator = match fs.dataset().checks_objects() {
             true => match Invalidator::start(Arc::clone(&notifier)) {
                 Ok(inv) => {
                     inv.watch(&fs);

@@ -147,6 +147,10 @@ impl ReadableStore for Counted {
         self.inner.rereads_are_cheap()
     }
 
+    fn rewritten_in_place(&self) -> bool {
+        self.inner.rewritten_in_place()
+    }
+
     fn will_need(&self, key: &StoreKey) {
         self.inner.will_need(key)
     }

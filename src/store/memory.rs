@@ -179,4 +179,8 @@ impl ReadableStore for FaultyStore {
     fn concurrency(&self) -> usize {
         self.inner.concurrency()
     }
+
+    fn rewritten_in_place(&self) -> bool {
+        self.inner.rewritten_in_place()
+    }
 }

@@ -291,6 +291,16 @@ pub trait ReadableStore: Send + Sync {
     fn rereads_are_cheap(&self) -> bool {
         false
     }
+    /// Whether an object may be rewritten in place under its key while
+    /// mounted, with no change of metadata (object storage: an xarray
+    /// append rewrites its last chunk), so that a decode of it is checked
+    /// against its version again after the mount's interval
+    /// (`array::fresh`). A local directory is checked on its own terms
+    /// ([`ReadableStore::rereads_are_cheap`]); Icechunk snapshots, zips and
+    /// reference sets are followed whole. The default: no.
+    fn rewritten_in_place(&self) -> bool {
+        false
+    }
     /// A hint that the value at `key` will be read soon (the
     /// prefetch window's objects): a local filesystem asks the kernel to
     /// read it into the page cache in the background, so the disk works

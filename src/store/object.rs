@@ -193,6 +193,36 @@ impl ReadableStore for RemoteStore {
         })
     }
 
+    /// One `GET`: the response's ETag (or last-modified time) and length
+    /// are the stamp (the default would ask a `HEAD` first).
+    fn get_stamped(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<(bool, Option<Stamp>)> {
+        let _reading = inflight::begin(key.as_str());
+        let path = self.path(key.as_str());
+        let name = self.name(key.as_str());
+        self.runtime.block_on(async {
+            let result = match self.store.get_opts(&path, GetOptions::default()).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok((false, None)),
+                Err(e) => return Err(io_error(&name, e)),
+            };
+            if result.meta.size > max_len {
+                return Err(super::too_large(result.meta.size, max_len));
+            }
+            let stamp = Stamp {
+                len: result.meta.size,
+                version: version_of(&result.meta),
+            };
+            let bytes = body_within(result, max_len, &name).await?;
+            buf.clear();
+            buf.extend_from_slice(&bytes);
+            Ok((true, Some(stamp)))
+        })
+    }
+
+    fn rewritten_in_place(&self) -> bool {
+        true
+    }
+
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(key.as_str());
         let request = RangeRequest {

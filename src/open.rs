@@ -81,6 +81,30 @@ impl Opened {
         }
     }
 
+    /// A zip or JSON reference set in object storage, `name` in directory
+    /// `parent` (a URL), mounted as `store` with `args`: followed by a
+    /// `HEAD` of it every [`REMOTE_METADATA_TTL`] by default. Where its
+    /// directory cannot be opened for the looks, it is read once.
+    #[cfg(feature = "remote")]
+    fn followed_remote_file(self, store: &Path, args: &StoreArgs, parent: &str, name: &str) -> Opened {
+        let home = reference_options(args)
+            .ok()
+            .and_then(|(_, o)| crate::store::object::RemoteStore::open(&format!("{parent}/"), &o).ok());
+        let (Some(home), Ok(name)) = (home, crate::store::StoreKey::new(name)) else {
+            return self;
+        };
+        let file = RemoteFile {
+            store: store.to_path_buf(),
+            args: args.clone(),
+            home,
+            name,
+        };
+        Opened {
+            follows: Some((REMOTE_METADATA_TTL, std::sync::Arc::new(file))),
+            ..self
+        }
+    }
+
     /// A local file (a zip, a JSON reference set) opened from `path` with
     /// `args`, followed by its stat.
     fn followed_file(self, path: &Path, args: &StoreArgs) -> Opened {
@@ -92,6 +116,45 @@ impl Opened {
             follows: Some((LOCAL_METADATA_TTL, std::sync::Arc::new(file))),
             ..self
         }
+    }
+}
+
+/// A zip or JSON reference set in object storage, looked at again by one
+/// `HEAD` of its object (its ETag and length), and opened again whole when
+/// it was replaced, as [`SameFile`] is.
+#[cfg(feature = "remote")]
+struct RemoteFile {
+    /// What was mounted, as given.
+    store: std::path::PathBuf,
+    args: StoreArgs,
+    /// The object's directory, and its name there.
+    home: crate::store::object::RemoteStore,
+    name: crate::store::StoreKey,
+}
+
+#[cfg(feature = "remote")]
+impl crate::fs::Rereading for RemoteFile {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again fails too and
+        // says why.
+        match self.home.stat(&self.name) {
+            Ok(stamp) => stamp.map(|s| (s.len, s.version)).hash(&mut h),
+            Err(e) => e.kind().hash(&mut h),
+        }
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        let opened = open_store(&self.store, &self.args).map_err(|e| e.message)?;
+        tracing::info!(store = %opened.shown, "the object was replaced: read again");
+        Ok(crate::fs::Reread {
+            hierarchy: opened.hierarchy,
+            store: Some((opened.store, opened.shown, opened.versions)),
+        })
+    }
+    fn cheap(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> bool {
+        false
     }
 }
 
@@ -204,7 +267,8 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         {
             let remote = crate::store::object::RemoteStore::open(&format!("{parent}/"), &remote_options(args)?)
                 .map_err(|e| CliError::new(format!("store {e}")))?;
-            return open_zip(Box::new(remote), name, &shown_store(store));
+            let opened = open_zip(Box::new(remote), name, &shown_store(store))?;
+            return Ok(opened.followed_remote_file(store, args, parent, name));
         }
         // A reference set in object storage: its directory is its home. A
         // Parquet set is told by its .zmetadata (below).
@@ -232,7 +296,11 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             )
         };
         if [".json", ".json.gz", ".json.zst"].iter().any(|x| path.ends_with(x)) {
-            return remote_references(false);
+            let opened = remote_references(false)?;
+            return Ok(match path.trim_end_matches('/').rsplit_once('/') {
+                Some((parent, name)) => opened.followed_remote_file(store, args, parent, name),
+                None => opened,
+            });
         }
         // `virtual_chunks=` is no object_store setting: a Parquet set (told
         // only once the store is open) takes it, any other store ignores it.

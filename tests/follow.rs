@@ -383,3 +383,76 @@ fn a_chunk_rewritten_in_object_storage_shows_in_the_live_mount() {
     });
     assert_eq!(direct(&t2m.join("data.bin"))[..step], s0[3 * step..], "data.bin");
 }
+
+/// A zip of a store in object storage replaced by a zip of the store grown
+/// shows in the live mount: a look is one `HEAD` of the zip. Old code: a
+/// zip in object storage was read once, at the mount.
+#[test]
+fn a_replaced_zip_in_object_storage_shows_in_the_live_mount() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/zipped-live", b""), 200);
+    // Readable by anyone, as `upload` makes them: moto lets an unsigned
+    // PUT replace only such an object.
+    let public = [("x-amz-acl", "public-read")];
+    let s0 = std::fs::read(living().join("s0.zarr.zip")).unwrap();
+    assert_eq!(
+        moto.request_with("PUT", "/zipped-live/t2m.zarr.zip", &public, &s0).0,
+        200
+    );
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://zipped-live/t2m.zarr.zip"), &opts);
+    let t2m = m.mp.join("t2m");
+    assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
+    let s1 = std::fs::read(living().join("s1.zarr.zip")).unwrap();
+    assert_eq!(moto.request("PUT", "/zipped-live/t2m.zarr.zip", &s1), 200);
+    until(&m.mp, "time = 6 in header.cdl over S3", || {
+        text(&t2m.join("header.cdl")).contains("time = 6 ;")
+    });
+    assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
+}
+
+/// A kerchunk reference set in object storage replaced by another (a row
+/// fewer, a new attribute) shows in the live mount, its targets read from
+/// beside it. Old code: read once, at the mount.
+#[test]
+fn a_replaced_reference_set_in_object_storage_shows_in_the_live_mount() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/refs-live", b""), 200);
+    let kerchunk = common::data_dir().join("kerchunk");
+    for f in ["gen.json", "gen.bin"] {
+        let bytes = std::fs::read(kerchunk.join(f)).unwrap();
+        let public = [("x-amz-acl", "public-read")];
+        assert_eq!(
+            moto.request_with("PUT", &format!("/refs-live/{f}"), &public, &bytes).0,
+            200
+        );
+    }
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://refs-live/gen.json"), &opts);
+    let data = m.mp.join("g/data.bin");
+    let before = read(&data);
+    assert_eq!(before.len(), 4 * 6 * 8);
+    assert!(!text(&m.mp.join("g/header.cdl")).contains("units"));
+    let text_before = std::fs::read_to_string(kerchunk.join("gen.json")).unwrap();
+    let after = text_before
+        .replace("\"stop\": 4", "\"stop\": 3")
+        .replace("\\\"shape\\\": [4, 6]", "\\\"shape\\\": [3, 6]")
+        .replace(
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"]}",
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"], \\\"units\\\": \\\"m\\\"}",
+        );
+    assert_ne!(after, text_before, "the edit applies");
+    assert_eq!(moto.request("PUT", "/refs-live/gen.json", after.as_bytes()), 200);
+    until(&m.mp, "the new attribute in header.cdl over S3", || {
+        text(&m.mp.join("g/header.cdl")).contains("g:units = \"m\"")
+    });
+    assert_eq!(read(&data), before[..3 * 6 * 8], "the first three rows, as before");
+}

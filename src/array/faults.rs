@@ -4,7 +4,8 @@
 //! a hyperslab, sampled points, and a shard read in part. Each fails with
 //! the documented errno (`EACCES` for a denied object, else `EIO`) and a
 //! message naming the key, leaves the other chunks readable, and is not
-//! cached: once the object heals, the same read gives its bytes.
+//! cached: once the object heals, the same read gives its bytes. A
+//! region or points outside the array are `EINVAL`.
 
 use std::sync::Arc;
 
@@ -107,4 +108,25 @@ fn every_store_fault_of_a_shard_fails_a_read_in_part_and_is_not_cached() {
         );
         assert_eq!(s.read_bytes(3, 2).unwrap().bytes(), [1, 2], "{fault:?}: healed");
     }
+}
+
+/// A region or points outside the array, asked of the array layer (by
+/// `nzfs cdl`, `nzfs check`, the Python API), fail with `EINVAL` naming
+/// what was asked; a file read past the end is clamped instead.
+#[test]
+fn a_region_or_points_outside_the_array_are_einval() {
+    let a = open(&store(), "a");
+    for e in [
+        a.read_region(&[4], &[3]).unwrap_err(),
+        a.read_region(&[0, 0], &[1, 1]).unwrap_err(),
+        a.read_points(&[6]).unwrap_err(),
+    ] {
+        assert_eq!(e.errno(), libc::EINVAL, "{e}");
+        assert!(
+            e.to_string().contains("shape") || e.to_string().contains("points"),
+            "{e}"
+        );
+    }
+    assert_eq!(a.read_bytes(4, 100).unwrap().bytes(), [2, 2], "clamped to the array");
+    assert!(a.read_bytes(6, 100).unwrap().bytes().is_empty(), "at the end");
 }

@@ -2,7 +2,7 @@
 //! mutex, and work spread over a few scoped threads.
 //!
 //! Invariants:
-//! - [`lock`] (and [`read`], [`write`], [`wait`], [`wait_timeout`],
+//! - [`lock`] (and [`read`], [`fn@write`], [`wait`], [`wait_timeout`],
 //!   [`into_inner`], the only other ways nzfs takes a lock's value) never
 //!   panics: a mutex poisoned by a panicking holder is still used (every value nzfs keeps under a mutex stays consistent
 //!   between statements, so a panic cannot leave it half-updated);

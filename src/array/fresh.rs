@@ -144,7 +144,7 @@ pub type OnChange = Box<dyn Fn(usize, u64) + Send + Sync>;
 pub(super) struct Freshness {
     on: bool,
     /// Whether the store's objects may be rewritten in place though a
-    /// look is a request ([`ReadableStore::rewritten_in_place`]).
+    /// look is a request ([`crate::store::Profile::rewritten_in_place`]).
     remote: bool,
     /// How long a check of such an object holds, in milliseconds (0: never
     /// checked).
@@ -167,7 +167,8 @@ impl Freshness {
     /// every [`REMOTE_RECHECK_AFTER`] (until told otherwise) where its
     /// objects may be rewritten in place.
     pub(super) fn for_store(store: &dyn ReadableStore) -> Self {
-        Self::with_remote(store.rereads_are_cheap(), store.rewritten_in_place())
+        let p = store.profile();
+        Self::with_remote(p.rereads_are_cheap, p.rewritten_in_place)
     }
 
     fn with_remote(on: bool, remote: bool) -> Self {

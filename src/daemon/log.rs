@@ -39,7 +39,7 @@ pub fn default_log_dir() -> Result<PathBuf, String> {
     }
 }
 
-/// The default log file for a mount point, in [`default_log_dir`].
+/// The default log file for a mount point, in `default_log_dir`.
 pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
     let dir = default_log_dir()?;
     let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());

@@ -62,7 +62,7 @@ static TABLE: [Entry; 8] = [
     },
 ];
 
-/// A kind of named file: a line of [`TABLE`].
+/// A kind of named file: a line of `TABLE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileKind(u8);
 
@@ -99,7 +99,7 @@ impl FileKind {
 impl NzFs {
     /// Every file whose bytes show chunk `chunk` of array `node`: its chunk
     /// file, and each named file of the array or a node above it whose
-    /// kind says it shows the array's values ([`FileView::shows_values_of`]:
+    /// kind says it shows the array's values (`FileView::shows_values_of`:
     /// `data.bin`, `data.txt`, `data.tif`, `preview.png`, the `.nc` and
     /// `.ome.tif` of each group above, `index.html`). Some may not exist (a
     /// 1-D array has no `data.tif`): the kernel knows no such inode, and

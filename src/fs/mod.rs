@@ -15,8 +15,8 @@
 //!   the log names its path and the reason.
 //!
 //! Every named file (`header.cdl`, `data.bin`, the `.nc`, …) is a kind in
-//! one table ([`kinds`]): whether a directory has it, its name, size,
-//! access, version and reads are the kind's [`view::FileView`], and
+//! one table (`kinds`): whether a directory has it, its name, size,
+//! access, version and reads are the kind's `view::FileView`, and
 //! lookup, listing, attributes and reads go through the table.
 //!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
@@ -190,7 +190,7 @@ pub enum Inode {
     /// The directory of group or array `n`.
     Node(usize),
     /// A named file of node `n`'s directory, of a kind in the table
-    /// ([`kinds`]).
+    /// (`kinds`).
     File(FileKind, usize),
     /// A chunk file of array `node`.
     Chunk {

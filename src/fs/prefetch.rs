@@ -25,7 +25,7 @@
 //! There are as many workers as the CPUs the daemon may use
 //! ([`crate::cpus::Sizing::decoders`]), and at least as many as the store
 //! serves requests well at once
-//! ([`ReadableStore::concurrency`](crate::store::ReadableStore::concurrency):
+//! ([`Profile::concurrency`](crate::store::Profile::concurrency):
 //! 16 for object storage), each blocked on one chunk, so a reader keeps
 //! every core decoding and a remote reader that many requests in flight.
 //! A chunk is
@@ -135,7 +135,7 @@ struct Stream {
 }
 
 impl NzFs {
-    /// Start the prefetch workers (unless [`NzFs::with_prefetch`] said
+    /// Start the prefetch workers (unless [`FsConfig::prefetch`](super::FsConfig::prefetch) said
     /// no). They hold a weak reference and end when the filesystem is
     /// dropped.
     pub fn start_prefetcher(self: &Arc<Self>) {
@@ -146,7 +146,7 @@ impl NzFs {
         let finished = counters.clone();
         // Enough to decode on every CPU, and to keep as many requests in
         // flight as the store serves well.
-        let workers = self.store().concurrency().max(self.config.sizing.decoders);
+        let workers = self.store().profile().concurrency.max(self.config.sizing.decoders);
         let (requests, workers) = spawn_pool(self, "nzfs-prefetch", workers, move |fs, job| {
             match job {
                 Job::Chunk(node, index) => {
@@ -168,7 +168,8 @@ impl NzFs {
         // Advice only where it does something (a local disk).
         let advice = self
             .store()
-            .rereads_are_cheap()
+            .profile()
+            .rereads_are_cheap
             .then(|| {
                 spawn_pool(
                     self,

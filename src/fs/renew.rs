@@ -66,7 +66,7 @@ impl Rereading for SameStore {
     /// not a `HEAD` per document of object storage, which would make the
     /// mount take twice as long.
     fn cheap(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> bool {
-        store.rereads_are_cheap() || hierarchy.consolidated
+        store.profile().rereads_are_cheap || hierarchy.consolidated
     }
 }
 

@@ -13,7 +13,7 @@
 //! chunks decoded for `data.bin` or a `.nc`.
 //!
 //! Only for stores where reading an object again is cheap (a local
-//! filesystem: [`ReadableStore::rereads_are_cheap`]): from object storage
+//! filesystem: [`Profile::rereads_are_cheap`](crate::store::Profile::rereads_are_cheap)): from object storage
 //! a second decode would be a second request, so there the budget decides.
 //!
 //! `data.bin`, and a variable's data in a group's `.nc`, are tracked too
@@ -134,7 +134,7 @@ impl NzFs {
     /// replied to a read that goes through the kernel page cache: a chunk
     /// now served whole through one file leaves the decoded cache.
     pub fn note_served(&self, ino: u64, offset: u64, len: usize) {
-        if !self.store().rereads_are_cheap() {
+        if !self.store().profile().rereads_are_cheap {
             return;
         }
         let end = offset.saturating_add(len as u64);

@@ -161,7 +161,7 @@ impl NzFs {
                 ("lookups", less(&c.lookups, local(|d| &d.stat_hits))),
                 ("failures", load(&c.failures)),
                 ("in_flight", int(crate::store::inflight::count() as u64)),
-                ("concurrency", int(self.store().concurrency() as u64)),
+                ("concurrency", int(self.store().profile().concurrency as u64)),
             ]),
             None => Value::Null,
         };

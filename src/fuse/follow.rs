@@ -166,7 +166,7 @@ impl Live {
     /// The filesystem to answer a request about `ino` from, where `now`,
     /// the one served now, has another version of that file (one a reader
     /// opened before a change): the one served then, if it is among the
-    /// last [`MAX_RETIRED`].
+    /// last `MAX_RETIRED`.
     pub fn version_of(&self, now: &NzFs, ino: u64) -> Option<Arc<NzFs>> {
         if self.follow.is_none() || !now.is_stale(ino) {
             return None;

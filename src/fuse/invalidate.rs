@@ -80,7 +80,7 @@ impl Invalidator {
     }
 
     /// Drop the kernel's pages and attributes of `inos`, less the read
-    /// this thread serves, waiting at most [`WAIT`].
+    /// this thread serves, waiting at most `WAIT`.
     pub fn drop_files(&self, inos: &[u64]) {
         let serving = SERVING.with(Cell::get);
         let ranges = inos.iter().flat_map(|&ino| ranges_of(ino, serving)).collect();

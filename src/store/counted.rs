@@ -131,8 +131,8 @@ impl ReadableStore for Counted {
         self.lookup(|| self.inner.list_page(prefix, start_after, limit))
     }
 
-    fn concurrency(&self) -> usize {
-        self.inner.concurrency()
+    fn profile(&self) -> super::Profile {
+        self.inner.profile()
     }
 
     fn disk_cache(&self) -> Option<Arc<super::disk_cache::DiskCacheStats>> {
@@ -141,14 +141,6 @@ impl ReadableStore for Counted {
 
     fn forget_looks(&self) {
         self.inner.forget_looks()
-    }
-
-    fn rereads_are_cheap(&self) -> bool {
-        self.inner.rereads_are_cheap()
-    }
-
-    fn rewritten_in_place(&self) -> bool {
-        self.inner.rewritten_in_place()
     }
 
     fn will_need(&self, key: &StoreKey) {

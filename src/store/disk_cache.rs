@@ -432,12 +432,8 @@ impl ReadableStore for DiskCached {
         self.inner.list_page(prefix, start_after, limit)
     }
 
-    fn rewritten_in_place(&self) -> bool {
-        self.inner.rewritten_in_place()
-    }
-
-    fn concurrency(&self) -> usize {
-        self.inner.concurrency()
+    fn profile(&self) -> super::Profile {
+        self.inner.profile()
     }
 
     fn access(&self, path: &str) -> StoreResult<Option<Access>> {

@@ -408,8 +408,11 @@ impl ReadableStore for FilesystemStore {
         Ok(listing)
     }
 
-    fn rereads_are_cheap(&self) -> bool {
-        true
+    fn profile(&self) -> super::Profile {
+        super::Profile {
+            rereads_are_cheap: true,
+            ..super::Profile::default()
+        }
     }
 
     fn will_need(&self, key: &StoreKey) {

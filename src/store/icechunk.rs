@@ -554,8 +554,12 @@ impl ReadableStore for VersionStore {
         self.repo.runtime.block_on(futures::future::join_all(reads))
     }
 
-    fn concurrency(&self) -> usize {
-        8
+    /// A snapshot never changes: it is followed whole (a branch's tip).
+    fn profile(&self) -> super::Profile {
+        super::Profile {
+            concurrency: 8,
+            ..super::Profile::default()
+        }
     }
 }
 

@@ -172,15 +172,7 @@ impl ReadableStore for FaultyStore {
         self.inner.list_dir(prefix)
     }
 
-    fn rereads_are_cheap(&self) -> bool {
-        self.inner.rereads_are_cheap()
-    }
-
-    fn concurrency(&self) -> usize {
-        self.inner.concurrency()
-    }
-
-    fn rewritten_in_place(&self) -> bool {
-        self.inner.rewritten_in_place()
+    fn profile(&self) -> super::Profile {
+        self.inner.profile()
     }
 }

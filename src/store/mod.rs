@@ -130,6 +130,40 @@ pub struct RangeRequest {
     pub expect: Option<Stamp>,
 }
 
+/// What a store is like, for the layers above it ([`ReadableStore::profile`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// How many requests it serves well at once: prefetching keeps that
+    /// many in flight. A local disk wants few; object storage hides its
+    /// latency behind many.
+    pub concurrency: usize,
+    /// Whether reading an object again is cheap (a local file, likely in
+    /// the page cache) rather than a request that costs a round trip and
+    /// perhaps money. Decoded chunks that the kernel page cache holds whole
+    /// are let go only for such stores (`fs::served`).
+    pub rereads_are_cheap: bool,
+    /// Whether an object may be rewritten in place under its key while
+    /// mounted, with no change of metadata (object storage: an xarray
+    /// append rewrites its last chunk), so that a decode of it is checked
+    /// against its version again after the mount's interval
+    /// (`array::fresh`). A local directory is checked on its own terms
+    /// (`rereads_are_cheap`); Icechunk snapshots, zips and reference sets
+    /// are followed whole.
+    pub rewritten_in_place: bool,
+}
+
+impl Default for Profile {
+    /// A store with no hint: two requests at once, rereads that cost,
+    /// objects never rewritten in place.
+    fn default() -> Self {
+        Profile {
+            concurrency: 2,
+            rereads_are_cheap: false,
+            rewritten_in_place: false,
+        }
+    }
+}
+
 /// One page of a listing ([`ReadableStore::list_page`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ListPage {
@@ -278,28 +312,11 @@ pub trait ReadableStore: Send + Sync {
     fn disk_cache(&self) -> Option<std::sync::Arc<disk_cache::DiskCacheStats>> {
         None
     }
-    /// How many requests this store serves well at once: prefetching keeps
-    /// that many in flight. A local disk wants few; object storage hides
-    /// its latency behind many.
-    fn concurrency(&self) -> usize {
-        2
-    }
-    /// Whether reading an object again is cheap (a local file, likely in
-    /// the page cache) rather than a request that costs a round trip and
-    /// perhaps money. Decoded chunks that the kernel page cache holds whole
-    /// are let go only for such stores (`fs::served`).
-    fn rereads_are_cheap(&self) -> bool {
-        false
-    }
-    /// Whether an object may be rewritten in place under its key while
-    /// mounted, with no change of metadata (object storage: an xarray
-    /// append rewrites its last chunk), so that a decode of it is checked
-    /// against its version again after the mount's interval
-    /// (`array::fresh`). A local directory is checked on its own terms
-    /// ([`ReadableStore::rereads_are_cheap`]); Icechunk snapshots, zips and
-    /// reference sets are followed whole. The default: no.
-    fn rewritten_in_place(&self) -> bool {
-        false
+    /// What the store is like ([`Profile`]). A decorator forwards it
+    /// whole, changing only what it changes, so that a hint added to
+    /// [`Profile`] reaches through every decorator.
+    fn profile(&self) -> Profile {
+        Profile::default()
     }
     /// A hint that the value at `key` will be read soon (the
     /// prefetch window's objects): a local filesystem asks the kernel to

@@ -219,10 +219,6 @@ impl ReadableStore for RemoteStore {
         })
     }
 
-    fn rewritten_in_place(&self) -> bool {
-        true
-    }
-
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
         let _reading = inflight::begin(key.as_str());
         let request = RangeRequest {
@@ -264,8 +260,12 @@ impl ReadableStore for RemoteStore {
         Ok(out)
     }
 
-    fn concurrency(&self) -> usize {
-        16
+    fn profile(&self) -> super::Profile {
+        super::Profile {
+            concurrency: 16,
+            rereads_are_cheap: false,
+            rewritten_in_place: true,
+        }
     }
 
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {

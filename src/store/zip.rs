@@ -432,12 +432,13 @@ impl ReadableStore for ZipStore {
         Ok(super::sorted_listing(&self.members, prefix))
     }
 
-    fn concurrency(&self) -> usize {
-        self.inner.concurrency()
-    }
-
-    fn rereads_are_cheap(&self) -> bool {
-        self.inner.rereads_are_cheap()
+    /// The zip file's store's, but a zip is followed whole, never member
+    /// by member.
+    fn profile(&self) -> super::Profile {
+        super::Profile {
+            rewritten_in_place: false,
+            ..self.inner.profile()
+        }
     }
 
     /// Every member shows the zip file's owner and mode; a directory of it

@@ -262,8 +262,11 @@ impl ReadableStore for CountingCalls {
     fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
         self.0.list_dir(prefix)
     }
-    fn rereads_are_cheap(&self) -> bool {
-        true
+    fn profile(&self) -> crate::store::Profile {
+        crate::store::Profile {
+            rereads_are_cheap: true,
+            ..Default::default()
+        }
     }
 }
 

@@ -206,7 +206,10 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn concurrency(&self) -> usize {
-        8
+    fn profile(&self) -> crate::store::Profile {
+        crate::store::Profile {
+            concurrency: 8,
+            ..crate::store::Profile::default()
+        }
     }
 }

@@ -74,7 +74,7 @@ impl ReferenceStore {
     ) -> StoreResult<Vec<u8>> {
         let (store, tkey) = self.at(key, target)?;
         let own = (target, offset, len);
-        let merging = !store.rereads_are_cheap() && len < MERGE_PIECE;
+        let merging = !store.profile().rereads_are_cheap && len < MERGE_PIECE;
         let mut along = Vec::new();
         if merging {
             let deadline = std::time::Instant::now() + WAIT_FOR_MERGED;

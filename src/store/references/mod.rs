@@ -335,15 +335,15 @@ impl ReadableStore for ReferenceStore {
         })
     }
 
-    fn rereads_are_cheap(&self) -> bool {
-        !self.targets.may_be_remote() && self.targets.home().rereads_are_cheap()
-    }
-
-    fn concurrency(&self) -> usize {
-        if self.targets.may_be_remote() {
-            16
-        } else {
-            self.targets.home().concurrency()
+    /// The home's, unless targets may be remote; a set is followed whole,
+    /// never object by object.
+    fn profile(&self) -> super::Profile {
+        let home = self.targets.home().profile();
+        let remote = self.targets.may_be_remote();
+        super::Profile {
+            concurrency: if remote { 16 } else { home.concurrency },
+            rereads_are_cheap: !remote && home.rereads_are_cheap,
+            rewritten_in_place: false,
         }
     }
 

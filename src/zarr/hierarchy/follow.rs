@@ -101,7 +101,7 @@ impl Hierarchy {
         };
         // As many at once as the store serves well (a round trip each on
         // object storage).
-        crate::sync::on_threads(store.concurrency().min(nodes.len()).max(1), "nzfs-follow", work);
+        crate::sync::on_threads(store.profile().concurrency.min(nodes.len()).max(1), "nzfs-follow", work);
         let mut h = DefaultHasher::new();
         for (node, hash) in nodes.iter().zip(hashes) {
             (&node.path, crate::sync::into_inner(hash)).hash(&mut h);

@@ -131,7 +131,7 @@ struct Queue {
 /// Requests in flight while reading `store`: its own concurrency, within
 /// [`MIN_WORKERS`]..=[`MAX_WORKERS`].
 fn workers_for(store: &dyn ReadableStore) -> usize {
-    store.concurrency().clamp(MIN_WORKERS, MAX_WORKERS)
+    store.profile().concurrency.clamp(MIN_WORKERS, MAX_WORKERS)
 }
 
 impl Scan {

@@ -273,6 +273,20 @@ fn an_append_to_unconsolidated_object_storage_right_after_the_mount_shows() {
     assert_eq!(read(&t2m.join("data.bin")), expected("s1", "t2m"));
 }
 
+/// The kerchunk set `gen.json` (`text`) edited as a new run would write
+/// it: its array a row fewer, with a new attribute `units = "m"`.
+fn one_row_fewer_and_units(text: &str) -> String {
+    let after = text
+        .replace("\"stop\": 4", "\"stop\": 3")
+        .replace("\\\"shape\\\": [4, 6]", "\\\"shape\\\": [3, 6]")
+        .replace(
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"]}",
+            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"], \\\"units\\\": \\\"m\\\"}",
+        );
+    assert_ne!(after, text, "the edit applies");
+    after
+}
+
 /// A kerchunk reference set replaced by another (a row fewer, a new
 /// attribute) shows in the live mount: a look is one `stat` of the file.
 /// Old code: a reference set was read once, at the mount.
@@ -291,14 +305,7 @@ fn a_replaced_reference_set_shows_in_the_live_mount() {
     let held = held_open(&data);
     assert!(!text(&m.mp.join("g/header.cdl")).contains("units"));
     let text_before = std::fs::read_to_string(&refs).unwrap();
-    let after = text_before
-        .replace("\"stop\": 4", "\"stop\": 3")
-        .replace("\\\"shape\\\": [4, 6]", "\\\"shape\\\": [3, 6]")
-        .replace(
-            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"]}",
-            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"], \\\"units\\\": \\\"m\\\"}",
-        );
-    assert_ne!(after, text_before, "the edit applies");
+    let after = one_row_fewer_and_units(&text_before);
     let writing = tmp.path().join("gen.json.writing");
     std::fs::write(&writing, after).unwrap();
     std::fs::rename(&writing, &refs).unwrap();
@@ -442,14 +449,7 @@ fn a_replaced_reference_set_in_object_storage_shows_in_the_live_mount() {
     assert_eq!(before.len(), 4 * 6 * 8);
     assert!(!text(&m.mp.join("g/header.cdl")).contains("units"));
     let text_before = std::fs::read_to_string(kerchunk.join("gen.json")).unwrap();
-    let after = text_before
-        .replace("\"stop\": 4", "\"stop\": 3")
-        .replace("\\\"shape\\\": [4, 6]", "\\\"shape\\\": [3, 6]")
-        .replace(
-            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"]}",
-            "\\\"_ARRAY_DIMENSIONS\\\": [\\\"row\\\", \\\"col\\\"], \\\"units\\\": \\\"m\\\"}",
-        );
-    assert_ne!(after, text_before, "the edit applies");
+    let after = one_row_fewer_and_units(&text_before);
     assert_eq!(moto.request("PUT", "/refs-live/gen.json", after.as_bytes()), 200);
     until(&m.mp, "the new attribute in header.cdl over S3", || {
         text(&m.mp.join("g/header.cdl")).contains("g:units = \"m\"")

@@ -163,6 +163,29 @@ impl RemoteStore {
         format!("{}/{key}", self.display)
     }
 
+    /// The whole object at `key` (at most `max_len` bytes) with its stamp
+    /// from the response, in one `GET`; `None` when it does not exist.
+    fn fetch(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<(bytes::Bytes, Stamp)>> {
+        let _reading = inflight::begin(key.as_str());
+        let path = self.path(key.as_str());
+        let name = self.name(key.as_str());
+        self.runtime.block_on(async {
+            let result = match self.store.get_opts(&path, GetOptions::default()).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(io_error(&name, e)),
+            };
+            if result.meta.size > max_len {
+                return Err(super::too_large(result.meta.size, max_len));
+            }
+            let stamp = Stamp {
+                len: result.meta.size,
+                version: version_of(&result.meta),
+            };
+            Ok(Some((body_within(result, max_len, &name).await?, stamp)))
+        })
+    }
+
     /// The object's metadata, or `None` when it does not exist.
     fn head(&self, key: &StoreKey) -> StoreResult<Option<object_store::ObjectMeta>> {
         let path = self.path(key.as_str());
@@ -176,46 +199,19 @@ impl RemoteStore {
 
 impl ReadableStore for RemoteStore {
     fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
-        let _reading = inflight::begin(key.as_str());
-        let path = self.path(key.as_str());
-        let name = self.name(key.as_str());
-        self.runtime.block_on(async {
-            let result = match self.store.get_opts(&path, GetOptions::default()).await {
-                Ok(r) => r,
-                Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(io_error(&name, e)),
-            };
-            if result.meta.size > max_len {
-                return Err(super::too_large(result.meta.size, max_len));
-            }
-            let bytes = body_within(result, max_len, &name).await?;
-            Ok(Some(Vec::from(bytes)))
-        })
+        Ok(self.fetch(key, max_len)?.map(|(bytes, _)| Vec::from(bytes)))
     }
 
     /// One `GET`: the response's ETag (or last-modified time) and length
     /// are the stamp (the default would ask a `HEAD` first).
     fn get_stamped(&self, key: &StoreKey, max_len: u64, buf: &mut Vec<u8>) -> StoreResult<(bool, Option<Stamp>)> {
-        let _reading = inflight::begin(key.as_str());
-        let path = self.path(key.as_str());
-        let name = self.name(key.as_str());
-        self.runtime.block_on(async {
-            let result = match self.store.get_opts(&path, GetOptions::default()).await {
-                Ok(r) => r,
-                Err(object_store::Error::NotFound { .. }) => return Ok((false, None)),
-                Err(e) => return Err(io_error(&name, e)),
-            };
-            if result.meta.size > max_len {
-                return Err(super::too_large(result.meta.size, max_len));
+        buf.clear();
+        Ok(match self.fetch(key, max_len)? {
+            Some((bytes, stamp)) => {
+                buf.extend_from_slice(&bytes);
+                (true, Some(stamp))
             }
-            let stamp = Stamp {
-                len: result.meta.size,
-                version: version_of(&result.meta),
-            };
-            let bytes = body_within(result, max_len, &name).await?;
-            buf.clear();
-            buf.extend_from_slice(&bytes);
-            Ok((true, Some(stamp)))
+            None => (false, None),
         })
     }
 

@@ -42,8 +42,19 @@ fn main() {
         commit.as_deref().unwrap_or("unknown")
     );
     println!("cargo:rerun-if-env-changed=NZFS_COMMIT");
-    for f in [".git/HEAD", ".git/index"] {
-        if std::path::Path::new(f).exists() {
+    // The commit moves with HEAD or the branch it names. Not `.git/index`:
+    // git rewrites it on a mere `git status` (as this script and maturin
+    // run), which rebuilt the crate in a later cargo run for nothing (CI's
+    // fuzz stage, 90 s); so `-modified` may lag edits until the next commit.
+    let mut watched = vec![".git/HEAD".to_string(), ".git/packed-refs".to_string()];
+    if let Some(branch) = std::fs::read_to_string(".git/HEAD")
+        .ok()
+        .and_then(|h| h.strip_prefix("ref: ").map(|r| r.trim().to_string()))
+    {
+        watched.push(format!(".git/{branch}"));
+    }
+    for f in watched {
+        if std::path::Path::new(&f).exists() {
             println!("cargo:rerun-if-changed={f}");
         }
     }

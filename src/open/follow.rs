@@ -1,0 +1,146 @@
+//! How a mount follows what it was opened from, when that is not a Zarr
+//! directory read again from itself: a zip or JSON reference set by a look
+//! at its file (one `stat`, or one `HEAD` in object storage), opened again
+//! whole when it was replaced. An Icechunk branch follows its tip
+//! (`icechunk.rs`).
+//!
+//! Invariant: a look is cheap and bounded (one request at most); a file
+//! read again is served as another store, so readers holding files of the
+//! old one keep its bytes or are told EIO, never a mixture.
+
+use std::path::Path;
+
+use super::{LOCAL_METADATA_TTL, Opened, open_store};
+use crate::cli::StoreArgs;
+use crate::store::ReadableStore;
+use crate::zarr::hierarchy::Hierarchy;
+
+impl Opened {
+    /// A Zarr directory followed every `every` by default.
+    pub(super) fn followed(self, every: std::time::Duration) -> Opened {
+        Opened {
+            follows: Some((every, std::sync::Arc::new(crate::fs::SameStore))),
+            ..self
+        }
+    }
+
+    /// A zip or JSON reference set in object storage, `name` in directory
+    /// `parent` (a URL), mounted as `store` with `args`: followed by a
+    /// `HEAD` of it every [`super::REMOTE_METADATA_TTL`] by default. Where its
+    /// directory cannot be opened for the looks, it is read once.
+    #[cfg(feature = "remote")]
+    pub(super) fn followed_remote_file(self, store: &Path, args: &StoreArgs, parent: &str, name: &str) -> Opened {
+        let home = super::reference_options(args)
+            .ok()
+            .and_then(|(_, o)| crate::store::object::RemoteStore::open(&format!("{parent}/"), &o).ok());
+        let (Some(home), Ok(name)) = (home, crate::store::StoreKey::new(name)) else {
+            return self;
+        };
+        let file = RemoteFile {
+            store: store.to_path_buf(),
+            args: args.clone(),
+            home,
+            name,
+        };
+        Opened {
+            follows: Some((super::REMOTE_METADATA_TTL, std::sync::Arc::new(file))),
+            ..self
+        }
+    }
+
+    /// A local file (a zip, a JSON reference set) opened from `path` with
+    /// `args`, followed by its stat.
+    pub(super) fn followed_file(self, path: &Path, args: &StoreArgs) -> Opened {
+        let file = SameFile {
+            path: path.to_path_buf(),
+            args: args.clone(),
+        };
+        Opened {
+            follows: Some((LOCAL_METADATA_TTL, std::sync::Arc::new(file))),
+            ..self
+        }
+    }
+}
+
+/// `store` opened again whole with `args` after a look found it `replaced`
+/// (what the log says): the new store and its hierarchy.
+fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::Reread, String> {
+    let opened = open_store(store, args).map_err(|e| e.message)?;
+    tracing::info!(store = %opened.shown, "{replaced}: read again");
+    Ok(crate::fs::Reread {
+        hierarchy: opened.hierarchy,
+        store: Some((opened.store, opened.shown, opened.versions)),
+    })
+}
+
+/// A zip or JSON reference set in object storage, looked at again by one
+/// `HEAD` of its object (its ETag and length), and opened again whole when
+/// it was replaced, as [`SameFile`] is.
+#[cfg(feature = "remote")]
+struct RemoteFile {
+    /// What was mounted, as given.
+    store: std::path::PathBuf,
+    args: StoreArgs,
+    /// The object's directory, and its name there.
+    home: crate::store::object::RemoteStore,
+    name: crate::store::StoreKey,
+}
+
+#[cfg(feature = "remote")]
+impl crate::fs::Rereading for RemoteFile {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again fails too and
+        // says why.
+        match self.home.stat(&self.name) {
+            Ok(stamp) => stamp.map(|s| (s.len, s.version)).hash(&mut h),
+            Err(e) => e.kind().hash(&mut h),
+        }
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        reopen(&self.store, &self.args, "the object was replaced")
+    }
+    fn cheap(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> bool {
+        false
+    }
+}
+
+/// A local zip or JSON reference set, looked at again by one `stat` of its
+/// file, and opened again whole when the file was replaced or rewritten
+/// (its identity, length or times changed): the new file is served as
+/// another store, so a reader holding a file of the old one open reads
+/// the old references, or is told EIO where a zip's bytes changed under it.
+struct SameFile {
+    path: std::path::PathBuf,
+    args: StoreArgs,
+}
+
+impl crate::fs::Rereading for SameFile {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again fails too and
+        // says why.
+        std::fs::metadata(&self.path)
+            .map(|m| {
+                (
+                    m.dev(),
+                    m.ino(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec(),
+                )
+            })
+            .map_err(|e| e.kind())
+            .hash(&mut h);
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        reopen(&self.path, &self.args, "the file was replaced or rewritten")
+    }
+}

@@ -1,0 +1,164 @@
+//! Icechunk repositories as a source: the version asked for (a branch's
+//! tip by default, a tag, a snapshot, or every version), checked before a
+//! mount's daemon starts, and a branch followed by its tip.
+//!
+//! Invariant: a version that does not exist exits 2, a repository that
+//! cannot be asked exits 1; without the `icechunk` feature a repository is
+//! refused with how to build one that reads it.
+
+use std::path::Path;
+
+use super::Opened;
+#[cfg(feature = "icechunk")]
+use super::{LOCAL_METADATA_TTL, REMOTE_METADATA_TTL, fail, remote_options};
+#[cfg(feature = "icechunk")]
+use crate::cdl::VersionRoot;
+use crate::cli::{CliError, StoreArgs};
+#[cfg(feature = "icechunk")]
+use crate::store::ReadableStore;
+#[cfg(feature = "icechunk")]
+use crate::zarr::hierarchy::Hierarchy;
+
+/// A version that is not there exits 2; a repository that cannot be asked, 1.
+#[cfg(feature = "icechunk")]
+fn version_error(e: crate::store::icechunk::VersionError) -> CliError {
+    match e {
+        crate::store::icechunk::VersionError::NoSuch(m) => CliError::new(m).with_code(2),
+        crate::store::icechunk::VersionError::Io(e) => CliError::new(format!("repository {e}")),
+    }
+}
+
+/// Before `nzfs mount` starts its daemon: the Icechunk version asked for
+/// exists, so that a wrong name fails in the foreground with exit 2.
+pub fn check_version(store: &Path, args: &StoreArgs) -> Result<(), CliError> {
+    #[cfg(feature = "icechunk")]
+    if let Some(source) = store.to_str().filter(|s| crate::store::icechunk_source(s))
+        && let Some(version) = args.version()
+    {
+        let repo = crate::store::icechunk::Repo::open(source, &remote_options(args)?)
+            .map_err(|e| CliError::new(format!("repository {e}")))?;
+        repo.resolve(&version).map_err(version_error)?;
+    }
+    let _ = (store, args);
+    Ok(())
+}
+
+#[cfg(not(feature = "icechunk"))]
+pub(super) fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
+    super::fail(format!(
+        "{} is an Icechunk repository: this nzfs was built without Icechunk support \
+         (it is in the default features: cargo build --release)",
+        crate::store::redact_url(source)
+    ))
+}
+
+/// Snapshot `s` shown at `path` of the mount (`""`: the whole mount).
+#[cfg(feature = "icechunk")]
+fn shown_at(s: &crate::store::icechunk::Snapshot, path: String) -> VersionRoot {
+    VersionRoot {
+        path,
+        note: s.note(),
+        time: s.at.map(std::time::SystemTime::from),
+    }
+}
+
+/// Open an Icechunk repository at the version `args` names (the tip of
+/// `main` by default), or every version with `--all-versions`. A version
+/// that does not exist exits 2.
+#[cfg(feature = "icechunk")]
+pub(super) fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
+    use crate::store::icechunk::{AllVersions, Repo, Version};
+    use std::sync::Arc;
+    let shown = crate::store::redact_url(source);
+    let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
+    tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
+    let repo = Arc::new(repo);
+    let mut follows = None;
+    let (store, versions, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
+        let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
+        let versions = all.versions().map(|(dir, s)| shown_at(s, dir)).collect();
+        (Box::new(all), versions, format!("{shown} (all versions)"))
+    } else {
+        let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
+        // A branch moves with every commit: a mount follows its tip.
+        if let Version::Branch(branch) = &version {
+            let every = match source.contains("://") {
+                true => REMOTE_METADATA_TTL,
+                false => LOCAL_METADATA_TTL,
+            };
+            let tip = BranchTip {
+                repo: Arc::clone(&repo),
+                branch: branch.clone(),
+                shown: shown.clone(),
+            };
+            follows = Some((every, Arc::new(tip) as Arc<dyn crate::fs::Rereading>));
+        }
+        let snapshot = repo.resolve(&version).map_err(version_error)?;
+        tracing::info!(repository = %shown, %version, snapshot = %snapshot.id, "showing {version}: {}", snapshot.note());
+        let store = repo
+            .version_store(&snapshot)
+            .map_err(|e| CliError::new(format!("repository {e}")))?;
+        let versions = vec![shown_at(&snapshot, String::new())];
+        (Box::new(store), versions, format!("{shown}@{}", snapshot.id))
+    };
+    let hierarchy = match Hierarchy::open(store.as_ref()) {
+        Ok(h) => h,
+        // The initial commit of a repository has no root group yet.
+        Err(crate::zarr::hierarchy::OpenError::NotZarr) if !args.all_versions => {
+            return fail(format!("{shown} is empty at this version (no root group)"));
+        }
+        Err(e) => return fail(format!("repository {shown}: {e}")),
+    };
+    Ok(Opened {
+        store,
+        hierarchy,
+        shown,
+        versions,
+        follows,
+    })
+}
+
+/// An Icechunk branch, looked at again by its tip (one request for the
+/// branch's reference) and read again at its new snapshot.
+#[cfg(feature = "icechunk")]
+struct BranchTip {
+    repo: std::sync::Arc<crate::store::icechunk::Repo>,
+    branch: String,
+    /// The repository as messages name it.
+    shown: String,
+}
+
+#[cfg(feature = "icechunk")]
+impl BranchTip {
+    fn tip(&self) -> Result<crate::store::icechunk::Snapshot, String> {
+        let version = crate::store::icechunk::Version::Branch(self.branch.clone());
+        self.repo.resolve(&version).map_err(|e| match e {
+            crate::store::icechunk::VersionError::NoSuch(m) => m,
+            crate::store::icechunk::VersionError::Io(e) => e.to_string(),
+        })
+    }
+}
+
+#[cfg(feature = "icechunk")]
+impl crate::fs::Rereading for BranchTip {
+    fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        // A failure is a look of its own: the reading again that follows
+        // fails too, and says why.
+        self.tip().map(|s| s.id).hash(&mut h);
+        h.finish()
+    }
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+        let snapshot = self.tip()?;
+        let store = self.repo.version_store(&snapshot).map_err(|e| e.to_string())?;
+        let hierarchy = Hierarchy::open(&store).map_err(|e| e.to_string())?;
+        tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "the branch moved: {}", snapshot.note());
+        let shown = format!("{}@{}", self.shown, snapshot.id);
+        let versions = vec![shown_at(&snapshot, String::new())];
+        Ok(crate::fs::Reread {
+            hierarchy,
+            store: Some((Box::new(store), shown, versions)),
+        })
+    }
+}

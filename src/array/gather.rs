@@ -54,13 +54,13 @@ impl Array {
     /// The runs of flat bytes `[start, end)` with their chunks' slots, and
     /// the chunks, in the order the runs meet them; `None` past the bounds,
     /// or where shards are decoded in part.
-    fn gather_plan(&self, start: u64, end: u64) -> Option<Plan> {
+    fn gather_plan(&self, walk: impl Iterator<Item = Run>) -> Option<Plan> {
         if self.reads_partially() {
             return None;
         }
         let m = self.metadata();
         let (mut runs, mut chunks, mut bytes) = (Vec::new(), Vec::new(), 0u64);
-        for run in self.runs(start, end) {
+        for run in walk {
             if runs.len() == MAX_GATHER_RUNS {
                 return None;
             }
@@ -80,16 +80,18 @@ impl Array {
         Some((runs, chunks))
     }
 
-    /// Hand flat bytes `[start, end)` (within the array) to `then`,
+    /// Hand flat bytes `[start, end)` (within the array), whose runs `walk`
+    /// gives (the rest of [`Array::runs`] as the caller met it), to `then`,
     /// gathered from their chunks without waiting on another thread's
     /// decode where the bounds allow, else copied here.
     pub(super) fn gather_then(
         &self,
         start: u64,
         end: u64,
+        walk: impl Iterator<Item = Run>,
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
-        let plan = self.gather_plan(start, end).filter(|(_, chunks)| !chunks.is_empty());
+        let plan = self.gather_plan(walk).filter(|(_, chunks)| !chunks.is_empty());
         let Some((runs, chunks)) = plan else {
             return then(self.flat_copy(start, end));
         };
@@ -155,5 +157,40 @@ impl Gather {
             }
         }
         ReadData::owned(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    /// 100 uint8 chunks of 1 byte (chunk `i` holds `i`).
+    fn hundred() -> Array {
+        let mut m = MemoryStore::default();
+        m.insert(
+            "a/zarr.json",
+            r#"{"zarr_format": 3, "node_type": "array", "shape": [100], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}"#,
+        );
+        for i in 0..100u8 {
+            m.insert(&format!("a/c/{i}"), vec![i]);
+        }
+        Array::open(Arc::new(m), "a", 1 << 20).unwrap()
+    }
+
+    /// A read over at most [`MAX_GATHER_CHUNKS`] chunks is gathered; one
+    /// over more is copied here instead (the plan says no), with the same
+    /// bytes either way.
+    #[test]
+    fn past_its_bounds_a_read_is_copied_not_gathered() {
+        let a = hundred();
+        let plan = |end| a.gather_plan(a.runs(0, end)).map(|(_, chunks)| chunks.len());
+        assert_eq!(plan(MAX_GATHER_CHUNKS as u64), Some(MAX_GATHER_CHUNKS));
+        assert_eq!(plan(MAX_GATHER_CHUNKS as u64 + 1), None);
+        let all: Vec<u8> = (0..100).collect();
+        assert_eq!(a.read_bytes(0, 100).unwrap().bytes(), all);
+        assert_eq!(a.read_bytes(3, 60).unwrap().bytes(), &all[3..63]);
     }
 }

@@ -182,7 +182,8 @@ impl Array {
             (Some(run), None) if run.unit == 0 && !self.reads_partially() => {
                 self.chunk_slice_then(run.chunk, run.within, run.len as u32, then)
             }
-            _ => self.gather_then(start, end, then),
+            // The walk goes on from the two runs met: it is made once.
+            (first, second) => self.gather_then(start, end, first.into_iter().chain(second).chain(runs), then),
         }
     }
 

@@ -147,13 +147,15 @@ impl NzFs {
             Err(e) => return join.fail(e),
         };
         let path = array.path().to_owned();
-        let fill = array.metadata().fill_value.clone();
+        // The fill a .nc variable's undecodable chunk reads as (nothing to
+        // copy for a TIFF's pieces).
+        let fill = matches!(form, Form::NetCdf { .. }).then(|| array.metadata().fill_value.clone());
         let join = Arc::clone(join);
         // A piece is at most one read's size, which fits a u32.
         array.read_bytes_then(offset, len as u32, move |r| {
             let host = match (r, &form) {
                 (Ok(data), _) => data,
-                (Err(e @ ArrayError::Decode { .. }), Form::NetCdf { var, .. }) => {
+                (Err(e @ ArrayError::Decode { .. }), Form::NetCdf { var, .. }) if let Some(fill) = &fill => {
                     tracing::warn!(
                         %path,
                         error = %e,

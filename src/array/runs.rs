@@ -376,6 +376,13 @@ mod tests {
             })
     }
 
+    /// The byte range `[start, end)` of an array of `size` bytes that two
+    /// random numbers pick.
+    fn range_in(size: u64, a: u64, b: u64) -> (u64, u64) {
+        let (x, y) = (a % (size + 1), b % (size + 1));
+        (x.min(y), x.max(y))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
 
@@ -386,10 +393,7 @@ mod tests {
         fn runs_cover_a_range_as_the_brute_force_model_does(g in geometry(), a in any::<u64>(), b in any::<u64>()) {
             let array = g.open();
             let size = array.size();
-            let (start, end) = match size {
-                0 => (0, 0),
-                s => { let (x, y) = (a % (s + 1), b % (s + 1)); (x.min(y), x.max(y)) }
-            };
+            let (start, end) = range_in(size, a, b);
             let mut at = start;
             let mut last: Option<Run> = None;
             for run in array.runs(start, end) {
@@ -414,10 +418,7 @@ mod tests {
         fn skipping_repeated_rows_keeps_the_chunks_touched(g in geometry(), a in any::<u64>(), b in any::<u64>()) {
             let array = g.open();
             let size = array.size();
-            let (start, end) = match size {
-                0 => (0, 0),
-                s => { let (x, y) = (a % (s + 1), b % (s + 1)); (x.min(y), x.max(y)) }
-            };
+            let (start, end) = range_in(size, a, b);
             let mut want: Vec<u64> = Vec::new();
             for byte in start..end {
                 let c = g.locate(byte).0;

@@ -61,12 +61,14 @@ fn main() {
     println!("cargo:rerun-if-changed=src/build.rs");
 }
 
-/// The CSI gRPC services from csi.proto (spec 1.x, as copied from the CSI
-/// repository), compiled by protox: no protoc needed.
+/// The CSI gRPC services from `deploy/kubernetes/csi.proto` (spec 1.x, as
+/// copied from the CSI repository: the interface the node plugin serves,
+/// kept with its deployment rather than in `src/`), compiled by protox: no
+/// protoc needed.
 #[cfg(feature = "csi")]
 fn csi() {
-    println!("cargo:rerun-if-changed=src/csi/csi.proto");
-    let fds = protox::compile(["csi.proto"], ["src/csi"]).expect("compile src/csi/csi.proto");
+    println!("cargo:rerun-if-changed=deploy/kubernetes/csi.proto");
+    let fds = protox::compile(["csi.proto"], ["deploy/kubernetes"]).expect("compile deploy/kubernetes/csi.proto");
     tonic_prost_build::configure()
         .build_server(true)
         .build_client(true)

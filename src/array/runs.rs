@@ -384,7 +384,13 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(400))]
+        // Failing cases found once are kept beside this file
+        // (`runs.regressions`) and tried first on every run.
+        #![proptest_config(ProptestConfig {
+            cases: 400,
+            failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+            ..ProptestConfig::default()
+        })]
 
         /// The runs of any range cover it byte for byte in order, every
         /// byte's chunk, unit and offset are the brute-force model's, and

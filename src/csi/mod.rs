@@ -1,5 +1,5 @@
 //! `nzfs csi`: the Kubernetes CSI node plugin. It serves the
-//! CSI Identity and Node services (spec 1.x, `csi.proto` beside this file,
+//! CSI Identity and Node services (spec 1.x, `deploy/kubernetes/csi.proto`,
 //! compiled at build time) on a unix socket, as the kubelet expects of a
 //! node plugin; a read-only filesystem with static provisioning needs no
 //! Controller service. Each published volume is an ordinary `nzfs mount`

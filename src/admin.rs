@@ -13,8 +13,8 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 use crate::daemon::CliError;
+use crate::fs::status::schema::{Metadata, StatusDoc};
 use crate::fs::status::{STATUS_BYTES, STATUS_IOCTL};
-use crate::json::{self, Value};
 
 /// How long `nzfs status` waits for the mount to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,7 +76,8 @@ pub fn status(mp: &Path, as_json: bool) -> Result<(), CliError> {
         println!("{text}");
         return Ok(());
     }
-    let doc = json::parse(text.as_bytes()).map_err(|e| CliError::new(format!("{}: bad status: {e}", mp.display())))?;
+    let doc =
+        StatusDoc::parse(text.as_bytes()).map_err(|e| CliError::new(format!("{}: bad status: {e}", mp.display())))?;
     print!("{}", render_status(&mp.display().to_string(), &doc, SystemTime::now()));
     Ok(())
 }
@@ -108,12 +109,11 @@ fn duration(secs: f64) -> String {
 
 /// The `metadata` line of `nzfs status`: whether the mount follows its
 /// store's metadata, and what its looks found.
-fn metadata_line(meta: &Value, now: SystemTime) -> String {
-    let u = |k: &str| meta.get(k).and_then(Value::as_u64);
-    if meta.get("followed") != Some(&Value::Bool(true)) {
+fn metadata_line(meta: &Metadata, now: SystemTime) -> String {
+    if !meta.followed {
         return "read once at the mount (not followed)".to_string();
     }
-    let ago = |k: &str| match u(k) {
+    let ago = |t: Option<u64>| match t {
         None => "never".to_string(),
         Some(t) => {
             let then = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(t);
@@ -125,91 +125,82 @@ fn metadata_line(meta: &Value, now: SystemTime) -> String {
     };
     let mut line = format!(
         "looked at every {}s while used: {} ({} looks), last looked {}, last changed {}",
-        u("interval_s").unwrap_or(0),
-        match u("version").unwrap_or(0) {
+        meta.interval_s,
+        match meta.version {
             0 => "as mounted".to_string(),
             v => format!("{} since the mount", crate::naming::count(v, "change")),
         },
-        u("looks").unwrap_or(0),
-        ago("last_checked"),
-        ago("last_changed"),
+        meta.looks,
+        ago(meta.last_checked),
+        ago(meta.last_changed),
     );
-    if meta.get("failed") == Some(&Value::Bool(true)) {
+    if meta.failed {
         line += "; the last look could not read the store again (the log says why)";
     }
     line
 }
 
 /// The human-readable form of a status document.
-pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
-    let at = |path: &[&str]| path.iter().fold(doc, |v, k| v.get(k).unwrap_or(&Value::Null));
-    let u = |path: &[&str]| at(path).as_u64().unwrap_or(0);
-    let yes = |path: &[&str]| *at(path) == Value::Bool(true);
-    let s = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or("?").to_string();
+pub fn render_status(mp: &str, doc: &StatusDoc, now: SystemTime) -> String {
     let mut out = format!("nzfs mount {mp}\n");
-    out += &format!("  store        {}\n", s("store"));
+    out += &format!("  store        {}\n", doc.store);
     out += &format!(
         "  daemon       pid {}, up {}, nzfs {}\n",
-        u(&["pid"]),
-        duration(doc.get("uptime_s").and_then(Value::as_f64).unwrap_or(0.0)),
-        s("version")
+        doc.pid,
+        duration(doc.uptime_s),
+        doc.version
     );
-    let rate = doc
-        .get("cache")
-        .and_then(|c| c.get("hit_rate"))
-        .and_then(Value::as_f64)
-        .map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
+    let cache = &doc.cache;
+    let rate = cache.hit_rate.map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
     out += &format!(
         "  cache        {} of {} used, hit rate {rate} ({} hits, {} decodes)\n",
-        size(u(&["cache", "used_bytes"])),
-        size(u(&["cache", "budget_bytes"])),
-        u(&["cache", "hits"]) + u(&["cache", "waits"]),
-        u(&["cache", "decodes"]),
+        size(cache.used_bytes),
+        size(cache.budget_bytes),
+        cache.hits + cache.waits,
+        cache.decodes,
     );
     out += &format!(
         "  chunks       {} decoded, {} left to the page cache after a whole read\n",
-        u(&["chunks_decoded"]),
-        u(&["cache", "released_whole_reads"]),
+        doc.chunks_decoded, cache.released_whole_reads,
     );
+    let reads = doc.store_reads.clone().unwrap_or_default();
     out += &format!(
         "  store reads  {} requests, {} read, {} failed, {} in flight (of {} at once)\n",
-        u(&["store_reads", "requests"]),
-        size(u(&["store_reads", "bytes"])),
-        u(&["store_reads", "failures"]),
-        u(&["store_reads", "in_flight"]),
-        u(&["store_reads", "concurrency"]),
+        reads.requests,
+        size(reads.bytes),
+        reads.failures,
+        reads.in_flight,
+        reads.concurrency,
     );
-    if at(&["disk_cache"]).as_object().is_some() {
+    if let Some(d) = &doc.disk_cache {
         out += &format!(
             "  disk cache   {} hits ({}), {} misses, {} stats answered; {} of {} used\n",
-            u(&["disk_cache", "hits"]),
-            size(u(&["disk_cache", "hit_bytes"])),
-            u(&["disk_cache", "misses"]),
-            u(&["disk_cache", "stat_hits"]),
-            at(&["disk_cache", "used_bytes"]).as_u64().map_or("?".to_string(), size),
-            size(u(&["disk_cache", "budget_bytes"])),
+            d.hits,
+            size(d.hit_bytes),
+            d.misses,
+            d.stat_hits,
+            d.used_bytes.map_or("?".to_string(), size),
+            size(d.budget_bytes),
         );
     }
+    let prefetch = doc.prefetch.clone().unwrap_or_default();
     out += &format!(
         "  prefetch     {} queued, {} done ({} workers)\n",
-        u(&["prefetch", "queued"]),
-        u(&["prefetch", "done"]),
-        u(&["prefetch", "workers"]),
+        prefetch.queued, prefetch.done, prefetch.workers,
     );
+    let cpus = &doc.cpus;
     out += &format!(
         "  cpus         {} ({}): {} FUSE threads, {} decoders\n",
-        u(&["cpus", "count"]),
-        at(&["cpus", "why"]).as_str().unwrap_or("?"),
-        u(&["cpus", "fuse_threads"]),
-        u(&["cpus", "decoders"]),
+        cpus.count, cpus.why, cpus.fuse_threads, cpus.decoders,
     );
+    let pt = &doc.passthrough;
     out += &format!(
         "  passthrough  {}\n",
-        if yes(&["passthrough", "on"]) {
+        if pt.on {
             format!(
                 "on, {}, {}",
-                crate::naming::count(u(&["passthrough", "backings"]), "backing file"),
-                size(u(&["passthrough", "backing_bytes"]))
+                crate::naming::count(pt.backings, "backing file"),
+                size(pt.backing_bytes)
             )
         } else {
             "off".to_string()
@@ -217,8 +208,8 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
     );
     out += &format!(
         "  opens        {}{}\n",
-        crate::naming::count(u(&["opens", "requests"]), "open request"),
-        if yes(&["opens", "by_kernel"]) {
+        crate::naming::count(doc.opens.requests, "open request"),
+        if doc.opens.by_kernel {
             " (then the kernel opens files itself)"
         } else {
             ""
@@ -226,42 +217,28 @@ pub fn render_status(mp: &str, doc: &Value, now: SystemTime) -> String {
     );
     out += &format!(
         "  names        {}, {} listed with attributes{}\n",
-        crate::naming::count(u(&["names", "lookups"]), "lookup"),
-        u(&["names", "listed_with_attributes"]),
-        if yes(&["names", "readdirplus"]) {
+        crate::naming::count(doc.names.lookups, "lookup"),
+        doc.names.listed_with_attributes,
+        if doc.names.readdirplus {
             ""
         } else {
             " (the kernel lists names only)"
         }
     );
-    out += &format!("  metadata     {}\n", metadata_line(at(&["metadata"]), now));
-    let kinds: Vec<String> = doc
-        .get("errors")
-        .and_then(|e| e.get("by_kind"))
-        .and_then(Value::as_object)
-        .unwrap_or(&[])
-        .iter()
-        .map(|(k, v)| format!("{k} {}", v.as_u64().unwrap_or(0)))
-        .collect();
-    out += &format!("  errors       {}", u(&["errors", "total"]));
+    out += &format!("  metadata     {}\n", metadata_line(&doc.metadata, now));
+    let kinds: Vec<String> = doc.errors.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    out += &format!("  errors       {}", doc.errors.total);
     if !kinds.is_empty() {
         out += &format!(" ({})", kinds.join(", "));
     }
     out += "\n";
     let now = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    for e in doc
-        .get("errors")
-        .and_then(|e| e.get("recent"))
-        .and_then(Value::as_array)
-        .unwrap_or(&[])
-    {
-        let at = e.get("time").and_then(Value::as_u64).unwrap_or(now);
-        let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("?");
+    for e in &doc.errors.recent {
         out += &format!(
             "    {} ago  {}: {}\n",
-            duration(now.saturating_sub(at) as f64),
-            field("kind"),
-            field("message")
+            duration(now.saturating_sub(e.time) as f64),
+            e.kind,
+            e.message
         );
     }
     out
@@ -435,7 +412,7 @@ mod tests {
 
     #[test]
     fn status_text_shows_every_part() {
-        let doc = json::parse(
+        let doc = StatusDoc::parse(
             br#"{"version":"0.1.0","pid":42,"store":"/d.zarr","uptime_s":3725.0,
             "cache":{"budget_bytes":536870912,"used_bytes":1048576,"hits":9,"waits":1,"decodes":10,"hit_rate":0.5,"released_whole_reads":6},
             "chunks_decoded":10,
@@ -472,7 +449,7 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want:?} missing from\n{text}");
         }
-        let frozen = json::parse(br#"{"metadata":{"followed":false}}"#).unwrap();
+        let frozen = StatusDoc::parse(br#"{"metadata":{"followed":false}}"#).unwrap();
         let text = render_status("/mnt/nz", &frozen, SystemTime::UNIX_EPOCH);
         assert!(
             text.contains("metadata     read once at the mount (not followed)"),

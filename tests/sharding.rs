@@ -187,9 +187,9 @@ fn a_shard_read_shares_its_decoding_and_decodes_each_inner_chunk_once() {
     let stored = std::fs::read(common::data_dir().join("sharding.zarr/rows/c/0/0")).unwrap();
     let inner_bytes: u64 = index_entries(&stored, 16).iter().map(|e| e.1).sum();
     assert_eq!(counters.bytes.load(Ordering::Relaxed), (16 * 16 + 4) + inner_bytes);
-    let status = fs.status(Vec::new());
-    let queued = status.get("prefetch").unwrap().get("queued").unwrap().as_u64().unwrap();
-    assert!(queued >= 1, "no decoding was shared: {status}");
+    let status = fs.status();
+    let queued = status.prefetch.as_ref().unwrap().queued;
+    assert!(queued >= 1, "no decoding was shared: {status:?}");
 
     // Every small sharded array, read a quarter of a shard at a time, last
     // first (a quarter of a 4x6 shard is a row, which crosses two 2x3 inner

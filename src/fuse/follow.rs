@@ -46,8 +46,8 @@ use arc_swap::ArcSwap;
 use fuser::{INodeNo, Notifier};
 
 use super::Invalidator;
+use crate::fs::status::schema::Metadata;
 use crate::fs::{NzFs, Rereading};
-use crate::json::Value;
 
 /// The most chunk files the kernel is told to drop after one change (a
 /// notification each, about a microsecond when the kernel holds none).
@@ -338,25 +338,23 @@ impl Live {
     }
 
     /// The `metadata` member of the status document.
-    pub fn status(&self) -> Value {
+    pub fn status(&self) -> Metadata {
         let Some(f) = &self.follow else {
-            return Value::Object(vec![("followed".into(), Value::Bool(false))]);
+            return Metadata::default();
         };
         let st = crate::sync::lock(&f.state);
         let time = |t: Option<SystemTime>| {
             t.and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-                .map_or(Value::Null, |d| Value::UInt(d.as_secs()))
+                .map(|d| d.as_secs())
         };
-        Value::Object(vec![
-            ("followed".into(), Value::Bool(true)),
-            ("interval_s".into(), Value::UInt(f.every.as_secs())),
-            ("version".into(), Value::UInt(st.version)),
-            ("looks".into(), Value::UInt(st.looks)),
-            ("last_checked".into(), time(st.checked)),
-            ("last_changed".into(), time(st.changed)),
-            // Whether the last look could not read the store again (the
-            // log says why: the reason may name store keys).
-            ("failed".into(), Value::Bool(st.failed.is_some())),
-        ])
+        Metadata {
+            followed: true,
+            interval_s: f.every.as_secs(),
+            version: st.version,
+            looks: st.looks,
+            last_checked: time(st.checked),
+            last_changed: time(st.changed),
+            failed: st.failed.is_some(),
+        }
     }
 }

@@ -21,39 +21,27 @@ impl FuseAdapter {
     /// part, for an asker with user id `uid`: the recent errors' messages
     /// are for root and the mount's owner alone.
     pub(super) fn status(&self, uid: u32) -> String {
+        use crate::fs::status::schema::{Names, Opens, Passthrough};
         let to_owner = uid == 0 || uid == rustix::process::getuid().as_raw();
-        use crate::json::Value;
         let (bytes, entries) = self.backings.usage();
-        let passthrough = Value::Object(vec![
-            ("on".into(), Value::Bool(self.passthrough.load(Ordering::Relaxed))),
-            ("backings".into(), Value::UInt(entries as u64)),
-            ("backing_bytes".into(), Value::UInt(bytes)),
-        ]);
-        let opens = Value::Object(vec![
-            ("by_kernel".into(), Value::Bool(self.no_open.load(Ordering::Relaxed))),
-            (
-                "requests".into(),
-                Value::UInt(self.open_requests.load(Ordering::Relaxed)),
-            ),
-        ]);
-        let count = |c: &AtomicU64| Value::UInt(c.load(Ordering::Relaxed));
-        let names = Value::Object(vec![
-            (
-                "readdirplus".into(),
-                Value::Bool(self.readdirplus.load(Ordering::Relaxed)),
-            ),
-            ("lookups".into(), count(&self.lookup_requests)),
-            ("listed_with_attributes".into(), count(&self.listed_with_attributes)),
-        ]);
-        self.fs().status_document(
-            vec![
-                ("passthrough", passthrough),
-                ("opens", opens),
-                ("names", names),
-                ("metadata", self.live.status()),
-            ],
-            to_owner,
-        )
+        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let mut doc = self.fs().status();
+        doc.passthrough = Passthrough {
+            on: self.passthrough.load(Ordering::Relaxed),
+            backings: entries as u64,
+            backing_bytes: bytes,
+        };
+        doc.opens = Opens {
+            by_kernel: self.no_open.load(Ordering::Relaxed),
+            requests: count(&self.open_requests),
+        };
+        doc.names = Names {
+            readdirplus: self.readdirplus.load(Ordering::Relaxed),
+            lookups: count(&self.lookup_requests),
+            listed_with_attributes: count(&self.listed_with_attributes),
+        };
+        doc.metadata = self.live.status();
+        crate::fs::status::status_text(doc, to_owner)
     }
 
     /// How long the kernel may keep `ino`'s attributes (and name).

@@ -182,7 +182,9 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
         });
     }
     // The adapter's own members take a few hundred bytes more.
-    let doc = fs.status_document(vec![("adapter", crate::json::Value::Str("a".repeat(500)))], true);
+    let mut with_adapter = fs.status();
+    with_adapter.cpus.why = "a".repeat(500);
+    let doc = status::status_text(with_adapter, true);
     assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
     let parsed = crate::json::parse(doc.as_bytes()).unwrap();
     let recent = parsed
@@ -206,11 +208,11 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
             bytes: 0,
         });
     }
-    let doc = fs.status_document(Vec::new(), true);
+    let doc = status::status_text(fs.status(), true);
     assert!(doc.len() <= status::STATUS_BYTES, "{} bytes", doc.len());
     assert!(doc.contains("left out: too long once escaped"), "{doc}");
     // Others than root and the owner get no message, only times and kinds.
-    let doc = fs.status_document(Vec::new(), false);
+    let doc = status::status_text(fs.status(), false);
     assert!(!doc.contains('\u{1}') && !doc.contains("\\u0001"), "{doc}");
     assert!(doc.contains(status::WITHHELD), "{doc}");
 }

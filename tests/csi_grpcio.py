@@ -5,7 +5,7 @@ socket's path as :authority. Driven by tests/csi.rs
 
 Usage: csi_grpcio.py SOCKET publish STORE TARGET | unpublish TARGET | refuse STORE TARGET
 
-Stubs are compiled from src/csi/csi.proto at start, into a temporary
+Stubs are compiled from deploy/kubernetes/csi.proto at start, into a temporary
 directory (grpcio-tools).
 """
 
@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 def stubs():
     out = tempfile.mkdtemp(prefix="nzfs-csi-pb-")
-    proto = ROOT / "src" / "csi"
+    proto = ROOT / "deploy" / "kubernetes"
     # The well-known types (google/protobuf/*.proto) come with grpcio-tools.
     known = importlib.resources.files("grpc_tools") / "_proto"
     args = ["protoc", f"-I{proto}", f"-I{known}", f"--python_out={out}", f"--grpc_python_out={out}", str(proto / "csi.proto")]

@@ -13,7 +13,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::mount::{Mount, nzfs};
+use common::mount::{Mount, nzfs, read_paths};
 use common::servers::{Fault, Moto, Proxy, s3_options};
 
 /// moto with sample.zarr uploaded to bucket `nzfs`, and a proxy before it.
@@ -37,7 +37,7 @@ fn as_strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-#[test]
+read_paths!(faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives);
 fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     let Some((_moto, proxy)) = setup() else { return };
     let local = Mount::new("sample.zarr", &[]);
@@ -127,7 +127,7 @@ fn faults_are_retried_or_give_a_bounded_eio_and_the_mount_survives() {
     assert_eq!(proxy.requests(), 0, "a cached chunk was requested again");
 }
 
-#[test]
+read_paths!(unmounting_while_a_request_is_stalled_is_clean);
 fn unmounting_while_a_request_is_stalled_is_clean() {
     let Some((_moto, proxy)) = setup() else { return };
     let options = s3_options(proxy.port, Some(("test", "test")));
@@ -149,7 +149,7 @@ fn unmounting_while_a_request_is_stalled_is_clean() {
     proxy.set_fault(Fault::None);
 }
 
-#[test]
+read_paths!(wrong_credentials_fail_clearly_and_denied_objects_give_eacces);
 fn wrong_credentials_fail_clearly_and_denied_objects_give_eacces() {
     let files: Vec<_> = common::servers::files(&common::data_dir().join("sample.zarr"));
     // moto checks signatures and policies once the setup requests are done:
@@ -254,7 +254,7 @@ fn wrong_credentials_fail_clearly_and_denied_objects_give_eacces() {
     }
 }
 
-#[test]
+read_paths!(anonymous_reads_of_an_open_bucket_and_absent_chunks);
 fn anonymous_reads_of_an_open_bucket_and_absent_chunks() {
     let Some((moto, _proxy)) = setup() else { return };
     moto.upload("nzfs", &common::data_dir().join("fills.zarr"), "fills.zarr");
@@ -300,12 +300,12 @@ fn anonymous_reads_of_an_open_bucket_and_absent_chunks() {
     assert!(absent > 0, "fills.zarr/integer has no absent chunk");
 }
 
+read_paths!(a_body_longer_than_the_range_is_refused_as_it_streams);
 /// A server that answers each GET, a small range of a shard, with a 1 GiB
 /// body (its Content-Length saying so): the body is refused as it streams
 /// in, so the read is EIO, quickly, and the daemon's memory stays far
 /// below the body's size. (An error status's body is cut the same way:
 /// `bounded_http`'s unit test.)
-#[test]
 fn a_body_longer_than_the_range_is_refused_as_it_streams() {
     let Some(moto) = Moto::start() else { return };
     assert_eq!(moto.request("PUT", "/nzfs", b""), 200, "create the bucket");

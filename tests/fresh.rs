@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::mount::Mount;
+use common::mount::{Mount, read_paths};
 
 const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
 
@@ -53,7 +53,7 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
-#[test]
+read_paths!(a_changed_chunk_is_seen_through_every_view);
 fn a_changed_chunk_is_seen_through_every_view() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -122,13 +122,13 @@ fn pread_random(path: &Path, offset: u64, len: usize) -> Vec<u8> {
     out
 }
 
+read_paths!(a_change_found_through_one_view_drops_the_old_pages_of_the_others);
 /// No torn chunk: `data.bin` holds one page of chunk 0 in the kernel's
 /// cache, the object is replaced, and a read of the chunk file finds the
 /// change. The next read of the whole chunk through `data.bin`, well
 /// inside its attribute timeout, is all new: the page was dropped when the
 /// change was found. It was the old page followed by new ones, a chunk
 /// that never existed.
-#[test]
 fn a_change_found_through_one_view_drops_the_old_pages_of_the_others() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");

@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::mount::{Mount, nzfs};
+use common::mount::{Mount, nzfs, read_paths};
 use nzfs::json::{self, Value};
 
 const REPO: &str = "icechunk/history";
@@ -114,7 +114,7 @@ fn assert_eio(path: &Path) {
     assert_eq!(err.raw_os_error(), Some(libc::EIO), "{}", path.display());
 }
 
-#[test]
+read_paths!(every_version_of_a_repository_equals_zarr_python);
 fn every_version_of_a_repository_equals_zarr_python() {
     let (refs, snapshots) = expected();
     let m = Mount::new(REPO, &["--all-versions"]);
@@ -167,7 +167,7 @@ fn every_version_of_a_repository_equals_zarr_python() {
     assert_eq!(v1.lines().next(), main.lines().next(), "both are `netcdf history {{`");
 }
 
-#[test]
+read_paths!(each_version_flag_mounts_that_version);
 fn each_version_flag_mounts_that_version() {
     let (refs, snapshots) = expected();
     let by_dir = |d: &str| refs.iter().find(|v| v.name == d).unwrap();
@@ -282,7 +282,7 @@ fn fixture_copy(dir: &Path, name: &str) -> PathBuf {
     repo
 }
 
-#[test]
+read_paths!(corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads);
 fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     let (refs, _) = expected();
     let dir = tempfile::tempdir().unwrap();
@@ -320,7 +320,7 @@ fn corrupt_manifests_and_snapshots_give_eio_and_the_rest_reads() {
     assert!(all.log().contains(&dev_id), "the log names the snapshot: {}", all.log());
 }
 
-#[test]
+read_paths!(a_repository_on_s3_reads_like_the_local_one);
 fn a_repository_on_s3_reads_like_the_local_one() {
     use common::servers::Moto;
     let Some(moto) = Moto::start() else { return };
@@ -368,7 +368,7 @@ fn virtual_expected() -> (Expected, String) {
     )
 }
 
-#[test]
+read_paths!(virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale);
 fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
     use common::servers::Moto;
     let Some(moto) = Moto::start() else { return };
@@ -416,7 +416,7 @@ fn virtual_chunks_are_read_from_s3_only_when_allowed_and_never_stale() {
     assert!(log.contains("declares virtual chunks in s3://nzfs-virtual/"), "{log}");
 }
 
-#[test]
+read_paths!(a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refused);
 fn a_repository_migrated_to_format_2_reads_the_same_and_a_newer_format_is_refused() {
     let (refs, snapshots) = expected();
     let dir = tempfile::tempdir().unwrap();
@@ -569,7 +569,7 @@ fn write_with_the_crate(dir: &Path) -> Vec<Expected> {
     ]
 }
 
-#[test]
+read_paths!(a_repository_the_crate_writes_in_format_2_reads_at_every_ref);
 fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("fresh");
@@ -587,7 +587,7 @@ fn a_repository_the_crate_writes_in_format_2_reads_at_every_ref() {
     assert_eq!(snapshots, 5);
 }
 
-#[test]
+read_paths!(virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio);
 fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
     use icechunk::format::manifest::{Checksum, SecondsSinceEpoch, VirtualChunkLocation, VirtualChunkRef};
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -638,10 +638,10 @@ fn virtual_chunks_in_local_files_are_read_and_a_rewritten_file_gives_eio() {
     assert!(log.contains("v/c/") && log.contains("has changed (file://"), "{log}");
 }
 
+read_paths!(an_absent_shard_reads_as_the_fill);
 /// A sharded array whose second shard was never written: the crate gives
 /// an absent chunk the length 0, and a part of it (a shard's index, read
 /// first) must be the fill, not a read past its end.
-#[test]
 fn an_absent_shard_reads_as_the_fill() {
     let dir = tempfile::tempdir().unwrap();
     let repo_dir = dir.path().join("repo");
@@ -670,13 +670,13 @@ fn an_absent_shard_reads_as_the_fill() {
     assert_eq!(std::fs::read(m.mp.join("s/1.bin")).unwrap(), [9, 9]);
 }
 
+read_paths!(a_mount_of_a_branch_follows_its_commits);
 /// A mount of a branch follows its tip: a commit (here, the branch's ref
 /// moved from the second snapshot to the third, as a commit moves it)
 /// shows in the live mount within the interval, with the new snapshot's
 /// arrays, and `nzfs status` names the new snapshot. Old code: the second
 /// snapshot for ever. A reader that opened a file before the commit reads
 /// the snapshot it opened; old code: the new commit's values.
-#[test]
 fn a_mount_of_a_branch_follows_its_commits() {
     let (refs, _) = expected();
     let by_dir = |d: &str| refs.iter().find(|v| v.name == d).unwrap();

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::mount::{Mount, vm_hwm};
+use common::mount::{Mount, read_paths, vm_hwm};
 
 const GROUP: &str = r#"{"zarr_format": 3, "node_type": "group"}"#;
 /// What a mount may hold beyond its cache: the binary, its threads' stacks,
@@ -45,11 +45,11 @@ fn assert_bounded(m: &Mount, what: &str) {
     );
 }
 
+read_paths!(an_absent_huge_chunk_costs_only_what_is_read);
 /// An absent chunk of 2^30 int16 elements (2 GiB) in an array of one
 /// element: `data.bin`, the chunk file and the `.nc` (through ncdump) read
 /// the fill without building the chunk. One array fills with 7, one with 0
 /// (the sparse path of passthrough).
-#[test]
 fn an_absent_huge_chunk_costs_only_what_is_read() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -90,11 +90,11 @@ fn an_absent_huge_chunk_costs_only_what_is_read() {
     assert_bounded(&m, "absent 2 GiB chunks");
 }
 
+read_paths!(a_shard_index_of_a_gigabyte_is_refused_before_it_is_read);
 /// A shard whose configuration claims 2^26 inner chunks (a 1 GiB index),
 /// stored as a sparse file of that size: refused from its metadata, before
 /// anything is allocated, with the reason in the log; the rest of the
 /// mount reads.
-#[test]
 fn a_shard_index_of_a_gigabyte_is_refused_before_it_is_read() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -122,8 +122,8 @@ fn a_shard_index_of_a_gigabyte_is_refused_before_it_is_read() {
     assert_bounded(&m, "a 1 GiB shard index");
 }
 
+read_paths!(a_shard_shorter_than_its_index_says_so);
 /// A shard object shorter than its index: the message says so.
-#[test]
 fn a_shard_shorter_than_its_index_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -158,10 +158,10 @@ fn read_direct(path: &Path) -> Vec<u8> {
     page.0[..n].to_vec()
 }
 
+read_paths!(a_replaced_or_deleted_chunk_is_not_served_from_the_cache);
 /// A chunk read, then replaced by a rename, then deleted:
 /// fresh reads past the page cache show the new bytes, then the fill
 /// (what zarr-python reads at each step), within `RECHECK_AFTER`.
-#[test]
 fn a_replaced_or_deleted_chunk_is_not_served_from_the_cache() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -196,11 +196,11 @@ fn a_replaced_or_deleted_chunk_is_not_served_from_the_cache() {
     assert_eq!(read_direct(&files[0]), old);
 }
 
+read_paths!(odd_fills_and_huge_shapes_give_clear_errors);
 /// A float32 fill of the wrong width is refused (not served
 /// as a denormal), huge shapes leave the `.nc` with the reason instead of
 /// wrapping its layout, and a `data.bin` past 2^63 bytes is an `EIO` with
 /// a log line.
-#[test]
 fn odd_fills_and_huge_shapes_give_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -263,10 +263,10 @@ fn text_array(shape: &str, chunks: &str, fill: &str) -> String {
     )
 }
 
+read_paths!(data_txt_is_never_held_whole);
 /// `ls -lR` of four arrays of 2,000,000 99-character values
 /// (800 MB of text, 120 KiB of store) and a whole read of one `data.txt`
 /// stay within the cache plus the constant; the text is right.
-#[test]
 fn data_txt_is_never_held_whole() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -302,10 +302,10 @@ fn data_txt_is_never_held_whole() {
     assert_bounded(&m, "a whole read of a 200 MB data.txt");
 }
 
+read_paths!(data_txt_reads_in_pieces_match_the_values);
 /// `data.txt` read in pieces that start and end anywhere, of 2-d arrays
 /// with edge chunks, some chunks absent, fixed and variable length: the
 /// lines in C order, each element's value as written.
-#[test]
 fn data_txt_reads_in_pieces_match_the_values() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -372,11 +372,11 @@ fn data_txt_reads_in_pieces_match_the_values() {
     }
 }
 
+read_paths!(a_replaced_chunk_shows_at_the_next_open_with_passthrough);
 /// At an open: with passthrough on (root), opens reach the
 /// daemon, and a chunk file replaced in the store reads its new bytes at
 /// the next open, without waiting for `RECHECK_AFTER` (the decode, the
 /// unopened backing and the kernel's pages are dropped there).
-#[test]
 fn a_replaced_chunk_shows_at_the_next_open_with_passthrough() {
     if unsafe { libc::geteuid() } != 0 {
         return; // passthrough needs CAP_SYS_ADMIN
@@ -399,12 +399,12 @@ fn a_replaced_chunk_shows_at_the_next_open_with_passthrough() {
     assert_eq!(std::fs::read(&chunk).unwrap(), new, "at once, at the next open");
 }
 
+read_paths!(big_attributes_are_kept_within_a_bound_and_named);
 /// Eight arrays whose `zarr.json` carries 20 MB of attributes each (one
 /// huge list, or a quarter of a million small members): the mount keeps
 /// 1 MiB of each node's attributes and names the rest, so `ls -la`, the
 /// headers and the `.nc` cost no more than the cache and 256 MiB, and every
 /// array still reads.
-#[test]
 fn big_attributes_are_kept_within_a_bound_and_named() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use nzfs::daemon::is_mount_point;
 
-use common::mount::{Mount, mmap_bytes, nzfs};
+use common::mount::{Mount, mmap_bytes, nzfs, read_paths};
 
-#[test]
+read_paths!(every_fixture_reads_back_exactly_through_a_real_mount);
 fn every_fixture_reads_back_exactly_through_a_real_mount() {
     let manifest = common::manifest();
     let mut files = 0;
@@ -56,7 +56,7 @@ fn walk_headers(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-#[test]
+read_paths!(every_header_is_cdl_that_ncgen_accepts);
 fn every_header_is_cdl_that_ncgen_accepts() {
     let manifest = common::manifest();
     let tmp = tempfile::tempdir().unwrap();
@@ -92,7 +92,7 @@ fn every_header_is_cdl_that_ncgen_accepts() {
     assert!(checked > 90, "checked {checked} headers");
 }
 
-#[test]
+read_paths!(permissions_and_read_only_operations);
 fn permissions_and_read_only_operations() {
     let m = Mount::new("sample.zarr", &[]);
     let uid = unsafe { libc::getuid() };
@@ -121,7 +121,7 @@ fn permissions_and_read_only_operations() {
     );
 }
 
-#[test]
+read_paths!(bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working);
 fn bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working() {
     let m = Mount::new("bad.zarr", &[]);
     for name in ["unknown_field", "unknown_transformer", "bad_fill", "truncated"] {
@@ -164,7 +164,7 @@ fn bad_nodes_fail_with_eio_logged_and_the_rest_keeps_working() {
     assert!(log.contains("unknown_field") && log.contains("mystery"), "log:\n{log}");
 }
 
-#[test]
+read_paths!(missing_chunks_error_flag);
 fn missing_chunks_error_flag() {
     let m = Mount::new("fills.zarr", &["--missing-chunks", "error"]);
     assert!(std::fs::read(m.mp.join("nan/0.0.bin")).is_ok());
@@ -175,7 +175,7 @@ fn missing_chunks_error_flag() {
     assert!(m.log().contains("nan/c/2/1"), "{}", m.log());
 }
 
-#[test]
+read_paths!(a_root_array_fills_the_mount_point);
 fn a_root_array_fills_the_mount_point() {
     let m = Mount::new("root_array.zarr", &[]);
     let mut names: Vec<String> = std::fs::read_dir(&m.mp)
@@ -200,7 +200,7 @@ fn a_root_array_fills_the_mount_point() {
     );
 }
 
-#[test]
+read_paths!(concurrent_readers_see_the_same_bytes);
 fn concurrent_readers_see_the_same_bytes() {
     let m = Mount::new("sample.zarr", &["--cache-size", "8KiB", "--threads", "2"]);
     let e = common::manifest()
@@ -223,7 +223,7 @@ fn concurrent_readers_see_the_same_bytes() {
     });
 }
 
-#[test]
+read_paths!(mount_refuses_bad_inputs_with_one_line);
 fn mount_refuses_bad_inputs_with_one_line() {
     let tmp = tempfile::tempdir().unwrap();
     let mp = tmp.path().join("mp");
@@ -294,9 +294,9 @@ fn foreground_mount_unmounts_on_sigterm_sigint_sighup_and_sigquit() {
     }
 }
 
+read_paths!(stray_signals_leave_the_daemon_serving);
 /// SIGUSR1, SIGUSR2 and SIGALRM (whose default action ends a process)
 /// leave the daemon serving: no stale mount.
-#[test]
 fn stray_signals_leave_the_daemon_serving() {
     let m = Mount::new("sample.zarr", &[]);
     let pid = m.daemon_pid();
@@ -314,10 +314,10 @@ fn stray_signals_leave_the_daemon_serving() {
     }
 }
 
+read_paths!(odd_mount_point_names_mount_and_unmount);
 /// Mount points whose names hold a tab, a newline or a backslash (octal
 /// escapes in mountinfo), or that start with `-` (after `--`), mount and
 /// unmount by their real names.
-#[test]
 fn odd_mount_point_names_mount_and_unmount() {
     let tmp = tempfile::tempdir().unwrap();
     let sample = common::data_dir().join("sample.zarr");
@@ -352,6 +352,7 @@ fn odd_mount_point_names_mount_and_unmount() {
     }
 }
 
+read_paths!(setting_readahead_asks_nothing_of_the_mount);
 /// The daemon never waits on its own mount: the readahead it sets between
 /// mounting and serving finds the mount's device in the mount table. It
 /// used to `stat` the mount point, a request to the daemon itself; a
@@ -360,7 +361,6 @@ fn odd_mount_point_names_mount_and_unmount() {
 /// so in CI). Here the daemon's own sequence runs in this process: mount
 /// (with the INIT handshake), then the readahead, with no thread serving
 /// yet, so a request to the mount would never be answered.
-#[test]
 fn setting_readahead_asks_nothing_of_the_mount() {
     use nzfs::array::MissingChunks;
     use nzfs::fs::{FsConfig, NzFs};
@@ -406,7 +406,7 @@ fn setting_readahead_asks_nothing_of_the_mount() {
     assert!(answered, "setting the readahead waited for the mount's own daemon");
 }
 
-#[test]
+read_paths!(unmount_says_busy_and_recovers_a_stale_mount);
 fn unmount_says_busy_and_recovers_a_stale_mount() {
     // Busy: a process sits in a directory of the mount.
     let m = Mount::new("sample.zarr", &[]);
@@ -445,7 +445,7 @@ fn unmount_says_busy_and_recovers_a_stale_mount() {
     assert_eq!(std::fs::metadata(m.mp.join("t2m/0.0.0.bin")).unwrap().len(), 1400);
 }
 
-#[test]
+read_paths!(broken_shard_indexes_give_eio_on_that_shard_only);
 fn broken_shard_indexes_give_eio_on_that_shard_only() {
     let m = Mount::new("bad_sharding.zarr", &[]);
     for array in ["bad_checksum", "past_end"] {
@@ -461,7 +461,7 @@ fn broken_shard_indexes_give_eio_on_that_shard_only() {
     );
 }
 
-#[test]
+read_paths!(nzfs_cdl_prints_what_the_mount_shows);
 fn nzfs_cdl_prints_what_the_mount_shows() {
     let m = Mount::new("hier.zarr", &[]);
     let store = common::data_dir().join("hier.zarr");
@@ -482,7 +482,7 @@ fn nzfs_cdl_prints_what_the_mount_shows() {
     assert!(!out.status.success());
 }
 
-#[test]
+read_paths!(non_conformant_stores_mount_with_one_summary_warning);
 fn non_conformant_stores_mount_with_one_summary_warning() {
     let m = Mount::new("nz_shared_dimension.zarr", &[]);
     assert!(std::fs::read_dir(m.mp.join("a")).is_ok());
@@ -495,7 +495,7 @@ fn non_conformant_stores_mount_with_one_summary_warning() {
     assert!(lines[0].contains("shared-dimension"), "{log}");
 }
 
-#[test]
+read_paths!(data_bin_reads_maps_and_slices_like_numpy);
 fn data_bin_reads_maps_and_slices_like_numpy() {
     let manifest = common::manifest();
     let mut checked = 0;
@@ -539,7 +539,7 @@ fn data_bin_reads_maps_and_slices_like_numpy() {
     assert!(checked > 40);
 }
 
-#[test]
+read_paths!(string_arrays_show_data_txt_through_a_real_mount);
 fn string_arrays_show_data_txt_through_a_real_mount() {
     // `cat data.txt` prints the values; stat knows the exact size first.
     let texts = common::text_manifest();
@@ -575,9 +575,9 @@ fn string_arrays_show_data_txt_through_a_real_mount() {
     assert!(files >= 12, "read {files} chunk text files");
 }
 
+read_paths!(a_root_array_with_an_unknown_codec_mounts_and_is_described);
 /// A store whose root is an array with a codec nzfs does not
 /// know still mounts; its header describes it, its data files are EIO.
-#[test]
 fn a_root_array_with_an_unknown_codec_mounts_and_is_described() {
     // An unknown codec, chunk grid and data type: each root
     // array mounts; its header describes it and names what is unknown;
@@ -640,10 +640,10 @@ fn tree(root: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+read_paths!(zip_stores_mount_as_their_directory);
 /// Zip stores. zarr-python's ZipStore (stored members) and the
 /// same store zipped with its folder and deflated members mount as the
 /// directory zarr-python wrote beside them: the same files, the same bytes.
-#[test]
 fn zip_stores_mount_as_their_directory() {
     let dir = Mount::new("zipped.zarr", &[]);
     let want = tree(&dir.mp);

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::mount::Mount;
+use common::mount::{Mount, read_paths};
 use common::netcdf_tools::ncdump;
 
 /// Lines, trimmed, sorted, without the first (`netcdf NAME {`) and blanks.
@@ -50,7 +50,7 @@ fn split_group(text: &str, group: &str) -> (String, String) {
     (root, sub.replace("// group attributes:", "// global attributes:"))
 }
 
-#[test]
+read_paths!(virtual_netcdf_matches_xarrays_netcdf4_export_with_data);
 fn virtual_netcdf_matches_xarrays_netcdf4_export_with_data() {
     let m = Mount::new("differential.zarr", &[]);
     let theirs = ncdump(&[], &common::data_dir().join("differential.nc"));
@@ -77,7 +77,7 @@ fn virtual_netcdf_matches_xarrays_netcdf4_export_with_data() {
     assert_eq!(header.blksize(), 128 << 10);
 }
 
-#[test]
+read_paths!(every_group_file_is_readable_by_ncdump_and_agrees_with_data_bin);
 fn every_group_file_is_readable_by_ncdump_and_agrees_with_data_bin() {
     // CDF-2 (no int64) and CDF-5 stores, unsigned types, complex, float16,
     // bool, sharded and big-endian arrays.
@@ -117,7 +117,7 @@ fn every_group_file_is_readable_by_ncdump_and_agrees_with_data_bin() {
     }
 }
 
-#[test]
+read_paths!(a_corrupt_chunk_fails_exactly_the_reads_that_touch_it);
 fn a_corrupt_chunk_fails_exactly_the_reads_that_touch_it() {
     use std::os::unix::fs::FileExt;
     let tmp = tempfile::tempdir().unwrap();
@@ -154,11 +154,11 @@ fn a_corrupt_chunk_fails_exactly_the_reads_that_touch_it() {
     );
 }
 
+read_paths!(a_corrupt_variable_does_not_stop_the_file_opening);
 /// netCDF-C's `ref_noshape` case: a scalar whose chunk holds 24 bytes for
 /// one int. libnetcdf 4.10 reads the whole of a small file at open, so the
 /// corrupt variable made every open fail ("Unknown file format"); now the
 /// file reads whole (the scalar as its fill) and `data.bin` alone is EIO.
-#[test]
 fn a_corrupt_variable_does_not_stop_the_file_opening() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -182,7 +182,7 @@ fn a_corrupt_variable_does_not_stop_the_file_opening() {
     assert_eq!(err.raw_os_error(), Some(libc::EIO));
 }
 
-#[test]
+read_paths!(an_nczarr_stores_virtual_file_keeps_values_and_attribute_types);
 fn an_nczarr_stores_virtual_file_keeps_values_and_attribute_types() {
     // nccopy copied nczarr_src.nc into v2_nczarr.zarr; the root group's
     // virtual file must hold what ncdump shows of the source's root group
@@ -223,11 +223,11 @@ fn an_nczarr_stores_virtual_file_keeps_values_and_attribute_types() {
     assert_eq!(ours, source);
 }
 
+read_paths!(ncdump_h_decodes_nothing);
 /// netCDF-C reads a whole `st_blksize` (1 MiB) at open. No data
 /// starts inside it, so `ncdump -h` decodes no chunk (the status document
 /// counts them), and a variable whose chunks are corrupt does not stop the
 /// header from being read.
-#[test]
 fn ncdump_h_decodes_nothing() {
     let m = Mount::new("sample.zarr", &["--passthrough", "never"]);
     let nc = std::fs::read_dir(&m.mp)
@@ -247,11 +247,11 @@ fn ncdump_h_decodes_nothing() {
     assert!(!status.contains("\"chunks_decoded\":0"), "{status}");
 }
 
+read_paths!(nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out);
 /// `--nc-format cdf2`, for readers without CDF-5 (GDAL 3.6): the `.nc` of
 /// a store with an int64 variable and a 64-bit integer attribute stays
 /// CDF-2; the variable is left out, saying why, the attribute becomes a
 /// double, the rest is as in the CDF-5 file of a plain mount.
-#[test]
 fn nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -302,6 +302,7 @@ fn nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out() {
     assert_eq!(w(&nc), w(&auto.mp.join("s.nc")));
 }
 
+read_paths!(a_packed_xarray_variable_gives_a_cdf2_nc_that_gdal_opens);
 /// An ordinary xarray dataset with a packed `int16` variable
 /// (`scale_factor`, `_FillValue: -32768`, `valid_min`/`valid_max` in packed
 /// values, all JSON integers) gets a CDF-2 `.nc`: those attributes take the
@@ -309,7 +310,6 @@ fn nc_format_cdf2_keeps_the_file_cdf2_and_says_what_it_left_out() {
 /// in it needs CDF-5, and GDAL 3.6 (Debian 12's) opens it and reads the
 /// values xarray wrote. Old code: CDF-5 (the integers taken as int64),
 /// which GDAL refuses ("not recognized as a supported file format").
-#[test]
 fn a_packed_xarray_variable_gives_a_cdf2_nc_that_gdal_opens() {
     let m = Mount::new("packed.zarr", &[]);
     let nc = m.mp.join("packed.nc");

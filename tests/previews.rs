@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::mount::{Mount, vm_hwm};
+use common::mount::{Mount, read_paths, vm_hwm};
 
 /// A float64 array of `shape`, chunks one row wide, compressed by `codec`.
 fn rows_array(store: &Path, name: &str, shape: [u64; 2], codec: &str) {
@@ -36,7 +36,7 @@ fn count(v: &nzfs::json::Value, path: &[&str]) -> u64 {
         .unwrap()
 }
 
-#[test]
+read_paths!(previews_are_sized_from_metadata_and_read_as_stated);
 fn previews_are_sized_from_metadata_and_read_as_stated() {
     for store in ["sample.zarr", "previews.zarr", "sharding.zarr", "dtypes.zarr"] {
         let m = Mount::new(store, &[]);
@@ -63,9 +63,9 @@ fn previews_are_sized_from_metadata_and_read_as_stated() {
     }
 }
 
+read_paths!(a_sharded_preview_decodes_only_the_sampled_inner_chunks);
 /// `strided` (4096 x 64 uint8, one shard of inner chunks 4 x 64) is
 /// sampled every 8th row: its preview decodes every other inner chunk.
-#[test]
 fn a_sharded_preview_decodes_only_the_sampled_inner_chunks() {
     let m = Mount::new("previews.zarr", &[]);
     let before = m.status();
@@ -88,7 +88,7 @@ fn a_sharded_preview_decodes_only_the_sampled_inner_chunks() {
     assert_eq!(all, 1024 - 512, "the rest of the inner chunks");
 }
 
-#[test]
+read_paths!(no_previews_hides_them);
 fn no_previews_hides_them() {
     let m = Mount::new("previews.zarr", &["--no-previews"]);
     assert!(!m.mp.join("index.html").exists());
@@ -111,12 +111,12 @@ fn no_previews_hides_them() {
     assert!(m.mp.join("field/preview.png").exists());
 }
 
+read_paths!(previews_of_row_wide_chunks_hold_their_pixels_not_the_rows);
 /// Two `[512, 2^27]` float64 arrays with chunks one row wide (1 GiB each,
 /// absent: the fill 1.5) and a `[2^27, 2^27]` one: their previews sample
 /// 512 points a row, and each held its sampled rows whole (1 GiB a row,
 /// outside the cache; the square one gave no byte in a minute). Rendered
 /// at once under a 16 MiB cache, they hold their pixels only.
-#[test]
 fn previews_of_row_wide_chunks_hold_their_pixels_not_the_rows() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -148,11 +148,11 @@ fn previews_of_row_wide_chunks_hold_their_pixels_not_the_rows() {
     );
 }
 
+read_paths!(a_preview_stops_when_its_reader_is_killed);
 /// A preview that decodes a 32 MiB chunk for each of its 512 rows (a
 /// `[2^22, 2^22]` array sampled every 8192nd row and column) is started by
 /// `cat`, which is killed: the render stops (no more chunks are decoded),
 /// and the log says why. It went on for all 512 rows.
-#[test]
 fn a_preview_stops_when_its_reader_is_killed() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("s.zarr");
@@ -236,13 +236,13 @@ fn png_rgba(png: &[u8]) -> (u32, Vec<[u8; 4]>) {
     (width, out)
 }
 
+read_paths!(only_missing_values_are_transparent);
 /// Real zeros are pixels, holes are holes: in a uint16 OME-Zarr image with
 /// `fill_value` 0 (as ome-zarr writes it), a present chunk's 0 is opaque
 /// and an absent chunk is transparent; in a plain Zarr v3 array, a value
 /// equal to `fill_value` is shown unless `_FillValue` declares it, and a
 /// `missing_value` is transparent. (Before, every value equal to the
 /// fill was transparent, and an absent chunk of an image was drawn.)
-#[test]
 fn only_missing_values_are_transparent() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("img.zarr");
@@ -287,12 +287,12 @@ fn only_missing_values_are_transparent() {
     assert_eq!(alpha("declared"), [0, 255, 0, 0, 255, 255, 0, 0], "_FillValue 0");
 }
 
+read_paths!(the_index_gives_the_first_and_last_dates_of_time_coordinates);
 /// `index.html` gives a CF time coordinate's first and last dates: day 0
 /// and day 366 since 2000-01-01 (a leap year) are 2000-01-01 and
 /// 2001-01-01, and hour 36 since 1970-01-01 is noon on the 2nd. A calendar
 /// that proleptic Gregorian arithmetic would get wrong (`noleap`) shows
 /// no date.
-#[test]
 fn the_index_gives_the_first_and_last_dates_of_time_coordinates() {
     let tmp = tempfile::tempdir().unwrap();
     let s = tmp.path().join("t.zarr");

@@ -15,7 +15,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::mount::Mount;
+use common::mount::{Mount, read_paths};
 use common::netcdf_tools::{ncdump, ncgen};
 
 /// Each set, and the directory of its expected values.
@@ -143,7 +143,7 @@ fn check(m: &Mount, expected_name: &str, label: &str) {
     assert!(headers > 0, "{label}: no header.cdl");
 }
 
-#[test]
+read_paths!(every_set_reads_as_xarray_reads_it_through_fsspec);
 fn every_set_reads_as_xarray_reads_it_through_fsspec() {
     for (set, want) in SETS {
         let m = Mount::at(&kerchunk().join(set), &[]);
@@ -188,10 +188,10 @@ fn set_ref(refs: &mut nzfs::json::Value, key: &str, value: nzfs::json::Value) {
     }
 }
 
+read_paths!(bad_references_fail_their_own_chunks_only);
 /// A missing target, a range past its end, a malformed template and a
 /// corrupt Parquet record are EIO on the chunks that use them, with a log
 /// line naming the key and the target; the rest of the set reads.
-#[test]
 fn bad_references_fail_their_own_chunks_only() {
     use nzfs::json::Value;
     let dir = tempfile::tempdir().unwrap();
@@ -243,9 +243,9 @@ fn bad_references_fail_their_own_chunks_only() {
     assert!(m.log().contains("refs.1.parq"), "{}", m.log());
 }
 
+read_paths!(targets_elsewhere_need_allowing);
 /// Targets outside the set's directory are read only when allowed with
 /// `virtual_chunks=`: without it, EIO and a log line with the option.
-#[test]
 fn targets_elsewhere_need_allowing() {
     use nzfs::json::Value;
     let dir = tempfile::tempdir().unwrap();
@@ -277,11 +277,11 @@ fn targets_elsewhere_need_allowing() {
     check(&m, "multi.json", "absolute local targets");
 }
 
+read_paths!(keys_show_what_their_targets_allow);
 /// A key that reads a target shows the meet of the reference file's mode,
 /// the target's and every directory's on the way, so another user of a
 /// root `allow_other` mount is refused, through the chunk file, `data.bin`
 /// and the `.nc`, exactly what a direct `cat` of the target refuses.
-#[test]
 fn keys_show_what_their_targets_allow() {
     use std::os::unix::fs::PermissionsExt;
     let users = common::users::Users::create();
@@ -456,11 +456,11 @@ mod remote {
     }
 }
 
+read_paths!(a_set_pointing_outside_says_so_when_mounted);
 /// A JSON set whose references point outside its directory says so at
 /// once, on `nzfs mount`'s own output: how many, one of them, and the exact
 /// option, which then reads them. Before, the mount said nothing and only
 /// the log named a prefix.
-#[test]
 fn a_set_pointing_outside_says_so_when_mounted() {
     let tmp = tempfile::tempdir().unwrap();
     let (set, data) = (tmp.path().join("set"), tmp.path().join("data"));

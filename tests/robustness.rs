@@ -9,7 +9,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::mount::Mount;
+use common::mount::{Mount, read_paths};
 
 /// A private copy of a fixture store, to damage.
 fn copy_of(store: &str) -> (tempfile::TempDir, PathBuf) {
@@ -36,7 +36,7 @@ fn garbage(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-#[test]
+read_paths!(corrupt_chunks_fail_alone_for_every_codec);
 fn corrupt_chunks_fail_alone_for_every_codec() {
     let manifest = common::manifest();
     // (store, array, chunk key of grid index 0, second chunk key and file name)
@@ -120,7 +120,7 @@ fn array_doc(codecs: &str, shape: &str, chunks: &str) -> String {
     )
 }
 
-#[test]
+read_paths!(broken_metadata_refuses_only_that_node_and_refused_codecs_only_its_values);
 fn broken_metadata_refuses_only_that_node_and_refused_codecs_only_its_values() {
     let tmp = tempfile::tempdir().unwrap();
     let ok_codecs = r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#;
@@ -220,7 +220,7 @@ fn broken_metadata_refuses_only_that_node_and_refused_codecs_only_its_values() {
     }
 }
 
-#[test]
+read_paths!(hostile_consolidated_names_are_ignored_with_a_warning);
 fn hostile_consolidated_names_are_ignored_with_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
     let arr = array_doc(
@@ -303,7 +303,7 @@ fn a_shard_replaced_under_the_core_never_mixes_old_index_and_new_bytes() {
     assert_eq!(whole, shard_1_0);
 }
 
-#[test]
+read_paths!(chunks_deleted_or_replaced_under_a_mount_read_as_their_new_state);
 fn chunks_deleted_or_replaced_under_a_mount_read_as_their_new_state() {
     let (_tmp, path) = copy_of("keys.zarr");
     let m = Mount::at(&path, &["--cache-size", "1KiB"]);
@@ -322,7 +322,7 @@ fn chunks_deleted_or_replaced_under_a_mount_read_as_their_new_state() {
     k.check_chunk(3, &replaced).unwrap(); // chunk (1, 1) is linear 3
 }
 
-#[test]
+read_paths!(a_vanished_store_gives_eio_and_the_daemon_stays_up);
 fn a_vanished_store_gives_eio_and_the_daemon_stays_up() {
     let (tmp, path) = copy_of("sample.zarr");
     let m = Mount::at(&path, &["--cache-size", "1KiB"]);
@@ -344,7 +344,7 @@ fn a_vanished_store_gives_eio_and_the_daemon_stays_up() {
     assert_eq!(std::fs::read(m.mp.join("t2m/1.1.1.bin")).unwrap().len(), 1400);
 }
 
-#[test]
+read_paths!(sigterm_unmounts_a_background_daemon);
 fn sigterm_unmounts_a_background_daemon() {
     let m = Mount::new("sample.zarr", &[]);
     let pid = m.daemon_pid();
@@ -360,7 +360,7 @@ fn sigterm_unmounts_a_background_daemon() {
     assert!(m.log().contains("unmounting on signal"));
 }
 
-#[test]
+read_paths!(sixteen_readers_on_a_small_cache_read_correct_bytes);
 fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
     let manifest = common::manifest();
     let arrays: Vec<_> = manifest
@@ -408,10 +408,10 @@ fn sixteen_readers_on_a_small_cache_read_correct_bytes() {
     assert!(hwm < budget + (64 << 20), "daemon peak RSS {hwm} bytes");
 }
 
+read_paths!(a_failed_read_names_its_request_and_reader_pid_in_the_log);
 /// A failed read is logged with the request that failed and the pid of
 /// the process that read, so that with many readers and threads the line
 /// is tied to its reader.
-#[test]
 fn a_failed_read_names_its_request_and_reader_pid_in_the_log() {
     let (_tmp, path) = copy_of("codecs.zarr");
     std::fs::write(path.join("gzip/c/0/0/0"), garbage(64, 3)).unwrap();
@@ -441,11 +441,11 @@ fn a_failed_read_names_its_request_and_reader_pid_in_the_log() {
     );
 }
 
+read_paths!(links_back_up_the_tree_are_not_followed);
 /// A group holding `a -> .` and `b -> .` (and a subgroup holding `up ->
 /// ..`) is a tree without end: 2^64 groups within the depth limit. Links
 /// back up the tree are not followed, so `nzfs cdl` ends at once and the
 /// mount shows the store as it is.
-#[test]
 fn links_back_up_the_tree_are_not_followed() {
     // (A store with no consolidated metadata: its tree is walked.)
     let (_tmp, store) = copy_of("hier.zarr");

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::mount::{Mount, nzfs};
+use common::mount::{Mount, nzfs, read_paths};
 use common::users::Users;
 
 /// 64 `uint8` elements in one chunk, `bytes` codec: any 64-byte file is a
@@ -79,7 +79,7 @@ fn denied(r: Result<Vec<u8>, String>) -> bool {
     matches!(r, Err(ref e) if e.contains("Permission denied"))
 }
 
-#[test]
+read_paths!(symlinks_owners_and_modes_as_other_users_see_them);
 fn symlinks_owners_and_modes_as_other_users_see_them() {
     let users = Users::create();
     let tmp = tempfile::tempdir().unwrap();
@@ -189,7 +189,7 @@ fn assert_no_daemon_within(dir: &Path, limit: Duration) {
     }
 }
 
-#[test]
+read_paths!(special_files_fail_fast_and_the_rest_of_the_mount_works);
 fn special_files_fail_fast_and_the_rest_of_the_mount_works() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store_with(tmp.path(), &["ok", "fifo", "sock", "dev", "devlink"]);
@@ -385,7 +385,7 @@ fn sigterm_ends_a_daemon_whose_store_is_dead() {
     let _ = reader.wait();
 }
 
-#[test]
+read_paths!(a_read_blocked_in_the_store_does_not_stop_reads_of_other_objects);
 fn a_read_blocked_in_the_store_does_not_stop_reads_of_other_objects() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store_with(tmp.path(), &["ok"]);
@@ -436,12 +436,12 @@ fn combined_files_of_group(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+read_paths!(files_that_combine_objects_deny_what_their_objects_deny);
 /// A file that combines objects (`data.bin`, `data.txt`,
 /// `header.cdl`, a group's `.nc`) never shows another user what a direct
 /// read of one of those objects would deny. Each case sits in a subgroup of
 /// its own, beside one whose objects are all public (which every user reads
 /// through every file, so the rule does not refuse more than it must).
-#[test]
 fn files_that_combine_objects_deny_what_their_objects_deny() {
     let users = Users::create();
     let tmp = tempfile::tempdir().unwrap();

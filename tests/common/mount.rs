@@ -1,5 +1,10 @@
-//! A real mount of a fixture through the `nzfs` binary, unmounted on drop.
+//! A real mount of a fixture through the `nzfs` binary, unmounted on drop;
+//! and the read-path matrix: a test declared with [`read_paths!`] runs
+//! twice, its mounts serving file reads once through FUSE passthrough and
+//! once through the daemon, so both read paths are proven by one
+//! `cargo test`.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -12,6 +17,70 @@ pub fn nzfs(args: &[&str]) -> Output {
         .output()
         .expect("run nzfs")
 }
+
+/// How the mounts of a matrix test serve file reads.
+#[derive(Clone, Copy, Debug)]
+pub enum ReadPath {
+    /// FUSE passthrough: the kernel reads chunk files from backing files
+    /// (`--passthrough always`: the mount fails where the kernel cannot).
+    Passthrough,
+    /// Every read through the daemon (`--passthrough never`).
+    Daemon,
+}
+
+impl ReadPath {
+    fn flag(self) -> &'static str {
+        match self {
+            ReadPath::Passthrough => "always",
+            ReadPath::Daemon => "never",
+        }
+    }
+}
+
+thread_local! {
+    /// The read path of the matrix test running on this thread.
+    static READ_PATH: Cell<Option<ReadPath>> = const { Cell::new(None) };
+}
+
+/// Run `test` with every [`Mount`] it makes on `path`. Passthrough needs
+/// root (`CAP_SYS_ADMIN`): for others that half of the matrix says it is
+/// skipped.
+pub fn on_read_path(path: ReadPath, test: fn()) {
+    if matches!(path, ReadPath::Passthrough) && unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: FUSE passthrough needs root");
+        return;
+    }
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            READ_PATH.set(None);
+        }
+    }
+    READ_PATH.set(Some(path));
+    let _reset = Reset;
+    test()
+}
+
+/// `read_paths!(name);` beside `fn name()` makes it a test of the read-path
+/// matrix: `name::passthrough` and `name::daemon` run it on each read path
+/// (a module and a function may share a name).
+#[allow(unused_macros)]
+macro_rules! read_paths {
+    ($name:ident) => {
+        mod $name {
+            #[test]
+            fn passthrough() {
+                $crate::common::mount::on_read_path($crate::common::mount::ReadPath::Passthrough, super::$name)
+            }
+            #[test]
+            fn daemon() {
+                $crate::common::mount::on_read_path($crate::common::mount::ReadPath::Daemon, super::$name)
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use read_paths;
 
 /// A live mount, unmounted on drop.
 pub struct Mount {
@@ -38,10 +107,14 @@ impl Mount {
             log.to_str().unwrap(),
         ];
         args.extend(extra);
-        // scripts/test.sh runs the mount tests once per read path.
-        let forced = std::env::var("NZFS_TEST_PASSTHROUGH").unwrap_or_default();
-        if !forced.is_empty() && !extra.iter().any(|a| a.starts_with("--passthrough")) {
-            args.extend(["--passthrough", forced.as_str()]);
+        // A test of the read-path matrix mounts on its read path, unless
+        // it chose one itself.
+        let forced = READ_PATH
+            .get()
+            .filter(|_| !extra.iter().any(|a| a.starts_with("--passthrough")))
+            .map(ReadPath::flag);
+        if let Some(flag) = forced {
+            args.extend(["--passthrough", flag]);
         }
         let out = nzfs(&args);
         assert!(
@@ -51,7 +124,14 @@ impl Mount {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(is_mount_point(&mp), "mount returned before the mount was live");
-        Mount { dir, mp }
+        let m = Mount { dir, mp };
+        // The matrix is what it says: the daemon reports the read path.
+        if let Some(path) = forced.and(READ_PATH.get()) {
+            let on = m.status().get("passthrough").and_then(|p| p.get("on")).cloned();
+            let want = matches!(path, ReadPath::Passthrough);
+            assert_eq!(on, Some(nzfs::json::Value::Bool(want)), "{path:?}: passthrough");
+        }
+        m
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {

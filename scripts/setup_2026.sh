@@ -2,7 +2,7 @@
 # The venv for the formats of 2026 (issue #30): zarr-python 3.4 needs
 # Python >= 3.12, which this machine has under pyenv (or as python3.12 on
 # PATH). Makes .venv312 (or $NZFS_VENV312) with scripts/requirements-2026.txt
-# (or $NZFS_REQUIREMENTS: scripts/bench.sh --refs makes the kerchunk venv
+# (or $NZFS_REQUIREMENTS: scripts/bench.sh refs makes the kerchunk venv
 # with it) and prints its path. Usage: bash scripts/setup_2026.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

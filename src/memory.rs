@@ -10,7 +10,7 @@ use std::process::Command;
 /// Keep decoded-chunk-sized blocks on the heap instead of mapping and
 /// unmapping each one: a chunk evicted from the cache is then reused for the
 /// next decode without page faults or TLB shootdowns. Measured: it halves
-/// the system time of a cold sequential read (scripts/bench.py).
+/// the system time of a cold sequential read (`scripts/bench local`).
 pub fn tune_allocator() {
     #[cfg(target_env = "gnu")]
     // SAFETY: mallopt only changes glibc's allocation policy.
@@ -25,7 +25,7 @@ pub fn tune_allocator() {
         // One arena: a block freed by one thread is reused by the next
         // decode on any thread, so what the heap keeps stays near the cache
         // budget instead of one budget's worth per thread. Measured on 16
-        // cores (scripts/bench_cores.py), one arena was as fast as one per
+        // cores (`scripts/bench cores`), one arena was as fast as one per
         // four CPUs, or faster, and kept less. MALLOC_ARENA_MAX, where set,
         // wins.
         if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
@@ -63,7 +63,7 @@ pub fn huge_page_tunables() -> Option<String> {
 /// only at start. Decoded chunks are fresh memory that the cache keeps, and
 /// faulting them in 4 KiB pages cost about a sixth of the daemon's CPU on a
 /// cold read; in 2 MiB pages it is one fault per 512. Measured
-/// (scripts/bench.py figures, docs/performance.md): cold reads 1.06 -> 1.2 GB/s with two
+/// (`scripts/bench local` figures, docs/performance.md): cold reads 1.06 -> 1.2 GB/s with two
 /// readers. Best effort: a tunable the user set is kept, an older glibc
 /// ignores it, and when the exec fails the daemon runs as it is.
 pub fn huge_page_heap() {

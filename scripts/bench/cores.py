@@ -1,13 +1,12 @@
-#!/usr/bin/env python3
 """nzfs on many cores: one run, every figure a GB/s and a ratio to
 tensorstore's whole-array read of the same store in the same run.
 
 Usage (root, for mounts and for dropping the page cache):
-    python3 scripts/bench_cores.py --nzfs target/release/nzfs [--nzfs OTHER ...]
+    python3 scripts/bench cores --nzfs target/release/nzfs [--nzfs OTHER ...]
         [--size-mib 2048] [--repeat 3] [--workdir /tmp/nzfs-cores]
         [--zarrs PATH/zarrs_benchmark_read_sync] [--no-disk] [--ra-kb 1024,4096]
         [--max-read-kb 128]
-    taskset -c 0,1 python3 scripts/bench_cores.py ...   # pinned to 2 cores
+    taskset -c 0,1 python3 scripts/bench cores ...   # pinned to 2 cores
 
 Needs numpy and tensorstore only (tensorstore writes the store); netCDF4
 (netCDF-C) for the .nc row, and zarrs' zarrs_benchmark_read_sync where
@@ -39,18 +38,14 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 
 import numpy as np
 import tensorstore as ts
 
-MIB = 1 << 20
+from common import MIB, Mounted, drop_page_cache, log
+
 REQ = MIB
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def cpus_seen():
@@ -179,42 +174,20 @@ def read_nc(path):
 
 # --- mounts -----------------------------------------------------------------------
 
-class Mount:
-    def __init__(self, nzfs, store, mp, ra_kb=None, options=()):
-        os.makedirs(mp, exist_ok=True)
-        out = subprocess.run([nzfs, "mount", *options, store, mp, "--log-file", mp + ".log"],
-                             check=True, capture_output=True, text=True).stdout
-        self.pid = int(out.split("daemon pid ")[1].split(",")[0])
-        self.nzfs, self.mp = nzfs, mp
-        if ra_kb:
-            time.sleep(0.3)  # after the daemon's own setting
-            dev = os.stat(mp).st_dev
-            with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as f:
-                f.write(str(ra_kb))
-
-    def cpu_seconds(self):
-        """The daemon's CPU time so far, all threads, user and kernel."""
-        fields = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def hwm_mib(self):
-        for line in open(f"/proc/{self.pid}/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-        return 0
-
-    def close(self):
-        subprocess.run([self.nzfs, "unmount", self.mp], check=True)
-        for _ in range(300):
-            if not os.path.exists(f"/proc/{self.pid}"):
-                return
-            time.sleep(0.01)
+def mount(nzfs, store, mp, ra_kb=None, mount_options=()):
+    """A fresh mount with default flags (`mount_options`: -o options);
+    `ra_kb` sets its readahead after the daemon's own setting."""
+    m = Mounted(store, mp, nzfs, mount_options=list(mount_options))
+    if ra_kb:
+        time.sleep(0.3)
+        dev = os.stat(mp).st_dev
+        with open(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb", "w") as f:
+            f.write(str(ra_kb))
+    return m
 
 
 def drop_caches():
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3")
+    assert drop_page_cache(), "dropping the page cache needs root"
 
 
 def warm(files):
@@ -223,7 +196,7 @@ def warm(files):
 
 # --- main -------------------------------------------------------------------------
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nzfs", action="append", required=True, help="an nzfs binary (repeat to compare builds)")
     ap.add_argument("--size-mib", type=int, default=2048)
@@ -237,7 +210,7 @@ def main():
                          "separated; -o max_read): the same bytes in more requests, so the daemon's cost per "
                          "request shows against the 1 MiB row")
     ap.add_argument("--json", help="write the rows here too")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     n, why = cpus_seen()
     print(f"CPUs seen: {n} ({why}); {os.cpu_count()} online; kernel {os.uname().release}", flush=True)
@@ -298,7 +271,7 @@ def main():
         def once():
             if cold:
                 drop_caches()
-            m = Mount(nzfs, store, mp, ra_kb, options)
+            m = mount(nzfs, store, mp, ra_kb, options)
             try:
                 nonlocal readers
                 todo = jobs(m)
@@ -307,7 +280,7 @@ def main():
                 t, cpu = parallel(todo)
                 reader_cpu.append(cpu)
                 daemon_cpu.append(m.cpu_seconds() - before)
-                peaks.append(m.hwm_mib())
+                peaks.append(m.memory("VmHWM") / MIB)
                 return t
             finally:
                 m.close()
@@ -359,7 +332,7 @@ def main():
                     # netCDF-C's own speed: the same .nc as a plain file in
                     # the page cache, the ceiling of the .nc row.
                     plain = os.path.join(work, "plain.nc")
-                    m = Mount(args.nzfs[0], store, mp)
+                    m = mount(args.nzfs[0], store, mp)
                     try:
                         shutil.copyfile(nc_file(m), plain)
                     finally:
@@ -391,7 +364,7 @@ def main():
                 if not cold and name == "raw":
                     for kb in [int(x) for x in args.max_read_kb.split(",") if x]:
                         t, rss, cost = mounted(binary, store, cases["data.bin, 1 reader"],
-                                               options=("-o", f"max_read={kb * 1024}"))
+                                               options=(f"max_read={kb * 1024}",))
                         row(where, name, f"nzfs data.bin, 1 reader, {kb} KiB requests", t, rss, label, cost)
 
     # The table: ratios to tensorstore of the same store and place.
@@ -409,6 +382,3 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"cpus": n, "why": why, "size_bytes": size, "rows": rows}, f, indent=1)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,16 +1,16 @@
-#!/usr/bin/env python3
 """Compare nzfs builds on the benchmark's data, interleaved, in one run.
 
-Where scripts/bench.py sets nzfs against zarr-python and tensorstore, this
+Where `bench local` sets nzfs against zarr-python and tensorstore, this
 sets two or more nzfs binaries against each other, which is how docs/performance.md's
 "what changed" figures were measured: each build mounts the same store in
 turn, a run of each per round, and the medians are printed side by side.
 
-Usage (after scripts/bench.sh has built /tmp/nzfs-bench/bench-256.zarr):
-  python3 scripts/probe.py cold   OLD_NZFS NEW_NZFS   # chunk files, 1 and 2 readers
-  python3 scripts/probe.py dbin   OLD_NZFS NEW_NZFS   # data.bin against chunk files
-  python3 scripts/probe.py nc     OLD_NZFS NEW_NZFS   # netCDF4-python on the .nc (bench venv)
-  python3 scripts/probe.py random OLD_NZFS NEW_NZFS   # 2,000 random 4 KiB reads (root: drops caches)
+Usage (after scripts/bench.sh --size-mib 256 has built /tmp/nzfs-bench/bench-256.zarr):
+  python3 scripts/bench probe cold   OLD_NZFS NEW_NZFS   # chunk files, 1 and 2 readers
+  python3 scripts/bench probe dbin   OLD_NZFS NEW_NZFS   # data.bin against chunk files
+  python3 scripts/bench probe disk   OLD_NZFS NEW_NZFS   # the same from a cold disk (root: drops caches)
+  python3 scripts/bench probe nc     OLD_NZFS NEW_NZFS   # netCDF4-python on the .nc (bench venv)
+  python3 scripts/bench probe random OLD_NZFS NEW_NZFS   # 2,000 random 4 KiB reads (root: drops caches)
 Options: --rounds 5, --store DIR, --mountpoint DIR, --cache-size 256MiB.
 
 "Cold" is a fresh mount with the store's files in the page cache (read once
@@ -25,34 +25,11 @@ import statistics
 import subprocess
 import time
 
-MIB = 1 << 20
+from common import MIB, Mounted, chunk_files, drop_page_cache
 
 
-def daemon_stat(pid, key):
-    """VmHWM in MiB, or CPU seconds (key "cpu"), of process pid."""
-    if key == "cpu":
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    for line in open(f"/proc/{pid}/status"):
-        if line.startswith(key):
-            return int(line.split()[1]) // 1024
-    return 0
-
-
-class Mount:
-    def __init__(self, nzfs, args):
-        self.nzfs, self.mp = nzfs, args.mountpoint
-        os.makedirs(self.mp, exist_ok=True)
-        out = subprocess.run([nzfs, "mount", args.store, self.mp, "--cache-size", args.cache_size],
-                             check=True, capture_output=True, text=True).stdout
-        self.pid = int(out.split("daemon pid ")[1].split(",")[0])
-
-    def files(self, array):
-        d = os.path.join(self.mp, array)
-        return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".bin") and f != "data.bin")
-
-    def close(self):
-        subprocess.run([self.nzfs, "unmount", self.mp], check=True)
+def mounted(nzfs, args):
+    return Mounted(args.store, args.mountpoint, nzfs, cache_size=args.cache_size)
 
 
 def timed_cat(files, readers):
@@ -63,28 +40,23 @@ def timed_cat(files, readers):
     return time.perf_counter() - t0
 
 
-def store_size(m, array):
-    return sum(os.path.getsize(f) for f in m.files(array))
-
-
-def cold(nzfs, args, readers, data_bin=False):
-    """GB/s of a cold read of array "field", daemon CPU s, VmHWM MiB."""
-    m = Mount(nzfs, args)
-    try:
-        files = [os.path.join(m.mp, "field", "data.bin")] if data_bin else m.files("field")
-        size = os.path.getsize(files[0]) if data_bin else store_size(m, "field")
-        c0 = daemon_stat(m.pid, "cpu")
+def cold(nzfs, args, readers, data_bin=False, disk=False):
+    """GB/s of a cold read of array "field" (`disk`: the page cache dropped
+    first), daemon CPU s, VmHWM MiB."""
+    with mounted(nzfs, args) as m:
+        files = [os.path.join(m.mp, "field", "data.bin")] if data_bin else chunk_files(m.mp)
+        size = sum(os.path.getsize(f) for f in files)
+        if disk:
+            drop_page_cache()
+        c0 = m.cpu_seconds()
         t = timed_cat(files, readers)
-        return size / t / 1e9, daemon_stat(m.pid, "cpu") - c0, daemon_stat(m.pid, "VmHWM")
-    finally:
-        m.close()
+        return size / t / 1e9, m.cpu_seconds() - c0, m.memory("VmHWM") // MIB
 
 
 def netcdf(nzfs, args):
     import netCDF4  # the bench venv has it
 
-    m = Mount(nzfs, args)
-    try:
+    with mounted(nzfs, args) as m:
         nc = next(f for f in os.listdir(m.mp) if f.endswith(".nc"))
         t0 = time.perf_counter()
         ds = netCDF4.Dataset(os.path.join(m.mp, nc))
@@ -92,24 +64,13 @@ def netcdf(nzfs, args):
         v.set_auto_maskandscale(False)
         n = v[:].nbytes
         ds.close()
-        return n / (time.perf_counter() - t0) / 1e9, 0.0, daemon_stat(m.pid, "VmHWM")
-    finally:
-        m.close()
-
-
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-    except OSError:
-        print("(not root: the store stays in the page cache)")
+        return n / (time.perf_counter() - t0) / 1e9, 0.0, m.memory("VmHWM") // MIB
 
 
 def timed_preads(picks, legacy):
     """Seconds for one 4 KiB pread per (path, offset) of picks: each with
     its own open and close (legacy, as an old program does), or with the
-    files kept open under POSIX_FADV_RANDOM. Shared with scripts/bench.py."""
+    files kept open under POSIX_FADV_RANDOM. Shared with `bench local`."""
     fds = {}
     t0 = time.perf_counter()
     try:
@@ -133,39 +94,41 @@ def timed_preads(picks, legacy):
 def random_reads(nzfs, args, array, legacy):
     """op/s of 2,000 aligned 4 KiB reads of shard files (one 1024-float
     row each): open/pread/close (legacy), or kept open with FADV_RANDOM."""
-    drop_caches()
-    m = Mount(nzfs, args)
-    try:
-        names = m.files(array)
+    if not drop_page_cache():
+        print("(not root: the store stays in the page cache)")
+    with mounted(nzfs, args) as m:
+        names = chunk_files(m.mp, array)
         rng = random.Random(7)
         picks = [(names[rng.randrange(len(names))], (rng.randrange(16) * 1024 + rng.randrange(1024)) * 4096)
                  for _ in range(2000)]
         t = timed_preads(picks, legacy)
-        return len(picks) / t, 0.0, daemon_stat(m.pid, "VmHWM")
-    finally:
-        m.close()
+        return len(picks) / t, 0.0, m.memory("VmHWM") // MIB
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=["cold", "dbin", "nc", "random"])
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench probe", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("what", choices=["cold", "dbin", "disk", "nc", "random"])
     ap.add_argument("nzfs", nargs="+", help="nzfs binaries to compare")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--store", default="/tmp/nzfs-bench/bench-256.zarr")
     ap.add_argument("--mountpoint", default="/tmp/nzfs-probe-mnt")
     ap.add_argument("--cache-size", default="256MiB")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not os.path.isdir(os.path.join(args.store, "field")):
         raise SystemExit(f"no {args.store}/field: run scripts/bench.sh --size-mib 256 first")
     subprocess.run(f"cat $(find {args.store} -type f) > /dev/null", shell=True, check=True)
     cases = {
         "cold": [("1 reader", lambda b: cold(b, args, 1)), ("2 readers", lambda b: cold(b, args, 2))],
         "dbin": [("chunk files", lambda b: cold(b, args, 1)), ("data.bin", lambda b: cold(b, args, 1, True))],
+        "disk": [("chunk files, 2 readers", lambda b: cold(b, args, 2, disk=True)),
+                 ("data.bin, 1 reader", lambda b: cold(b, args, 1, True, disk=True))],
         "nc": [(".nc", lambda b: netcdf(b, args))],
         "random": [("square, open/pread/close", lambda b: random_reads(b, args, "square", True)),
                    ("rows, FADV_RANDOM", lambda b: random_reads(b, args, "sharded", False))],
     }[args.what]
     unit = "op/s" if args.what == "random" else "GB/s"
+    medians = {}
     for name, run in cases:
         results = {b: [] for b in args.nzfs}
         for _ in range(args.rounds):
@@ -173,12 +136,14 @@ def main():
                 results[b].append(run(b))
         for b, rs in results.items():
             speeds = [r[0] for r in rs]
+            medians[(name, b)] = statistics.median(speeds)
             fmt = "{:,.0f}" if unit == "op/s" else "{:.2f}"
-            cpu = f", daemon cpu {statistics.median(r[1] for r in rs):.2f} s" if args.what in ("cold", "dbin") else ""
+            cpu = (f", daemon cpu {statistics.median(r[1] for r in rs):.2f} s"
+                   if args.what in ("cold", "dbin", "disk") else "")
             print(f"{name:26} {b}: median {fmt.format(statistics.median(speeds))} {unit} "
                   f"(range {fmt.format(min(speeds))}-{fmt.format(max(speeds))}){cpu}, "
-                  f"peak RSS {min(r[2] for r in rs)}-{max(r[2] for r in rs)} MiB")
-
-
-if __name__ == "__main__":
-    main()
+                  f"peak RSS {min(r[2] for r in rs)}-{max(r[2] for r in rs)} MiB", flush=True)
+    if args.what in ("dbin", "disk"):
+        (first, _), (second, _) = cases
+        for b in args.nzfs:
+            print(f"{b}: {second} / {first} = {medians[(second, b)] / medians[(first, b)]:.2f}")

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """nzfs reference-set benchmark (issue #35): a kerchunk set of daily
 netCDF-4 files, read whole by nzfs through a real mount and by xarray
 opening the same set through fsspec's reference:// filesystem, in the same
 run; with the files local, and in moto's S3 server on 127.0.0.1 behind a
 proxy adding --latency-ms (default 20) to every request.
 
-Usage:  python scripts/bench_refs.py [--days 24] [--repeat 3] [--latency-ms 20]
+Usage:  python3 scripts/bench refs [--days 24] [--repeat 3] [--latency-ms 20]
 (scripts/bench.sh --refs sets up the venv and builds nzfs first.)
 
 The dataset: --days netCDF-4 files (netCDF4-python), each sst(1, 720, 1440)
@@ -22,15 +21,12 @@ import os
 import shutil
 import statistics
 import subprocess
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench_remote as br  # noqa: E402  (its proxy, mount helpers and moto start)
-
-MIB = 1 << 20
+import remote as br  # its proxy, mount helpers and moto start
+from common import MIB
 
 
 def build(workdir, days):
@@ -76,20 +72,16 @@ def build(workdir, days):
 
 
 def cat(path):
-    n = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(MIB):
-            n += len(chunk)
-    return n
+    return br.cat([path])
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--days", type=int, default=24)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--latency-ms", type=float, default=20)
     ap.add_argument("--workdir", default="/tmp/nzfs-bench-refs")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     import boto3
     import fsspec
     import xarray as xr
@@ -115,10 +107,9 @@ def main():
         if runs:
             rows[name] = runs
 
-    def nzfs_read(url, extra, proxy=None):
+    def nzfs_read(url, proxy=None):
         def go():
-            subprocess.run([br.NZFS, "mount", url, mp, "--log-file", mp + ".log", *extra], check=True,
-                           stdout=subprocess.DEVNULL)
+            br.mount(url, mp, proxy.port if proxy else None)
             try:
                 if proxy:
                     proxy.reset()
@@ -152,7 +143,7 @@ def main():
 
     for f in files:  # the sources in the page cache for the local rows
         cat(f)
-    run("local: nzfs, cat data.bin", nzfs_read(local, []))
+    run("local: nzfs, cat data.bin", nzfs_read(local))
     run("local: xarray + fsspec reference://", xarray_read(local, "file", {}))
 
     moto_port = br.free_port()
@@ -169,11 +160,10 @@ def main():
         s3.upload_file(remote, "bench", "k/refs.json")
         br.upload(s3, os.path.join(args.workdir, "remote.parq"), "bench", "k/refs.parq")
         proxy = br.Proxy(moto_port, args.latency_ms / 1000)
-        opts = br.s3_options(proxy.port)
         options = {"key": "test", "secret": "test", "client_kwargs": {
             "endpoint_url": f"http://127.0.0.1:{proxy.port}", "region_name": "us-east-1"}}
-        run("S3: nzfs, cat data.bin (JSON set on S3)", nzfs_read("s3://bench/k/refs.json", opts, proxy))
-        run("S3: nzfs, cat data.bin (Parquet set on S3)", nzfs_read("s3://bench/k/refs.parq", opts, proxy))
+        run("S3: nzfs, cat data.bin (JSON set on S3)", nzfs_read("s3://bench/k/refs.json", proxy))
+        run("S3: nzfs, cat data.bin (Parquet set on S3)", nzfs_read("s3://bench/k/refs.parq", proxy))
         run("S3: xarray + fsspec reference:// (JSON set)", xarray_read(remote, "s3", options, proxy))
         run("S3: xarray + fsspec reference:// (Parquet set)",
             xarray_read(os.path.join(args.workdir, "remote.parq"), "s3", options, proxy))
@@ -202,6 +192,3 @@ def main():
         if a in med and b in med:
             print(f"{a} vs {b}: {med[b] / med[a]:.2f}x (above 1: nzfs is faster)")
 
-
-if __name__ == "__main__":
-    main()

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """nzfs remote benchmark: a Zarr store in moto's S3 server on 127.0.0.1,
 behind a proxy that adds --latency-ms (default 20) to every request, read by
 nzfs through a real mount and by zarr-python 3 (obstore-backed ObjectStore)
 and tensorstore (s3 kvstore) in the same run.
 
-Usage:  python scripts/bench_remote.py [--repeat 3] [--latency-ms 20]
+Usage:  python3 scripts/bench remote [--repeat 3] [--latency-ms 20]
 (scripts/bench.sh --remote sets up the venv and builds nzfs first.)
 
 Reported, each the median of --repeat runs:
@@ -34,7 +33,6 @@ Reported, each the median of --repeat runs:
 import argparse
 import http.client
 import http.server
-import json
 import os
 import shutil
 import socket
@@ -48,14 +46,11 @@ import numpy as np
 import zarr
 from zarr.codecs import ZstdCodec
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-NZFS = os.path.join(ROOT, "target", "release", "nzfs")
+from common import MIB, RELEASE, Mounted, cpu_seconds, log
+from common import read_all as cat
+
+NZFS = RELEASE
 VENV_BIN = os.path.dirname(sys.executable)
-MIB = 1 << 20
-
-
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
 
 
 def free_port():
@@ -184,17 +179,22 @@ def build(workdir):
 
 
 def s3_options(port):
-    opts = [f"aws_endpoint=http://127.0.0.1:{port}", "aws_region=us-east-1",
-            "aws_access_key_id=test", "aws_secret_access_key=test"]
-    return [x for o in opts for x in ("--store-option", o)]
+    """The store options of moto's bucket behind the proxy at `port`."""
+    return {"aws_endpoint": f"http://127.0.0.1:{port}", "aws_region": "us-east-1",
+            "aws_access_key_id": "test", "aws_secret_access_key": "test"}
 
 
-def mount(url, mp, port, extra=()):
-    os.makedirs(mp, exist_ok=True)
-    t = time.perf_counter()
-    subprocess.run([NZFS, "mount", url, mp, "--log-file", mp + ".log", *s3_options(port), *extra], check=True,
-                   stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+# The live mounts, by mount point.
+_live = {}
+
+
+def mount(url, mp, port=None, **options):
+    """Mount `url` at `mp` (behind the proxy at `port`, if any); the seconds
+    the mount took."""
+    if port is not None:
+        options["store_options"] = s3_options(port)
+    m = _live[mp] = Mounted(url, mp, NZFS, **options)
+    return m.seconds
 
 
 def following(proxy, mp, seconds, repeat):
@@ -204,7 +204,7 @@ def following(proxy, mp, seconds, repeat):
     that follows (every 1 s) and of one that never looks."""
     rows = []
     for name in ("data.zarr", "loose.zarr"):
-        mount(f"s3://bench/{name}", mp, proxy.port, ["--metadata-ttl", "2"])
+        mount(f"s3://bench/{name}", mp, proxy.port, metadata_ttl="2")
         try:
             proxy.reset()
             time.sleep(seconds)
@@ -235,7 +235,7 @@ def following(proxy, mp, seconds, repeat):
     reads = {}
     for _ in range(repeat):
         for label, ttl in (("follows (every 1 s)", "1"), ("never looks", "never")):
-            mount("s3://bench/data.zarr", mp, proxy.port, ["--metadata-ttl", ttl])
+            mount("s3://bench/data.zarr", mp, proxy.port, metadata_ttl=ttl)
             try:
                 proxy.reset()
                 t = time.perf_counter()
@@ -247,23 +247,10 @@ def following(proxy, mp, seconds, repeat):
 
 
 def unmount(mp):
-    subprocess.run([NZFS, "unmount", mp], check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def cat(paths):
-    n = 0
-    for p in paths:
-        with open(p, "rb") as f:
-            while chunk := f.read(MIB):
-                n += len(chunk)
-    return n
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of process `pid` so far."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """Unmount what `mount` mounted at `mp`, if anything."""
+    m = _live.pop(mp, None)
+    if m:
+        m.close()
 
 
 def timed(proxy, fn):
@@ -281,7 +268,7 @@ def median_row(runs):
     return tuple(statistics.median(r[i] for r in runs) for i in range(len(runs[0])))
 
 
-def main():
+def main(argv=None):
     global NZFS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -291,7 +278,7 @@ def main():
     ap.add_argument("--openings-only", action="store_true", help="report only the openings, not the reads")
     ap.add_argument("--following-only", action="store_true", help="report only what following the metadata costs")
     ap.add_argument("--follow-seconds", type=float, default=20, help="how long each following row counts requests")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     NZFS = args.nzfs
     import boto3
 
@@ -470,6 +457,3 @@ def main():
         moto.kill()
         moto.wait()
 
-
-if __name__ == "__main__":
-    main()

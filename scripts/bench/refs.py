@@ -81,7 +81,9 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--latency-ms", type=float, default=20)
     ap.add_argument("--workdir", default="/tmp/nzfs-bench-refs")
+    ap.add_argument("--nzfs", default=br.NZFS, help="the nzfs binary (default: the release build)")
     args = ap.parse_args(argv)
+    br.NZFS = args.nzfs
     import boto3
     import fsspec
     import xarray as xr
@@ -159,7 +161,7 @@ def main(argv=None):
             s3.upload_file(f, "bench", "k/" + os.path.basename(f))
         s3.upload_file(remote, "bench", "k/refs.json")
         br.upload(s3, os.path.join(args.workdir, "remote.parq"), "bench", "k/refs.parq")
-        proxy = br.Proxy(moto_port, args.latency_ms / 1000)
+        proxy = br.Proxy(moto_port, args.latency_ms / 1000, moto.pid)
         options = {"key": "test", "secret": "test", "client_kwargs": {
             "endpoint_url": f"http://127.0.0.1:{proxy.port}", "region_name": "us-east-1"}}
         run("S3: nzfs, cat data.bin (JSON set on S3)", nzfs_read("s3://bench/k/refs.json", proxy))

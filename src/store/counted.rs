@@ -10,7 +10,7 @@ use crate::store::StoreResult;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+use super::{ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
 
 /// What a [`Counted`] store has been asked (relaxed counters: a snapshot
 /// may be a few requests apart between fields).
@@ -112,10 +112,6 @@ impl ReadableStore for Counted {
         self.lookup(|| self.inner.stat(key))
     }
 
-    fn dir_stamp(&self, prefix: &str) -> StoreResult<Option<Stamp>> {
-        self.inner.dir_stamp(prefix)
-    }
-
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         self.lookup(|| self.inner.list_dir(prefix))
     }
@@ -131,24 +127,8 @@ impl ReadableStore for Counted {
         self.lookup(|| self.inner.list_page(prefix, start_after, limit))
     }
 
-    fn profile(&self) -> super::Profile {
-        self.inner.profile()
-    }
-
-    fn disk_cache(&self) -> Option<Arc<super::disk_cache::DiskCacheStats>> {
-        self.inner.disk_cache()
-    }
-
-    fn forget_looks(&self) {
-        self.inner.forget_looks()
-    }
-
-    fn will_need(&self, key: &StoreKey) {
-        self.inner.will_need(key)
-    }
-
-    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
-        self.inner.access(path)
+    fn wrapped(&self) -> Option<&dyn ReadableStore> {
+        Some(self.inner.as_ref())
     }
 }
 

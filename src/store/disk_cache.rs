@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Access, ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+use super::{ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
 
 /// How long a look at an object's version holds in a mount.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(60);
@@ -432,16 +432,12 @@ impl ReadableStore for DiskCached {
         self.inner.list_page(prefix, start_after, limit)
     }
 
-    fn profile(&self) -> super::Profile {
-        self.inner.profile()
-    }
-
-    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
-        self.inner.access(path)
-    }
-
     fn disk_cache(&self) -> Option<Arc<DiskCacheStats>> {
         Some(self.stats.clone())
+    }
+
+    fn wrapped(&self) -> Option<&dyn ReadableStore> {
+        Some(self.inner.as_ref())
     }
 }
 

@@ -172,7 +172,38 @@ impl ReadableStore for FaultyStore {
         self.inner.list_dir(prefix)
     }
 
-    fn profile(&self) -> super::Profile {
-        self.inner.profile()
+    fn wrapped(&self) -> Option<&dyn ReadableStore> {
+        Some(self.inner.as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::FilesystemStore;
+
+    /// A decorator that implements only what it changes still answers
+    /// every hint and fact of the store it wraps: the local filesystem's
+    /// directory stamps, owners and modes, and profile reach through a
+    /// FaultyStore, which writes none of them.
+    #[test]
+    fn a_decorator_forwards_what_it_does_not_change_by_construction() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        std::fs::write(dir.path().join("a/k"), b"v").unwrap();
+        let plain = FilesystemStore::new(dir.path());
+        let faulty = FaultyStore::over(Box::new(FilesystemStore::new(dir.path())));
+        let key = StoreKey::new("a/k").unwrap();
+        assert!(plain.dir_stamp("a").unwrap().is_some());
+        assert_eq!(faulty.dir_stamp("a").unwrap(), plain.dir_stamp("a").unwrap());
+        assert!(plain.access("a/k").unwrap().is_some());
+        assert_eq!(faulty.access("a/k").unwrap(), plain.access("a/k").unwrap());
+        assert_eq!(faulty.profile(), plain.profile());
+        assert!(faulty.profile().rereads_are_cheap);
+        faulty.will_need(&key);
+        assert_eq!(faulty.get(&key, 8).unwrap().as_deref(), Some(&b"v"[..]));
+        // A store of its own wraps none, and keeps the defaults.
+        assert!(MemoryStore::default().wrapped().is_none());
+        assert_eq!(MemoryStore::default().dir_stamp("a").unwrap(), None);
     }
 }

@@ -257,8 +257,8 @@ pub trait ReadableStore: Send + Sync {
     /// whose version changes when a name in them is added, removed or
     /// replaced (a local filesystem: inode, change and modification
     /// times); `None` elsewhere, and where there is no such directory.
-    fn dir_stamp(&self, _prefix: &str) -> StoreResult<Option<Stamp>> {
-        Ok(None)
+    fn dir_stamp(&self, prefix: &str) -> StoreResult<Option<Stamp>> {
+        self.wrapped().map_or(Ok(None), |s| s.dir_stamp(prefix))
     }
     /// The keys and prefixes directly under `prefix` (`""` is the root).
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing>;
@@ -306,30 +306,45 @@ pub trait ReadableStore: Send + Sync {
     /// recent, so that the next read of each object asks the store (the
     /// disk cache would otherwise serve a chunk the writer rewrote as it
     /// held it, under the new metadata, until its look ran out).
-    fn forget_looks(&self) {}
+    fn forget_looks(&self) {
+        if let Some(s) = self.wrapped() {
+            s.forget_looks()
+        }
+    }
     /// What the disk cache in front of this store answered itself
     /// (`--disk-cache`), where there is one.
     fn disk_cache(&self) -> Option<std::sync::Arc<disk_cache::DiskCacheStats>> {
-        None
+        self.wrapped().and_then(|s| s.disk_cache())
     }
-    /// What the store is like ([`Profile`]). A decorator forwards it
-    /// whole, changing only what it changes, so that a hint added to
-    /// [`Profile`] reaches through every decorator.
+    /// What the store is like ([`Profile`]). A decorator that changes it
+    /// starts from its inner store's whole, changing only what it changes,
+    /// so that a hint added to [`Profile`] reaches through every decorator.
     fn profile(&self) -> Profile {
-        Profile::default()
+        self.wrapped().map_or_else(Profile::default, |s| s.profile())
     }
     /// A hint that the value at `key` will be read soon (the
     /// prefetch window's objects): a local filesystem asks the kernel to
     /// read it into the page cache in the background, so the disk works
     /// ahead of the decoders. Never an error; the default does nothing.
     fn will_need(&self, key: &StoreKey) {
-        let _ = key;
+        if let Some(s) = self.wrapped() {
+            s.will_need(key)
+        }
     }
     /// The owner and mode of the object or prefix at `path` (`""` is the
     /// root), or `None` when the store has no such notion or no such path.
     fn access(&self, path: &str) -> StoreResult<Option<Access>> {
-        let _ = path;
-        Ok(None)
+        self.wrapped().map_or(Ok(None), |s| s.access(path))
+    }
+    /// The store this one wraps, where it is a decorator (a counter, a
+    /// cache, a fault injector): the hints and facts (`dir_stamp`,
+    /// `forget_looks`, `disk_cache`, `profile`, `will_need`, `access`)
+    /// then reach it by construction, and a decorator overrides only those
+    /// it changes. The methods that return values (`get`, the ranges,
+    /// `stat`, the listings) never forward by default: a decorator decides
+    /// each, so none is bypassed. `None` for a store of its own.
+    fn wrapped(&self) -> Option<&dyn ReadableStore> {
+        None
     }
 }
 

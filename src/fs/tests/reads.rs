@@ -241,8 +241,8 @@ impl ReadableStore for Gated {
     fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
         self.inner.list_dir(prefix)
     }
-    fn access(&self, path: &str) -> crate::store::StoreResult<Option<Access>> {
-        self.inner.access(path)
+    fn wrapped(&self) -> Option<&dyn ReadableStore> {
+        Some(self.inner.as_ref())
     }
 }
 

@@ -391,6 +391,55 @@ fn a_chunk_rewritten_in_object_storage_shows_in_the_live_mount() {
     assert_eq!(direct(&t2m.join("data.bin"))[..step], s0[3 * step..], "data.bin");
 }
 
+/// A chunk rewritten in place in object storage shows through the pages of
+/// `data.bin` the kernel holds, though no chunk file is looked at: past the
+/// interval, a `stat` of `data.bin` (which the kernel makes before serving
+/// its pages once their attributes are old) looks at the objects its
+/// decodes read, a few `HEAD`s at a time, and a changed one moves the
+/// file's mtime, on which the kernel drops the pages. Old code: the old
+/// bytes were served from the page cache until the kernel let them go.
+#[test]
+fn a_chunk_rewritten_in_object_storage_shows_through_the_cached_pages_of_data_bin() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/inplace-pages", b""), 200);
+    moto.upload("inplace-pages", &living().join("s0.zarr"), "t.zarr");
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://inplace-pages/t.zarr"), &opts);
+    let data = m.mp.join("t2m/data.bin");
+    let s0 = expected("s0", "t2m");
+    let step = s0.len() / 4;
+    let nc_of = |root: &Path| {
+        let name = std::fs::read_dir(root)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .find(|n| n.ends_with(".nc"))
+            .expect("the group's .nc");
+        root.join(name)
+    };
+    let nc = nc_of(&m.mp);
+    // Read through the page cache, twice: the second from the kernel's pages.
+    assert_eq!(read(&data), s0);
+    assert_eq!(read(&data), s0);
+    let nc_before = read(&nc);
+    assert_eq!(read(&nc), nc_before);
+    let c1 = std::fs::read(living().join("s0.zarr/t2m/c/1/0/0")).unwrap();
+    assert_eq!(moto.request("PUT", "/inplace-pages/t.zarr/t2m/c/0/0/0", &c1), 200);
+    until(&m.mp, "data.bin's cached pages over S3", || {
+        read(&data)[..step] == s0[3 * step..]
+    });
+    // All of it as a new mount of the store shows it, and the group's .nc
+    // too (its mtime follows the same looks).
+    let fresh = Mount::at(Path::new("s3://inplace-pages/t.zarr"), &opts);
+    assert_eq!(read(&data), read(&fresh.mp.join("t2m/data.bin")));
+    let nc_now = read(&nc_of(&fresh.mp));
+    assert_ne!(nc_now, nc_before);
+    until(&m.mp, "the .nc's cached pages over S3", || read(&nc) == nc_now);
+}
+
 /// A zip of a store in object storage replaced by a zip of the store grown
 /// shows in the live mount: a look is one `HEAD` of the zip. Old code: a
 /// zip in object storage was read once, at the mount.

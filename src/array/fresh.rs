@@ -14,7 +14,8 @@
 //! with one `HEAD` (at open too, after the interval), so a chunk an
 //! xarray append rewrote is not served as it was; their shards' ranged
 //! reads are checked against the ETag the index was read with. The kernel
-//! views' generations below are a local store's alone.
+//! views' generations below follow such a store too, their looks at most
+//! once per interval and [`REMOTE_GENERATION_BATCH`] objects each.
 //!
 //! The kernel's page cache holds what the views served, long after the
 //! daemon's cache let the decode go. So the stamp of every object read for
@@ -66,10 +67,16 @@ pub const MAX_NOTED: usize = 1 << 18;
 /// `noted / GENERATION_BATCH` looks.
 pub const GENERATION_BATCH: usize = 1024;
 
-/// The places of the next [`GENERATION_BATCH`] of `len` entries looked
-/// at in turn from `cursor`, which moves past them.
-fn in_turn(len: usize, cursor: &mut usize) -> impl Iterator<Item = usize> {
-    let take = len.min(GENERATION_BATCH);
+/// The most noted objects of a remote store one look at an array's
+/// generation asks about (a `HEAD` each), at most once per interval: a
+/// change among more shows within `noted / REMOTE_GENERATION_BATCH`
+/// intervals of use.
+pub const REMOTE_GENERATION_BATCH: usize = 32;
+
+/// The places of the next `batch` of `len` entries looked at in turn from
+/// `cursor`, which moves past them.
+fn in_turn(len: usize, cursor: &mut usize, batch: usize) -> impl Iterator<Item = usize> {
+    let take = len.min(batch);
     let start = if len == 0 { 0 } else { *cursor % len };
     *cursor = if len == 0 { 0 } else { (start + take) % len };
     (0..take).map(move |i| (start + i) % len)
@@ -92,6 +99,14 @@ struct Noted {
     /// or bytes changed, counts one up too, though no decode read it.
     watched: Vec<Watched>,
     watch_cursor: usize,
+    /// When a remote store's objects were last looked at for the
+    /// generation.
+    looked: Option<Instant>,
+    /// Whether a file that combines the array's values (`data.bin`, the
+    /// `.nc`, the TIFFs) served bytes, which the kernel may hold: only then
+    /// are a remote store's objects looked at for the generation, so that
+    /// listing a directory asks nothing of the store.
+    shown: bool,
 }
 
 struct Seen {
@@ -232,10 +247,12 @@ impl Freshness {
     }
 
     /// Note that chunk `chunk` of array `array` was read as `stamp` (`None`:
-    /// absent) for a decode.
-    pub(super) fn note(&self, array: usize, chunk: u64, stamp: Option<Stamp>) {
-        if !self.on {
-            return;
+    /// absent) for a decode; whether it was noted as read before with
+    /// another stamp (its views' generation counted up and whoever drops
+    /// the kernel's pages told).
+    pub(super) fn note(&self, array: usize, chunk: u64, stamp: Option<Stamp>) -> bool {
+        if !self.stamps() {
+            return false;
         }
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
@@ -261,6 +278,16 @@ impl Freshness {
         if changed {
             self.changed(array, chunk);
         }
+        changed
+    }
+
+    /// A file that combines array `array`'s values served bytes (see
+    /// `Noted::shown`); a remote store's alone is noted.
+    pub(super) fn shown(&self, array: usize) {
+        if self.on || !self.stamps() {
+            return;
+        }
+        crate::sync::lock(&self.noted).0.entry(array).or_default().shown = true;
     }
 
     /// Drop what was decoded from chunk `chunk` of `array` (the chunk, or a
@@ -333,20 +360,29 @@ impl Freshness {
         key: impl Fn(u64) -> Option<StoreKey>,
         cache: &ArrayCache,
     ) -> Option<u64> {
-        if !self.on {
-            return None;
-        }
+        let interval = self.interval()?;
         let lock = || crate::sync::lock(&self.noted);
         let (listed, watched): (Vec<(u64, Option<Stamp>)>, Vec<WatchedAt>) = match lock().0.get_mut(&array) {
             None => return Some(0),
+            // A remote store's objects are looked at once per interval, and
+            // only once a combined file showed them.
+            Some(n) if !self.on && (!n.shown || n.looked.is_some_and(|t| t.elapsed() < interval)) => {
+                return Some(n.generation);
+            }
             Some(n) => {
-                // The next GENERATION_BATCH of them, and as many of the
-                // watched places, in turn.
-                let objects = in_turn(n.order.len(), &mut n.cursor)
+                // The next batch of them, and as many of the watched
+                // places, in turn.
+                let batch = if self.on {
+                    GENERATION_BATCH
+                } else {
+                    REMOTE_GENERATION_BATCH
+                };
+                n.looked = Some(Instant::now());
+                let objects = in_turn(n.order.len(), &mut n.cursor, batch)
                     .map(|i| n.order[i])
                     .map(|c| (c, n.stamps.get(&c).copied().flatten()))
                     .collect();
-                let watched = in_turn(n.watched.len(), &mut n.watch_cursor)
+                let watched = in_turn(n.watched.len(), &mut n.watch_cursor, batch)
                     .map(|i| (i, n.watched[i].clone()))
                     .collect();
                 (objects, watched)
@@ -363,7 +399,11 @@ impl Freshness {
         let mut changed = Vec::new();
         for (chunk, before) in listed {
             let Some(k) = key(chunk) else { continue };
-            let now = store.stat(&k).ok();
+            let now = match store.stat(&k) {
+                // A remote look that failed (the network) says nothing.
+                Err(_) if !self.on => continue,
+                result => result.ok(),
+            };
             if now != Some(before) {
                 tracing::debug!(key = %k, "the store object changed since it was read: its views are refreshed");
                 changed.push((chunk, now.flatten()));
@@ -462,13 +502,15 @@ impl Freshness {
             drop(t);
             cache.invalidate(&ck);
             tracing::debug!(%key, "the store object changed since its decode: decoding it again");
-            // Noted as it is now, so that the coming decode does not count
-            // the same change again (which tells whoever drops the kernel's
-            // pages); a remote object is not noted, so they are told here.
-            match current {
-                Some(now) if self.on => self.note(ck.node, ck.chunk, now),
-                _ if !self.on => self.changed(ck.node, ck.chunk),
-                _ => {}
+            // Noted as it is now (which counts the generation up and tells
+            // whoever drops the kernel's pages), so that the coming decode
+            // does not count the same change again.
+            // A remote object past the noted bound is told here.
+            if let Some(now) = current
+                && !self.note(ck.node, ck.chunk, now)
+                && !self.on
+            {
+                self.changed(ck.node, ck.chunk);
             }
         } else if let Some(s) = t.seen.get_mut(&ck) {
             s.checked = Instant::now();
@@ -530,6 +572,44 @@ mod tests {
 
     /// A noted object that changes counts the generation up once; past
     /// [`MAX_NOTED`] objects, every look counts it up (never stale).
+    /// Over a remote store, the views' generation looks at nothing until a
+    /// combined file showed the array, then at most
+    /// REMOTE_GENERATION_BATCH objects a look, once per interval, in turn:
+    /// a changed object among 100 shows within 4 looks.
+    #[test]
+    fn a_remote_generation_looks_once_shown_in_batches_once_per_interval() {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        let cache = ArrayCache::new(1 << 20);
+        let mut store = MemoryStore::default();
+        let f = Freshness::with_remote(false, true);
+        let every = Duration::from_millis(200);
+        f.check_remote_every(Some(every));
+        for i in 0..100u64 {
+            store.insert(&format!("c/{i}"), vec![1u8]);
+            f.note(5, i, store.stat(&key(i).unwrap()).unwrap());
+        }
+        let looked = AtomicUsize::new(0);
+        let counting = |i: u64| {
+            looked.fetch_add(1, Relaxed);
+            key(i)
+        };
+        assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+        assert_eq!(looked.load(Relaxed), 0, "nothing shown, nothing asked");
+        f.shown(5);
+        assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+        assert_eq!(looked.load(Relaxed), REMOTE_GENERATION_BATCH);
+        assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+        assert_eq!(looked.load(Relaxed), REMOTE_GENERATION_BATCH, "within the interval");
+        store.insert("c/0", vec![2u8; 2]);
+        let mut looks = 0;
+        while f.generation(5, &store, counting, &cache) == Some(0) {
+            looks += 1;
+            assert!(looks <= 4, "the change never showed");
+            std::thread::sleep(every + Duration::from_millis(10));
+        }
+        assert_eq!(f.last_generation(5), 1);
+    }
+
     #[test]
     fn generations_follow_changed_objects_and_overflow_counts_always() {
         let cache = ArrayCache::new(1 << 20);

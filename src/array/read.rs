@@ -174,6 +174,9 @@ impl Array {
         size: u32,
         then: impl FnOnce(Result<ReadData, ArrayError>) + Send + 'static,
     ) {
+        // The kernel may now hold pages of them: a remote store's objects
+        // are looked at for the views' generation from here on.
+        self.shared.fresh.shown(self.id);
         let (start, end) = self.flat_range(offset, size);
         let mut runs = self.runs(start, end);
         match (runs.next(), runs.next()) {

@@ -287,7 +287,14 @@ impl Freshness {
         if self.on || !self.stamps() {
             return;
         }
-        crate::sync::lock(&self.noted).0.entry(array).or_default().shown = true;
+        let mut guard = crate::sync::lock(&self.noted);
+        let noted = guard.0.entry(array).or_default();
+        if !noted.shown {
+            // What it showed is as fresh as the decodes: the first look is
+            // due an interval from now.
+            noted.shown = true;
+            noted.looked = Some(Instant::now());
+        }
     }
 
     /// Drop what was decoded from chunk `chunk` of `array` (the chunk, or a
@@ -596,6 +603,13 @@ mod tests {
         assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
         assert_eq!(looked.load(Relaxed), 0, "nothing shown, nothing asked");
         f.shown(5);
+        assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+        assert_eq!(
+            looked.load(Relaxed),
+            0,
+            "shown just now: the first look is an interval away"
+        );
+        std::thread::sleep(every + Duration::from_millis(10));
         assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
         assert_eq!(looked.load(Relaxed), REMOTE_GENERATION_BATCH);
         assert_eq!(f.generation(5, &store, counting, &cache), Some(0));

@@ -1,0 +1,130 @@
+//! Unit tests of the freshness checks and the views' generations.
+
+use super::*;
+use crate::store::MemoryStore;
+
+fn key(i: u64) -> Option<StoreKey> {
+    StoreKey::new(format!("c/{i}")).ok()
+}
+
+/// A look at the generation of an array with 100,000 noted objects
+/// stats at most GENERATION_BATCH of them (it stat'ed all, so that a
+/// `stat` of its data.bin took 0.77 s at 262,144), and a change among
+/// them shows within a round of looks.
+#[test]
+fn a_look_at_the_generation_costs_the_same_however_many_were_read() {
+    let cache = ArrayCache::new(1 << 20);
+    let mut store = MemoryStore::default();
+    let f = Freshness::new(true);
+    let n = 100_000u64;
+    for i in 0..n {
+        f.note(3, i, None);
+    }
+    let looked = std::sync::atomic::AtomicUsize::new(0);
+    let counting = |i: u64| {
+        looked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        key(i)
+    };
+    assert_eq!(f.generation(3, &store, counting, &cache), Some(0));
+    assert_eq!(looked.load(std::sync::atomic::Ordering::Relaxed), GENERATION_BATCH);
+    store.insert("c/77777", vec![1u8; 4]);
+    let rounds = (n as usize).div_ceil(GENERATION_BATCH);
+    let seen = (0..rounds).position(|_| f.generation(3, &store, key, &cache) == Some(1));
+    assert!(seen.is_some(), "the new object never showed");
+}
+
+/// A noted object that changes counts the generation up once; past
+/// [`MAX_NOTED`] objects, every look counts it up (never stale).
+/// Over a remote store, the views' generation looks at nothing until a
+/// combined file showed the array, then at most
+/// REMOTE_GENERATION_BATCH objects a look, once per interval, in turn:
+/// a changed object among 100 shows within 4 looks.
+#[test]
+fn a_remote_generation_looks_once_shown_in_batches_once_per_interval() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let cache = ArrayCache::new(1 << 20);
+    let mut store = MemoryStore::default();
+    let f = Freshness::with_remote(false, true);
+    let every = Duration::from_millis(200);
+    f.check_remote_every(Some(every));
+    for i in 0..100u64 {
+        store.insert(&format!("c/{i}"), vec![1u8]);
+        f.note(5, i, store.stat(&key(i).unwrap()).unwrap());
+    }
+    let looked = AtomicUsize::new(0);
+    let counting = |i: u64| {
+        looked.fetch_add(1, Relaxed);
+        key(i)
+    };
+    assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+    assert_eq!(looked.load(Relaxed), 0, "nothing shown, nothing asked");
+    f.shown(5);
+    assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+    assert_eq!(
+        looked.load(Relaxed),
+        0,
+        "shown just now: the first look is an interval away"
+    );
+    std::thread::sleep(every + Duration::from_millis(10));
+    assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+    assert_eq!(looked.load(Relaxed), REMOTE_GENERATION_BATCH);
+    assert_eq!(f.generation(5, &store, counting, &cache), Some(0));
+    assert_eq!(looked.load(Relaxed), REMOTE_GENERATION_BATCH, "within the interval");
+    store.insert("c/0", vec![2u8; 2]);
+    let mut looks = 0;
+    while f.generation(5, &store, counting, &cache) == Some(0) {
+        looks += 1;
+        assert!(looks <= 4, "the change never showed");
+        std::thread::sleep(every + Duration::from_millis(10));
+    }
+    assert_eq!(f.last_generation(5), 1);
+}
+
+#[test]
+fn generations_follow_changed_objects_and_overflow_counts_always() {
+    let cache = ArrayCache::new(1 << 20);
+    let mut store = MemoryStore::default();
+    store.insert("c/0", vec![1u8; 4]);
+    let f = Freshness::new(true);
+    f.note(7, 0, store.stat(&key(0).unwrap()).unwrap());
+    assert_eq!(f.generation(7, &store, key, &cache), Some(0));
+    assert_eq!(f.generation(7, &store, key, &cache), Some(0));
+    store.insert("c/0", vec![1u8; 5]);
+    assert_eq!(f.generation(7, &store, key, &cache), Some(1));
+    assert_eq!(f.generation(7, &store, key, &cache), Some(1));
+    assert_eq!(Freshness::new(false).generation(7, &store, key, &cache), None);
+
+    let big = Freshness::new(true);
+    for chunk in 0..=MAX_NOTED as u64 {
+        big.note(1, chunk, None);
+    }
+    let empty = MemoryStore::default();
+    let first = big.generation(1, &empty, |_| None, &cache);
+    let second = big.generation(1, &empty, |_| None, &cache);
+    assert!(second > first, "{first:?} then {second:?}");
+}
+
+/// An object the walk saw and no decode read counts the generation up
+/// when it changes (on a local filesystem a `chmod` moves its change
+/// time; here its length changes), once.
+#[test]
+fn a_watched_object_no_decode_read_counts_when_it_changes() {
+    let cache = ArrayCache::new(1 << 20);
+    let mut store = MemoryStore::default();
+    store.insert("c/5", vec![1u8; 4]);
+    let f = Freshness::new(true);
+    let k = key(5).unwrap();
+    let stamp = store.stat(&k).unwrap();
+    f.watch(
+        2,
+        vec![Watched {
+            key: k,
+            dir: false,
+            stamp,
+        }],
+    );
+    assert_eq!(f.generation(2, &store, key, &cache), Some(0));
+    store.insert("c/5", vec![2u8; 5]);
+    assert_eq!(f.generation(2, &store, key, &cache), Some(1));
+    assert_eq!(f.generation(2, &store, key, &cache), Some(1));
+}

@@ -320,6 +320,32 @@ fn a_replaced_reference_set_shows_in_the_live_mount() {
     assert_eq!(buf[..n], before[..], "the held file reads the four rows it opened");
 }
 
+/// A Parquet reference set replaced by another (its writer rewrites the
+/// set's `.zmetadata` with it) shows in the live mount: a look is one
+/// `stat` of its `.zmetadata`. Old code: a Parquet set was read once, at
+/// the mount.
+#[test]
+fn a_replaced_parquet_reference_set_shows_in_the_live_mount() {
+    let tmp = tempfile::tempdir().unwrap();
+    let kerchunk = tmp.path().join("kerchunk");
+    common::copy_dir(&common::data_dir().join("kerchunk"), &kerchunk);
+    let set = kerchunk.join("refs.parq");
+    let m = Mount::at(&set, &["--metadata-ttl", "1"]);
+    assert!(m.mp.join("t").is_dir() && !m.mp.join("sst").exists());
+    // The set replaced whole, as a writer that writes beside and renames.
+    let new = kerchunk.join("refs.parq.new");
+    common::copy_dir(&kerchunk.join("multi.parq"), &new);
+    std::fs::rename(&set, kerchunk.join("refs.parq.old")).unwrap();
+    std::fs::rename(&new, &set).unwrap();
+    until(&m.mp, "the new set's arrays", || m.mp.join("sst").is_dir());
+    assert!(!m.mp.join("t").exists());
+    let other = Mount::at(&kerchunk.join("multi.parq"), &[]);
+    let sst = read(&m.mp.join("sst/data.bin"));
+    assert!(!sst.is_empty());
+    assert_eq!(sst, read(&other.mp.join("sst/data.bin")));
+    assert!(m.log().contains("read again"), "{}", m.log());
+}
+
 /// A zip of a store replaced by a zip of the store grown (the xarray
 /// append, zipped: scripts/fixtures_living.py) shows in the live mount.
 /// Old code: a zip was read once, at the mount.
@@ -438,6 +464,31 @@ fn a_chunk_rewritten_in_object_storage_shows_through_the_cached_pages_of_data_bi
     let nc_now = read(&nc_of(&fresh.mp));
     assert_ne!(nc_now, nc_before);
     until(&m.mp, "the .nc's cached pages over S3", || read(&nc) == nc_now);
+}
+
+/// A Parquet reference set in object storage replaced by another shows in
+/// the live mount: a look is one `HEAD` of its `.zmetadata`. Old code: read
+/// once, at the mount.
+#[test]
+fn a_replaced_parquet_reference_set_in_object_storage_shows_in_the_live_mount() {
+    let Some(moto) = common::servers::Moto::start() else {
+        return;
+    };
+    assert_eq!(moto.request("PUT", "/refs-parq", b""), 200);
+    let kerchunk = common::data_dir().join("kerchunk");
+    moto.upload("refs-parq", &kerchunk, "k");
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    let m = Mount::at(Path::new("s3://refs-parq/k/refs.parq"), &opts);
+    assert!(m.mp.join("t").is_dir() && !m.mp.join("sst").exists());
+    // The other set written over it, its .zmetadata among its objects.
+    moto.upload("refs-parq", &kerchunk.join("multi.parq"), "k/refs.parq");
+    until(&m.mp, "the new set's arrays over S3", || m.mp.join("sst").is_dir());
+    let other = Mount::at(Path::new("s3://refs-parq/k/multi.parq"), &opts);
+    let sst = read(&m.mp.join("sst/data.bin"));
+    assert!(!sst.is_empty());
+    assert_eq!(sst, read(&other.mp.join("sst/data.bin")));
 }
 
 /// A zip of a store in object storage replaced by a zip of the store grown

@@ -288,9 +288,9 @@ pub struct MountArgs {
     /// group, made only while something in the mount is looked at
     /// [default: 5 for a local directory or Icechunk repository, 60 for
     /// object storage and HTTP; an Icechunk branch follows its tip (one
-    /// request a look), a zip or JSON reference set its file (one stat, or
-    /// one HEAD in object storage, a look); a Parquet reference set and a
-    /// --tag, --snapshot or --all-versions mount are read once]
+    /// request a look), a zip or JSON reference set its file and a Parquet
+    /// set its .zmetadata (one stat, or one HEAD in object storage, a
+    /// look); a --tag, --snapshot or --all-versions mount is read once]
     #[arg(long, value_name = "SECONDS|never")]
     pub metadata_ttl: Option<MetadataTtl>,
     /// Mount options, comma-separated: allow_other (also turns on

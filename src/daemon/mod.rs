@@ -259,7 +259,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         (None, Some(follows)) => Some(follows),
         (Some(MetadataTtl::Every(_)), None) => {
             tracing::warn!(
-                "--metadata-ttl: this store (a Parquet reference set or a pinned Icechunk version) is read once; its metadata is not looked at again"
+                "--metadata-ttl: this store (a pinned Icechunk version) is read once; its metadata is not looked at again"
             );
             None
         }

@@ -1,7 +1,8 @@
 //! How a mount follows what it was opened from, when that is not a Zarr
-//! directory read again from itself: a zip or JSON reference set by a look
-//! at its file (one `stat`, or one `HEAD` in object storage), opened again
-//! whole when it was replaced. An Icechunk branch follows its tip
+//! directory read again from itself: a zip or reference set by a look at
+//! one file (the zip or JSON set itself, a Parquet set's `.zmetadata`: one
+//! `stat`, or one `HEAD` in object storage), opened again whole when it was
+//! replaced. An Icechunk branch follows its tip
 //! (`icechunk.rs`).
 //!
 //! Invariant: a look is cheap and bounded (one request at most); a file
@@ -24,10 +25,11 @@ impl Opened {
         }
     }
 
-    /// A zip or JSON reference set in object storage, `name` in directory
-    /// `parent` (a URL), mounted as `store` with `args`: followed by a
-    /// `HEAD` of it every [`super::REMOTE_METADATA_TTL`] by default. Where its
-    /// directory cannot be opened for the looks, it is read once.
+    /// A zip or reference set in object storage mounted as `store` with
+    /// `args`, followed by a `HEAD` of object `name` in directory `parent`
+    /// (a URL: the zip or JSON set itself, or a Parquet set's `.zmetadata`)
+    /// every [`super::REMOTE_METADATA_TTL`] by default. Where that directory
+    /// cannot be opened for the looks, it is read once.
     #[cfg(feature = "remote")]
     pub(super) fn followed_remote_file(self, store: &Path, args: &StoreArgs, parent: &str, name: &str) -> Opened {
         let home = super::reference_options(args)
@@ -48,11 +50,13 @@ impl Opened {
         }
     }
 
-    /// A local file (a zip, a JSON reference set) opened from `path` with
-    /// `args`, followed by its stat.
-    pub(super) fn followed_file(self, path: &Path, args: &StoreArgs) -> Opened {
+    /// A local zip or reference set opened from `store` with `args`,
+    /// followed by a stat of `watched`: the file itself, or a Parquet
+    /// set's `.zmetadata` (which its writer rewrites with the set).
+    pub(super) fn followed_file(self, watched: &Path, store: &Path, args: &StoreArgs) -> Opened {
         let file = SameFile {
-            path: path.to_path_buf(),
+            path: watched.to_path_buf(),
+            store: store.to_path_buf(),
             args: args.clone(),
         };
         Opened {
@@ -73,8 +77,8 @@ fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::R
     })
 }
 
-/// A zip or JSON reference set in object storage, looked at again by one
-/// `HEAD` of its object (its ETag and length), and opened again whole when
+/// A zip or reference set in object storage, looked at again by one
+/// `HEAD` of its object (a Parquet set's `.zmetadata`) (its ETag and length), and opened again whole when
 /// it was replaced, as [`SameFile`] is.
 #[cfg(feature = "remote")]
 struct RemoteFile {
@@ -107,13 +111,17 @@ impl crate::fs::Rereading for RemoteFile {
     }
 }
 
-/// A local zip or JSON reference set, looked at again by one `stat` of its
-/// file, and opened again whole when the file was replaced or rewritten
+/// A local zip or reference set, looked at again by one `stat` of its
+/// file (a Parquet set's `.zmetadata`), and opened again whole when the
+/// file was replaced or rewritten
 /// (its identity, length or times changed): the new file is served as
 /// another store, so a reader holding a file of the old one open reads
 /// the old references, or is told EIO where a zip's bytes changed under it.
 struct SameFile {
+    /// The file looked at.
     path: std::path::PathBuf,
+    /// What was mounted, opened again when `path` changed.
+    store: std::path::PathBuf,
     args: StoreArgs,
 }
 
@@ -141,6 +149,6 @@ impl crate::fs::Rereading for SameFile {
         h.finish()
     }
     fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
-        reopen(&self.path, &self.args, "the file was replaced or rewritten")
+        reopen(&self.store, &self.args, "the file was replaced or rewritten")
     }
 }

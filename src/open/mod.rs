@@ -196,7 +196,12 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         };
         let hierarchy = match Hierarchy::open(remote.as_ref()) {
             // A kerchunk Parquet set: mounted as one, from its directory's parent.
-            Err(crate::zarr::hierarchy::OpenError::References) => return remote_references(true),
+            Err(crate::zarr::hierarchy::OpenError::References) => {
+                // Followed by its .zmetadata, which its writer rewrites
+                // with the set.
+                return remote_references(true)
+                    .map(|o| o.followed_remote_file(store, args, path.trim_end_matches('/'), ".zmetadata"));
+            }
             other => other,
         };
         if !allowed.is_empty() {
@@ -249,7 +254,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     // A local file (a reference set, a zip) is followed by its stat, and
     // opened again whole when it was replaced or rewritten.
     if store.is_file() && is_reference_json(store) {
-        return local_references(false).map(|o| o.followed_file(store, args));
+        return local_references(false).map(|o| o.followed_file(store, store, args));
     }
     if store.is_file() && is_zip(store) {
         let path = store.canonicalize()?;
@@ -257,11 +262,14 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             return fail(format!("store {}: not a file name nzfs can read", store.display()));
         };
         let inner = FilesystemStore::with_symlinks(dir, args.policy());
-        return open_zip(Box::new(inner), name, &shown_store(store)).map(|o| o.followed_file(store, args));
+        return open_zip(Box::new(inner), name, &shown_store(store)).map(|o| o.followed_file(store, store, args));
     }
     let s = local_store(store, args.policy())?;
     let h = match Hierarchy::open(&s) {
-        Err(crate::zarr::hierarchy::OpenError::References) => return local_references(true),
+        // A Parquet set is followed by its .zmetadata.
+        Err(crate::zarr::hierarchy::OpenError::References) => {
+            return local_references(true).map(|o| o.followed_file(&store.join(".zmetadata"), store, args));
+        }
         h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
     };
     Ok(Opened::plain(Box::new(s), h, shown_store(store)).followed(LOCAL_METADATA_TTL))

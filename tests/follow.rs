@@ -252,10 +252,7 @@ fn an_append_to_unconsolidated_object_storage_right_after_the_mount_shows() {
     let plain = r#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
     std::fs::write(store.join("zarr.json"), plain).unwrap();
     moto.upload("loose", &store, "t.zarr");
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://loose/t.zarr"), &opts);
+    let m = every_second(&moto, "s3://loose/t.zarr");
     let t2m = m.mp.join("t2m");
     assert!(text(&t2m.join("header.cdl")).contains("time = 4 ;"));
     let s1 = living().join("s1.zarr");
@@ -380,6 +377,14 @@ fn held_open(path: &Path) -> std::fs::File {
         .unwrap()
 }
 
+/// A mount of `url` in `moto` that looks at its store every second.
+fn every_second(moto: &common::servers::Moto, url: &str) -> Mount {
+    let mut options = moto.options();
+    options.extend(["--metadata-ttl".into(), "1".into()]);
+    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
+    Mount::at(Path::new(url), &opts)
+}
+
 /// A chunk rewritten in place in object storage while the metadata stays
 /// as it was (a pipeline that rewrites its last chunk): after the mount's
 /// interval, the next use of the cached decode checks the object's ETag
@@ -393,10 +398,7 @@ fn a_chunk_rewritten_in_object_storage_shows_in_the_live_mount() {
     };
     assert_eq!(moto.request("PUT", "/inplace", b""), 200);
     moto.upload("inplace", &living().join("s0.zarr"), "t.zarr");
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://inplace/t.zarr"), &opts);
+    let m = every_second(&moto, "s3://inplace/t.zarr");
     let t2m = m.mp.join("t2m");
     let direct = |p: &Path| {
         let mut out = Vec::new();
@@ -431,10 +433,7 @@ fn a_chunk_rewritten_in_object_storage_shows_through_the_cached_pages_of_data_bi
     };
     assert_eq!(moto.request("PUT", "/inplace-pages", b""), 200);
     moto.upload("inplace-pages", &living().join("s0.zarr"), "t.zarr");
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://inplace-pages/t.zarr"), &opts);
+    let m = every_second(&moto, "s3://inplace-pages/t.zarr");
     let data = m.mp.join("t2m/data.bin");
     let s0 = expected("s0", "t2m");
     let step = s0.len() / 4;
@@ -459,7 +458,7 @@ fn a_chunk_rewritten_in_object_storage_shows_through_the_cached_pages_of_data_bi
     });
     // All of it as a new mount of the store shows it, and the group's .nc
     // too (its mtime follows the same looks).
-    let fresh = Mount::at(Path::new("s3://inplace-pages/t.zarr"), &opts);
+    let fresh = every_second(&moto, "s3://inplace-pages/t.zarr");
     assert_eq!(read(&data), read(&fresh.mp.join("t2m/data.bin")));
     let nc_now = read(&nc_of(&fresh.mp));
     assert_ne!(nc_now, nc_before);
@@ -477,15 +476,12 @@ fn a_replaced_parquet_reference_set_in_object_storage_shows_in_the_live_mount() 
     assert_eq!(moto.request("PUT", "/refs-parq", b""), 200);
     let kerchunk = common::data_dir().join("kerchunk");
     moto.upload("refs-parq", &kerchunk, "k");
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://refs-parq/k/refs.parq"), &opts);
+    let m = every_second(&moto, "s3://refs-parq/k/refs.parq");
     assert!(m.mp.join("t").is_dir() && !m.mp.join("sst").exists());
     // The other set written over it, its .zmetadata among its objects.
     moto.upload("refs-parq", &kerchunk.join("multi.parq"), "k/refs.parq");
     until(&m.mp, "the new set's arrays over S3", || m.mp.join("sst").is_dir());
-    let other = Mount::at(Path::new("s3://refs-parq/k/multi.parq"), &opts);
+    let other = every_second(&moto, "s3://refs-parq/k/multi.parq");
     let sst = read(&m.mp.join("sst/data.bin"));
     assert!(!sst.is_empty());
     assert_eq!(sst, read(&other.mp.join("sst/data.bin")));
@@ -508,10 +504,7 @@ fn a_replaced_zip_in_object_storage_shows_in_the_live_mount() {
         moto.request_with("PUT", "/zipped-live/t2m.zarr.zip", &public, &s0).0,
         200
     );
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://zipped-live/t2m.zarr.zip"), &opts);
+    let m = every_second(&moto, "s3://zipped-live/t2m.zarr.zip");
     let t2m = m.mp.join("t2m");
     assert_eq!(read(&t2m.join("data.bin")), expected("s0", "t2m"));
     let s1 = std::fs::read(living().join("s1.zarr.zip")).unwrap();
@@ -540,10 +533,7 @@ fn a_replaced_reference_set_in_object_storage_shows_in_the_live_mount() {
             200
         );
     }
-    let mut options = moto.options();
-    options.extend(["--metadata-ttl".into(), "1".into()]);
-    let opts: Vec<&str> = options.iter().map(String::as_str).collect();
-    let m = Mount::at(Path::new("s3://refs-live/gen.json"), &opts);
+    let m = every_second(&moto, "s3://refs-live/gen.json");
     let data = m.mp.join("g/data.bin");
     let before = read(&data);
     assert_eq!(before.len(), 4 * 6 * 8);

@@ -128,3 +128,26 @@ fn a_watched_object_no_decode_read_counts_when_it_changes() {
     assert_eq!(f.generation(2, &store, key, &cache), Some(1));
     assert_eq!(f.generation(2, &store, key, &cache), Some(1));
 }
+
+/// Over a remote store, a look at a noted object that fails (the network)
+/// counts no change: the views keep their generation, and a look once the
+/// store answers again finds the object as it was.
+#[test]
+fn a_failed_remote_look_counts_no_change() {
+    let cache = ArrayCache::new(1 << 20);
+    let mut memory = MemoryStore::default();
+    memory.insert("c/0", vec![1u8]);
+    let stamp = memory.stat(&key(0).unwrap()).unwrap();
+    let store = crate::store::FaultyStore::over(Box::new(memory));
+    let f = Freshness::with_remote(false, true);
+    let every = Duration::from_millis(20);
+    f.check_remote_every(Some(every));
+    f.note(5, 0, stamp);
+    f.shown(5);
+    store.fail("c/0", crate::store::Fault::TimedOut);
+    std::thread::sleep(every + Duration::from_millis(5));
+    assert_eq!(f.generation(5, &store, key, &cache), Some(0));
+    store.heal("c/0");
+    std::thread::sleep(every + Duration::from_millis(5));
+    assert_eq!(f.generation(5, &store, key, &cache), Some(0));
+}

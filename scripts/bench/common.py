@@ -154,6 +154,17 @@ def chunk_files(root, array="field"):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f != "data.bin" and f.endswith(".bin"))
 
 
+def main_store_args(ap):
+    """The options of the benchmarks of the main store (`local`, `disk`)."""
+    ap.add_argument("--size-mib", type=int, default=512)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--workdir", default="/tmp/nzfs-bench")
+    ap.add_argument("--nzfs", default=RELEASE)
+    ap.add_argument("--cache-size", default="256MiB")
+    ap.add_argument("--passthrough", default="never", choices=["auto", "always", "never"],
+                    help="the path for every nzfs row")
+
+
 def parse_size(text):
     units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
     for u, f in units.items():

@@ -16,8 +16,8 @@ import time
 import tensorstore as ts
 import zarr
 
-from common import (MIB, RELEASE, Mounted, Usage, cat, cat_parallel, chunk_files, chunk_objects, decode_files,
-                    drop_page_cache, log, median_time, print_table, warm_page_cache)
+from common import (MIB, Mounted, Usage, cat, cat_parallel, chunk_files, chunk_objects, decode_files,
+                    drop_page_cache, log, main_store_args, median_time, print_table, warm_page_cache)
 from datasets import decoded_bytes, field_only, main_stores
 
 
@@ -140,12 +140,7 @@ def rows(args, full_store, mp):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bench disk", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mib", type=int, default=512)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--workdir", default="/tmp/nzfs-bench")
-    ap.add_argument("--nzfs", default=RELEASE)
-    ap.add_argument("--cache-size", default="256MiB")
-    ap.add_argument("--passthrough", default="never", choices=["auto", "always", "never"])
+    main_store_args(ap)
     args = ap.parse_args(argv)
     if os.geteuid() != 0:
         sys.exit("bench disk: dropping the page cache needs root")

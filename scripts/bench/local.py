@@ -26,8 +26,8 @@ import tensorstore as ts
 import zarr
 
 import hierarchy
-from common import (MIB, RELEASE, Mounted, Usage, cat, cat_parallel, chunk_files, chunk_objects, decode_files,
-                    drop_page_cache, log, median_time, parse_size, print_table, warm_page_cache)
+from common import (MIB, Mounted, Usage, cat, cat_parallel, chunk_files, chunk_objects, decode_files,
+                    drop_page_cache, log, main_store_args, median_time, parse_size, print_table, warm_page_cache)
 from datasets import build_many, build_million, decoded_bytes, main_stores
 from probe import timed_preads
 
@@ -217,14 +217,8 @@ def listings(run, many, million):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bench local", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mib", type=int, default=512)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--workdir", default="/tmp/nzfs-bench")
-    ap.add_argument("--nzfs", default=RELEASE)
-    ap.add_argument("--cache-size", default="256MiB")
+    main_store_args(ap)
     ap.add_argument("--random-reads", type=int, default=2000)
-    ap.add_argument("--passthrough", default="never", choices=["auto", "always", "never"],
-                    help="the path for every row; rows with passthrough forced on are added when run as root")
     args = ap.parse_args(argv)
     work = args.workdir
     os.makedirs(work, exist_ok=True)

@@ -100,9 +100,59 @@ def lzma_raw():
         expect("lzma_raw", name)
 
 
+def n5_default():
+    """N5 arrays as zarr-python 2.18's N5Store writes them (gzip, raw and
+    blosc blocks, edge blocks padded), each given the zarr.json that
+    zarr-extensions' n5_default describes beside its attributes.json: the
+    Zarr array takes N5's axes in N5's order, which is zarr-python's
+    reversed, so the expected values are zarr-python's read transposed."""
+    import json
+    from numcodecs import Blosc, GZip
+    from zarr.n5 import N5Store
+
+    path = os.path.join(OUT, "n5.n5")
+    shutil.rmtree(path, ignore_errors=True)
+    root = zarr.group(store=N5Store(path), overwrite=True)
+    types = {"float32": "float32", "uint16": "uint16", "int8": "int8", "float64": "float64"}
+    for name, dtype, shape, chunks, compressor in [
+        ("gzip_f4", "<f4", (7, 10), (3, 4), GZip(level=1)),
+        ("raw_u2", "<u2", (5, 9), (2, 4), None),
+        ("blosc_i1_3d", "i1", (3, 5, 6), (2, 2, 4), Blosc(cname="zstd", clevel=3, shuffle=Blosc.SHUFFLE)),
+    ]:
+        data = (np.arange(np.prod(shape)) % 251 - 100).astype(dtype).reshape(shape)
+        z = root.create_dataset(name, shape=shape, chunks=chunks, dtype=dtype, compressor=compressor)
+        z[...] = data
+        with open(os.path.join(path, name, "attributes.json")) as f:
+            attrs = json.load(f)
+        comp = attrs["compression"]
+        nested = [{"name": "transpose", "configuration": {"order": list(range(len(shape)))[::-1]}},
+                  {"name": "bytes", "configuration": {"endian": "big"}}]
+        if comp["type"] == "gzip":
+            nested.append({"name": "gzip", "configuration": {"level": comp["level"]}})
+        elif comp["type"] == "blosc":
+            nested.append({"name": "blosc", "configuration": {
+                "cname": comp["cname"], "clevel": comp["clevel"], "shuffle": "shuffle", "typesize": 1,
+                "blocksize": comp["blocksize"]}})
+        meta = {"zarr_format": 3, "node_type": "array", "shape": attrs["dimensions"],
+                "data_type": types[attrs["dataType"]] if attrs["dataType"] in types else attrs["dataType"],
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": attrs["blockSize"]}},
+                "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "/"}},
+                "fill_value": 0, "codecs": [{"name": "n5_default", "configuration": {"codecs": nested}}]}
+        with open(os.path.join(path, name, "zarr.json"), "w") as f:
+            json.dump(meta, f, indent=2)
+        back = zarr.open_array(store=N5Store(path), path=name, mode="r")[...]
+        base = os.path.join(OUT, "expected", "n5", name + ".bin")
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        with open(base, "wb") as f:
+            f.write(np.ascontiguousarray(back.T.astype(back.dtype.newbyteorder("<"))).tobytes())
+    with open(os.path.join(path, "zarr.json"), "w") as f:
+        json.dump({"zarr_format": 3, "node_type": "group", "attributes": {}}, f, indent=2)
+
+
 if __name__ == "__main__":
     shutil.rmtree(os.path.join(OUT, "expected"), ignore_errors=True)
     strings_in_f_order()
     pcodec_compressor()
     lzma_raw()
+    n5_default()
     print(f"zarr {zarr.__version__}, numcodecs {numcodecs.__version__}: wrote {OUT}")

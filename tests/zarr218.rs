@@ -2,7 +2,8 @@
 //! not at all (scripts/fixtures_zarr218.py): string arrays in `order: "F"`
 //! (vlen-utf8 and vlen-bytes, 1-D and 2-D, `.` and `/` keys), `pcodec` as
 //! the compressor, and lzma's raw format with each kind of filter chain
-//! (and its xz and alone formats, for the class). Every array's
+//! (and its xz and alone formats, for the class), and N5 blocks through
+//! zarr-extensions' `n5_default`. Every array's
 //! `data.bin` (numbers) or `data.txt` (strings, one value a line) is
 //! compared with what zarr-python 2.18 read back.
 
@@ -90,4 +91,18 @@ fn pcodec_as_the_compressor_reads_and_is_in_the_nc() {
 fn every_lzma_format_numcodecs_writes_reads() {
     let m = Mount::at(&zarr218().join("lzma_raw.zarr"), &[]);
     assert_eq!(same_values(&m.mp, "lzma_raw"), 9);
+}
+
+/// N5 arrays as zarr-python 2.18's N5Store writes them (gzip, raw and
+/// blosc blocks, 2-D and 3-D, padded edge blocks), read through
+/// zarr-extensions' `n5_default` codec: each `data.bin` is zarr-python's
+/// read with its axes reversed (the Zarr array takes N5's axis order), and
+/// the group's `.nc` holds all three. Old code: every array's values EIO
+/// (`codec n5_default is not supported`).
+#[test]
+fn n5_blocks_read_through_n5_default_as_zarr_python_reads_them() {
+    let m = Mount::at(&zarr218().join("n5.n5"), &[]);
+    assert_eq!(same_values(&m.mp, "n5"), 3);
+    let dump = common::netcdf_tools::ncdump(&["-h"], &m.mp.join("n5.n5.nc"));
+    assert!(!dump.contains("_nz_omitted"), "{dump}");
 }

@@ -243,11 +243,14 @@ impl Array {
     }
 
     /// The sharding codec when shards are decoded partially (never for
-    /// bfloat16, whose chunks are widened whole, nor for a rectilinear
-    /// grid, whose shards differ in shape).
+    /// bfloat16 or a narrow type, whose chunks are widened whole, nor for a
+    /// rectilinear grid, whose shards differ in shape).
     fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
         self.chain.partial_sharding().filter(|_| {
-            self.node.metadata.data_type != crate::zarr::data_type::DataType::BFloat16 && self.shape_chains.is_none()
+            let m = &self.node.metadata;
+            m.data_type != crate::zarr::data_type::DataType::BFloat16
+                && m.narrow.is_none()
+                && self.shape_chains.is_none()
         })
     }
 
@@ -392,7 +395,8 @@ type ShapeChains = Vec<(Vec<u64>, Arc<CodecChain>)>;
 const SHAPE_CHAINS: usize = 64;
 
 /// The codec chain of `m`'s chunks of `shape`. bfloat16 is decoded as its
-/// 16-bit halves, widened after decoding.
+/// 16-bit halves and a narrow type as its stored form, each widened after
+/// decoding.
 /// Why an array's values cannot be decoded, though its metadata was read
 /// (its directory and `header.cdl` are still shown).
 #[derive(Debug, thiserror::Error)]
@@ -406,6 +410,12 @@ pub enum Undecodable {
 }
 
 fn chain_of_shape(m: &ArrayMetadata, shape: &[u64]) -> Result<CodecChain, crate::zarr::metadata::MetadataError> {
+    if let Some(n) = m.narrow {
+        let fill = n
+            .narrow_fill(&m.fill_value)
+            .ok_or(crate::zarr::metadata::MetadataError::Missing("fill_value"))?;
+        return CodecChain::new(&m.codecs, shape, crate::zarr::data_type::DataType::Narrow(n), &fill);
+    }
     let storage_fill = match m.data_type {
         crate::zarr::data_type::DataType::BFloat16 => {
             let bits = m

@@ -316,6 +316,7 @@ impl Array {
             None if m.data_type.element_size().is_some() => self.absent(&key, Vec::new),
             None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements_of(index) as usize)),
             Some(Ok(decoded)) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
+            Some(Ok(decoded)) if let Some(n) = m.narrow => Ok(n.widen(&decoded)),
             Some(decoded) => decoded,
         }
     }

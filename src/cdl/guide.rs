@@ -55,6 +55,12 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
         "big-endian"
     };
     let element = match &a.data_type {
+        dt if let Some(n) = a.narrow => format!(
+            "{} (stored as {}, widened exactly to {} in every file)",
+            dt.name(),
+            n.name(),
+            dt.name()
+        ),
         DataType::Float16 => "float16 (2-byte IEEE half)".to_string(),
         DataType::BFloat16 => "float32 (stored as bfloat16, widened exactly to float32 in every file)".to_string(),
         DataType::Bool => "bool (1 byte, 0 or 1)".to_string(),

@@ -136,5 +136,6 @@ pub fn type_name(dt: &DataType) -> String {
         DataType::Complex128 => "nz_complex128".into(),
         DataType::Raw(n) => format!("nz_r{}", n * 8),
         DataType::Struct(r) => record_name(r),
+        DataType::Narrow(n) => type_name(&n.shown()),
     }
 }

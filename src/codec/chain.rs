@@ -39,6 +39,64 @@ fn is_bytes_codec(id: &str) -> bool {
     ) || filter::is_filter(id)
 }
 
+/// Whether codec `name` (a v3 name, or `numcodecs.` and an id) is a
+/// `bytes -> bytes` codec nzfs decodes.
+fn is_bytes_to_bytes(name: &str) -> bool {
+    match name.strip_prefix("numcodecs.") {
+        Some(id) => is_bytes_codec(id),
+        None => matches!(name, "zstd" | "gzip" | "blosc" | "crc32c" | "conditional"),
+    }
+}
+
+/// How deep `conditional` codecs may nest in one another.
+const MAX_CONDITIONAL_DEPTH: usize = 4;
+
+/// The `bytes -> bytes` codec `spec` names (see [`is_bytes_to_bytes`]),
+/// over bytes that hold elements of `item` bytes; `depth` counts the
+/// enclosing `conditional` codecs.
+fn bytes_codec(spec: &CodecSpec, item: usize, depth: usize) -> Result<BytesToBytes, MetadataError> {
+    let config = spec.configuration.as_ref();
+    let name = spec.name.as_str();
+    Ok(match name.strip_prefix("numcodecs.").unwrap_or(name) {
+        "zstd" => BytesToBytes::Zstd,
+        "gzip" => BytesToBytes::Gzip,
+        "blosc" => {
+            super::blosc::check_configuration(config)?;
+            BytesToBytes::Blosc
+        }
+        "crc32c" => BytesToBytes::Crc32c,
+        "conditional" if depth >= MAX_CONDITIONAL_DEPTH => {
+            return Err(MetadataError::BadCodec {
+                codec: "conditional".into(),
+                reason: format!("nested more than {MAX_CONDITIONAL_DEPTH} deep"),
+            });
+        }
+        "conditional" => {
+            let c = super::conditional::Conditional::from_configuration(config, |inner| {
+                if !is_bytes_to_bytes(&inner.name) {
+                    return Err(MetadataError::BadCodec {
+                        codec: "conditional".into(),
+                        reason: format!("`{}` is not a bytes -> bytes codec nzfs decodes", inner.name),
+                    });
+                }
+                bytes_codec(inner, item, depth + 1)
+            })?;
+            BytesToBytes::Conditional(Box::new(c))
+        }
+        "zlib" => BytesToBytes::Numcodecs(Compressor::Zlib),
+        "bz2" => BytesToBytes::Numcodecs(Compressor::Bz2),
+        "lz4" => BytesToBytes::Numcodecs(Compressor::Lz4),
+        "lzma" => BytesToBytes::Numcodecs(Compressor::Lzma(super::lzma::Lzma::from_configuration(config)?)),
+        id @ ("crc32" | "adler32" | "fletcher32" | "jenkins_lookup3") => {
+            BytesToBytes::Checksum(Checksum::from_configuration(id, config)?)
+        }
+        id => {
+            let native = NumType::native(&DataType::UInt8).map(|t| NumType { size: item, ..t });
+            BytesToBytes::Filter(Filter::from_configuration(id, config, native)?)
+        }
+    })
+}
+
 /// Slack allowed above the chunk size when a stage's size is not fixed.
 const SLACK: usize = 64 * 1024;
 
@@ -132,6 +190,10 @@ impl CodecChain {
                     let encoded = t.encoded_shape(&shape);
                     let decoded = std::mem::replace(&mut shape, encoded);
                     array_to_array.push((ArrayToArray::Transpose(t), decoded, stage_type.clone()));
+                }
+                ("reshape", _) => {
+                    not_after_bytes("reshape", &array_to_bytes)?;
+                    shape = super::reshape::encoded_shape(config, &shape)?;
                 }
                 ("cast_value", _) => {
                     not_after_bytes("cast_value", &array_to_bytes)?;
@@ -240,6 +302,23 @@ impl CodecChain {
                     size = None;
                     item = 1;
                 }
+                ("n5_default", _) => {
+                    if array_to_bytes.is_some() || !array_to_array.is_empty() {
+                        return Err(order_error(
+                            "n5_default",
+                            "must be the first codec: it holds the block's own transpose and bytes",
+                        ));
+                    }
+                    let codec = super::n5::N5Default::from_configuration(
+                        config,
+                        &shape,
+                        stage_type.clone(),
+                        fill_value,
+                        depth,
+                    )?;
+                    array_to_bytes = Some(ArrayToBytes::N5(Box::new(codec)));
+                    size = None;
+                }
                 ("sharding_indexed", _) if cast => {
                     // Its fill would be the cast one: not worked out here.
                     return Err(MetadataError::Unsupported {
@@ -256,37 +335,14 @@ impl CodecChain {
                     array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(codec)));
                     size = None;
                 }
-                (name, numcodecs)
-                    if numcodecs.map_or(matches!(name, "zstd" | "gzip" | "blosc" | "crc32c"), is_bytes_codec) =>
-                {
+                (name, _) if is_bytes_to_bytes(name) => {
                     if array_to_bytes.is_none() {
                         return Err(order_error(
                             name,
                             "a bytes -> bytes codec comes before the array -> bytes codec",
                         ));
                     }
-                    let codec = match numcodecs.unwrap_or(name) {
-                        "zstd" => BytesToBytes::Zstd,
-                        "gzip" => BytesToBytes::Gzip,
-                        "blosc" => {
-                            super::blosc::check_configuration(config)?;
-                            BytesToBytes::Blosc
-                        }
-                        "crc32c" => BytesToBytes::Crc32c,
-                        "zlib" => BytesToBytes::Numcodecs(Compressor::Zlib),
-                        "bz2" => BytesToBytes::Numcodecs(Compressor::Bz2),
-                        "lz4" => BytesToBytes::Numcodecs(Compressor::Lz4),
-                        "lzma" => {
-                            BytesToBytes::Numcodecs(Compressor::Lzma(super::lzma::Lzma::from_configuration(config)?))
-                        }
-                        id @ ("crc32" | "adler32" | "fletcher32" | "jenkins_lookup3") => {
-                            BytesToBytes::Checksum(Checksum::from_configuration(id, config)?)
-                        }
-                        id => {
-                            let native = NumType::native(&DataType::UInt8).map(|t| NumType { size: item, ..t });
-                            BytesToBytes::Filter(Filter::from_configuration(id, config, native)?)
-                        }
-                    };
+                    let codec = bytes_codec(spec, item, 0)?;
                     let encoded = codec.encoded_size(size, item);
                     if let BytesToBytes::Filter(f) = &codec
                         && let Some(t) = f.encoded_type()
@@ -401,6 +457,7 @@ impl CodecChain {
         let mut array = match &self.array_to_bytes {
             ArrayToBytes::Bytes(b) => b.decode(bytes, &self.data_type, elements as usize)?,
             ArrayToBytes::Sharding(s) => s.decode(bytes)?,
+            ArrayToBytes::N5(c) => c.decode(bytes)?,
             ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, &self.data_type, elements as usize)?,
             ArrayToBytes::PackBits(c) => c.decode(&bytes, elements as usize)?,
             ArrayToBytes::Zfp => super::zfp::decode(&bytes, &self.data_type, &self.bytes_shape)?,

@@ -16,13 +16,16 @@ pub mod blosc;
 pub mod bytes;
 pub mod cast_value;
 pub mod chain;
+pub mod conditional;
 pub mod crc32c;
 pub mod filter;
 pub mod gzip;
 pub mod lzma;
+pub mod n5;
 pub mod numcodecs;
 pub mod packbits;
 pub mod pcodec;
+pub mod reshape;
 pub mod scale_offset;
 pub mod sharding;
 pub mod transpose;
@@ -125,6 +128,8 @@ pub enum ArrayToBytes {
     },
     /// `sharding_indexed`: inner chunks in one object, with an index.
     Sharding(Box<sharding::ShardingCodec>),
+    /// `n5_default`: an N5 block, its header and its own codecs.
+    N5(Box<n5::N5Default>),
 }
 
 /// A `bytes -> bytes` codec.
@@ -144,6 +149,8 @@ pub enum BytesToBytes {
     Checksum(numcodecs::Checksum),
     /// A numcodecs filter on stored bytes (a Zarr v2 filter, or `shuffle`).
     Filter(filter::Filter),
+    /// `conditional`: codecs each chunk's header says were applied.
+    Conditional(Box<conditional::Conditional>),
 }
 
 impl BytesToBytes {
@@ -157,6 +164,7 @@ impl BytesToBytes {
             BytesToBytes::Numcodecs(c) => c.name(),
             BytesToBytes::Checksum(c) => c.name(),
             BytesToBytes::Filter(f) => f.name(),
+            BytesToBytes::Conditional(_) => "conditional",
         }
     }
 
@@ -169,6 +177,7 @@ impl BytesToBytes {
             BytesToBytes::Crc32c => crc32c::decode(input)?,
             BytesToBytes::Checksum(c) => c.decode(input)?,
             BytesToBytes::Filter(f) => f.decode(input, limit)?,
+            BytesToBytes::Conditional(c) => c.decode(input, limit)?,
             BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => {
                 self.decompress(&input, limit)?
             }
@@ -211,7 +220,10 @@ impl BytesToBytes {
             BytesToBytes::Gzip => gzip::decode(input, limit),
             BytesToBytes::Blosc => blosc::decode(input, limit),
             BytesToBytes::Numcodecs(c) => c.decode(input, limit),
-            BytesToBytes::Crc32c | BytesToBytes::Checksum(_) | BytesToBytes::Filter(_) => Err(CodecError::Corrupt {
+            BytesToBytes::Crc32c
+            | BytesToBytes::Checksum(_)
+            | BytesToBytes::Filter(_)
+            | BytesToBytes::Conditional(_) => Err(CodecError::Corrupt {
                 codec: self.name(),
                 reason: "decoded in place, not from borrowed bytes".into(),
             }),
@@ -235,7 +247,11 @@ impl BytesToBytes {
         match self {
             BytesToBytes::Crc32c | BytesToBytes::Checksum(_) => decoded.map(|n| n + 4),
             BytesToBytes::Filter(f) => f.encoded_size(decoded?, item),
-            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => None,
+            BytesToBytes::Zstd
+            | BytesToBytes::Gzip
+            | BytesToBytes::Blosc
+            | BytesToBytes::Numcodecs(_)
+            | BytesToBytes::Conditional(_) => None,
         }
     }
 }

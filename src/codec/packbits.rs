@@ -58,6 +58,7 @@ impl PackBits {
             DataType::UInt64 | DataType::Float64 => (64, 1, false),
             DataType::Complex64 => (32, 2, false),
             DataType::Complex128 => (64, 2, false),
+            DataType::Narrow(n) => (n.component().bits(), n.components(), n.component().signed()),
             other => return Err(bad(format!("does not hold {}", other.name()))),
         };
         let member = |name: &str| config.and_then(|c| c.get(name)).filter(|v| !matches!(v, Value::Null));

@@ -158,6 +158,7 @@ fn var_type(dt: &DataType, cdf5: bool) -> Option<(u32, bool)> {
         DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
         DataType::FixedBytes(_) | DataType::FixedUtf32(_) => (NC_CHAR, false),
         DataType::Raw(_) | DataType::String | DataType::Bytes | DataType::Struct(_) => return None,
+        DataType::Narrow(n) => return var_type(&n.shown(), cdf5),
     })
 }
 

@@ -127,6 +127,7 @@ pub fn sample_of(dt: &crate::zarr::data_type::DataType) -> Option<(u16, Sample)>
         | D::String
         | D::Bytes
         | D::Struct(_) => return None,
+        D::Narrow(n) => return sample_of(&n.shown()),
     })
 }
 

@@ -54,8 +54,12 @@ pub struct CodecSpec {
 pub struct ArrayMetadata {
     /// Elements along each dimension.
     pub shape: Vec<u64>,
-    /// The element type.
+    /// The element type every file shows.
     pub data_type: DataType,
+    /// The type as stored, where it is narrower than any classic type
+    /// (`int4`, `float8_e4m3fn`, …): `data_type` is then its widening
+    /// (`int8`, `float32`, `complex64`), and the codec chain decodes this.
+    pub narrow: Option<super::data_type::narrow::Narrow>,
     /// The chunk shape; for a rectilinear grid, the longest edge along
     /// each axis (what bounds a chunk's size).
     pub chunk_shape: Vec<u64>,
@@ -373,7 +377,10 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     let get = |m: &'static str| doc.get(m).ok_or(MetadataError::Missing(m));
 
     let shape = u64_list(get("shape")?, "shape")?;
-    let data_type = DataType::from_json(get("data_type")?)?;
+    let (data_type, narrow) = match DataType::from_json(get("data_type")?)? {
+        DataType::Narrow(n) => (n.shown(), Some(n)),
+        other => (other, None),
+    };
 
     let grid = get("chunk_grid")?;
     let grid_name = extension_name(grid, "chunk_grid")?;
@@ -446,9 +453,13 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
             _ => Value::Null,
         };
     }
-    let fill_value = match fill_value_json {
-        Value::Null if data_type.element_size().is_some() => FillValue(vec![0; data_type.size()]),
-        ref v => data_type.fill_value(v)?,
+    let fill_value = match (&fill_value_json, narrow) {
+        (Value::Null, _) if data_type.element_size().is_some() => FillValue(vec![0; data_type.size()]),
+        (v, Some(n)) => n.fill_value(v).ok_or_else(|| MetadataError::BadFillValue {
+            data_type: n.name().into(),
+            value: v.to_string(),
+        })?,
+        (v, None) => data_type.fill_value(v)?,
     };
 
     let codecs = codec_specs(
@@ -498,6 +509,7 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     let mut a = ArrayMetadata {
         shape,
         data_type,
+        narrow,
         chunk_shape,
         axes,
         chunk_key_encoding,

@@ -306,6 +306,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     let mut a = ArrayMetadata {
         shape,
         data_type,
+        narrow: None,
         axes,
         chunk_shape,
         chunk_key_encoding: ChunkKeyEncoding::V2 { separator },

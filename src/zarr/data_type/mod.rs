@@ -18,6 +18,7 @@ use super::extension::{MetadataError, extension_name};
 use crate::json::Value;
 
 mod fill;
+pub mod narrow;
 pub mod record;
 pub use fill::{FillError, FillNumber, fill_value_fits, fill_value_number};
 use record::Record;
@@ -86,6 +87,11 @@ pub enum DataType {
     /// `struct` (legacy `structured`; Zarr v2 record lists): packed
     /// records of named fields, each in the host's byte order once decoded.
     Struct(Arc<Record>),
+    /// A type narrower than any classic type (`int4`, `float8_e4m3fn`, …)
+    /// as its codec chain stores it. An array of one shows
+    /// [`narrow::Narrow::shown`] instead (`ArrayMetadata::narrow`), so only
+    /// codec chains meet this variant.
+    Narrow(narrow::Narrow),
 }
 
 /// A numpy datetime unit.
@@ -240,7 +246,10 @@ impl DataType {
                 }
                 DataType::Raw(bits / 8)
             }
-            other => return Err(MetadataError::UnknownDataType(other.to_string())),
+            other => match narrow::Narrow::parse(other) {
+                Some(n) => DataType::Narrow(n),
+                None => return Err(MetadataError::UnknownDataType(other.to_string())),
+            },
         })
     }
 
@@ -256,6 +265,7 @@ impl DataType {
             DataType::Raw(n) | DataType::FixedBytes(n) => *n,
             DataType::FixedUtf32(n) => 4 * n,
             DataType::Struct(r) => r.size(),
+            DataType::Narrow(n) => n.stored_size(),
             // No fixed size: see `element_size`.
             DataType::String | DataType::Bytes => 0,
         }
@@ -283,6 +293,7 @@ impl DataType {
                 | DataType::FixedUtf32(_)
                 | DataType::String
                 | DataType::Bytes
+                | DataType::Narrow(_)
         )
     }
 
@@ -328,6 +339,7 @@ impl DataType {
             // A record's values are swapped field by field (`Record::to_native`).
             DataType::Raw(_) | DataType::FixedBytes(_) | DataType::String | DataType::Bytes | DataType::Struct(_) => 1,
             DataType::FixedUtf32(_) => 4,
+            DataType::Narrow(n) => n.swap_unit(),
             other => other.size(),
         }
     }
@@ -376,6 +388,7 @@ impl DataType {
             DataType::String => "string".into(),
             DataType::Bytes => "bytes".into(),
             DataType::Struct(r) => format!("struct {}", r.describe()),
+            DataType::Narrow(n) => n.name().into(),
         }
     }
 
@@ -460,6 +473,7 @@ impl DataType {
                 }
             }
             DataType::Struct(r) => return r.fill_value(v).ok_or_else(bad),
+            DataType::Narrow(n) => return n.fill_value(v).and_then(|f| n.narrow_fill(&f)).ok_or_else(bad),
             DataType::Raw(n) => {
                 if let Value::Str(b64) = v {
                     use base64::Engine;

@@ -125,6 +125,12 @@ impl Record {
             if name.is_empty() || fields.iter().any(|f| f.name == name) {
                 return Err(bad(format!("field name `{name}` is empty or repeated")));
             }
+            if let DataType::Narrow(n) = data_type {
+                return Err(bad(format!(
+                    "field `{name}` has the type {}, which nzfs widens only as a whole array",
+                    n.name()
+                )));
+            }
             // A record holds each value as stored (bfloat16: 2 bytes).
             let stored = data_type.storage();
             let Some(item_size) = stored.element_size() else {

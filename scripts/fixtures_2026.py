@@ -108,6 +108,71 @@ def main():
     with open(os.path.join(OUT, "zfp_arange16.bin"), "wb") as f:
         f.write(zfpy.compress_numpy(np.arange(16.0).reshape(4, 4), tolerance=1e-3))
 
+    # zarr-extensions' zfp: zfp's blocks with no header, the mode in the
+    # configuration. zarr-python 3.4 does not write it; each chunk is what
+    # zfpy writes in that mode with its header cut off (zfp_write_header's
+    # 32 + 52 + 12 bits, 12 bytes, for these modes), and the expected values
+    # are zfpy's own decode of the whole stream. The 8- and 16-bit integers
+    # go in promoted to int32 as the registry's README says, and come back
+    # demoted.
+    def add_zfp(name, data, chunks, config, params, fill, absent=(), promote=None):
+        a = g.create_array(name, shape=data.shape, chunks=chunks, dtype=data.dtype, fill_value=fill,
+                           serializer=BytesCodec(), compressors=None)
+        meta_path = os.path.join(store, name, "zarr.json")
+        meta = json.load(open(meta_path))
+        meta["codecs"] = [{"name": "zfp", "configuration": config}]
+        with open(meta_path, "w") as f:
+            json.dump(meta, f, indent=2)
+        back = np.full(data.shape, fill, data.dtype)
+        grid = [-(-n // c) for n, c in zip(data.shape, chunks)]
+        for idx in np.ndindex(*grid):
+            if idx in absent:
+                continue
+            span = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(idx, chunks, data.shape))
+            inner = tuple(slice(0, s.stop - s.start) for s in span)
+            block = np.zeros(chunks, data.dtype)
+            block[inner] = data[span]
+            if promote is not None:
+                bits, signed = promote
+                wide = block.astype("int64")
+                wide = (wide if signed else wide - (1 << (bits - 1))) << (31 - bits)
+                block = wide.astype("int32")
+            stream = zfpy.compress_numpy(block, **params)
+            decoded = zfpy.decompress_numpy(stream)
+            if promote is not None:
+                v = decoded.astype("int64") >> (31 - bits)
+                v = v.clip(-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (v + (1 << (bits - 1))).clip(0, (1 << bits) - 1)
+                decoded = v.astype(data.dtype)
+            back[span] = decoded[inner]
+            key = os.path.join(store, name, "c", *map(str, idx))
+            os.makedirs(os.path.dirname(key), exist_ok=True)
+            with open(key, "wb") as f:
+                f.write(stream[12:])
+        del a
+        with open(os.path.join(expected, name + ".bin"), "wb") as f:
+            f.write(back.astype(back.dtype.newbyteorder("<")).tobytes())
+        index.append({"path": name, "dtype": back.dtype.str, "shape": list(back.shape)})
+
+    add_zfp("zfpx_float32_accuracy", field, (8, 6), {"mode": "fixed_accuracy", "tolerance": 0.01},
+            dict(tolerance=0.01), np.float32(-1), absent={(1, 1)})
+    add_zfp("zfpx_float64_precision", cube, (4, 4, 4), {"mode": "fixed_precision", "precision": 20},
+            dict(precision=20), 0.0)
+    add_zfp("zfpx_float64_rate", cube, (5, 3, 7), {"mode": "fixed_rate", "rate": 12}, dict(rate=12), 0.0)
+    add_zfp("zfpx_float32_4d", hyper, (2, 5, 4, 3), {"mode": "fixed_accuracy", "tolerance": 1e-3},
+            dict(tolerance=1e-3), np.float32(0))
+    add_zfp("zfpx_int32_reversible", ints, (10,), {"mode": "reversible"}, {}, 0)
+    add_zfp("zfpx_int64_reversible", longs, (4, 4), {"mode": "reversible"}, {}, 0)
+    # fixed_precision 20 spelled as expert mode: zfp's own limits around it.
+    add_zfp("zfpx_float64_expert", cube, (4, 4, 4),
+            {"mode": "expert", "minbits": 1, "maxbits": 16658, "maxprec": 20, "minexp": -1074},
+            dict(precision=20), 0.0)
+    # A generator of their own, so that the fixtures after these keep their values.
+    zrng = np.random.default_rng(20261128)
+    small = zrng.integers(-128, 128, size=(9, 7)).astype("int8")
+    add_zfp("zfpx_int8_reversible", small, (4, 4), {"mode": "reversible"}, {}, 0, promote=(8, True))
+    counts16 = zrng.integers(0, 65536, size=(9, 7)).astype("uint16")
+    add_zfp("zfpx_uint16_reversible", counts16, (4, 4), {"mode": "reversible"}, {}, 0, promote=(16, False))
+
     # Rectilinear chunk grids (zarr-extensions' chunk-grids/rectilinear),
     # experimental in zarr-python 3.4. Each array's chunk files are written
     # out as zarr-python's values in each chunk's span, padded with the fill

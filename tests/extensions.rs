@@ -1,6 +1,8 @@
 //! The formats of 2026 through a real mount, against what
-//! zarr-python 3.4 reads from the same store (scripts/fixtures_2026.py
-//! writes both: tests/data/formats_2026.zarr and expected_2026/).
+//! zarr-python 3.4 reads from the same store, or for zarr-extensions' `zfp`
+//! (which zarr-python does not write) zfpy's decode of each chunk's stream
+//! (scripts/fixtures_2026.py writes both: tests/data/formats_2026.zarr and
+//! expected_2026/).
 
 mod common;
 

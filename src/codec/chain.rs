@@ -265,7 +265,27 @@ impl CodecChain {
                             "holds float32, float64, int32 and int64 in 1 to 4 dimensions",
                         ));
                     }
-                    array_to_bytes = Some(ArrayToBytes::Zfp);
+                    array_to_bytes = Some(ArrayToBytes::Zfp(None));
+                    size = None;
+                    item = stage_type.size();
+                }
+                ("zfp", _) => {
+                    if array_to_bytes.is_some() {
+                        return Err(order_error("zfp", "a second array -> bytes codec"));
+                    }
+                    if !super::zfp::AVAILABLE {
+                        return Err(MetadataError::Unsupported {
+                            point: "codec",
+                            name: "zfp (this nzfs was built without the zfp feature)".into(),
+                        });
+                    }
+                    if !super::zfp::registry_supports(&stage_type) || shape.len() > 4 {
+                        return Err(order_error(
+                            "zfp",
+                            "holds int8 to int64, uint8, uint16, float32 and float64 in 0 to 4 dimensions",
+                        ));
+                    }
+                    array_to_bytes = Some(ArrayToBytes::Zfp(Some(super::zfp::Mode::from_configuration(config)?)));
                     size = None;
                     item = stage_type.size();
                 }
@@ -460,7 +480,7 @@ impl CodecChain {
             ArrayToBytes::N5(c) => c.decode(bytes)?,
             ArrayToBytes::Pcodec => super::pcodec::decode(&bytes, &self.data_type, elements as usize)?,
             ArrayToBytes::PackBits(c) => c.decode(&bytes, elements as usize)?,
-            ArrayToBytes::Zfp => super::zfp::decode(&bytes, &self.data_type, &self.bytes_shape)?,
+            ArrayToBytes::Zfp(mode) => super::zfp::decode(&bytes, &self.data_type, &self.bytes_shape, mode.as_ref())?,
             ArrayToBytes::VarLen { bytes: b } => {
                 let name = if *b { "vlen-bytes" } else { "vlen-utf8" };
                 super::vlen::decode(&bytes, elements as usize, name)?

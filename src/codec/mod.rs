@@ -117,8 +117,10 @@ pub enum ArrayToBytes {
     Bytes(bytes::BytesCodec),
     /// `numcodecs.pcodec`.
     Pcodec,
-    /// `numcodecs.zfpy`, through the zfp library.
-    Zfp,
+    /// `numcodecs.zfpy` (`None`: the chunk's header gives the mode) and
+    /// zarr-extensions' `zfp` (the configuration's mode), through the zfp
+    /// library.
+    Zfp(Option<zfp::Mode>),
     /// zarr-extensions' `packbits`.
     PackBits(packbits::PackBits),
     /// `vlen-utf8` (`false`) or `vlen-bytes` (`true`).

@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
         vec![bytes.clone()],
         vec![bytes.clone(), spec("numcodecs.delta", r#"{"dtype": ">f4", "astype": ">i2"}"#), spec("numcodecs.lz4", "{}")],
         vec![bytes.clone(), spec("numcodecs.packbits", "{}"), spec("numcodecs.zlib", "{}")],
-        vec![bytes, spec("numcodecs.fixedscaleoffset", r#"{"dtype": "<f4", "astype": "|u1", "scale": 10}"#)],
+        vec![bytes.clone(), spec("numcodecs.fixedscaleoffset", r#"{"dtype": "<f4", "astype": "|u1", "scale": 10}"#)],
         vec![spec("vlen-utf8", "{}"), spec("numcodecs.zstd", "{}")],
         // The formats of 2026.
         vec![spec("numcodecs.pcodec", "{}")],
@@ -58,9 +58,24 @@ fuzz_target!(|data: &[u8]| {
             spec("bytes", r#"{"endian": "little"}"#),
             spec("zstd", "{}"),
         ],
-        // zfp's C decoder on hostile streams (selector 11 mod 13; seed zfp-3d).
+        // zfp's C decoder on hostile streams (selector 11 mod 17; seed zfp-3d).
         vec![spec("numcodecs.zfpy", r#"{"mode": 4, "tolerance": 0.01}"#)],
         vec![spec("packbits", r#"{"first_bit": 3, "last_bit": 20, "padding_encoding": "first_byte"}"#)],
+        // The registry's last codecs: headerless zfp (selector 13; seed
+        // zfp-registry-rate), conditional masks, reshape, N5 block headers.
+        vec![spec("zfp", r#"{"mode": "fixed_rate", "rate": 8}"#)],
+        vec![
+            bytes.clone(),
+            spec(
+                "conditional",
+                r#"{"codecs": [{"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}}, {"name": "zstd"}, {"name": "crc32c"}]}"#,
+            ),
+        ],
+        vec![spec("reshape", r#"{"shape": [-1, 5]}"#), spec("transpose", r#"{"order": [1, 0]}"#), bytes.clone(), spec("gzip", "{}")],
+        vec![spec(
+            "n5_default",
+            r#"{"codecs": [{"name": "transpose", "configuration": {"order": [2, 1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd"}]}"#,
+        )],
     ];
     // Values of any length reordered whole (a Zarr v2 array of order "F").
     let strings = [spec("transpose", r#"{"order": [2, 1, 0]}"#), spec("vlen-bytes", "{}")];

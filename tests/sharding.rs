@@ -53,6 +53,9 @@ impl ReadableStore for CountingStore {
     fn stat(&self, key: &StoreKey) -> nzfs::store::StoreResult<Option<Stamp>> {
         self.inner.stat(key)
     }
+}
+
+impl nzfs::store::Listable for CountingStore {
     fn list_dir(&self, prefix: &str) -> nzfs::store::StoreResult<Listing> {
         self.inner.list_dir(prefix)
     }

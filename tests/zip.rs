@@ -8,7 +8,7 @@ use std::io;
 
 use common::zip::{zip, zip_with};
 use nzfs::store::zip::ZipStore;
-use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
+use nzfs::store::{Listable, MemoryStore, ReadableStore, StoreKey};
 
 fn open(bytes: Vec<u8>) -> nzfs::store::StoreResult<ZipStore> {
     let mut m = MemoryStore::default();
@@ -173,6 +173,9 @@ impl ReadableStore for Recording {
     fn stat(&self, key: &StoreKey) -> nzfs::store::StoreResult<Option<nzfs::store::Stamp>> {
         self.inner.stat(key)
     }
+}
+
+impl nzfs::store::Listable for Recording {
     fn list_dir(&self, prefix: &str) -> nzfs::store::StoreResult<nzfs::store::Listing> {
         self.inner.list_dir(prefix)
     }

@@ -112,10 +112,6 @@ impl ReadableStore for Counted {
         self.lookup(|| self.inner.stat(key))
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        self.lookup(|| self.inner.list_dir(prefix))
-    }
-
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         self.reads(requests.len() as u64);
         let got = self.inner.get_ranges(requests);
@@ -123,18 +119,25 @@ impl ReadableStore for Counted {
         got
     }
 
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
-        self.lookup(|| self.inner.list_page(prefix, start_after, limit))
-    }
-
     fn wrapped(&self) -> Option<&dyn ReadableStore> {
         Some(self.inner.as_ref())
+    }
+}
+
+impl crate::store::Listable for Counted {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        self.lookup(|| self.inner.list_dir(prefix))
+    }
+
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
+        self.lookup(|| self.inner.list_page(prefix, start_after, limit))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Listable;
     use crate::store::MemoryStore;
 
     #[test]

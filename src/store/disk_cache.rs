@@ -383,10 +383,6 @@ impl ReadableStore for DiskCached {
         Ok(stamp)
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        self.inner.list_dir(prefix)
-    }
-
     fn forget_looks(&self) {
         crate::sync::lock(&self.looks).clear();
     }
@@ -428,16 +424,22 @@ impl ReadableStore for DiskCached {
             .collect()
     }
 
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
-        self.inner.list_page(prefix, start_after, limit)
-    }
-
     fn disk_cache(&self) -> Option<Arc<DiskCacheStats>> {
         Some(self.stats.clone())
     }
 
     fn wrapped(&self) -> Option<&dyn ReadableStore> {
         Some(self.inner.as_ref())
+    }
+}
+
+impl crate::store::Listable for DiskCached {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        self.inner.list_dir(prefix)
+    }
+
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
+        self.inner.list_page(prefix, start_after, limit)
     }
 }
 
@@ -472,6 +474,9 @@ mod tests {
         fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
             self.0.stat(key)
         }
+    }
+
+    impl crate::store::Listable for Counted {
         fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
             self.0.list_dir(prefix)
         }

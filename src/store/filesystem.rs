@@ -352,6 +352,31 @@ impl ReadableStore for FilesystemStore {
             .map(|st| stamp(&st)))
     }
 
+    fn profile(&self) -> super::Profile {
+        super::Profile {
+            rereads_are_cheap: true,
+            ..super::Profile::default()
+        }
+    }
+
+    fn will_need(&self, key: &StoreKey) {
+        if let Ok(Some((file, _))) = self.open_object(key) {
+            // Advice only, on the whole file: its failure changes nothing.
+            let _ = rustix::fs::fadvise(&file, 0, None, Advice::WillNeed);
+        }
+    }
+
+    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
+        let _reading = inflight::begin(path);
+        Ok(self.stat_path(path)?.map(|st| Access {
+            uid: st.st_uid,
+            gid: st.st_gid,
+            mode: st.st_mode & 0o7777,
+        }))
+    }
+}
+
+impl crate::store::Listable for FilesystemStore {
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         if !prefix.is_empty() {
             StoreKey::new(prefix)?;
@@ -407,34 +432,12 @@ impl ReadableStore for FilesystemStore {
         listing.prefixes.sort();
         Ok(listing)
     }
-
-    fn profile(&self) -> super::Profile {
-        super::Profile {
-            rereads_are_cheap: true,
-            ..super::Profile::default()
-        }
-    }
-
-    fn will_need(&self, key: &StoreKey) {
-        if let Ok(Some((file, _))) = self.open_object(key) {
-            // Advice only, on the whole file: its failure changes nothing.
-            let _ = rustix::fs::fadvise(&file, 0, None, Advice::WillNeed);
-        }
-    }
-
-    fn access(&self, path: &str) -> StoreResult<Option<Access>> {
-        let _reading = inflight::begin(path);
-        Ok(self.stat_path(path)?.map(|st| Access {
-            uid: st.st_uid,
-            gid: st.st_gid,
-            mode: st.st_mode & 0o7777,
-        }))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Listable;
     use std::os::unix::fs::symlink;
 
     fn key(k: &str) -> StoreKey {

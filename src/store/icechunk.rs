@@ -520,23 +520,6 @@ impl ReadableStore for VersionStore {
         Ok(size.map(|len| Stamp { len, version: 0 }))
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        let items = self.ask(prefix, async {
-            let stream = self.store.list_dir_items(prefix).await?;
-            stream.try_collect::<Vec<_>>().await
-        })?;
-        let mut listing = Listing::default();
-        for item in items.unwrap_or_default() {
-            match item {
-                icechunk::store::ListDirItem::Key(k) => listing.keys.push(k),
-                icechunk::store::ListDirItem::Prefix(p) => listing.prefixes.push(p),
-            }
-        }
-        listing.keys.sort();
-        listing.prefixes.sort();
-        Ok(listing)
-    }
-
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         // Concurrently on the runtime: once the crate has a manifest cached,
         // each is one read of a chunk object.
@@ -560,6 +543,25 @@ impl ReadableStore for VersionStore {
             concurrency: 8,
             ..super::Profile::default()
         }
+    }
+}
+
+impl crate::store::Listable for VersionStore {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        let items = self.ask(prefix, async {
+            let stream = self.store.list_dir_items(prefix).await?;
+            stream.try_collect::<Vec<_>>().await
+        })?;
+        let mut listing = Listing::default();
+        for item in items.unwrap_or_default() {
+            match item {
+                icechunk::store::ListDirItem::Key(k) => listing.keys.push(k),
+                icechunk::store::ListDirItem::Prefix(p) => listing.prefixes.push(p),
+            }
+        }
+        listing.keys.sort();
+        listing.prefixes.sort();
+        Ok(listing)
     }
 }
 

@@ -60,7 +60,9 @@ impl ReadableStore for MemoryStore {
             version: 0,
         }))
     }
+}
 
+impl crate::store::Listable for MemoryStore {
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         Ok(super::sorted_listing(&self.values, prefix))
     }
@@ -168,12 +170,14 @@ impl ReadableStore for FaultyStore {
         self.inner.stat(key)
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        self.inner.list_dir(prefix)
-    }
-
     fn wrapped(&self) -> Option<&dyn ReadableStore> {
         Some(self.inner.as_ref())
+    }
+}
+
+impl crate::store::Listable for FaultyStore {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        self.inner.list_dir(prefix)
     }
 }
 

@@ -164,7 +164,7 @@ impl Default for Profile {
     }
 }
 
-/// One page of a listing ([`ReadableStore::list_page`]).
+/// One page of a listing ([`Listable::list_page`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ListPage {
     /// The names of this page.
@@ -217,8 +217,47 @@ pub fn sorted_listing<V>(keys: &std::collections::BTreeMap<String, V>, prefix: &
     out
 }
 
-/// A readable, listable store.
-pub trait ReadableStore: Send + Sync {
+/// What a store lists: the names under a prefix, whole or a page at a
+/// time. Apart from the data methods of [`ReadableStore`], so that a
+/// listing is decided by each store and decorator on its own (neither
+/// method forwards by default) and code that only lists says so.
+pub trait Listable {
+    /// The keys and prefixes directly under `prefix` (`""` is the root).
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing>;
+    /// At most `limit` names under `prefix` (keys and prefixes together, in
+    /// byte order of the name) that sort after `start_after`, and the name
+    /// to resume after when there are more. An object store overrides this
+    /// with its paged LIST; the default pages a [`Listable::list_dir`].
+    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
+        let all = self.list_dir(prefix)?;
+        let mut names: Vec<(String, bool)> = all
+            .keys
+            .into_iter()
+            .map(|k| (k, false))
+            .chain(all.prefixes.into_iter().map(|p| (p, true)))
+            .filter(|(n, _)| start_after.is_none_or(|a| n.as_str() > a))
+            .collect();
+        names.sort();
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let next = more.then(|| names.last().map(|(n, _)| n.clone())).flatten();
+        let mut page = ListPage::default();
+        for (name, is_prefix) in names {
+            if is_prefix {
+                page.listing.prefixes.push(name)
+            } else {
+                page.listing.keys.push(name)
+            }
+        }
+        page.next = next;
+        Ok(page)
+    }
+}
+
+/// A readable, listable store: its objects' values and versions, the
+/// hints and facts a decorator forwards by construction, and (through
+/// [`Listable`]) its listings.
+pub trait ReadableStore: Listable + Send + Sync {
     /// The value at `key`, or `None` when there is none. Values longer than
     /// `max_len` are an error, so a hostile object cannot exhaust memory.
     fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>>;
@@ -260,8 +299,6 @@ pub trait ReadableStore: Send + Sync {
     fn dir_stamp(&self, prefix: &str) -> StoreResult<Option<Stamp>> {
         self.wrapped().map_or(Ok(None), |s| s.dir_stamp(prefix))
     }
-    /// The keys and prefixes directly under `prefix` (`""` is the root).
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing>;
     /// Several byte ranges, of one key or many, in one call; the results
     /// come in request order, each as [`ReadableStore::get_range`] would
     /// give it. A remote store overrides this to issue them concurrently;
@@ -272,34 +309,6 @@ pub trait ReadableStore: Send + Sync {
             .iter()
             .map(|r| self.get_range(&r.key, r.offset, r.len, r.expect))
             .collect()
-    }
-    /// At most `limit` names under `prefix` (keys and prefixes together, in
-    /// byte order of the name) that sort after `start_after`, and the name
-    /// to resume after when there are more. An object store overrides this
-    /// with its paged LIST; the default pages a [`ReadableStore::list_dir`].
-    fn list_page(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> StoreResult<ListPage> {
-        let all = self.list_dir(prefix)?;
-        let mut names: Vec<(String, bool)> = all
-            .keys
-            .into_iter()
-            .map(|k| (k, false))
-            .chain(all.prefixes.into_iter().map(|p| (p, true)))
-            .filter(|(n, _)| start_after.is_none_or(|a| n.as_str() > a))
-            .collect();
-        names.sort();
-        let more = names.len() > limit;
-        names.truncate(limit);
-        let next = more.then(|| names.last().map(|(n, _)| n.clone())).flatten();
-        let mut page = ListPage::default();
-        for (name, is_prefix) in names {
-            if is_prefix {
-                page.listing.prefixes.push(name)
-            } else {
-                page.listing.keys.push(name)
-            }
-        }
-        page.next = next;
-        Ok(page)
     }
     /// The store's metadata changed (a mount that follows it read it
     /// again): forget every look at an object's version still held as

@@ -234,28 +234,6 @@ impl ReadableStore for RemoteStore {
         }))
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        let _reading = inflight::begin(prefix);
-        let path = self.path(prefix);
-        let base = if self.root.is_empty() && prefix.is_empty() {
-            None
-        } else {
-            Some(&path)
-        };
-        let listed = self
-            .runtime
-            .block_on(self.store.list_with_delimiter(base))
-            .map_err(|e| io_error(&self.name(prefix), e))?;
-        let last = |p: &Path| p.filename().map(str::to_string);
-        let mut out = Listing {
-            keys: listed.objects.iter().filter_map(|o| last(&o.location)).collect(),
-            prefixes: listed.common_prefixes.iter().filter_map(last).collect(),
-        };
-        out.keys.sort();
-        out.prefixes.sort();
-        Ok(out)
-    }
-
     fn profile(&self) -> super::Profile {
         super::Profile {
             concurrency: 16,
@@ -313,6 +291,30 @@ impl ReadableStore for RemoteStore {
             }
         }
         out.into_iter().map(|o| o.expect("every request answered")).collect()
+    }
+}
+
+impl crate::store::Listable for RemoteStore {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        let _reading = inflight::begin(prefix);
+        let path = self.path(prefix);
+        let base = if self.root.is_empty() && prefix.is_empty() {
+            None
+        } else {
+            Some(&path)
+        };
+        let listed = self
+            .runtime
+            .block_on(self.store.list_with_delimiter(base))
+            .map_err(|e| io_error(&self.name(prefix), e))?;
+        let last = |p: &Path| p.filename().map(str::to_string);
+        let mut out = Listing {
+            keys: listed.objects.iter().filter_map(|o| last(&o.location)).collect(),
+            prefixes: listed.common_prefixes.iter().filter_map(last).collect(),
+        };
+        out.keys.sort();
+        out.prefixes.sort();
+        Ok(out)
     }
 }
 

@@ -428,10 +428,6 @@ impl ReadableStore for ZipStore {
         Ok(self.members.get(key.as_str()).map(|m| self.member_stamp(m)))
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        Ok(super::sorted_listing(&self.members, prefix))
-    }
-
     /// The zip file's store's, but a zip is followed whole, never member
     /// by member.
     fn profile(&self) -> super::Profile {
@@ -454,5 +450,11 @@ impl ReadableStore for ZipStore {
                 a.searchable()
             }
         }))
+    }
+}
+
+impl crate::store::Listable for ZipStore {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        Ok(super::sorted_listing(&self.members, prefix))
     }
 }

@@ -86,12 +86,15 @@ impl ReadableStore for CountingAccess {
     fn stat(&self, key: &crate::store::StoreKey) -> crate::store::StoreResult<Option<crate::store::Stamp>> {
         self.0.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
-        self.0.list_dir(prefix)
-    }
     fn access(&self, _path: &str) -> crate::store::StoreResult<Option<Access>> {
         self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(None)
+    }
+}
+
+impl crate::store::Listable for CountingAccess {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.0.list_dir(prefix)
     }
 }
 
@@ -261,14 +264,17 @@ impl ReadableStore for CountingCalls {
         self.1[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.0.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
-        self.0.list_dir(prefix)
-    }
     fn profile(&self) -> crate::store::Profile {
         crate::store::Profile {
             rereads_are_cheap: true,
             ..Default::default()
         }
+    }
+}
+
+impl crate::store::Listable for CountingCalls {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.0.list_dir(prefix)
     }
 }
 

@@ -133,9 +133,6 @@ impl ReadableStore for SlowAdvice {
     fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
         self.0.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
-        self.0.list_dir(prefix)
-    }
     fn profile(&self) -> crate::store::Profile {
         crate::store::Profile {
             rereads_are_cheap: true,
@@ -145,6 +142,12 @@ impl ReadableStore for SlowAdvice {
     fn will_need(&self, _key: &StoreKey) {
         std::thread::sleep(std::time::Duration::from_millis(300));
         self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl crate::store::Listable for SlowAdvice {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.0.list_dir(prefix)
     }
 }
 
@@ -238,11 +241,14 @@ impl ReadableStore for Gated {
     fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
         self.inner.stat(key)
     }
-    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
-        self.inner.list_dir(prefix)
-    }
     fn wrapped(&self) -> Option<&dyn ReadableStore> {
         Some(self.inner.as_ref())
+    }
+}
+
+impl crate::store::Listable for Gated {
+    fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<crate::store::Listing> {
+        self.inner.list_dir(prefix)
     }
 }
 

@@ -149,33 +149,6 @@ impl ReadableStore for AllVersions {
         }
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        let top = |prefixes: Vec<String>| Listing {
-            keys: vec!["zarr.json".to_string()],
-            prefixes,
-        };
-        match route(prefix) {
-            Route::Top(None) => Ok(top(KINDS.iter().map(|k| k.to_string()).collect())),
-            Route::Top(Some(kind)) => Ok(top(self
-                .dirs
-                .keys()
-                .filter(|(k, _)| *k == kind)
-                .map(|(_, name)| name.clone())
-                .collect())),
-            Route::Version(kind, name, rest) => match self.version(kind, name)? {
-                Some(v) => {
-                    let mut listing = v.list_dir(rest)?;
-                    if rest.is_empty() && !listing.keys.iter().any(|k| k == "zarr.json") {
-                        listing.keys.insert(0, "zarr.json".to_string());
-                    }
-                    Ok(listing)
-                }
-                None => Ok(Listing::default()),
-            },
-            Route::Nowhere => Ok(Listing::default()),
-        }
-    }
-
     fn get_ranges(&self, requests: &[RangeRequest]) -> Vec<StoreResult<Option<Vec<u8>>>> {
         // A read spans one array, so one version: hand the batch to it.
         let routed: Option<(Arc<VersionStore>, Vec<RangeRequest>)> = (|| {
@@ -210,6 +183,35 @@ impl ReadableStore for AllVersions {
         crate::store::Profile {
             concurrency: 8,
             ..crate::store::Profile::default()
+        }
+    }
+}
+
+impl crate::store::Listable for AllVersions {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        let top = |prefixes: Vec<String>| Listing {
+            keys: vec!["zarr.json".to_string()],
+            prefixes,
+        };
+        match route(prefix) {
+            Route::Top(None) => Ok(top(KINDS.iter().map(|k| k.to_string()).collect())),
+            Route::Top(Some(kind)) => Ok(top(self
+                .dirs
+                .keys()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, name)| name.clone())
+                .collect())),
+            Route::Version(kind, name, rest) => match self.version(kind, name)? {
+                Some(v) => {
+                    let mut listing = v.list_dir(rest)?;
+                    if rest.is_empty() && !listing.keys.iter().any(|k| k == "zarr.json") {
+                        listing.keys.insert(0, "zarr.json".to_string());
+                    }
+                    Ok(listing)
+                }
+                None => Ok(Listing::default()),
+            },
+            Route::Nowhere => Ok(Listing::default()),
         }
     }
 }

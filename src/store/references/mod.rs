@@ -328,13 +328,6 @@ impl ReadableStore for ReferenceStore {
         }
     }
 
-    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
-        Ok(match &self.refs {
-            Refs::Json { refs, .. } => crate::store::sorted_listing(refs, prefix),
-            Refs::Parquet(p) => crate::store::sorted_listing(p.metadata(), prefix),
-        })
-    }
-
     /// The home's, unless targets may be remote; a set is followed whole,
     /// never object by object.
     fn profile(&self) -> super::Profile {
@@ -381,9 +374,19 @@ impl ReadableStore for ReferenceStore {
     }
 }
 
+impl crate::store::Listable for ReferenceStore {
+    fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
+        Ok(match &self.refs {
+            Refs::Json { refs, .. } => crate::store::sorted_listing(refs, prefix),
+            Refs::Parquet(p) => crate::store::sorted_listing(p.metadata(), prefix),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Listable;
     use crate::store::MemoryStore;
 
     fn store(doc: &str, files: &[(&str, &[u8])]) -> StoreResult<ReferenceStore> {
@@ -564,6 +567,9 @@ mod tests {
         fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
             self.0.stat(key)
         }
+    }
+
+    impl crate::store::Listable for Counting {
         fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
             self.0.list_dir(prefix)
         }

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 
 use nzfs::store::references::{Home, ReferenceStore, TargetOptions, Targets};
-use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
+use nzfs::store::{Listable, MemoryStore, ReadableStore, StoreKey};
 
 fuzz_target!(|data: &[u8]| {
     // The daemon reads Parquet under catch_unwind, so a panic inside the

@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 use nzfs::store::zip::ZipStore;
-use nzfs::store::{MemoryStore, ReadableStore, StoreKey};
+use nzfs::store::{Listable, MemoryStore, ReadableStore, StoreKey};
 
 /// The most a member is read whole here (the daemon's metadata limit is
 /// larger; a small one keeps each run fast and still checks the bound).

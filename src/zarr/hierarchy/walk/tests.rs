@@ -40,6 +40,9 @@ impl ReadableStore for Slow {
     fn stat(&self, key: &StoreKey) -> crate::store::StoreResult<Option<Stamp>> {
         self.inner.stat(key)
     }
+}
+
+impl crate::store::Listable for Slow {
     fn list_dir(&self, prefix: &str) -> crate::store::StoreResult<Listing> {
         let now = self.listing.fetch_add(1, Ordering::SeqCst) + 1;
         self.most_listing.fetch_max(now, Ordering::SeqCst);

@@ -12,10 +12,10 @@
 //! the kernel drops a page only once no read holds it, and a read in
 //! flight may be waiting for that very thread (a shared decode): past the
 //! wait, the pages are dropped as soon as those reads end, and nothing
-//! deadlocks. The pages of the read the finding thread serves are left
-//! out (they are being filled with the new bytes).
+//! deadlocks. The pages of the read the finding thread serves
+//! ([`crate::fs::reader::current_read`]) are left out (they are being
+//! filled with the new bytes).
 
-use std::cell::Cell;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -29,19 +29,6 @@ pub const WAIT: Duration = Duration::from_millis(50);
 
 /// Pages, for rounding the read left out.
 const PAGE: u64 = 4096;
-
-thread_local! {
-    /// The read this thread serves: (inode, offset, size).
-    static SERVING: Cell<Option<(u64, u64, u64)>> = const { Cell::new(None) };
-}
-
-/// Run `f` as the service of a read of `[offset, offset + size)` of `ino`.
-pub fn serving_read<T>(ino: u64, offset: u64, size: u32, f: impl FnOnce() -> T) -> T {
-    let before = SERVING.with(|s| s.replace(Some((ino, offset, u64::from(size)))));
-    let out = f();
-    SERVING.with(|s| s.set(before));
-    out
-}
 
 /// One batch of `(inode, offset, length)` to drop (length 0: to the end),
 /// and who waits for it.
@@ -82,7 +69,7 @@ impl Invalidator {
     /// Drop the kernel's pages and attributes of `inos`, less the read
     /// this thread serves, waiting at most `WAIT`.
     pub fn drop_files(&self, inos: &[u64]) {
-        let serving = SERVING.with(Cell::get);
+        let serving = crate::fs::reader::current_read();
         let ranges = inos.iter().flat_map(|&ino| ranges_of(ino, serving)).collect();
         let (done, finished) = sync_channel(1);
         if self.jobs.send(Job { ranges, done }).is_ok() {

@@ -357,12 +357,10 @@ impl fuser::Filesystem for FuseAdapter {
         let fs = Arc::clone(core);
         let who = Caller::of(req);
         let _span = who.span("read");
-        crate::fs::reader::serving(who.pid, || {
-            invalidate::serving_read(ino, offset, size, || {
-                core.read_for_kernel(ino, offset, size, page_cached, move |result| match result {
-                    Ok(data) => reply.data(data.bytes()),
-                    Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
-                })
+        crate::fs::reader::serving(who.pid, Some((ino, offset, size)), || {
+            core.read_for_kernel(ino, offset, size, page_cached, move |result| match result {
+                Ok(data) => reply.data(data.bytes()),
+                Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
             })
         });
     }

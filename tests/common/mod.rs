@@ -6,6 +6,7 @@
 pub mod image_tools;
 pub mod mount;
 pub mod netcdf_tools;
+pub mod repos;
 pub mod servers;
 pub mod system;
 pub mod users;

@@ -249,43 +249,37 @@ impl CodecChain {
                     array_to_bytes = Some(ArrayToBytes::PackBits(c));
                     item = 1;
                 }
-                ("numcodecs.zfpy", _) => {
+                (name @ ("numcodecs.zfpy" | "zfp"), _) => {
+                    // zfpy's chunks carry zfp's header; the registry's zfp
+                    // takes its mode from the configuration.
+                    let registry = name == "zfp";
                     if array_to_bytes.is_some() {
-                        return Err(order_error("numcodecs.zfpy", "a second array -> bytes codec"));
+                        return Err(order_error(name, "a second array -> bytes codec"));
                     }
                     if !super::zfp::AVAILABLE {
                         return Err(MetadataError::Unsupported {
                             point: "codec",
-                            name: "numcodecs.zfpy (this nzfs was built without the zfp feature)".into(),
+                            name: format!("{name} (this nzfs was built without the zfp feature)"),
                         });
                     }
-                    if !super::zfp::supports(&stage_type) || shape.is_empty() || shape.len() > 4 {
-                        return Err(order_error(
-                            "numcodecs.zfpy",
-                            "holds float32, float64, int32 and int64 in 1 to 4 dimensions",
-                        ));
-                    }
-                    array_to_bytes = Some(ArrayToBytes::Zfp(None));
-                    size = None;
-                    item = stage_type.size();
-                }
-                ("zfp", _) => {
-                    if array_to_bytes.is_some() {
-                        return Err(order_error("zfp", "a second array -> bytes codec"));
-                    }
-                    if !super::zfp::AVAILABLE {
-                        return Err(MetadataError::Unsupported {
-                            point: "codec",
-                            name: "zfp (this nzfs was built without the zfp feature)".into(),
-                        });
-                    }
-                    if !super::zfp::registry_supports(&stage_type) || shape.len() > 4 {
-                        return Err(order_error(
-                            "zfp",
+                    let (holds, what) = match registry {
+                        true => (
+                            super::zfp::registry_supports(&stage_type) && shape.len() <= 4,
                             "holds int8 to int64, uint8, uint16, float32 and float64 in 0 to 4 dimensions",
-                        ));
+                        ),
+                        false => (
+                            super::zfp::supports(&stage_type) && !shape.is_empty() && shape.len() <= 4,
+                            "holds float32, float64, int32 and int64 in 1 to 4 dimensions",
+                        ),
+                    };
+                    if !holds {
+                        return Err(order_error(name, what));
                     }
-                    array_to_bytes = Some(ArrayToBytes::Zfp(Some(super::zfp::Mode::from_configuration(config)?)));
+                    let mode = match registry {
+                        true => Some(super::zfp::Mode::from_configuration(config)?),
+                        false => None,
+                    };
+                    array_to_bytes = Some(ArrayToBytes::Zfp(mode));
                     size = None;
                     item = stage_type.size();
                 }

@@ -348,3 +348,56 @@ fn a_packed_xarray_variable_gives_a_cdf2_nc_that_gdal_opens() {
         assert_eq!(got, value(band - 1, 2 - row, x), "band {band} pixel ({x}, {row})");
     }
 }
+
+/// The registry's narrow types are shown widened in the `.nc` and
+/// `data.tif` too, not only in `data.bin`: the `.nc` stays classic (64-bit
+/// offset) with `int4`/`uint4` as `byte` variables holding the values
+/// tensorstore and ml_dtypes read, and GDAL reads the same values from each
+/// array's `data.tif` (`float8_e4m3fn` as float32; `uint4` as 8-bit, whose
+/// 0 to 15 read alike signed or not: GDAL 3.6 reads any 8-bit TIFF as
+/// unsigned).
+#[test]
+fn narrow_types_show_widened_in_the_nc_and_data_tif() {
+    let m = Mount::new("narrow.zarr", &[]);
+    let nc = m.mp.join("narrow.nc");
+    assert_eq!(ncdump(&["-k"], &nc).trim(), "64-bit offset");
+    let manifest = common::manifest();
+    let expected = |path: &str| {
+        manifest
+            .iter()
+            .find(|e| e.store == "narrow.zarr" && e.path == path)
+            .unwrap()
+            .clone()
+    };
+    for name in ["int4", "uint4"] {
+        let dump = ncdump(&["-v", name], &nc);
+        assert!(dump.contains(&format!("\tbyte {name}(")), "{dump}");
+        let data = dump.split_once("data:").unwrap().1;
+        let values: Vec<i8> = data
+            .split_once('=')
+            .unwrap()
+            .1
+            .trim_end_matches(|c: char| c == '}' || c.is_whitespace() || c == ';')
+            .split(',')
+            .map(|v| v.trim().parse().unwrap())
+            .collect();
+        let want: Vec<i8> = expected(name).bytes.iter().map(|&b| b as i8).collect();
+        assert_eq!(values, want, "{name} in the .nc");
+    }
+    for (name, item) in [("uint4", 1), ("float8_e4m3fn", 4)] {
+        let e = expected(name);
+        let tif = m.mp.join(name).join("data.tif");
+        for (x, y) in [(0usize, 0usize), (5, 1), (2, 3)] {
+            let at = (y * 6 + x) * item;
+            let want = match item {
+                1 => f64::from(e.bytes[at] as i8),
+                _ => f64::from(f32::from_le_bytes(e.bytes[at..at + 4].try_into().unwrap())),
+            };
+            assert_eq!(
+                common::image_tools::gdal_pixel(&tif, x, y),
+                want,
+                "{name} ({x}, {y}) in data.tif"
+            );
+        }
+    }
+}

@@ -242,16 +242,13 @@ impl Array {
         }
     }
 
-    /// The sharding codec when shards are decoded partially (never for
-    /// bfloat16 or a narrow type, whose chunks are widened whole, nor for a
-    /// rectilinear grid, whose shards differ in shape).
+    /// The sharding codec when shards are decoded partially (never for a
+    /// narrow type, bfloat16 included, whose chunks are widened whole, nor
+    /// for a rectilinear grid, whose shards differ in shape).
     fn partial_sharding(&self) -> Option<&crate::codec::sharding::ShardingCodec> {
-        self.chain.partial_sharding().filter(|_| {
-            let m = &self.node.metadata;
-            m.data_type != crate::zarr::data_type::DataType::BFloat16
-                && m.narrow.is_none()
-                && self.shape_chains.is_none()
-        })
+        self.chain
+            .partial_sharding()
+            .filter(|_| self.node.metadata.narrow.is_none() && self.shape_chains.is_none())
     }
 
     /// The codec chain of chunk `index`: the array's, or for a rectilinear
@@ -394,9 +391,8 @@ type ShapeChains = Vec<(Vec<u64>, Arc<CodecChain>)>;
 /// How many chunk shapes of a rectilinear grid keep their codec chain.
 const SHAPE_CHAINS: usize = 64;
 
-/// The codec chain of `m`'s chunks of `shape`. bfloat16 is decoded as its
-/// 16-bit halves and a narrow type as its stored form, each widened after
-/// decoding.
+/// The codec chain of `m`'s chunks of `shape`. A narrow type (bfloat16
+/// included) is decoded as its stored form, widened after decoding.
 /// Why an array's values cannot be decoded, though its metadata was read
 /// (its directory and `header.cdl` are still shown).
 #[derive(Debug, thiserror::Error)]
@@ -410,26 +406,15 @@ pub enum Undecodable {
 }
 
 fn chain_of_shape(m: &ArrayMetadata, shape: &[u64]) -> Result<CodecChain, crate::zarr::metadata::MetadataError> {
-    if let Some(n) = m.narrow {
-        let fill = n
-            .narrow_fill(&m.fill_value)
-            .ok_or(crate::zarr::metadata::MetadataError::Missing("fill_value"))?;
-        return CodecChain::new(&m.codecs, shape, crate::zarr::data_type::DataType::Narrow(n), &fill);
-    }
-    let storage_fill = match m.data_type {
-        crate::zarr::data_type::DataType::BFloat16 => {
-            let bits = m
-                .fill_value
-                .0
-                .get(..4)
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map(u32::from_ne_bytes);
-            let bits = bits.ok_or(crate::zarr::metadata::MetadataError::Missing("fill_value"))?;
-            crate::zarr::data_type::FillValue(((bits >> 16) as u16).to_ne_bytes().to_vec())
+    match m.narrow {
+        Some(n) => {
+            let fill = n
+                .narrow_fill(&m.fill_value)
+                .ok_or(crate::zarr::metadata::MetadataError::Missing("fill_value"))?;
+            CodecChain::new(&m.codecs, shape, n.chain_type(), &fill)
         }
-        _ => m.fill_value.clone(),
-    };
-    CodecChain::new(&m.codecs, shape, m.data_type.storage(), &storage_fill)
+        None => CodecChain::new(&m.codecs, shape, m.data_type.clone(), &m.fill_value),
+    }
 }
 
 /// A discovered hierarchy with its arrays opened, sharing one store and one

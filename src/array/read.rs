@@ -33,14 +33,6 @@ fn max_encoded(decoded: u64) -> u64 {
     decoded.saturating_mul(2).saturating_add(1 << 20)
 }
 
-/// bfloat16 halves (native u16 bits) as float32: exact.
-fn widen_bf16(halves: &[u8]) -> Vec<u8> {
-    halves
-        .chunks_exact(2)
-        .flat_map(|h| f32::from_bits(u32::from(u16::from_ne_bytes([h[0], h[1]])) << 16).to_ne_bytes())
-        .collect()
-}
-
 /// The result a blocking read waited for ([`wait_for`]); a callback
 /// dropped uncalled is a decode that panicked.
 fn waited<T>(result: Option<Result<T, ArrayError>>) -> Result<T, ArrayError> {
@@ -315,7 +307,6 @@ impl Array {
         match decoded {
             None if m.data_type.element_size().is_some() => self.absent(&key, Vec::new),
             None => self.absent(&key, || m.fill_value.repeat(m.chunk_elements_of(index) as usize)),
-            Some(Ok(decoded)) if m.data_type == crate::zarr::data_type::DataType::BFloat16 => Ok(widen_bf16(&decoded)),
             Some(Ok(decoded)) if let Some(n) = m.narrow => Ok(n.widen(&decoded)),
             Some(decoded) => decoded,
         }

@@ -55,14 +55,14 @@ pub(super) fn write_reading_guide(out: &mut String, indent: &str, a: &ArrayMetad
         "big-endian"
     };
     let element = match &a.data_type {
-        dt if let Some(n) = a.narrow => format!(
-            "{} (stored as {}, widened exactly to {} in every file)",
-            dt.name(),
-            n.name(),
-            dt.name()
-        ),
+        _ if let Some(n) = a.narrow => {
+            let shown = n.shown().name();
+            format!(
+                "{shown} (stored as {}, widened exactly to {shown} in every file)",
+                n.name()
+            )
+        }
         DataType::Float16 => "float16 (2-byte IEEE half)".to_string(),
-        DataType::BFloat16 => "float32 (stored as bfloat16, widened exactly to float32 in every file)".to_string(),
         DataType::Bool => "bool (1 byte, 0 or 1)".to_string(),
         DataType::Complex64 => "complex64 (float32 real, then imaginary)".to_string(),
         DataType::Complex128 => "complex128 (float64 real, then imaginary)".to_string(),

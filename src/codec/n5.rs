@@ -104,7 +104,7 @@ impl N5Default {
     }
 
     /// Decode one block into a chunk (C order, native byte order).
-    pub fn decode(&self, block: Vec<u8>) -> Result<Vec<u8>, CodecError> {
+    pub fn decode(&self, mut block: Vec<u8>) -> Result<Vec<u8>, CodecError> {
         let ndim = self.chunk_shape.len();
         let header = 4 + 4 * ndim;
         let be16 = |at: usize| block.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]));
@@ -136,7 +136,9 @@ impl N5Default {
                 self.chunk_shape
             )));
         }
-        let data = block[header..].to_vec();
+        // The header is dropped in place: no copy of the block.
+        block.drain(..header);
+        let data = block;
         if shape == self.chunk_shape {
             return self.whole.decode(data);
         }

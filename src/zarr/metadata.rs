@@ -56,9 +56,11 @@ pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     /// The element type every file shows.
     pub data_type: DataType,
-    /// The type as stored, where it is narrower than any classic type
-    /// (`int4`, `float8_e4m3fn`, …): `data_type` is then its widening
-    /// (`int8`, `float32`, `complex64`), and the codec chain decodes this.
+    /// The type as stored, where it is narrower than what every file shows
+    /// (`int4`, `float8_e4m3fn`, …, and `bfloat16`): the codec chain
+    /// decodes this, and each chunk is widened to `data_type` (`int8`,
+    /// `float32`, `complex64`; `BFloat16`, which every view shows as
+    /// float32).
     pub narrow: Option<super::data_type::narrow::Narrow>,
     /// The chunk shape; for a rectilinear grid, the longest edge along
     /// each axis (what bounds a chunk's size).
@@ -377,9 +379,11 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
     let get = |m: &'static str| doc.get(m).ok_or(MetadataError::Missing(m));
 
     let shape = u64_list(get("shape")?, "shape")?;
-    let (data_type, narrow) = match DataType::from_json(get("data_type")?)? {
-        DataType::Narrow(n) => (n.shown(), Some(n)),
-        other => (other, None),
+    let parsed = DataType::from_json(get("data_type")?)?;
+    let (data_type, narrow) = match &parsed {
+        DataType::Narrow(n) => (n.shown(), Some(*n)),
+        DataType::BFloat16 => (DataType::BFloat16, Some(super::data_type::narrow::Narrow::BFLOAT16)),
+        other => (other.clone(), None),
     };
 
     let grid = get("chunk_grid")?;
@@ -453,13 +457,16 @@ fn parse_array(doc: &Value, members: &[(String, Value)]) -> Result<ArrayMetadata
             _ => Value::Null,
         };
     }
-    let fill_value = match (&fill_value_json, narrow) {
+    // bfloat16 reads its fill as it always has (DataType::fill_value: a
+    // number as float32, "0x…" as its 16 bits); the other narrow types as
+    // the registry spells theirs.
+    let fill_value = match (&fill_value_json, &parsed) {
         (Value::Null, _) if data_type.element_size().is_some() => FillValue(vec![0; data_type.size()]),
-        (v, Some(n)) => n.fill_value(v).ok_or_else(|| MetadataError::BadFillValue {
+        (v, DataType::Narrow(n)) => n.fill_value(v).ok_or_else(|| MetadataError::BadFillValue {
             data_type: n.name().into(),
             value: v.to_string(),
         })?,
-        (v, None) => data_type.fill_value(v)?,
+        (v, _) => data_type.fill_value(v)?,
     };
 
     let codecs = codec_specs(

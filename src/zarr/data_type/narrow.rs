@@ -11,6 +11,9 @@
 //! each decoded chunk whole ([`Narrow::widen`]), so every file shows the
 //! widened values and no file shows the stored bits.
 //!
+//! `bfloat16` is widened the same way ([`Narrow::BFLOAT16`]): its arrays'
+//! metadata names it, though the parser keeps [`super::DataType::BFloat16`].
+//!
 //! Invariants: widening is exact (every value of every narrow type is a
 //! float32); a stored component's unused high bits are ignored, as the
 //! registry says; the integers are sign-extended from their top bit.
@@ -137,7 +140,7 @@ pub enum Component {
     Float(MiniFloat),
     /// `float16` (only as a complex component).
     Half,
-    /// `bfloat16` (only as a complex component).
+    /// `bfloat16` (a complex component, or [`Narrow::BFLOAT16`] itself).
     BHalf,
 }
 
@@ -231,6 +234,16 @@ const COMPLEX: [(&str, Component); 2] = [
 ];
 
 impl Narrow {
+    /// `bfloat16` as an array stores it: 16-bit halves widened to float32.
+    /// Not found by [`Narrow::parse`] (the parser keeps
+    /// [`DataType::BFloat16`], which records hold as 2 bytes); the array
+    /// metadata names it, so that bfloat16 is widened by the same code.
+    pub const BFLOAT16: Narrow = Narrow {
+        name: "bfloat16",
+        component: Component::BHalf,
+        complex: false,
+    };
+
     /// The narrow type named `name`, if it is one.
     pub fn parse(name: &str) -> Option<Narrow> {
         if let Some((name, component)) = REAL.iter().find(|(n, _)| *n == name) {
@@ -283,6 +296,16 @@ impl Narrow {
     /// Bytes that byte order applies to in a stored element.
     pub fn swap_unit(self) -> usize {
         self.component.stored_size()
+    }
+
+    /// The element type its codec chain decodes: the stored form, except
+    /// for bfloat16, whose codecs see its halves as `uint16` (which the
+    /// numcodecs filters and the other codecs hold).
+    pub fn chain_type(self) -> DataType {
+        match (self.component, self.complex) {
+            (Component::BHalf, false) => DataType::UInt16,
+            _ => DataType::Narrow(self),
+        }
     }
 
     /// The type every file shows: `int8`, `float32` or `complex64`.

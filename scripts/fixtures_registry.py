@@ -172,7 +172,7 @@ def make_by_hand(fx, root):
                 stored &= 0xbfff  # finite bfloat16s only
         else:
             stored = codes(bits, n)
-        values = stored.view(component) if bits == 16 else stored.view(component)
+        values = stored.view(component)
         widened = values.astype("float32" if shown != "int8" else "int8").reshape(SHAPE + ((2,) if is_complex else ()))
         if is_complex:
             widened = complex_of(widened[..., 0], widened[..., 1])
@@ -303,8 +303,7 @@ def make_codecs(fx):
 
 
 def make_all(fx):
-    g = fx.fresh_group(STORE)
-    del g
+    fx.fresh_group(STORE)
     root = fx.store_path(STORE)
     make_tensorstore(fx, root)
     make_by_hand(fx, root)

@@ -3,7 +3,15 @@
 # zig as the wheel's, from scripts/wheel-requirements.txt), with the default
 # features. It runs on any x86_64 Linux; mounting needs /dev/fuse, and a
 # normal user's mount the system's fusermount3.
-#   bash scripts/static.sh   -> target/static/nzfs-VERSION-x86_64-linux-musl.tar.gz
+#   bash scripts/static.sh           -> target/static/nzfs-VERSION-x86_64-linux-musl.tar.gz
+#   bash scripts/static.sh --check   the same tarball, its code generated
+#                                    without optimisation (opt-level 0)
+# --check is CI's: what CI checks of this tarball (a static ELF, complete,
+# mounting the sample with data.bin equal to zarr-python's) is the build's
+# and the packing's, not the optimiser's, and an optimised build of the
+# same code is the wheel's, which CI checks too. It saves most of a second
+# release build (about 6 of CI's minutes on 2 cores). A release (and a
+# user) runs it without --check.
 # The tarball holds nzfs, its man pages, README.md, CHANGELOG.md and the
 # licences. Needs what the crate needs (scripts/setup.sh: a C compiler for
 # blosc and zfp, libclang for zfp's bindings), rustup's musl target and
@@ -16,6 +24,11 @@
 # runs both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  "") ;;
+  --check) export CARGO_PROFILE_RELEASE_OPT_LEVEL=0 ;;
+  *) echo "usage: bash scripts/static.sh [--check]" >&2; exit 2 ;;
+esac
 target=x86_64-unknown-linux-musl
 venv=${NZFS_WHEEL_VENV:-.venv-wheel}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
@@ -39,5 +52,5 @@ mkdir -p "$stage/man"
 cp "$bin" README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE "$stage/"
 "$stage/nzfs" man "$stage/man" >/dev/null
 tar -C target/static -czf "target/static/$name.tar.gz" "$name"
-echo "static: built in $(( $(date +%s) - start )) s, $(du -k "target/static/$name.tar.gz" | cut -f1) KiB" >&2
+echo "static: built in $(( $(date +%s) - start )) s, $(du -k "target/static/$name.tar.gz" | cut -f1) KiB${1:+ (${1#--}: opt-level 0)}" >&2
 echo "target/static/$name.tar.gz"

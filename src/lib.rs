@@ -42,4 +42,5 @@ pub mod preview;
 pub mod store;
 pub mod sync;
 pub mod tiff;
+pub mod write;
 pub mod zarr;

@@ -565,6 +565,8 @@ impl crate::store::Listable for VersionStore {
     }
 }
 
+mod commit;
 mod config;
 mod versions;
+pub use commit::Commit;
 pub use versions::AllVersions;

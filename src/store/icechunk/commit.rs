@@ -1,0 +1,105 @@
+//! Commits to a branch: the only writes nzfs makes to any store.
+//!
+//! A [`Commit`] is a writable session on a branch's tip: objects are set in
+//! it, in memory and in the repository's own chunk objects, and nothing is
+//! visible to any reader until [`Commit::commit`] moves the branch. A commit
+//! dropped before that leaves the branch as it was (the chunk objects it
+//! wrote are unreferenced, for Icechunk's garbage collection).
+//!
+//! Invariants: every request runs on the process's runtime with the
+//! repository's deadline; a branch moved by someone else meanwhile is
+//! rebased onto when the two touched different objects (Icechunk's
+//! conflict detector), and a real conflict is an error that names it,
+//! with the branch left as the other writer made it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use icechunk::conflicts::detector::ConflictDetector;
+
+use super::{Repo, Reported, line};
+use crate::store::{StoreError, StoreResult};
+
+/// How many times a commit is rebased onto a branch that moved.
+const REBASE_ATTEMPTS: u16 = 5;
+
+/// A commit being made on a branch.
+pub struct Commit<'r> {
+    repo: &'r Repo,
+    store: icechunk::Store,
+    branch: String,
+}
+
+fn reported(e: impl std::fmt::Display) -> Reported {
+    Reported {
+        text: line(e),
+        not_found: false,
+    }
+}
+
+impl Repo {
+    /// Begin a commit on the tip of `branch`.
+    pub fn begin(&self, branch: &str) -> StoreResult<Commit<'_>> {
+        let store = self.run(&format!("a writable session on branch {branch}"), async {
+            let session = self.repo.writable_session(branch).await.map_err(reported)?;
+            let session = Arc::new(tokio::sync::RwLock::new(session));
+            Ok(icechunk::Store::from_session(session).await)
+        })?;
+        Ok(Commit {
+            repo: self,
+            store,
+            branch: branch.to_string(),
+        })
+    }
+}
+
+impl Commit<'_> {
+    /// Whether `key` is there, at the tip the commit began on.
+    pub fn exists(&self, key: &str) -> StoreResult<bool> {
+        self.repo.run(&format!("is {key} there"), async {
+            self.store.exists(key).await.map_err(reported)
+        })
+    }
+
+    /// Set `key` to `bytes`.
+    pub fn put(&self, key: &str, bytes: Vec<u8>) -> StoreResult<()> {
+        self.repo.run(&format!("write {key}"), async {
+            self.store.set(key, Bytes::from(bytes)).await.map_err(reported)
+        })
+    }
+
+    /// Commit what was set, with `message`; the new snapshot's id.
+    pub fn commit(self, message: &str) -> StoreResult<String> {
+        use icechunk::session::SessionErrorKind as K;
+        let branch = self.branch.clone();
+        let what = format!("commit to branch {branch}");
+        let result = self.repo.run(&what, async {
+            let session = self.store.session();
+            let mut session = session.write().await;
+            Ok(session
+                .commit(message)
+                .rebase(&ConflictDetector, REBASE_ATTEMPTS)
+                .execute()
+                .await)
+        })?;
+        match result {
+            Ok(id) => Ok(id.to_string()),
+            // Someone else's commit touched what this one did.
+            Err(e) if matches!(e.kind, K::RebaseFailed { .. } | K::Conflict { .. }) => {
+                let conflicts = match &e.kind {
+                    K::RebaseFailed { conflicts, .. } => format!(": {conflicts:?}"),
+                    _ => String::new(),
+                };
+                Err(StoreError::Changed(format!(
+                    "{}: {what}: the branch moved and a commit there conflicts with this one{conflicts}",
+                    self.repo.display()
+                )))
+            }
+            Err(e) => Err(StoreError::Corrupt(format!(
+                "{}: {what}: {}",
+                self.repo.display(),
+                line(e)
+            ))),
+        }
+    }
+}

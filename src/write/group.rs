@@ -1,0 +1,363 @@
+//! A netCDF classic file as a Zarr v3 group: each variable one array, its
+//! chunks encoded with `bytes` (little-endian) and `zstd`, and the
+//! attributes as JSON.
+//!
+//! The rules, which docs/writing.md states for users:
+//! - a variable is one array named as it is, with the file's dimension
+//!   names as `dimension_names` and the record dimension as long as the
+//!   file's number of records;
+//! - its type is the Zarr type of the same width and kind (`byte` is
+//!   `int8`, `short` `int16`, `int` `int32`, `float` `float32`, `double`
+//!   `float64`, and CDF-5's `ubyte` to `uint64` their unsigned kin);
+//! - its chunks hold at most [`CHUNK_BYTES`]: the whole variable when it
+//!   fits, or else its leading dimensions halved (rounding up) in turn,
+//!   from the first, until a chunk fits;
+//! - its `fill_value` is its `_FillValue` attribute, or netCDF's default
+//!   fill for its type (what a reader of the file would take as missing);
+//! - attributes keep their names and values: text as a JSON string, one
+//!   number as a number, several as an array (NZ-1.0's mapping; a `float`
+//!   attribute's value is written with the fewest digits that give the
+//!   same `float` back).
+//!
+//! Invariants: objects are handed out one at a time, the group's
+//! `zarr.json` first, so memory holds one chunk (at most [`CHUNK_BYTES`]
+//! and its encoding) whatever the file's size; nothing is handed out for a
+//! file that is refused, since every variable is checked first.
+
+use std::fs::File;
+
+use super::classic::{Attr, Classic, ClassicError, NcType, Var};
+use crate::json::Value;
+
+/// The most bytes one chunk holds, decoded.
+pub const CHUNK_BYTES: u64 = 4 << 20;
+
+/// The zstd level of every chunk (zarr-python's default).
+const ZSTD_LEVEL: i32 = 3;
+
+/// The chunk shape of a variable of `shape` and `size`-byte values.
+pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {
+    let mut chunk: Vec<u64> = shape.iter().map(|&n| n.max(1)).collect();
+    let bytes = |c: &[u64]| c.iter().fold(size, |b, &n| b.saturating_mul(n));
+    let mut axis = 0;
+    while bytes(&chunk) > CHUNK_BYTES && axis < chunk.len() {
+        if chunk[axis] > 1 {
+            chunk[axis] = chunk[axis].div_ceil(2);
+        } else {
+            axis += 1;
+        }
+    }
+    chunk
+}
+
+/// The Zarr v3 data type of a netCDF type (`None`: `char`, not taken yet).
+fn zarr_type(t: NcType) -> Option<&'static str> {
+    Some(match t {
+        NcType::Byte => "int8",
+        NcType::Char => return None,
+        NcType::Short => "int16",
+        NcType::Int => "int32",
+        NcType::Float => "float32",
+        NcType::Double => "float64",
+        NcType::UByte => "uint8",
+        NcType::UShort => "uint16",
+        NcType::UInt => "uint32",
+        NcType::Int64 => "int64",
+        NcType::UInt64 => "uint64",
+    })
+}
+
+/// netCDF's default fill value of each type, as its big-endian bytes.
+fn default_fill(t: NcType) -> Vec<u8> {
+    match t {
+        NcType::Byte => (-127i8).to_be_bytes().to_vec(),
+        NcType::Char => vec![0],
+        NcType::Short => (-32767i16).to_be_bytes().to_vec(),
+        NcType::Int => (-2147483647i32).to_be_bytes().to_vec(),
+        NcType::Float => f32::from_bits(0x7cf0_0000).to_be_bytes().to_vec(),
+        NcType::Double => f64::from_bits(0x479e_0000_0000_0000).to_be_bytes().to_vec(),
+        NcType::UByte => vec![255],
+        NcType::UShort => 65535u16.to_be_bytes().to_vec(),
+        NcType::UInt => 4294967295u32.to_be_bytes().to_vec(),
+        NcType::Int64 => (-9223372036854775806i64).to_be_bytes().to_vec(),
+        NcType::UInt64 => 18446744073709551614u64.to_be_bytes().to_vec(),
+    }
+}
+
+/// One big-endian value of type `t` as JSON (`fill`: as a Zarr
+/// `fill_value`, whose non-finite floats are strings).
+fn value(t: NcType, b: &[u8], fill: bool) -> Value {
+    let float = |x: f64| match (fill, x.is_finite()) {
+        (true, false) if x.is_nan() => Value::Str("NaN".into()),
+        (true, false) => Value::Str(if x > 0.0 { "Infinity" } else { "-Infinity" }.into()),
+        _ => Value::Float(x),
+    };
+    match t {
+        NcType::Byte => Value::Int(i64::from(b[0] as i8)),
+        NcType::Char | NcType::UByte => Value::Int(i64::from(b[0])),
+        NcType::Short => Value::Int(i64::from(i16::from_be_bytes([b[0], b[1]]))),
+        NcType::UShort => Value::Int(i64::from(u16::from_be_bytes([b[0], b[1]]))),
+        NcType::Int => Value::Int(i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+        NcType::UInt => Value::Int(i64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+        NcType::Float => {
+            let x = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            // The fewest digits that give this float back, read as a double.
+            float(format!("{x:?}").parse::<f64>().unwrap_or(f64::from(x)))
+        }
+        NcType::Double => float(f64::from_be_bytes(b[..8].try_into().expect("8 bytes"))),
+        NcType::Int64 => Value::Int(i64::from_be_bytes(b[..8].try_into().expect("8 bytes"))),
+        NcType::UInt64 => {
+            let u = u64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
+            i64::try_from(u).map_or(Value::UInt(u), Value::Int)
+        }
+    }
+}
+
+/// An attribute's value as JSON.
+fn attribute(a: &Attr) -> Value {
+    if a.nc_type == NcType::Char {
+        let text = a.raw.strip_suffix(&[0]).unwrap_or(&a.raw);
+        let end = text.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+        return Value::Str(String::from_utf8_lossy(&text[..end]).into_owned());
+    }
+    let size = a.nc_type.size() as usize;
+    let mut values: Vec<Value> = a.raw.chunks_exact(size).map(|b| value(a.nc_type, b, false)).collect();
+    match values.len() {
+        1 => values.remove(0),
+        _ => Value::Array(values),
+    }
+}
+
+fn attributes(attrs: &[Attr]) -> Value {
+    Value::Object(attrs.iter().map(|a| (a.name.clone(), attribute(a))).collect())
+}
+
+/// The fill value of `v`: its `_FillValue` when that is one value of its
+/// type, or netCDF's default; big-endian.
+fn fill_of(v: &Var) -> Vec<u8> {
+    v.attrs
+        .iter()
+        .find(|a| a.name == "_FillValue" && a.nc_type == v.nc_type && a.count == 1)
+        .map_or_else(|| default_fill(v.nc_type), |a| a.raw.clone())
+}
+
+/// What [`convert`] wrote.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Arrays.
+    pub arrays: usize,
+    /// Chunks.
+    pub chunks: u64,
+    /// Bytes handed out (encoded).
+    pub bytes: u64,
+}
+
+/// Why a file cannot become a group.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    /// The file is not one nzfs takes.
+    #[error(transparent)]
+    Classic(#[from] ClassicError),
+    /// A name Zarr does not allow for a node.
+    #[error("variable {0:?}: Zarr does not allow that name for an array")]
+    Name(String),
+    /// Encoding a chunk failed.
+    #[error("encoding a chunk of {0}: {1}")]
+    Encode(String, std::io::Error),
+    /// Where the objects go refused one.
+    #[error("{0}")]
+    Put(String),
+}
+
+/// Check that every variable of `c` can be written, before anything is.
+fn check(c: &Classic) -> Result<(), ConvertError> {
+    for v in &c.vars {
+        if v.name.is_empty() || v.name.starts_with("__") || v.name == "." || v.name == ".." || v.name.contains('/') {
+            return Err(ConvertError::Name(v.name.clone()));
+        }
+        if zarr_type(v.nc_type).is_none() {
+            return Err(ClassicError::Unsupported(format!(
+                "variable {:?} is of type char: text variables are not written yet (numeric variables are)",
+                v.name
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The group `path` (`""`: the root) holding the file `c` was read from:
+/// every object, key and bytes, handed to `put` in turn.
+pub fn convert(
+    c: &Classic,
+    file: &File,
+    path: &str,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
+) -> Result<Written, ConvertError> {
+    check(c)?;
+    let key = |rest: &str| match path {
+        "" => rest.to_string(),
+        p => format!("{p}/{rest}"),
+    };
+    let group = Value::Object(vec![
+        ("zarr_format".into(), Value::Int(3)),
+        ("node_type".into(), Value::Str("group".into())),
+        ("attributes".into(), attributes(&c.attrs)),
+    ]);
+    put(key("zarr.json"), group.to_string().into_bytes()).map_err(ConvertError::Put)?;
+    let mut written = Written::default();
+    for v in &c.vars {
+        let prefix = key(&v.name);
+        written.bytes += array(c, file, v, &prefix, put, &mut written)?;
+        written.arrays += 1;
+    }
+    Ok(written)
+}
+
+/// One variable: its `zarr.json`, then its chunks. Returns the bytes
+/// handed out.
+fn array(
+    c: &Classic,
+    file: &File,
+    v: &Var,
+    prefix: &str,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
+    written: &mut Written,
+) -> Result<u64, ConvertError> {
+    let shape = c.shape(v);
+    let size = v.nc_type.size();
+    let chunk = chunk_shape(&shape, size);
+    let fill = fill_of(v);
+    let ints = |xs: &[u64]| Value::Array(xs.iter().map(|&n| Value::UInt(n)).collect());
+    let conf =
+        |members: Vec<(&str, Value)>| Value::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+    let codec = |name: &str, c: Value| conf(vec![("name", Value::Str(name.into())), ("configuration", c)]);
+    let meta = conf(vec![
+        ("zarr_format", Value::Int(3)),
+        ("node_type", Value::Str("array".into())),
+        ("shape", ints(&shape)),
+        ("data_type", Value::Str(zarr_type(v.nc_type).unwrap_or_default().into())),
+        (
+            "chunk_grid",
+            conf(vec![
+                ("name", Value::Str("regular".into())),
+                ("configuration", conf(vec![("chunk_shape", ints(&chunk))])),
+            ]),
+        ),
+        (
+            "chunk_key_encoding",
+            conf(vec![
+                ("name", Value::Str("default".into())),
+                ("configuration", conf(vec![("separator", Value::Str("/".into()))])),
+            ]),
+        ),
+        ("fill_value", value(v.nc_type, &fill, true)),
+        (
+            "codecs",
+            Value::Array(vec![
+                codec("bytes", conf(vec![("endian", Value::Str("little".into()))])),
+                codec(
+                    "zstd",
+                    conf(vec![
+                        ("level", Value::Int(ZSTD_LEVEL.into())),
+                        ("checksum", Value::Bool(false)),
+                    ]),
+                ),
+            ]),
+        ),
+        ("attributes", attributes(&v.attrs)),
+        (
+            "dimension_names",
+            Value::Array(v.dims.iter().map(|&d| Value::Str(c.dims[d].name.clone())).collect()),
+        ),
+    ]);
+    let text = meta.to_string().into_bytes();
+    let mut bytes = text.len() as u64;
+    put(format!("{prefix}/zarr.json"), text).map_err(ConvertError::Put)?;
+    if shape.contains(&0) {
+        return Ok(bytes);
+    }
+    let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
+    let mut index = vec![0u64; shape.len()];
+    let fill_le: Vec<u8> = fill.iter().rev().copied().collect();
+    loop {
+        let start: Vec<u64> = index.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
+        let count: Vec<u64> = start
+            .iter()
+            .zip(&chunk)
+            .zip(&shape)
+            .map(|((&s, &c), &n)| c.min(n - s))
+            .collect();
+        let values = c.read(file, v, &start, &count)?;
+        let decoded = whole_chunk(&values, &count, &chunk, size as usize, &fill_le);
+        let encoded = zstd::bulk::compress(&decoded, ZSTD_LEVEL).map_err(|e| ConvertError::Encode(prefix.into(), e))?;
+        bytes += encoded.len() as u64;
+        let key = match index.is_empty() {
+            true => format!("{prefix}/c"),
+            false => format!(
+                "{prefix}/c/{}",
+                index.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+            ),
+        };
+        put(key, encoded).map_err(ConvertError::Put)?;
+        written.chunks += 1;
+        // The next chunk, odometer-wise.
+        let mut a = index.len();
+        loop {
+            if a == 0 {
+                return Ok(bytes);
+            }
+            a -= 1;
+            index[a] += 1;
+            if index[a] < grid[a] {
+                break;
+            }
+            index[a] = 0;
+        }
+    }
+}
+
+/// A region's big-endian `values` (of shape `count`) as a whole chunk of
+/// shape `chunk` in little-endian order, the rest of it the fill value.
+fn whole_chunk(values: &[u8], count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8]) -> Vec<u8> {
+    let swap = |out: &mut [u8], from: &[u8]| {
+        for (o, i) in out.chunks_exact_mut(size).zip(from.chunks_exact(size)) {
+            for (k, b) in o.iter_mut().enumerate() {
+                *b = i[size - 1 - k];
+            }
+        }
+    };
+    if count == chunk {
+        let mut out = vec![0u8; values.len()];
+        swap(&mut out, values);
+        return out;
+    }
+    let elements: u64 = chunk.iter().product();
+    let mut out = fill_le.repeat(elements as usize);
+    let rank = chunk.len();
+    let row = count[rank - 1] as usize * size;
+    let rows = values.len() / row.max(1);
+    // Each row of the region (its last axis) at its place in the chunk.
+    let mut at = vec![0u64; rank];
+    for r in 0..rows {
+        let mut offset = 0u64;
+        for a in 0..rank {
+            offset = offset * chunk[a] + at[a];
+        }
+        let o = offset as usize * size;
+        swap(&mut out[o..o + row], &values[r * row..(r + 1) * row]);
+        let mut a = rank - 1;
+        while a > 0 {
+            a -= 1;
+            at[a] += 1;
+            if at[a] < count[a] {
+                break;
+            }
+            at[a] = 0;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,56 @@
+//! Write-back: what a program writes into a writable mount becomes Zarr
+//! in an Icechunk commit.
+//!
+//! - [`classic`] reads a netCDF classic file (CDF-1, CDF-2, CDF-5) as its
+//!   writer left it;
+//! - [`group`] turns it into a Zarr v3 group, object by object;
+//! - [`netcdf_group`] makes that group one commit on a branch.
+//!
+//! Invariants: nothing is written to a repository but through one commit
+//! on a branch ([`crate::store::icechunk::Commit`]); a file that cannot be
+//! converted leaves the branch as it was (it is checked whole before the
+//! first object is set, and an error before the commit drops the session).
+
+pub mod classic;
+pub mod group;
+
+/// Why a written file did not become a commit.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The file cannot become a group.
+    #[error(transparent)]
+    Convert(#[from] group::ConvertError),
+    /// A node of that name is there already.
+    #[error("{0} is there already in the branch")]
+    Exists(String),
+    /// The repository refused or failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// The netCDF classic file `file` as the new group `path` of `branch` of
+/// `repo`, in one commit with `message`: the snapshot's id and what was
+/// written.
+#[cfg(feature = "icechunk")]
+pub fn netcdf_group(
+    repo: &crate::store::icechunk::Repo,
+    branch: &str,
+    path: &str,
+    file: &std::fs::File,
+    message: &str,
+) -> Result<(String, group::Written), WriteError> {
+    let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
+    let commit = repo.begin(branch)?;
+    let meta = match path {
+        "" => "zarr.json".to_string(),
+        p => format!("{p}/zarr.json"),
+    };
+    if commit.exists(&meta)? {
+        return Err(WriteError::Exists(path.to_string()));
+    }
+    let written = group::convert(&parsed, file, path, &mut |key, bytes| {
+        commit.put(&key, bytes).map_err(|e| e.to_string())
+    })?;
+    let id = commit.commit(message)?;
+    Ok((id, written))
+}

@@ -262,3 +262,51 @@ fn a_file_that_is_no_classic_netcdf_or_a_name_taken_leaves_the_branch_as_it_was(
     assert!(matches!(e, WriteError::Exists(_)), "{e}");
     assert_eq!(tip(&repo_dir), before, "the branch did not move");
 }
+
+#[test]
+fn a_commit_that_conflicts_with_one_made_meanwhile_fails_and_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = repository(dir.path());
+    let repo = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
+    let nc = ncgen(dir.path(), "g", "classic", CDL);
+    // A commit begins on the tip, and sets the group g ...
+    let first = repo.begin("main").unwrap();
+    first
+        .put(
+            "g/zarr.json",
+            br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec(),
+        )
+        .unwrap();
+    // ... while another writer commits a group g of its own.
+    let other = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
+    netcdf_group(
+        &other,
+        "main",
+        "g",
+        &std::fs::File::open(&nc).unwrap(),
+        "the other writer",
+    )
+    .unwrap();
+    let moved = tip(&repo_dir);
+    let e = first.commit("the first writer").unwrap_err();
+    assert!(
+        matches!(e, nzfs::store::StoreError::Changed(_)) && e.to_string().contains("conflicts"),
+        "{e}"
+    );
+    assert_eq!(tip(&repo_dir), moved, "the branch is as the other writer left it");
+    // A commit that touches something else is rebased onto the new tip.
+    let third = repo.begin("main").unwrap();
+    third
+        .put(
+            "h/zarr.json",
+            br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec(),
+        )
+        .unwrap();
+    let nc2 = ncgen(dir.path(), "k", "classic", CDL);
+    netcdf_group(&other, "main", "k", &std::fs::File::open(&nc2).unwrap(), "meanwhile").unwrap();
+    third.commit("rebased").unwrap();
+    let m = Mount::at(&repo_dir, &[]);
+    for group in ["g", "h", "k"] {
+        assert!(m.mp.join(group).is_dir(), "{group}");
+    }
+}

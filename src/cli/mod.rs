@@ -293,6 +293,23 @@ pub struct MountArgs {
     /// look); a --tag, --snapshot or --all-versions mount is read once]
     #[arg(long, value_name = "SECONDS|never")]
     pub metadata_ttl: Option<MetadataTtl>,
+    /// Mount an Icechunk repository's branch writable (also -o rw): a
+    /// netCDF classic file (CDF-1, CDF-2 or CDF-5) written as NAME.nc into
+    /// a group's directory becomes, when its writer closes it, the group
+    /// NAME beside it, in one commit on the branch (`cdo timmean in.nc
+    /// /mnt/repo/derived/mean.nc`). Only you and root may write. Refused for
+    /// any other store, a --tag, a --snapshot and --all-versions (docs/writing.md)
+    #[arg(long)]
+    pub writable: bool,
+    /// Where files being written wait for their writer's close (made 0700)
+    /// [default: $XDG_STATE_HOME/nzfs/spool/<mountpoint>, else
+    /// ~/.local/state/nzfs/spool/, else for root /var/lib/nzfs/spool/]
+    #[arg(long, value_name = "DIR")]
+    pub spool_dir: Option<PathBuf>,
+    /// The most bytes files being written may hold in the spool together
+    /// (a write past it fails with ENOSPC)
+    #[arg(long, default_value = "16GiB", value_parser = parse_size)]
+    pub spool_size: u64,
     /// Mount options, comma-separated: allow_other (also turns on
     /// default_permissions), allow_root, auto_unmount, default_permissions,
     /// fsname=NAME, nonempty, uid=N, gid=N, umask=OCTAL, follow_symlinks, ...

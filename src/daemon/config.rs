@@ -68,6 +68,35 @@ pub struct MountConfig {
     pub log_file: Option<PathBuf>,
     /// `-v` count.
     pub verbose: u8,
+    /// Where a writable mount's files wait for their close.
+    pub spool_dir: PathBuf,
+    /// The most bytes they may hold.
+    pub spool_size: u64,
+}
+
+/// A writable mount's store: an Icechunk repository, on a branch (every
+/// write is a commit there); anything else is refused with why.
+fn writable_source(store: &std::path::Path, args: &StoreArgs) -> Result<(), CliError> {
+    let shown = shown_store(store);
+    let source = store.to_string_lossy();
+    if !crate::store::icechunk_source(&source) {
+        return Err(CliError::new(format!(
+            "--writable (-o rw): {shown} is not an Icechunk repository. nzfs writes only to an Icechunk \
+             branch, where every write is a commit that can be undone; mount this store read-only (without --writable, or with -o ro)"
+        )));
+    }
+    let pinned = match (&args.tag, &args.snapshot, args.all_versions) {
+        (Some(t), _, _) => Some(format!("tag {t} names one snapshot")),
+        (_, Some(s), _) => Some(format!("snapshot {s} is fixed")),
+        (_, _, true) => Some("--all-versions shows every version".to_string()),
+        _ => None,
+    };
+    match pinned {
+        Some(why) => Err(CliError::new(format!(
+            "--writable (-o rw): {why}, which a commit cannot move; mount a branch (--branch NAME, main by default)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 impl MountConfig {
@@ -76,7 +105,16 @@ impl MountConfig {
     pub fn from_args(args: &MountArgs) -> Result<MountConfig, CliError> {
         let mut store_args = args.symlinks.clone();
         // A `-o` list nzfs cannot take is a usage error, as `--bogus` is.
-        let mount = mount_options(&args.options, &args.store, &mut store_args).map_err(|e| e.with_code(2))?;
+        let mut mount = mount_options(&args.options, &args.store, &mut store_args).map_err(|e| e.with_code(2))?;
+        mount.writable |= args.writable;
+        if mount.writable {
+            writable_source(&args.store, &store_args).map_err(|e| e.with_code(2))?;
+        }
+        let spool_dir = match (&args.spool_dir, mount.writable) {
+            (Some(dir), _) => std::path::absolute(dir)?,
+            (None, true) => super::log::default_spool_dir(&args.mountpoint).map_err(CliError::new)?,
+            (None, false) => PathBuf::new(),
+        };
         if args.passthrough == PassthroughArg::Always && !crate::fuse::has_cap_sys_admin() {
             return Err(CliError::new(
                 "--passthrough always needs CAP_SYS_ADMIN (run the mount as root); --passthrough auto falls back to reads through the daemon",
@@ -99,6 +137,8 @@ impl MountConfig {
             mount,
             log_file: args.log_file.clone(),
             verbose: args.verbose,
+            spool_dir,
+            spool_size: args.spool_size,
         })
     }
 
@@ -126,6 +166,8 @@ impl MountConfig {
             mount,
             log_file,
             verbose,
+            spool_dir,
+            spool_size,
         } = self;
         let StoreArgs {
             follow_symlinks,
@@ -152,6 +194,7 @@ impl MountConfig {
             access,
             nonempty,
             ownership: Ownership { uid, gid, umask },
+            writable,
         } = mount;
         let mut w = Records::default();
         w.bytes("store", store.as_os_str().as_bytes());
@@ -194,6 +237,9 @@ impl MountConfig {
         w.optional("umask", umask.as_ref());
         w.optional_path("log_file", log_file.as_deref());
         w.text("verbose", verbose);
+        w.flag("writable", *writable);
+        w.bytes("spool_dir", spool_dir.as_os_str().as_bytes());
+        w.text("spool_size", spool_size);
         w.0
     }
 
@@ -242,9 +288,12 @@ impl MountConfig {
                     gid: r.optional("gid")?,
                     umask: r.optional("umask")?,
                 },
+                writable: r.flag("writable")?,
             },
             log_file: r.optional_path("log_file"),
             verbose: r.number("verbose")?,
+            spool_dir: r.path("spool_dir")?,
+            spool_size: r.number("spool_size")?,
         };
         r.all_known()?;
         Ok(config)

@@ -39,6 +39,31 @@ pub fn default_log_dir() -> Result<PathBuf, String> {
     }
 }
 
+/// The default spool of a writable mount at `mp`: `spool/<mountpoint>`
+/// beside the default log directory's files, or for root without a home
+/// `/var/lib/nzfs/spool/<mountpoint>`.
+pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, String> {
+    let base = match default_log_dir() {
+        Ok(dir) if dir != Path::new("/var/log/nzfs") => dir,
+        Ok(_) => PathBuf::from("/var/lib/nzfs"),
+        Err(_) => {
+            return Err(
+                "neither $XDG_STATE_HOME nor $HOME is set, so there is no directory of yours for the spool: \
+                 pass --spool-dir DIR (a directory only you can enter)"
+                    .to_string(),
+            );
+        }
+    };
+    let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
+    let stem: String = abs
+        .to_string_lossy()
+        .trim_matches('/')
+        .chars()
+        .map(|c| if c == '/' { '_' } else { c })
+        .collect();
+    Ok(base.join("spool").join(if stem.is_empty() { "root" } else { &stem }))
+}
+
 /// The default log file for a mount point, in `default_log_dir`.
 pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
     let dir = default_log_dir()?;

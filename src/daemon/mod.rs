@@ -253,6 +253,15 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     }
     crate::memory::tune_allocator();
     let opened = open_store(&config.store, &config.store_args)?;
+    let spool = match config.mount.writable {
+        true => Some(std::sync::Arc::new(crate::open::writable_spool(
+            &config.store,
+            &config.store_args,
+            &config.spool_dir,
+            config.spool_size,
+        )?)),
+        false => None,
+    };
     let follow = match (config.metadata_ttl, opened.follows.clone()) {
         (Some(MetadataTtl::Never), _) | (None, None) => None,
         (Some(MetadataTtl::Every(secs)), Some((_, how))) => Some((Duration::from_secs(secs.into()), how)),
@@ -336,7 +345,11 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         ),
         None => tracing::info!("the store's metadata was read once and is served as it was"),
     }
-    let adapter = FuseAdapter::new(fs, passthrough).following(follow);
+    let mut adapter = FuseAdapter::new(fs, passthrough).following(follow);
+    if let Some(spool) = spool {
+        tracing::info!(spool = %config.spool_dir.display(), "writable: a NAME.nc closed in a group's directory becomes the group NAME, one commit each");
+        adapter = adapter.writable(spool);
+    }
     let notifier = adapter.notifier_slot();
     let mut session = fuser::Session::new(adapter, &mountpoint, &fuse_config)
         .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;

@@ -70,13 +70,19 @@ pub struct MountPlan {
     pub nonempty: bool,
     /// Owner, group and mode overrides (`uid=`, `gid=`, `umask=`).
     pub ownership: Ownership,
+    /// Writable (`rw`, or `--writable`): an Icechunk branch only.
+    pub writable: bool,
 }
 
 impl MountPlan {
     /// The options for the kernel and fusermount3.
     pub(super) fn fuse_options(&self) -> Vec<MountOption> {
         let mut fuse = vec![
-            MountOption::RO,
+            if self.writable {
+                MountOption::RW
+            } else {
+                MountOption::RO
+            },
             MountOption::FSName(fsname_option(&self.fsname, rustix::process::geteuid().is_root())),
             // Passed to the kernel (fuser keeps Subtype for fusermount only),
             // so that mountinfo says fuse.nzfs for root mounts too.
@@ -148,6 +154,7 @@ pub(super) fn mount_options(raw: &[String], store: &Path, store_args: &mut Store
         access: Access::Owner,
         nonempty: false,
         ownership: Ownership::default(),
+        writable: false,
     };
     for o in raw
         .iter()
@@ -217,12 +224,7 @@ const MOUNT_OPTIONS: &[(&str, Apply)] = &[
     ("follow_symlinks", Apply::Flag(|_, s| set(&mut s.follow_symlinks, true))),
     ("nonempty", Apply::Flag(|p, _| set(&mut p.nonempty, true))),
     ("ro", Apply::Flag(|_, _| Ok(()))),
-    (
-        "rw",
-        Apply::Flag(|_, _| {
-            fail("-o rw: nzfs is read-only; mount with -o ro (mount(8) and fstab pass rw unless ro is given)")
-        }),
-    ),
+    ("rw", Apply::Flag(|p, _| set(&mut p.writable, true))),
     ("noexec", Apply::Flag(|p, _| set(&mut p.noexec, true))),
     ("noatime", Apply::Flag(|p, _| set(&mut p.noatime, true))),
     ("fsname", Apply::Value(|p, v| Ok(set(&mut p.fsname, v.into())))),
@@ -349,7 +351,7 @@ mod tests {
         );
         assert_eq!(p.max_read, Some(4096));
         assert!(plan("defaults,noauto,_netdev").is_ok());
-        assert!(plan("rw").unwrap_err().contains("read-only"));
+        assert!(plan("rw").unwrap().0.writable && !plan("ro").unwrap().0.writable);
         assert!(plan("umask=1000").unwrap_err().contains("not an octal umask"));
         assert!(plan("uid=abc").is_err());
         for bad in ["max_read=lots", "ro=1", "uid", "alow_other"] {

@@ -209,6 +209,20 @@ impl Live {
         }
     }
 
+    /// Look at the store now and wait for it (after this mount's own
+    /// commit, which must show when the writer's `close()` returns): a
+    /// look already running is waited for, then one more is made.
+    pub fn look_now(&self) {
+        let Some(f) = &self.follow else { return };
+        while f.looking.swap(true, Ordering::AcqRel) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.look();
+        let next = f.base.elapsed() + f.every;
+        f.due_ms.store(next.as_millis() as u64, Ordering::Relaxed);
+        f.looking.store(false, Ordering::Release);
+    }
+
     /// One look: compare the metadata with the last look, and serve it
     /// anew when it changed. With no last look (a store whose first look
     /// waited for the first interval), the metadata is read again and

@@ -17,7 +17,8 @@
 //! When the daemon finds an object changed first (a read or open of
 //! another view), it drops those pages itself at once ([`Invalidator`]),
 //! so no read mixes old cached pages with new ones.
-//! Every write-type operation answers `EROFS`.
+//! Every write-type operation answers `EROFS`, but for the new files a
+//! writable mount (an Icechunk branch) takes (`writes.rs`).
 //!
 //! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
 //! daemon has `CAP_SYS_ADMIN`, an open chunk file that is decoded whole is
@@ -28,7 +29,7 @@
 //!
 //! Without passthrough no file open needs the daemon (an open holds no
 //! state, and the mount is read-only, so the kernel refuses writes before
-//! asking): the first `open` answers `ENOSYS`, which a kernel offering
+//! asking; a writable mount answers every open): the first `open` answers `ENOSYS`, which a kernel offering
 //! `FUSE_NO_OPEN_SUPPORT` takes as "succeed without asking, keep the page
 //! cache" for that and every later open of a file, and it sends no
 //! `release` either. A fresh `open`/`pread`/`close` is then one round trip
@@ -44,25 +45,28 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use fuser::{
-    AccessFlags, BackingId, Errno, FileHandle, FopenFlags, Generation, INodeNo, InitFlags, IoctlFlags, KernelConfig,
-    LockOwner, OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory,
-    ReplyDirectoryPlus, ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request,
-    TimeOrNow, WriteFlags,
+    AccessFlags, BackingId, Errno, FileHandle, FopenFlags, Generation, INodeNo, IoctlFlags, KernelConfig, LockOwner,
+    OpenAccMode, OpenFlags, RenameFlags, ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyDirectoryPlus,
+    ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
 use crate::array::Check;
 use crate::fs::NzFs;
 use crate::fs::backing::BackingPool;
+use crate::write::spool::Spool;
 
 mod follow;
+mod init;
 mod invalidate;
 mod passthrough;
 mod replies;
+mod writes;
 pub use follow::Live;
 pub use invalidate::Invalidator;
 use passthrough::{BackingError, OVER_BUDGET_FH, PASSTHROUGH_FH};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
+use writes::{STAGED_TTL, spool_errno, staged_attr};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// The attribute timeout of files that follow a local store's objects
@@ -107,6 +111,8 @@ pub struct FuseAdapter {
     /// ([`FuseAdapter::notifier_slot`]): what drops the kernel's pages of
     /// files whose objects changed ([`Invalidator`]).
     notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
+    /// Files being written (`--writable`); `None`: a read-only mount.
+    spool: Option<Arc<crate::write::spool::Spool>>,
 }
 
 impl FuseAdapter {
@@ -145,7 +151,15 @@ impl FuseAdapter {
             lookup_requests: AtomicU64::new(0),
             listed_with_attributes: AtomicU64::new(0),
             notifier,
+            spool: None,
         }
+    }
+
+    /// Take new `NAME.nc` files into `spool`, to be committed as groups
+    /// when closed (a writable mount of an Icechunk branch).
+    pub fn writable(mut self, spool: Arc<crate::write::spool::Spool>) -> Self {
+        self.spool = Some(spool);
+        self
     }
 
     /// Look at the store's metadata again every so often while the mount
@@ -172,54 +186,7 @@ impl FuseAdapter {
 
 impl fuser::Filesystem for FuseAdapter {
     fn init(&mut self, _req: &Request, config: &mut KernelConfig) -> std::io::Result<()> {
-        let _ = config.set_max_readahead(MAX_READAHEAD);
-        let _ = config.set_max_background(MAX_BACKGROUND);
-        let _ = config.set_congestion_threshold(CONGESTION_THRESHOLD);
-        // `ls -la` of a directory gets its entries' attributes with the
-        // listing (READDIRPLUS), not one LOOKUP each; AUTO lets the kernel
-        // keep plain listings plain when nothing stats the entries.
-        if config.add_capabilities(InitFlags::FUSE_DO_READDIRPLUS).is_ok() {
-            self.readdirplus.store(true, Ordering::Relaxed);
-        }
-        // A file whose mtime changed loses its cached pages: how a changed
-        // store object reaches readers of the views (NzFs::follows_store).
-        let follows = self.fs().dataset().tracks_changes() || self.live.ttl(TTL) < TTL;
-        if follows && config.add_capabilities(InitFlags::FUSE_AUTO_INVAL_DATA).is_err() {
-            tracing::warn!(
-                "the kernel does not offer FUSE_AUTO_INVAL_DATA: a changed chunk may read stale until its pages are dropped"
-            );
-        }
-        let unavailable = if self.mode == Passthrough::Never {
-            Some("--passthrough never")
-        } else if !has_cap_sys_admin() {
-            Some("it needs CAP_SYS_ADMIN (a root or system mount)")
-        } else if config.add_capabilities(InitFlags::FUSE_PASSTHROUGH).is_err() {
-            Some("the kernel does not offer FUSE passthrough (Linux 6.9 or later)")
-        } else if config.set_max_stack_depth(1).is_err() {
-            Some("the kernel refused a stacking depth of 1")
-        } else {
-            None
-        };
-        match unavailable {
-            None => {
-                self.passthrough.store(true, Ordering::Relaxed);
-                tracing::info!(
-                    "passthrough on: open chunk files of unsharded arrays are read by the kernel from sealed memfds; data.bin, .nc and shard files through the daemon"
-                );
-            }
-            Some(reason) if self.mode == Passthrough::Always => {
-                return Err(std::io::Error::other(format!("--passthrough always: {reason}")));
-            }
-            Some(reason) => {
-                tracing::info!(reason, "passthrough off: every read goes through the daemon");
-                if config.capabilities().contains(InitFlags::FUSE_NO_OPEN_SUPPORT) {
-                    self.no_open.store(true, Ordering::Relaxed);
-                    tracing::info!("opens are answered by the kernel (no open requests)");
-                }
-            }
-        }
-        tracing::info!(nodes = self.fs().hierarchy().nodes.len(), "mounted");
-        Ok(())
+        self.negotiate(config)
     }
 
     fn lookup(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
@@ -229,13 +196,22 @@ impl fuser::Filesystem for FuseAdapter {
         let fs = self.fs();
         match fs.lookup(parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0)),
-            Err(e) => reply.error(self.errno(who, "lookup", parent.0, &e)),
+            Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent.0, n)) {
+                Some(staged) => reply.entry(&STAGED_TTL, &staged_attr(staged), Generation(0)),
+                None => reply.error(self.errno(who, "lookup", parent.0, &e)),
+            },
         }
     }
 
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         let who = Caller::of(req);
         let _span = who.span("getattr");
+        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
+            return match spool.stat(ino.0) {
+                Ok(st) => reply.attr(&STAGED_TTL, &staged_attr(st)),
+                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+            };
+        }
         let now = self.fs();
         let old = self.live.version_of(&now, ino.0);
         let fs = old.as_ref().unwrap_or(&now);
@@ -250,6 +226,13 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("open");
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
+        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
+            return match spool.stat(ino.0) {
+                Ok(_) if write && !self.may_write(req.uid()) => reply.error(Errno::EACCES),
+                Ok(_) => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+            };
+        }
         let fs = self.fs();
         if let Err(e) = fs.open(ino.0, write) {
             return reply.error(self.errno(who, "open", ino.0, &e));
@@ -317,6 +300,13 @@ impl fuser::Filesystem for FuseAdapter {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
+        if let Some(kept) = self
+            .spool()
+            .filter(|_| Spool::owns(ino.0))
+            .and_then(|s| s.release(ino.0))
+        {
+            tracing::warn!(ino = ino.0, kept = %kept.display(), "a file whose commit failed is kept in the spool");
+        }
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs().cache().bytes());
         }
@@ -344,6 +334,12 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyData,
     ) {
         let ino = ino.0;
+        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino)) {
+            return match spool.read(ino, offset, size) {
+                Ok(data) => reply.data(&data),
+                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+            };
+        }
         // What is replied lands in the kernel page cache (FOPEN_KEEP_CACHE),
         // unless the reader bypasses it.
         let page_cached = flags.0 & libc::O_DIRECT == 0;
@@ -442,7 +438,19 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("access");
         if mask.contains(AccessFlags::W_OK) {
-            return reply.error(Errno::EROFS);
+            // A writable mount takes new files in its groups' directories,
+            // and writes to the files being written.
+            let takes =
+                self.spool.is_some() && self.may_write(req.uid()) && (Spool::owns(ino.0) || self.is_group_dir(ino.0));
+            if !takes {
+                return reply.error(Errno::EROFS);
+            }
+        }
+        if Spool::owns(ino.0) {
+            return match self.spool().map(|s| s.stat(ino.0)) {
+                Some(Ok(_)) => reply.ok(),
+                _ => reply.error(Errno::ENOENT),
+            };
         }
         match self.fs().kind(ino.0) {
             Ok(_) => reply.ok(),
@@ -450,16 +458,17 @@ impl fuser::Filesystem for FuseAdapter {
         }
     }
 
-    // Every write-type operation: read-only filesystem.
+    // Every write-type operation: read-only filesystem, but for the files
+    // a writable mount stages (writes.rs).
 
     fn setattr(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
+        req: &Request,
+        ino: INodeNo,
         _mode: Option<u32>,
         _uid: Option<u32>,
         _gid: Option<u32>,
-        _size: Option<u64>,
+        size: Option<u64>,
         _atime: Option<TimeOrNow>,
         _mtime: Option<TimeOrNow>,
         _ctime: Option<SystemTime>,
@@ -470,7 +479,10 @@ impl fuser::Filesystem for FuseAdapter {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        reply.error(Errno::EROFS);
+        match self.set_size(req.uid(), ino.0, size) {
+            Ok(st) => reply.attr(&STAGED_TTL, &staged_attr(st)),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
     fn mknod(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _m: u32, _u: u32, _r: u32, reply: ReplyEntry) {
@@ -481,8 +493,12 @@ impl fuser::Filesystem for FuseAdapter {
         reply.error(Errno::EROFS);
     }
 
-    fn unlink(&self, _req: &Request, _p: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
-        reply.error(Errno::EROFS);
+    /// Only a staged file goes (a writer that gives up on it).
+    fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        match self.unlink_staged(req.uid(), parent.0, name) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
     fn rmdir(&self, _req: &Request, _p: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
@@ -493,17 +509,24 @@ impl fuser::Filesystem for FuseAdapter {
         reply.error(Errno::EROFS);
     }
 
+    /// Only a staged file moves (NCO writes `out.nc.pid….tmp`, closes it,
+    /// then renames it `out.nc`): renamed to `NAME.nc` in a group's
+    /// directory, it is committed then.
     fn rename(
         &self,
-        _req: &Request,
-        _p: INodeNo,
-        _n: &OsStr,
-        _np: INodeNo,
-        _nn: &OsStr,
+        req: &Request,
+        parent: INodeNo,
+        name: &OsStr,
+        new_parent: INodeNo,
+        new_name: &OsStr,
         _f: RenameFlags,
         reply: ReplyEmpty,
     ) {
-        reply.error(Errno::EROFS);
+        let _span = Caller::of(req).span("rename");
+        match self.rename_staged((req.uid(), req.pid()), (parent.0, name), (new_parent.0, new_name)) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
     fn link(&self, _req: &Request, _i: INodeNo, _np: INodeNo, _nn: &OsStr, reply: ReplyEntry) {
@@ -512,21 +535,60 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn write(
         &self,
-        _req: &Request,
-        _ino: INodeNo,
+        req: &Request,
+        ino: INodeNo,
         _fh: FileHandle,
-        _offset: u64,
-        _data: &[u8],
+        offset: u64,
+        data: &[u8],
         _wf: WriteFlags,
         _flags: OpenFlags,
         _lo: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        reply.error(Errno::EROFS);
+        match self.write_staged((req.uid(), req.pid()), ino.0, offset, data) {
+            Ok(n) => reply.written(n),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
-    fn create(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _m: u32, _u: u32, _f: i32, reply: ReplyCreate) {
-        reply.error(Errno::EROFS);
+    /// A new `NAME.nc` in a group's directory of a writable mount: staged
+    /// until closed.
+    fn create(&self, req: &Request, parent: INodeNo, name: &OsStr, _m: u32, _u: u32, _f: i32, reply: ReplyCreate) {
+        let _span = Caller::of(req).span("create");
+        match self.create_staged((req.uid(), req.gid(), req.pid()), parent.0, name) {
+            Ok(st) => reply.created(
+                &STAGED_TTL,
+                &staged_attr(st),
+                Generation(0),
+                FileHandle(0),
+                FopenFlags::FOPEN_DIRECT_IO,
+            ),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
+    }
+
+    /// A `close()`: a staged file written since its last commit is
+    /// committed now, and a commit that fails fails the `close()`.
+    ///
+    /// A read-only mount answers `ENOSYS`, which the kernel keeps for the
+    /// connection: no close waits on the daemon (a stopped daemon's
+    /// passthrough reads go on, and no close costs a round trip).
+    fn flush(&self, req: &Request, ino: INodeNo, _fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
+        let _span = Caller::of(req).span("flush");
+        match self.flush_staged(ino.0, req.pid()) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
+    }
+
+    /// A staged file's bytes reach the spool's disk; the commit waits for
+    /// the `close()`, when the file is whole.
+    /// (`ENOSYS` on a read-only mount, as `flush`.)
+    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        match self.fsync_staged(ino.0) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
     fn setxattr(&self, _req: &Request, _i: INodeNo, _n: &OsStr, _v: &[u8], _f: i32, _p: u32, reply: ReplyEmpty) {

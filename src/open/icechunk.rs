@@ -162,3 +162,43 @@ impl crate::fs::Rereading for BranchTip {
         })
     }
 }
+
+/// The spool of a writable mount (`--writable`) of the Icechunk branch at
+/// `store`: files closed there are committed to that branch. What an
+/// earlier daemon left in the spool is logged.
+#[cfg(feature = "icechunk")]
+pub fn writable_spool(
+    store: &Path,
+    args: &StoreArgs,
+    dir: &Path,
+    size: u64,
+) -> Result<crate::write::spool::Spool, CliError> {
+    let source = store.to_string_lossy();
+    let repo = crate::store::icechunk::Repo::open(&source, &remote_options(args)?)
+        .map_err(|e| CliError::new(format!("repository {e}")))?;
+    let branch = args.branch.clone().unwrap_or_else(|| "main".to_string());
+    let target = crate::write::Branch { repo, branch };
+    let (spool, left) = crate::write::spool::Spool::open(dir, size, Box::new(target))
+        .map_err(|e| CliError::new(format!("--writable: {e}")))?;
+    for file in left {
+        tracing::warn!(
+            file = %file.display(),
+            "left in the spool by an earlier daemon (killed before its writer closed it, or its commit failed): it is not in the repository"
+        );
+    }
+    Ok(spool)
+}
+
+/// Without the `icechunk` feature nothing is writable.
+#[cfg(not(feature = "icechunk"))]
+pub fn writable_spool(
+    store: &Path,
+    _args: &StoreArgs,
+    _dir: &Path,
+    _size: u64,
+) -> Result<crate::write::spool::Spool, CliError> {
+    Err(CliError::new(format!(
+        "--writable: {} is an Icechunk repository, and this nzfs was built without Icechunk support",
+        super::shown_store(store)
+    )))
+}

@@ -18,8 +18,8 @@ use crate::zarr::hierarchy::{Hierarchy, OpenError};
 mod follow;
 mod icechunk;
 
-pub use icechunk::check_version;
 use icechunk::open_icechunk;
+pub use icechunk::{check_version, writable_spool};
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::new(msg))

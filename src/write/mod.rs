@@ -4,7 +4,9 @@
 //! - [`classic`] reads a netCDF classic file (CDF-1, CDF-2, CDF-5) as its
 //!   writer left it;
 //! - [`group`] turns it into a Zarr v3 group, object by object;
-//! - [`netcdf_group`] makes that group one commit on a branch.
+//! - [`netcdf_group`] makes that group one commit on a branch;
+//! - [`spool`] stages what a program writes into a writable mount until it
+//!   closes the file, and [`Branch`] commits it there.
 //!
 //! Invariants: nothing is written to a repository but through one commit
 //! on a branch ([`crate::store::icechunk::Commit`]); a file that cannot be
@@ -13,6 +15,7 @@
 
 pub mod classic;
 pub mod group;
+pub mod spool;
 
 /// Why a written file did not become a commit.
 #[derive(Debug, thiserror::Error)]
@@ -53,4 +56,27 @@ pub fn netcdf_group(
     })?;
     let id = commit.commit(message)?;
     Ok((id, written))
+}
+
+/// A branch of a repository, where a writable mount's closed files go: a
+/// file `NAME.nc` written in a group's directory becomes the group `NAME`
+/// beside it.
+#[cfg(feature = "icechunk")]
+pub struct Branch {
+    /// The repository.
+    pub repo: crate::store::icechunk::Repo,
+    /// The branch's name.
+    pub branch: String,
+}
+
+#[cfg(feature = "icechunk")]
+impl spool::Target for Branch {
+    fn commit(&self, parent: &str, name: &str, file: &std::fs::File, message: &str) -> Result<String, WriteError> {
+        let stem = name.strip_suffix(".nc").unwrap_or(name);
+        let path = match parent {
+            "" => stem.to_string(),
+            p => format!("{p}/{stem}"),
+        };
+        netcdf_group(&self.repo, &self.branch, &path, file, message).map(|(id, _)| id)
+    }
 }

@@ -1,0 +1,263 @@
+//! The writable mount's requests (`--writable`, an Icechunk branch): a new
+//! `NAME.nc` in a group's directory is staged in the spool
+//! ([`crate::write::spool`]) and becomes the group `NAME` when its writer
+//! closes it; the mount then looks at the branch at once, so the group
+//! shows as `close()` returns.
+//!
+//! Invariants: only the mount's owner and root create or write; only a
+//! staged file takes writes, everything the hierarchy shows stays
+//! read-only (`EROFS`); a commit that fails fails the `close()` (`EIO`),
+//! with one log line naming the file and the reason; staged files' entries
+//! and attributes are never cached by the kernel (TTL 0), so the name
+//! leaves the directory as its group arrives.
+
+use std::ffi::OsStr;
+use std::time::Duration;
+
+use fuser::{FileAttr, FileType, INodeNo};
+
+use super::FuseAdapter;
+use crate::fs::Inode;
+use crate::write::spool::{Spool, SpoolError, Stat};
+use crate::zarr::hierarchy::NodeKind;
+
+/// The errno of a spool request.
+pub(super) fn spool_errno(e: &SpoolError) -> i32 {
+    match e {
+        SpoolError::NotFound => libc::ENOENT,
+        SpoolError::Full { .. } => libc::ENOSPC,
+        SpoolError::Commit(_) => libc::EIO,
+        SpoolError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
+    }
+}
+
+/// Attributes of a staged file.
+pub(super) fn staged_attr(s: Stat) -> FileAttr {
+    FileAttr {
+        ino: INodeNo(s.ino),
+        size: s.size,
+        blocks: s.size.div_ceil(512),
+        atime: s.mtime,
+        mtime: s.mtime,
+        ctime: s.mtime,
+        crtime: s.mtime,
+        kind: FileType::RegularFile,
+        perm: 0o644,
+        nlink: 1,
+        uid: s.uid,
+        gid: s.gid,
+        rdev: 0,
+        blksize: 4096,
+        flags: 0,
+    }
+}
+
+/// Staged files are never cached by the kernel.
+pub(super) const STAGED_TTL: Duration = Duration::ZERO;
+
+impl FuseAdapter {
+    /// The spool, when the mount is writable.
+    pub(super) fn spool(&self) -> Option<&Spool> {
+        self.spool.as_deref()
+    }
+
+    /// Whether `uid` may write here: the mount's owner or root.
+    pub(super) fn may_write(&self, uid: u32) -> bool {
+        uid == 0 || uid == rustix::process::getuid().as_raw()
+    }
+
+    /// Whether `ino` is a group's directory.
+    pub(super) fn is_group_dir(&self, ino: u64) -> bool {
+        let fs = self.fs();
+        matches!(fs.inode(ino), Ok(Inode::Node(p)) if matches!(fs.hierarchy().nodes[p].kind, NodeKind::Group { .. }))
+    }
+
+    /// Where a new file `name` in directory `parent` would go: the group's
+    /// hierarchy path, or the errno that refuses it. Any name a group
+    /// could take as a file is staged (a writer's temporary file too); only
+    /// `NAME.nc` is committed, as the group `NAME`.
+    pub(super) fn creatable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+        if self.spool.is_none() {
+            return Err(libc::EROFS);
+        }
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        let fs = self.fs();
+        let Ok(Inode::Node(p)) = fs.inode(parent) else {
+            return Err(libc::ENOTDIR);
+        };
+        let node = &fs.hierarchy().nodes[p];
+        if !matches!(node.kind, NodeKind::Group { .. }) {
+            // An array's directory holds its views; a new group goes in a
+            // group's.
+            return Err(libc::EACCES);
+        }
+        let name = name.to_str().ok_or(libc::EINVAL)?;
+        if !crate::zarr::hierarchy::is_valid_node_name(name) {
+            return Err(libc::EINVAL);
+        }
+        let stem = name.strip_suffix(".nc").unwrap_or(name);
+        let taken = node.children.iter().any(|&c| fs.hierarchy().nodes[c].name == stem)
+            || fs.lookup(parent, OsStr::new(name)).is_ok()
+            || self.spool().and_then(|s| s.lookup(parent, name)).is_some();
+        match taken {
+            true => Err(libc::EEXIST),
+            false => Ok(node.path.clone()),
+        }
+    }
+
+    /// A staged file was closed: commit it, and look at the branch at
+    /// once so that its group shows. The errno of a failed commit.
+    ///
+    /// `wait`: the look is made before this returns (a `close()`); else on
+    /// a thread of its own (a `rename`, whose directories the kernel holds
+    /// locked until it is answered: the look's invalidation of them would
+    /// wait for that answer, which would wait for the look).
+    pub(super) fn close_staged(&self, ino: u64, pid: u32, wait: bool) -> Result<(), i32> {
+        let Some(spool) = self.spool() else { return Ok(()) };
+        match spool.close(ino) {
+            Ok(None) => Ok(()),
+            Ok(Some(id)) => {
+                tracing::info!(ino, pid, snapshot = %id, "committed a closed file");
+                match wait {
+                    true => self.live.look_now(),
+                    false => {
+                        let live = std::sync::Arc::clone(&self.live);
+                        let _ = std::thread::Builder::new()
+                            .name("nzfs-commit-look".into())
+                            .spawn(move || live.look_now());
+                    }
+                }
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(ino, pid, error = %e, "the closed file was not committed; the branch is as it was");
+                Err(spool_errno(&e))
+            }
+        }
+    }
+
+    /// A new file `name` in directory `parent`, by `(uid, gid, pid)`.
+    pub(super) fn create_staged(
+        &self,
+        (uid, gid, pid): (u32, u32, u32),
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<Stat, i32> {
+        let group = self.creatable(parent, name, uid)?;
+        let (Some(spool), Some(name)) = (self.spool(), name.to_str()) else {
+            return Err(libc::EROFS);
+        };
+        let writer = FuseAdapter::writer(pid, uid);
+        spool.create(parent, &group, name, (uid, gid), writer).map_err(|e| {
+            tracing::warn!(group, name, error = %e, "cannot stage a new file");
+            spool_errno(&e)
+        })
+    }
+
+    /// `data` at `offset` of staged file `ino`, by `(uid, pid)`.
+    pub(super) fn write_staged(&self, (uid, pid): (u32, u32), ino: u64, offset: u64, data: &[u8]) -> Result<u32, i32> {
+        let spool = self.spool().filter(|_| Spool::owns(ino)).ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        match spool.write(ino, offset, data) {
+            Ok(n) => Ok(n as u32),
+            Err(e) => {
+                tracing::warn!(ino, pid, error = %e, "a write into the spool failed");
+                Err(spool_errno(&e))
+            }
+        }
+    }
+
+    /// A new size for staged file `ino` (its writer's `ftruncate`), or its
+    /// attributes as they are; its mode and times are its own.
+    pub(super) fn set_size(&self, uid: u32, ino: u64, size: Option<u64>) -> Result<Stat, i32> {
+        let spool = self.spool().filter(|_| Spool::owns(ino)).ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        match size {
+            Some(size) => spool.truncate(ino, size),
+            None => spool.stat(ino),
+        }
+        .map_err(|e| spool_errno(&e))
+    }
+
+    /// Remove staged file `name` of directory `parent`.
+    pub(super) fn unlink_staged(&self, uid: u32, parent: u64, name: &OsStr) -> Result<(), i32> {
+        let (spool, name) = self
+            .spool()
+            .zip(name.to_str())
+            .filter(|(s, n)| s.lookup(parent, n).is_some())
+            .ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        spool.remove(parent, name).map_err(|e| spool_errno(&e))
+    }
+
+    /// Move a staged file (NCO writes `out.nc.pid….tmp`, closes it, then
+    /// renames it `out.nc`): renamed `NAME.nc` in a group's directory, it
+    /// is committed then.
+    pub(super) fn rename_staged(
+        &self,
+        (uid, pid): (u32, u32),
+        (parent, name): (u64, &OsStr),
+        (new_parent, new_name): (u64, &OsStr),
+    ) -> Result<(), i32> {
+        let (spool, from) = self.spool().zip(name.to_str()).ok_or(libc::EROFS)?;
+        let staged = spool.lookup(parent, from).ok_or(libc::EROFS)?;
+        let group = self.creatable(new_parent, new_name, uid)?;
+        let to = new_name.to_str().unwrap_or_default();
+        spool
+            .rename(staged.ino, new_parent, &group, to)
+            .map_err(|e| spool_errno(&e))?;
+        self.close_staged(staged.ino, pid, false)
+    }
+
+    /// A `close()` of `ino`: a staged file written since its last commit
+    /// is committed now, and a commit that fails fails the `close()`. A
+    /// read-only mount answers `ENOSYS`, which the kernel keeps for the
+    /// connection: no close waits on the daemon (a stopped daemon's
+    /// passthrough reads go on, and no close costs a round trip).
+    pub(super) fn flush_staged(&self, ino: u64, pid: u32) -> Result<(), i32> {
+        if self.spool.is_none() {
+            return Err(libc::ENOSYS);
+        }
+        match Spool::owns(ino) {
+            true => self.close_staged(ino, pid, true),
+            false => Ok(()),
+        }
+    }
+
+    /// An `fsync` of `ino`: a staged file's bytes reach the spool's disk
+    /// (the commit waits for the `close()`, when the file is whole);
+    /// `ENOSYS` on a read-only mount, as [`FuseAdapter::flush_staged`].
+    pub(super) fn fsync_staged(&self, ino: u64) -> Result<(), i32> {
+        let spool = self.spool().ok_or(libc::ENOSYS)?;
+        match Spool::owns(ino) {
+            true => spool.sync(ino).map_err(|e| spool_errno(&e)),
+            false => Ok(()),
+        }
+    }
+
+    /// Who wrote a file, for its commit's message: the program's name, its
+    /// pid and the user.
+    pub(super) fn writer(pid: u32, uid: u32) -> String {
+        let program = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let user = user_name(uid).unwrap_or_else(|| "?".into());
+        format!("{} (pid {pid}) as {user} (uid {uid})", program.trim())
+    }
+}
+
+/// The name of user `uid` in /etc/passwd.
+fn user_name(uid: u32) -> Option<String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|l| {
+        let mut f = l.split(':');
+        let name = f.next()?;
+        (f.nth(1)?.parse::<u32>().ok()? == uid).then(|| name.to_string())
+    })
+}

@@ -1,0 +1,384 @@
+//! Files being written into a writable mount: staged on local disk, in
+//! the spool directory, until their writer closes them, then handed to the
+//! [`Target`] as one commit.
+//!
+//! A staged file has an inode of its own (`SPOOL_INO | n`), outside every
+//! number the hierarchy's nodes and views take, and a name in a group's
+//! directory. Its bytes are a plain file of the spool, written where the
+//! writer writes (`pwrite`), read where it reads: nothing of it is held in
+//! memory. Closing it (FUSE `flush`) commits it when it was written since
+//! the last commit; a commit that succeeds removes it (the group it became
+//! shows in its place), one that fails makes that `close()` fail and keeps
+//! its bytes in the spool, named in the log.
+//!
+//! Invariants: the spool directory is the daemon user's own, mode 0700,
+//! and never a link; the staged files together hold at most the spool's
+//! limit (a write past it is `ENOSPC`); nothing reaches the repository but
+//! through [`Target::commit`], once per close of a written file.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
+
+use super::WriteError;
+
+/// The bit every staged file's inode number carries (the hierarchy's
+/// inodes and the views' tags take other bits).
+pub const SPOOL_INO: u64 = 1 << 54;
+
+/// Where a staged file goes when it is closed.
+pub trait Target: Send + Sync {
+    /// The closed file `file`, written as `name` in the group at hierarchy
+    /// path `parent`, as one commit with `message`: the snapshot's id.
+    fn commit(&self, parent: &str, name: &str, file: &File, message: &str) -> Result<String, WriteError>;
+}
+
+/// Why a spool request failed; each is one errno.
+#[derive(Debug, thiserror::Error)]
+pub enum SpoolError {
+    /// No staged file of that inode or name.
+    #[error("no such file being written")]
+    NotFound,
+    /// The spool's limit would be passed.
+    #[error("the spool holds at most {limit} bytes; this write would take it to {wanted}")]
+    Full {
+        /// The limit.
+        limit: u64,
+        /// Where the write would have taken it.
+        wanted: u64,
+    },
+    /// The commit failed; the file stays in the spool.
+    #[error("{0}")]
+    Commit(WriteError),
+    /// The spool's disk failed.
+    #[error("the spool: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// A staged file's attributes.
+#[derive(Debug, Clone, Copy)]
+pub struct Stat {
+    /// Its inode number.
+    pub ino: u64,
+    /// Its size.
+    pub size: u64,
+    /// Who created it.
+    pub uid: u32,
+    /// Their group.
+    pub gid: u32,
+    /// When it was last written.
+    pub mtime: SystemTime,
+}
+
+struct Staged {
+    parent_ino: u64,
+    parent: String,
+    name: String,
+    path: PathBuf,
+    file: File,
+    /// Written since the last commit.
+    dirty: bool,
+    /// The last commit failed (its bytes are kept at release).
+    failed: bool,
+    size: u64,
+    uid: u32,
+    gid: u32,
+    mtime: SystemTime,
+    /// Who wrote it, for the commit's message.
+    writer: String,
+}
+
+/// The files being written into one mount.
+pub struct Spool {
+    dir: PathBuf,
+    limit: u64,
+    next: AtomicU64,
+    files: Mutex<BTreeMap<u64, Staged>>,
+    target: Box<dyn Target>,
+}
+
+/// Lock `m`, taking the data of a thread that panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    crate::sync::lock(m)
+}
+
+impl Spool {
+    /// The spool at `dir` (made 0700 when missing; refused when it is a
+    /// link, another user's, or open to others), holding at most `limit`
+    /// bytes, committing to `target`. Also returns the files an earlier
+    /// daemon left there (killed before their writers closed them).
+    pub fn open(dir: &Path, limit: u64, target: Box<dyn Target>) -> io::Result<(Spool, Vec<PathBuf>)> {
+        match std::fs::DirBuilder::new().mode(0o700).recursive(true).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let meta = std::fs::symlink_metadata(dir)?;
+        let me = rustix::process::geteuid().as_raw();
+        if !meta.is_dir() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "spool {}: it must be a directory of uid {me} with mode 0700 (it is {}, uid {}, mode {:o}); \
+                     choose another with --spool-dir",
+                    dir.display(),
+                    if meta.is_dir() {
+                        "a directory"
+                    } else {
+                        "not a directory"
+                    },
+                    meta.uid(),
+                    meta.mode() & 0o7777
+                ),
+            ));
+        }
+        let mut left = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            left.push(e?.path());
+        }
+        left.sort();
+        // New files are numbered past what was left.
+        let first = left
+            .iter()
+            .filter_map(|p| p.file_name()?.to_str()?.split('-').next()?.parse::<u64>().ok())
+            .max()
+            .map_or(1, |n| n + 1);
+        let spool = Spool {
+            dir: dir.to_path_buf(),
+            limit,
+            next: AtomicU64::new(first),
+            files: Mutex::default(),
+            target,
+        };
+        Ok((spool, left))
+    }
+
+    /// Whether `ino` is a staged file's inode number.
+    pub fn owns(ino: u64) -> bool {
+        ino >> 54 == 1
+    }
+
+    /// Stage a new file `name` in the group directory `parent_ino` (at
+    /// hierarchy path `parent`), created by `uid`:`gid`, written by
+    /// `writer` (for the commit's message).
+    pub fn create(
+        &self,
+        parent_ino: u64,
+        parent: &str,
+        name: &str,
+        (uid, gid): (u32, u32),
+        writer: String,
+    ) -> Result<Stat, SpoolError> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let ino = SPOOL_INO | n;
+        let path = self.dir.join(format!("{n}-{}", name.replace('/', "_")));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        let staged = Staged {
+            parent_ino,
+            parent: parent.to_string(),
+            name: name.to_string(),
+            path,
+            file,
+            dirty: true,
+            failed: false,
+            size: 0,
+            uid,
+            gid,
+            mtime: SystemTime::now(),
+            writer,
+        };
+        let stat = stat_of(ino, &staged);
+        lock(&self.files).insert(ino, staged);
+        Ok(stat)
+    }
+
+    /// The staged file `name` in directory `parent_ino`.
+    pub fn lookup(&self, parent_ino: u64, name: &str) -> Option<Stat> {
+        lock(&self.files)
+            .iter()
+            .find(|(_, s)| s.parent_ino == parent_ino && s.name == name)
+            .map(|(&ino, s)| stat_of(ino, s))
+    }
+
+    /// The staged files of directory `parent_ino`: name and attributes.
+    pub fn list(&self, parent_ino: u64) -> Vec<(String, Stat)> {
+        lock(&self.files)
+            .iter()
+            .filter(|(_, s)| s.parent_ino == parent_ino)
+            .map(|(&ino, s)| (s.name.clone(), stat_of(ino, s)))
+            .collect()
+    }
+
+    /// A staged file's attributes.
+    pub fn stat(&self, ino: u64) -> Result<Stat, SpoolError> {
+        lock(&self.files)
+            .get(&ino)
+            .map(|s| stat_of(ino, s))
+            .ok_or(SpoolError::NotFound)
+    }
+
+    /// The bytes all staged files hold.
+    fn used(files: &BTreeMap<u64, Staged>) -> u64 {
+        files.values().map(|s| s.size).sum()
+    }
+
+    /// Write `data` at `offset` of a staged file.
+    pub fn write(&self, ino: u64, offset: u64, data: &[u8]) -> Result<usize, SpoolError> {
+        let mut files = lock(&self.files);
+        let used = Self::used(&files);
+        let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
+        let end = offset.saturating_add(data.len() as u64);
+        let grows = end.saturating_sub(s.size);
+        if used.saturating_add(grows) > self.limit {
+            return Err(SpoolError::Full {
+                limit: self.limit,
+                wanted: used.saturating_add(grows),
+            });
+        }
+        s.file.write_all_at(data, offset)?;
+        s.size = s.size.max(end);
+        s.dirty = true;
+        s.mtime = SystemTime::now();
+        Ok(data.len())
+    }
+
+    /// Read up to `size` bytes at `offset` of a staged file.
+    pub fn read(&self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, SpoolError> {
+        let files = lock(&self.files);
+        let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
+        let len = (size as u64).min(s.size.saturating_sub(offset)) as usize;
+        let mut buf = vec![0; len];
+        s.file.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    /// A staged file's bytes to the spool's disk (`fsync`).
+    pub fn sync(&self, ino: u64) -> Result<(), SpoolError> {
+        let files = lock(&self.files);
+        let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
+        s.file.sync_data()?;
+        Ok(())
+    }
+
+    /// Set a staged file's size.
+    pub fn truncate(&self, ino: u64, size: u64) -> Result<Stat, SpoolError> {
+        let mut files = lock(&self.files);
+        let used = Self::used(&files);
+        let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
+        let wanted = used.saturating_add(size.saturating_sub(s.size));
+        if wanted > self.limit {
+            return Err(SpoolError::Full {
+                limit: self.limit,
+                wanted,
+            });
+        }
+        s.file.set_len(size)?;
+        s.size = size;
+        s.dirty = true;
+        s.mtime = SystemTime::now();
+        Ok(stat_of(ino, s))
+    }
+
+    /// Move a staged file to `name` in directory `parent_ino` (the group at
+    /// hierarchy path `parent`).
+    pub fn rename(&self, ino: u64, parent_ino: u64, parent: &str, name: &str) -> Result<(), SpoolError> {
+        let mut files = lock(&self.files);
+        let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
+        s.parent_ino = parent_ino;
+        s.parent = parent.to_string();
+        s.name = name.to_string();
+        Ok(())
+    }
+
+    /// The writer closed a staged file: commit it when it is named
+    /// `NAME.nc` and was written since the last commit (a file of another
+    /// name, a writer's temporary one, waits to be renamed). `Some(id)`:
+    /// the new snapshot, and the file is gone from the spool.
+    pub fn close(&self, ino: u64) -> Result<Option<String>, SpoolError> {
+        // The commit runs without the lock: other files are written
+        // meanwhile. The file is taken out and put back if it fails.
+        let staged = {
+            let mut files = lock(&self.files);
+            match files.get(&ino) {
+                None => return Ok(None),
+                Some(s) if !s.dirty || !s.name.ends_with(".nc") => return Ok(None),
+                Some(_) => files.remove(&ino).expect("present"),
+            }
+        };
+        let message = format!(
+            "{} written through nzfs by {}",
+            join(&staged.parent, &staged.name),
+            staged.writer
+        );
+        match self.target.commit(&staged.parent, &staged.name, &staged.file, &message) {
+            Ok(id) => {
+                let _ = std::fs::remove_file(&staged.path);
+                Ok(Some(id))
+            }
+            Err(e) => {
+                let mut staged = staged;
+                staged.dirty = false;
+                staged.failed = true;
+                lock(&self.files).insert(ino, staged);
+                Err(SpoolError::Commit(e))
+            }
+        }
+    }
+
+    /// The last open of a staged file was released: a file whose commit
+    /// failed leaves the mount, its bytes kept in the spool (returned, for
+    /// the log).
+    pub fn release(&self, ino: u64) -> Option<PathBuf> {
+        let mut files = lock(&self.files);
+        match files.get(&ino) {
+            Some(s) if s.failed => files.remove(&ino).map(|s| s.path),
+            _ => None,
+        }
+    }
+
+    /// Remove the staged file `name` of directory `parent_ino` (a writer
+    /// that gave up on it, as netCDF's `nc_abort` does).
+    pub fn remove(&self, parent_ino: u64, name: &str) -> Result<(), SpoolError> {
+        let mut files = lock(&self.files);
+        let ino = files
+            .iter()
+            .find(|(_, s)| s.parent_ino == parent_ino && s.name == name)
+            .map(|(&ino, _)| ino)
+            .ok_or(SpoolError::NotFound)?;
+        let s = files.remove(&ino).expect("found");
+        std::fs::remove_file(&s.path)?;
+        Ok(())
+    }
+}
+
+fn join(parent: &str, name: &str) -> String {
+    match parent {
+        "" => name.to_string(),
+        p => format!("{p}/{name}"),
+    }
+}
+
+fn stat_of(ino: u64, s: &Staged) -> Stat {
+    Stat {
+        ino,
+        size: s.size,
+        uid: s.uid,
+        gid: s.gid,
+        mtime: s.mtime,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+use std::io::Read;
+use std::sync::Arc;
+
+use super::*;
+
+/// A target that records each commit's group, message and bytes, and
+/// fails when told to.
+#[derive(Default)]
+struct Recorder {
+    commits: Mutex<Vec<(String, String, Vec<u8>)>>,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl Target for Arc<Recorder> {
+    fn commit(&self, parent: &str, name: &str, file: &File, message: &str) -> Result<String, WriteError> {
+        if self.fail.load(Ordering::Relaxed) {
+            return Err(WriteError::Exists(format!("{parent}/{name}")));
+        }
+        let mut bytes = Vec::new();
+        (&*file).read_to_end(&mut bytes).unwrap();
+        lock(&self.commits).push((join(parent, name), message.to_string(), bytes));
+        Ok("SNAPSHOT".into())
+    }
+}
+
+fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = Arc::new(Recorder::default());
+    let (s, left) = Spool::open(&dir.path().join("spool"), limit, Box::new(Arc::clone(&rec))).unwrap();
+    assert!(left.is_empty());
+    (dir, s, rec)
+}
+
+#[test]
+fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
+    let (dir, s, rec) = spool(1 << 20);
+    let st = s
+        .create(1, "derived", "mean.nc", (1000, 100), "cdo (pid 7)".into())
+        .unwrap();
+    assert!(Spool::owns(st.ino) && !Spool::owns(5) && !Spool::owns(1 << 55 | 3));
+    assert_eq!(s.write(st.ino, 4, b"world").unwrap(), 5);
+    s.write(st.ino, 0, b"CDF\x01").unwrap();
+    assert_eq!(s.read(st.ino, 0, 100).unwrap(), b"CDF\x01world");
+    assert_eq!(s.read(st.ino, 6, 2).unwrap(), b"rl");
+    assert_eq!(s.lookup(1, "mean.nc").unwrap().size, 9);
+    assert!(s.lookup(2, "mean.nc").is_none());
+    assert_eq!(s.list(1).len(), 1);
+    assert_eq!(s.truncate(st.ino, 4).unwrap().size, 4);
+    assert_eq!(s.close(st.ino).unwrap().as_deref(), Some("SNAPSHOT"));
+    let commits = lock(&rec.commits);
+    assert_eq!(commits.len(), 1);
+    assert_eq!(commits[0].0, "derived/mean.nc");
+    assert_eq!(commits[0].1, "derived/mean.nc written through nzfs by cdo (pid 7)");
+    assert_eq!(commits[0].2, b"CDF\x01");
+    drop(commits);
+    // Gone from the mount and from the disk; a second close commits nothing.
+    assert!(s.lookup(1, "mean.nc").is_none());
+    assert_eq!(s.close(st.ino).unwrap(), None);
+    assert_eq!(std::fs::read_dir(dir.path().join("spool")).unwrap().count(), 0);
+}
+
+#[test]
+fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
+    let (_dir, s, rec) = spool(10);
+    let a = s.create(1, "", "a.nc", (0, 0), "w".into()).unwrap().ino;
+    let b = s.create(1, "", "b.nc", (0, 0), "w".into()).unwrap().ino;
+    s.write(a, 0, b"123456").unwrap();
+    let e = s.write(b, 0, b"12345").unwrap_err();
+    assert!(matches!(e, SpoolError::Full { limit: 10, wanted: 11 }), "{e}");
+    assert!(matches!(s.truncate(b, 5), Err(SpoolError::Full { .. })));
+    s.write(b, 0, b"1234").unwrap();
+    rec.fail.store(true, Ordering::Relaxed);
+    assert!(matches!(s.close(a), Err(SpoolError::Commit(_))));
+    // Still there until released, then its bytes are left for the user.
+    assert_eq!(s.stat(a).unwrap().size, 6);
+    let kept = s.release(a).unwrap();
+    assert_eq!(std::fs::read(&kept).unwrap(), b"123456");
+    assert!(matches!(s.stat(a), Err(SpoolError::NotFound)));
+    // A writer that gives up removes its file.
+    s.remove(1, "b.nc").unwrap();
+    assert!(matches!(s.remove(1, "b.nc"), Err(SpoolError::NotFound)));
+}
+
+#[test]
+fn a_spool_others_may_enter_is_refused_and_leftovers_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rec = Arc::new(Recorder::default());
+    let e = Spool::open(&open, 1, Box::new(Arc::clone(&rec))).err().unwrap();
+    assert!(
+        e.to_string().contains("mode 0700") && e.to_string().contains("--spool-dir"),
+        "{e}"
+    );
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&open, &link).unwrap();
+    assert!(Spool::open(&link, 1, Box::new(Arc::clone(&rec))).is_err());
+    let ok = dir.path().join("ok");
+    std::fs::DirBuilder::new().mode(0o700).create(&ok).unwrap();
+    std::fs::write(ok.join("3-left.nc"), b"x").unwrap();
+    let (_, left) = Spool::open(&ok, 1, Box::new(rec)).unwrap();
+    assert_eq!(left, [ok.join("3-left.nc")]);
+}
+
+#[test]
+fn a_temporary_name_waits_for_its_rename_to_name_nc() {
+    let (_dir, s, rec) = spool(1 << 20);
+    let ino = s
+        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0), "ncks".into())
+        .unwrap()
+        .ino;
+    s.write(ino, 0, b"CDF\x02").unwrap();
+    assert_eq!(s.close(ino).unwrap(), None, "not NAME.nc: nothing committed");
+    assert!(lock(&rec.commits).is_empty());
+    s.rename(ino, 2, "derived", "out.nc").unwrap();
+    assert!(s.lookup(1, "out.nc.pid9.ncks.tmp").is_none());
+    assert_eq!(s.lookup(2, "out.nc").unwrap().size, 4);
+    assert_eq!(s.close(ino).unwrap().as_deref(), Some("SNAPSHOT"));
+    assert_eq!(lock(&rec.commits)[0].0, "derived/out.nc");
+}

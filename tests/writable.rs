@@ -1,0 +1,252 @@
+//! A writable mount of an Icechunk branch (`--writable`), written by the
+//! programs users have: netCDF-C's `ncgen` and `nccopy`, CDO and NCO. Each
+//! file closed as `NAME.nc` in a group's directory becomes the group
+//! `NAME`, one commit each, shown by the mount as `close()` returns; what
+//! is not netCDF classic fails its `close()` and leaves the branch as it
+//! was; a daemon killed mid-write leaves the branch as it was; and every
+//! store or version a commit cannot go to is refused.
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::mount::{Mount, nzfs};
+use common::repos::REPO;
+
+/// A model's output: a record variable, a fill value, attributes.
+const CDL: &str = r#"netcdf out {
+dimensions:
+	time = UNLIMITED ;
+	n = 3 ;
+variables:
+	double time(time) ;
+		time:units = "days since 2000-01-01" ;
+	float v(time, n) ;
+		v:_FillValue = -1.f ;
+		v:units = "K" ;
+// global attributes:
+		:title = "written through nzfs" ;
+data:
+ time = 0, 1 ;
+ v = 1.5, _, 3, 4, 5, 6.25 ;
+}
+"#;
+
+fn run(cmd: &mut Command) -> std::process::Output {
+    cmd.output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"))
+}
+
+fn ok(cmd: &mut Command) -> String {
+    let out = run(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The fixture repository copied into `dir`, the CDL's netCDF classic file
+/// beside it, and a spool directory.
+fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let repo = dir.join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let cdl = dir.join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let nc = dir.join("source.nc");
+    ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(&nc).arg(&cdl));
+    (repo, nc, dir.join("spool"))
+}
+
+/// The branch tips: refs/ byte for byte.
+fn refs(repo: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    let mut stack = vec![repo.join("refs")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            match p.is_dir() {
+                true => stack.push(p),
+                false => out.push((p.clone(), std::fs::read(&p).unwrap())),
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// ncdump's data section.
+fn data(nc: &Path) -> String {
+    let dump = ok(Command::new("ncdump").arg(nc));
+    dump.split("\ndata:\n")
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn netcdf_programs_write_new_groups_one_commit_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let cdl = dir.path().join("out.cdl");
+    let mut tips = vec![refs(&repo)];
+    // ncgen writes the file itself; nccopy copies one; CDO computes a time
+    // mean; NCO writes a temporary file and renames it.
+    ok(Command::new("ncgen")
+        .args(["-k", "64-bit offset", "-o"])
+        .arg(m.mp.join("from_ncgen.nc"))
+        .arg(&cdl));
+    tips.push(refs(&repo));
+    ok(Command::new("nccopy")
+        .args(["-k", "classic"])
+        .arg(&source)
+        .arg(m.mp.join("from_nccopy.nc")));
+    tips.push(refs(&repo));
+    ok(Command::new("cdo")
+        .args(["-s", "timmean"])
+        .arg(&source)
+        .arg(m.mp.join("from_cdo.nc")));
+    tips.push(refs(&repo));
+    ok(Command::new("ncks")
+        .args(["-O", "-3"])
+        .arg(&source)
+        .arg(m.mp.join("from_ncks.nc")));
+    // The rename's look runs beside its answer: wait for the group.
+    let start = std::time::Instant::now();
+    while !m.mp.join("from_ncks").is_dir() {
+        assert!(start.elapsed().as_secs() < 10, "from_ncks never showed: {}", m.log());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    tips.push(refs(&repo));
+    for pair in tips.windows(2) {
+        assert_ne!(pair[0], pair[1], "each file moved the branch");
+    }
+    let want = data(&source);
+    for name in ["from_ncgen", "from_nccopy", "from_ncks"] {
+        let group = m.mp.join(name);
+        assert!(group.is_dir(), "{name}: {}", m.log());
+        assert!(
+            !m.mp.join(format!("{name}.nc")).exists(),
+            "{name}.nc left the directory"
+        );
+        assert_eq!(
+            data(&group.join(format!("{name}.nc"))),
+            want,
+            "{name}: the values ncdump prints"
+        );
+        let cdl = std::fs::read_to_string(group.join("header.cdl")).unwrap();
+        for line in [
+            "float v(time, n) ;",
+            "v:_FillValue = -1.f ;",
+            "v:units = \"K\" ;",
+            ":title = \"written through nzfs\" ;",
+        ] {
+            assert!(cdl.contains(line), "{name}: {line:?} in\n{cdl}");
+        }
+    }
+    // CDO's mean of the two records, with a fill value in one of them.
+    let mean = ok(Command::new("ncdump")
+        .args(["-v", "v"])
+        .arg(m.mp.join("from_cdo/from_cdo.nc")));
+    assert!(mean.contains("2.75, 5, 4.625"), "{mean}");
+    // Each commit names its file, program and user.
+    let log = m.log();
+    for program in ["ncgen", "nccopy", "cdo", "ncks"] {
+        assert!(
+            log.contains(&format!("written through nzfs by {program}")),
+            "{program}: {log}"
+        );
+    }
+    drop(m);
+    // A new read-only mount of the branch shows the same groups.
+    let again = Mount::at(&repo, &[]);
+    assert_eq!(data(&again.mp.join("from_nccopy/from_nccopy.nc")), want);
+}
+
+#[test]
+fn what_is_not_netcdf_classic_fails_its_close_and_leaves_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _, spool) = setup(dir.path());
+    let before = refs(&repo);
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let mut f = std::fs::File::create(m.mp.join("notes.nc")).unwrap();
+    f.write_all(b"these are notes, not netCDF").unwrap();
+    // close() is where the commit is made, and where it fails.
+    let fd = std::os::fd::IntoRawFd::into_raw_fd(f);
+    let closed = unsafe { libc::close(fd) };
+    assert_eq!(closed, -1, "close() of a file that is not netCDF fails");
+    assert_eq!(std::io::Error::last_os_error().raw_os_error(), Some(libc::EIO));
+    assert!(m.log().contains("not a netCDF classic file"), "{}", m.log());
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    // The rest of the mount is read-only as ever.
+    let e = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.mp.join("header.cdl"))
+        .unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EROFS), "{e}");
+    // Its bytes stay in the spool, and the log says where.
+    drop(m);
+    let kept: Vec<_> = std::fs::read_dir(&spool).unwrap().collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}
+
+#[test]
+fn a_daemon_killed_mid_write_leaves_the_branch_and_the_next_mount_says_what_was_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let before = refs(&repo);
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let bytes = std::fs::read(&source).unwrap();
+    let mut f = std::fs::File::create(m.mp.join("half.nc")).unwrap();
+    f.write_all(&bytes[..bytes.len() / 2]).unwrap();
+    m.kill_daemon();
+    drop(f);
+    drop(m);
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    let again = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    assert!(!again.mp.join("half").exists());
+    assert!(
+        again.log().contains("left in the spool") && again.log().contains("half.nc"),
+        "{}",
+        again.log()
+    );
+}
+
+#[test]
+fn writable_is_refused_for_every_store_or_version_a_commit_cannot_go_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _, _) = setup(dir.path());
+    let mp = dir.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let plain = common::data_dir().join("sample.zarr");
+    let repo_s = repo.to_str().unwrap();
+    let cases: [(Vec<&str>, &str); 5] = [
+        (
+            vec![plain.to_str().unwrap(), "--writable"],
+            "not an Icechunk repository",
+        ),
+        (vec![plain.to_str().unwrap(), "-o", "rw"], "not an Icechunk repository"),
+        (vec![repo_s, "--writable", "--tag", "v1"], "tag v1"),
+        (
+            vec![repo_s, "--writable", "--snapshot", "0000000000000000000A"],
+            "is fixed",
+        ),
+        (vec![repo_s, "-o", "rw", "--all-versions"], "--all-versions"),
+    ];
+    for (args, why) in cases {
+        let mut all = vec!["mount"];
+        all.extend(&args);
+        all.push(mp.to_str().unwrap());
+        let out = nzfs(&all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why) && err.contains("--writable"), "{args:?}: {err}");
+    }
+}

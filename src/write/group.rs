@@ -17,7 +17,8 @@
 //! - attributes keep their names and values: text as a JSON string, one
 //!   number as a number, several as an array (NZ-1.0's mapping; a `float`
 //!   attribute's value is written with the fewest digits that give the
-//!   same `float` back).
+//!   same `float` back), but for a floating-point `_FillValue`, written as
+//!   xarray writes it (base64), which is the only form xarray reads.
 //!
 //! Invariants: objects are handed out one at a time, the group's
 //! `zarr.json` first, so memory holds one chunk (at most [`CHUNK_BYTES`]
@@ -130,6 +131,29 @@ fn attribute(a: &Attr) -> Value {
 
 fn attributes(attrs: &[Attr]) -> Value {
     Value::Object(attrs.iter().map(|a| (a.name.clone(), attribute(a))).collect())
+}
+
+/// A variable's attributes. A floating-point `_FillValue` is written as
+/// xarray writes it to Zarr (the base64 of its value as a little-endian
+/// double), which xarray alone reads (it refuses a number there) and
+/// nzfs and `nzfs check` read as that number.
+fn variable_attributes(attrs: &[Attr]) -> Value {
+    use base64::Engine;
+    let member = |a: &Attr| {
+        let value = match (a.name.as_str(), a.nc_type, a.raw.as_slice()) {
+            ("_FillValue", NcType::Float, &[b0, b1, b2, b3]) => Some(f64::from(f32::from_be_bytes([b0, b1, b2, b3]))),
+            ("_FillValue", NcType::Double, raw) if raw.len() == 8 => {
+                Some(f64::from_be_bytes(raw.try_into().expect("8 bytes")))
+            }
+            _ => None,
+        };
+        let shown = match value {
+            Some(x) => Value::Str(base64::engine::general_purpose::STANDARD.encode(x.to_le_bytes())),
+            None => attribute(a),
+        };
+        (a.name.clone(), shown)
+    };
+    Value::Object(attrs.iter().map(member).collect())
 }
 
 /// The fill value of `v`: its `_FillValue` when that is one value of its
@@ -265,7 +289,7 @@ fn array(
                 ),
             ]),
         ),
-        ("attributes", attributes(&v.attrs)),
+        ("attributes", variable_attributes(&v.attrs)),
         (
             "dimension_names",
             Value::Array(v.dims.iter().map(|&d| Value::Str(c.dims[d].name.clone())).collect()),

@@ -52,3 +52,26 @@ fn attributes_and_fills_are_written_as_nz_reads_them() {
     );
     assert_eq!(value(NcType::Byte, &[0x81], false), Value::Int(-127));
 }
+
+#[test]
+fn a_float_fill_value_attribute_is_written_as_xarray_reads_it() {
+    let fill = |t: NcType, raw: Vec<u8>| Attr {
+        name: "_FillValue".into(),
+        nc_type: t,
+        count: 1,
+        raw,
+    };
+    let attrs = variable_attributes(&[
+        fill(NcType::Float, (-9999.0f32).to_be_bytes().to_vec()),
+        Attr {
+            name: "units".into(),
+            nc_type: NcType::Char,
+            count: 1,
+            raw: b"K".to_vec(),
+        },
+    ]);
+    // xarray's own encoding of -9999.0 (tests/data/sample.zarr's t2m).
+    assert_eq!(attrs.to_string(), r#"{"_FillValue":"AAAAAICHw8A=","units":"K"}"#);
+    let ints = variable_attributes(&[fill(NcType::Short, (-1i16).to_be_bytes().to_vec())]);
+    assert_eq!(ints.to_string(), r#"{"_FillValue":-1}"#);
+}

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Write back, as users' programs write and as xarray reads (docs/writing.md):
+netCDF4-python (CDF-1, CDF-2 and CDF-5) and a Fortran model
+(tests/legacy/write_model.f90: netCDF-C through ISO_C_BINDING, as
+netCDF-Fortran is) write NAME.nc through a writable mount of a copy of the
+Icechunk fixture repository; icechunk-python then opens each new commit,
+and xarray on the group NAME must equal xarray on the file the same
+program wrote to local disk: the variables, dimensions, types and stored
+values, the attributes (compared as the file's types), the fill values, and
+the decoded values, masked where the file's are. A file that is not netCDF classic must fail its close() and leave
+the branch where it was.
+Usage: python scripts/check_writable.py [path/to/nzfs]
+Prints one line per check and 'writable: N passed, 0 failed'."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import icechunk
+import netCDF4
+import numpy as np
+import xarray as xr
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+NZFS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "nzfs")
+REPO = os.path.join(ROOT, "tests", "data", "icechunk", "history")
+passed = 0
+
+
+def check(cond, what):
+    global passed
+    if not cond:
+        print(f"FAILED: {what}")
+        print(f"writable: {passed} passed, 1 failed")
+        sys.exit(1)
+    passed += 1
+    print(f"ok: {what}")
+
+
+def python_model(path, fmt):
+    """What a Python model writes with netCDF4-python: a record variable
+    with masked values, a packed short with its own fill, attributes."""
+    rng = np.random.default_rng(20261128)
+    with netCDF4.Dataset(path, "w", format=fmt) as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("lat", 7)
+        ds.createDimension("lon", 9)
+        lat = ds.createVariable("lat", "f8", ("lat",))
+        lat.units = "degrees_north"
+        lat[:] = np.linspace(-60, 60, 7)
+        t = ds.createVariable("t2m", "f4", ("time", "lat", "lon"), fill_value=np.float32(-9999.0))
+        t.units = "K"
+        t.setncattr("valid_range", np.array([150, 350], "f4"))
+        values = rng.normal(280, 10, (4, 7, 9)).astype("f4")
+        t[0:4] = np.ma.masked_array(values, mask=values > 295)
+        p = ds.createVariable("precip", "i2", ("time", "lat", "lon"), fill_value=np.int16(-32767))
+        p.setncattr("scale_factor", np.float32(0.01))
+        p.set_auto_maskandscale(False)
+        p[0:4] = rng.integers(0, 3000, (4, 7, 9), dtype="i2")
+        ds.title = "a python model"
+        ds.setncattr("run", np.int32(7))
+        if fmt == "NETCDF3_64BIT_DATA":
+            u = ds.createVariable("counts", "u8", ("lat",))
+            u[:] = np.arange(7, dtype="u8") * (1 << 40)
+
+
+def fortran_model(path, exe):
+    subprocess.run([exe, path], check=True)
+
+
+def refs(repo):
+    out = []
+    for d, _, files in os.walk(os.path.join(repo, "refs")):
+        for f in files:
+            with open(os.path.join(d, f), "rb") as fh:
+                out.append((os.path.join(d, f), fh.read()))
+    return sorted(out)
+
+
+def group_of(repo, name, **decoding):
+    r = icechunk.Repository.open(icechunk.local_filesystem_storage(repo))
+    session = r.readonly_session(branch="main")
+    return xr.open_zarr(session.store, group=name, consolidated=False, **decoding).load()
+
+
+def same_attrs(got, want):
+    """Same names and values; a value compared as the file's type (JSON
+    attributes have numbers, not float32 or int16: docs/writing.md)."""
+    if got.keys() != want.keys():
+        return False
+    for k, w in want.items():
+        w = np.asarray(w)
+        g = np.asarray(got[k], dtype=w.dtype) if w.dtype.kind in "iuf" else np.asarray(got[k])
+        if not np.array_equal(g, w, equal_nan=w.dtype.kind == "f"):
+            return False
+    return True
+
+
+def compare(name, local, repo):
+    """xarray on the commit against xarray on the file the program wrote."""
+    raw = {"mask_and_scale": False, "decode_times": False}
+    got = group_of(repo, name, **raw)
+    with xr.open_dataset(local, **raw) as ds:
+        want = ds.load()
+    check(sorted(got.variables) == sorted(want.variables) and dict(got.sizes) == dict(want.sizes),
+          f"{name}: the variables and dimensions {sorted(want.variables)} {dict(want.sizes)}")
+    for v in want.variables:
+        g, w = got[v], want[v]
+        check(g.dims == w.dims and g.dtype == w.dtype and np.array_equal(g.values, w.values, equal_nan=w.dtype.kind == "f"),
+              f"{name}/{v}: {w.dtype} {w.dims}, the values as written")
+        check(same_attrs(g.attrs, w.attrs), f"{name}/{v}: attributes {dict(w.attrs)} (got {dict(g.attrs)})")
+    check(same_attrs(got.attrs, want.attrs), f"{name}: global attributes {dict(want.attrs)}")
+    # Decoded: the same cells missing, the same values (scale_factor is a
+    # double in JSON, so a packed variable decodes to float64, not float32).
+    got, want = group_of(repo, name), xr.open_dataset(local).load()
+    for v in want.data_vars:
+        g, w = got[v].values, want[v].values
+        check(np.array_equal(np.isnan(g), np.isnan(w)) and np.allclose(g, w, rtol=1e-6, equal_nan=True),
+              f"{name}/{v}: decoded, masked where the file is")
+        check(np.array_equal(got[v].encoding.get("_FillValue"), want[v].encoding.get("_FillValue")),
+              f"{name}/{v}: fill value {want[v].encoding.get('_FillValue')}")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="nzfs-writable.")
+    repo = os.path.join(work, "repo")
+    shutil.copytree(REPO, repo)
+    mp = os.path.join(work, "mnt")
+    os.mkdir(mp)
+    exe = os.path.join(work, "write_model")
+    subprocess.run(["gfortran", "-O0", "-o", exe, os.path.join(ROOT, "tests", "legacy", "write_model.f90"), "-lnetcdf"],
+                   check=True)
+    writers = [
+        ("py_classic", lambda p: python_model(p, "NETCDF3_CLASSIC")),
+        ("py_offset64", lambda p: python_model(p, "NETCDF3_64BIT_OFFSET")),
+        ("py_cdf5", lambda p: python_model(p, "NETCDF3_64BIT_DATA")),
+        ("fortran", lambda p: fortran_model(p, exe)),
+    ]
+    subprocess.run([NZFS, "mount", "--writable", "--spool-dir", os.path.join(work, "spool"), repo, mp], check=True)
+    try:
+        for name, write in writers:
+            local = os.path.join(work, f"{name}.nc")
+            write(local)
+            before = refs(repo)
+            write(os.path.join(mp, f"{name}.nc"))
+            check(refs(repo) != before, f"{name}: one commit on main")
+            check(os.path.isdir(os.path.join(mp, name)), f"{name}: the mount shows the group {name}")
+            compare(name, local, repo)
+        before = refs(repo)
+        bad = os.path.join(mp, "notes.nc")
+        failed = False
+        try:
+            with open(bad, "w") as f:
+                f.write("not netCDF")
+        except OSError as e:
+            failed = e.errno == 5
+        check(failed, "a file that is not netCDF classic fails its close() with EIO")
+        check(refs(repo) == before, "and the branch did not move")
+    finally:
+        subprocess.run([NZFS, "unmount", mp], check=False)
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"writable: {passed} passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -227,7 +227,7 @@ fn writable_is_refused_for_every_store_or_version_a_commit_cannot_go_to() {
     std::fs::create_dir(&mp).unwrap();
     let plain = common::data_dir().join("sample.zarr");
     let repo_s = repo.to_str().unwrap();
-    let cases: [(Vec<&str>, &str); 5] = [
+    let cases: [(Vec<&str>, &str); 6] = [
         (
             vec![plain.to_str().unwrap(), "--writable"],
             "not an Icechunk repository",
@@ -239,6 +239,7 @@ fn writable_is_refused_for_every_store_or_version_a_commit_cannot_go_to() {
             "is fixed",
         ),
         (vec![repo_s, "-o", "rw", "--all-versions"], "--all-versions"),
+        (vec![repo_s, "--writable", "--metadata-ttl", "never"], "its own commits"),
     ];
     for (args, why) in cases {
         let mut all = vec!["mount"];

@@ -109,6 +109,13 @@ impl MountConfig {
         mount.writable |= args.writable;
         if mount.writable {
             writable_source(&args.store, &store_args).map_err(|e| e.with_code(2))?;
+            if args.metadata_ttl == Some(MetadataTtl::Never) {
+                return Err(CliError::new(
+                    "--writable with --metadata-ttl never: a writable mount shows its own commits by looking at the \
+                     branch as each is made; leave --metadata-ttl out (or give it SECONDS)",
+                )
+                .with_code(2));
+            }
         }
         let spool_dir = match (&args.spool_dir, mount.writable) {
             (Some(dir), _) => std::path::absolute(dir)?,

@@ -96,6 +96,9 @@ const CDL5_DATA: &str = "
  neg = -9223372036854775807, -1, 0, 9223372036854775807 ;
 ";
 
+/// A group with nothing in it.
+const EMPTY_GROUP: &[u8] = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
+
 fn run(cmd: &mut Command) -> String {
     let out = cmd
         .output()
@@ -271,12 +274,7 @@ fn a_commit_that_conflicts_with_one_made_meanwhile_fails_and_names_it() {
     let nc = ncgen(dir.path(), "g", "classic", CDL);
     // A commit begins on the tip, and sets the group g ...
     let first = repo.begin("main").unwrap();
-    first
-        .put(
-            "g/zarr.json",
-            br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec(),
-        )
-        .unwrap();
+    first.put("g/zarr.json", EMPTY_GROUP.to_vec()).unwrap();
     // ... while another writer commits a group g of its own.
     let other = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
     netcdf_group(
@@ -296,12 +294,7 @@ fn a_commit_that_conflicts_with_one_made_meanwhile_fails_and_names_it() {
     assert_eq!(tip(&repo_dir), moved, "the branch is as the other writer left it");
     // A commit that touches something else is rebased onto the new tip.
     let third = repo.begin("main").unwrap();
-    third
-        .put(
-            "h/zarr.json",
-            br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec(),
-        )
-        .unwrap();
+    third.put("h/zarr.json", EMPTY_GROUP.to_vec()).unwrap();
     let nc2 = ncgen(dir.path(), "k", "classic", CDL);
     netcdf_group(&other, "main", "k", &std::fs::File::open(&nc2).unwrap(), "meanwhile").unwrap();
     third.commit("rebased").unwrap();

@@ -54,6 +54,12 @@ pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, String> {
             );
         }
     };
+    Ok(base.join("spool").join(mountpoint_stem(mp)))
+}
+
+/// A mount point as one file name: its absolute path with `/` as `_`
+/// (`/mnt/nz` is `mnt_nz`, `/` is `root`).
+fn mountpoint_stem(mp: &Path) -> String {
     let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
     let stem: String = abs
         .to_string_lossy()
@@ -61,20 +67,12 @@ pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, String> {
         .chars()
         .map(|c| if c == '/' { '_' } else { c })
         .collect();
-    Ok(base.join("spool").join(if stem.is_empty() { "root" } else { &stem }))
+    if stem.is_empty() { "root".into() } else { stem }
 }
 
 /// The default log file for a mount point, in `default_log_dir`.
 pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
-    let dir = default_log_dir()?;
-    let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
-    let stem: String = abs
-        .to_string_lossy()
-        .trim_matches('/')
-        .chars()
-        .map(|c| if c == '/' { '_' } else { c })
-        .collect();
-    Ok(dir.join(format!("{}.log", if stem.is_empty() { "root" } else { &stem })))
+    Ok(default_log_dir()?.join(format!("{}.log", mountpoint_stem(mp))))
 }
 
 /// Make (mode 0700) and check the default log directory `dir`: it must be

@@ -1,4 +1,5 @@
-//! nzfs: a read-only FUSE filesystem over Zarr v3 / NZ-1.0 stores.
+//! nzfs: a read-only FUSE filesystem over Zarr v3 / NZ-1.0 stores (an
+//! Icechunk branch may be mounted writable: [`write`]).
 //!
 //! The read path, one module per arrow:
 //!

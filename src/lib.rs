@@ -1,5 +1,5 @@
 //! nzfs: a read-only FUSE filesystem over Zarr v3 / NZ-1.0 stores (an
-//! Icechunk branch may be mounted writable: [`write`]).
+//! Icechunk branch may be mounted writable: [`mod@write`]).
 //!
 //! The read path, one module per arrow:
 //!

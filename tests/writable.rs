@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mount::{Mount, nzfs, vm_hwm};
-use common::repos::REPO;
+use common::repos::{REPO, refs};
 
 /// A model's output: a record variable, a fill value, attributes.
 const CDL: &str = r#"netcdf out {
@@ -60,23 +60,6 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let nc = dir.join("source.nc");
     ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(&nc).arg(&cdl));
     (repo, nc, dir.join("spool"))
-}
-
-/// The branch tips: refs/ byte for byte.
-fn refs(repo: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    let mut stack = vec![repo.join("refs")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            match p.is_dir() {
-                true => stack.push(p),
-                false => out.push((p.clone(), std::fs::read(&p).unwrap())),
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// ncdump's data section.
@@ -353,4 +336,31 @@ fn a_repository_on_s3_takes_a_commit_through_the_mount() {
     let args: Vec<&str> = options.iter().map(String::as_str).collect();
     let again = Mount::at(url, &args);
     assert_eq!(data(&again.mp.join("on_s3/on_s3.nc")), data(&source));
+}
+
+#[test]
+fn under_allow_other_another_user_cannot_write_and_the_owner_can() {
+    use std::os::unix::fs::PermissionsExt;
+    let users = common::users::Users::create();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let before = refs(&repo);
+    // The mount(8) form: -o rw is --writable.
+    let m = Mount::at(&repo, &["-o", "allow_other,rw", "--spool-dir", spool.to_str().unwrap()]);
+    std::fs::set_permissions(m.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let theirs = run(Command::new("runuser")
+        .args(["-u", &users.other, "--", "cp"])
+        .arg(&source)
+        .arg(m.mp.join("theirs.nc")));
+    let said = String::from_utf8_lossy(&theirs.stderr);
+    assert!(!theirs.status.success() && said.contains("Permission denied"), "{said}");
+    assert!(!m.mp.join("theirs").exists());
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    // Root, who mounted, writes.
+    ok(Command::new("nccopy")
+        .args(["-k", "classic"])
+        .arg(&source)
+        .arg(m.mp.join("mine.nc")));
+    assert!(m.mp.join("mine").is_dir(), "{}", m.log());
 }

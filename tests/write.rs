@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::mount::Mount;
-use common::repos::REPO;
+use common::repos::{REPO, refs};
 use nzfs::store::icechunk::Repo;
 use nzfs::store::object::RemoteOptions;
 use nzfs::write::{WriteError, netcdf_group};
@@ -157,26 +157,6 @@ fn repository(dir: &Path) -> PathBuf {
     repo
 }
 
-/// The refs/branch.main object's bytes: the branch's tip.
-fn tip(repo: &Path) -> Vec<Vec<u8>> {
-    let mut refs: Vec<_> = walk(&repo.join("refs"));
-    refs.sort();
-    refs.iter().map(|p| std::fs::read(p).unwrap()).collect()
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 #[test]
 fn a_classic_netcdf_file_becomes_a_group_in_one_commit_that_reads_back_as_written() {
     let dir = tempfile::tempdir().unwrap();
@@ -193,10 +173,10 @@ fn a_classic_netcdf_file_becomes_a_group_in_one_commit_that_reads_back_as_writte
     for (name, nc) in &files {
         let repo = Repo::open(source, &options()).unwrap();
         let file = std::fs::File::open(nc).unwrap();
-        let before = tip(&repo_dir);
+        let before = refs(&repo_dir);
         let (id, written) = netcdf_group(&repo, "main", name, &file, &format!("{name}.nc by test")).unwrap();
         assert_eq!(id.len(), 20, "{id}");
-        assert_ne!(tip(&repo_dir), before, "{name}: the branch moved");
+        assert_ne!(refs(&repo_dir), before, "{name}: the branch moved");
         assert_eq!(written.arrays, if *name == "cdf5" { 10 } else { 7 }, "{name}");
     }
     let m = Mount::at(&repo_dir, &[]);
@@ -238,7 +218,7 @@ fn a_file_that_is_no_classic_netcdf_or_a_name_taken_leaves_the_branch_as_it_was(
     let dir = tempfile::tempdir().unwrap();
     let repo_dir = repository(dir.path());
     let repo = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
-    let before = tip(&repo_dir);
+    let before = refs(&repo_dir);
     // netCDF-4 is HDF5.
     let nc4 = ncgen(dir.path(), "four", "netCDF-4", CDL);
     let e = netcdf_group(&repo, "main", "four", &std::fs::File::open(&nc4).unwrap(), "m").unwrap_err();
@@ -263,7 +243,7 @@ fn a_file_that_is_no_classic_netcdf_or_a_name_taken_leaves_the_branch_as_it_was(
     drop(m);
     let e = netcdf_group(&repo, "main", &existing, &std::fs::File::open(&nc).unwrap(), "m").unwrap_err();
     assert!(matches!(e, WriteError::Exists(_)), "{e}");
-    assert_eq!(tip(&repo_dir), before, "the branch did not move");
+    assert_eq!(refs(&repo_dir), before, "the branch did not move");
 }
 
 #[test]
@@ -285,13 +265,13 @@ fn a_commit_that_conflicts_with_one_made_meanwhile_fails_and_names_it() {
         "the other writer",
     )
     .unwrap();
-    let moved = tip(&repo_dir);
+    let moved = refs(&repo_dir);
     let e = first.commit("the first writer").unwrap_err();
     assert!(
         matches!(e, nzfs::store::StoreError::Changed(_)) && e.to_string().contains("conflicts"),
         "{e}"
     );
-    assert_eq!(tip(&repo_dir), moved, "the branch is as the other writer left it");
+    assert_eq!(refs(&repo_dir), moved, "the branch is as the other writer left it");
     // A commit that touches something else is rebased onto the new tip.
     let third = repo.begin("main").unwrap();
     third.put("h/zarr.json", EMPTY_GROUP.to_vec()).unwrap();

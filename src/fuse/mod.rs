@@ -66,7 +66,7 @@ pub use invalidate::Invalidator;
 use passthrough::{BackingError, OVER_BUDGET_FH, PASSTHROUGH_FH};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
-use writes::{STAGED_TTL, spool_errno, staged_attr};
+use writes::{STAGED_TTL, spool_errno};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// The attribute timeout of files that follow a local store's objects
@@ -197,7 +197,7 @@ impl fuser::Filesystem for FuseAdapter {
         match fs.lookup(parent.0, name) {
             Ok(a) => reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0)),
             Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent.0, n)) {
-                Some(staged) => reply.entry(&STAGED_TTL, &staged_attr(staged), Generation(0)),
+                Some(staged) => reply.entry(&STAGED_TTL, &self.staged_attr(staged), Generation(0)),
                 None => reply.error(self.errno(who, "lookup", parent.0, &e)),
             },
         }
@@ -208,7 +208,7 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("getattr");
         if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
             return match spool.stat(ino.0) {
-                Ok(st) => reply.attr(&STAGED_TTL, &staged_attr(st)),
+                Ok(st) => reply.attr(&STAGED_TTL, &self.staged_attr(st)),
                 Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
             };
         }
@@ -480,7 +480,7 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyAttr,
     ) {
         match self.set_size(req.uid(), ino.0, size) {
-            Ok(st) => reply.attr(&STAGED_TTL, &staged_attr(st)),
+            Ok(st) => reply.attr(&STAGED_TTL, &self.staged_attr(st)),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }
     }
@@ -558,7 +558,7 @@ impl fuser::Filesystem for FuseAdapter {
         match self.create_staged((req.uid(), req.gid(), req.pid()), parent.0, name) {
             Ok(st) => reply.created(
                 &STAGED_TTL,
-                &staged_attr(st),
+                &self.staged_attr(st),
                 Generation(0),
                 FileHandle(0),
                 FopenFlags::FOPEN_DIRECT_IO,

@@ -14,7 +14,7 @@
 use std::ffi::OsStr;
 use std::time::Duration;
 
-use fuser::{FileAttr, FileType, INodeNo};
+use fuser::FileAttr;
 
 use super::FuseAdapter;
 use crate::fs::Inode;
@@ -31,31 +31,26 @@ pub(super) fn spool_errno(e: &SpoolError) -> i32 {
     }
 }
 
-/// Attributes of a staged file.
-pub(super) fn staged_attr(s: Stat) -> FileAttr {
-    FileAttr {
-        ino: INodeNo(s.ino),
-        size: s.size,
-        blocks: s.size.div_ceil(512),
-        atime: s.mtime,
-        mtime: s.mtime,
-        ctime: s.mtime,
-        crtime: s.mtime,
-        kind: FileType::RegularFile,
-        perm: 0o644,
-        nlink: 1,
-        uid: s.uid,
-        gid: s.gid,
-        rdev: 0,
-        blksize: 4096,
-        flags: 0,
-    }
-}
-
 /// Staged files are never cached by the kernel.
 pub(super) const STAGED_TTL: Duration = Duration::ZERO;
 
 impl FuseAdapter {
+    /// Attributes of a staged file, through the one builder of the
+    /// kernel's attributes ([`FuseAdapter::attr`]).
+    pub(super) fn staged_attr(&self, s: Stat) -> FileAttr {
+        self.attr(crate::fs::Attr {
+            ino: s.ino,
+            kind: crate::fs::Kind::File,
+            size: s.size,
+            perm: 0o644,
+            nlink: 1,
+            uid: s.uid,
+            gid: s.gid,
+            mtime: s.mtime,
+            blksize: 4096,
+        })
+    }
+
     /// The spool, when the mount is writable.
     pub(super) fn spool(&self) -> Option<&Spool> {
         self.spool.as_deref()

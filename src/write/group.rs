@@ -219,10 +219,7 @@ pub fn convert(
     put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
 ) -> Result<Written, ConvertError> {
     check(c)?;
-    let key = |rest: &str| match path {
-        "" => rest.to_string(),
-        p => format!("{p}/{rest}"),
-    };
+    let key = |rest: &str| super::node_path(path, rest);
     let group = Value::Object(vec![
         ("zarr_format".into(), Value::Int(3)),
         ("node_type".into(), Value::Str("group".into())),
@@ -313,7 +310,7 @@ fn array(
             .map(|((&s, &c), &n)| c.min(n - s))
             .collect();
         let values = c.read(file, v, &start, &count)?;
-        let decoded = whole_chunk(&values, &count, &chunk, size as usize, &fill_le);
+        let decoded = whole_chunk(values, &count, &chunk, size as usize, &fill_le);
         let encoded = zstd::bulk::compress(&decoded, ZSTD_LEVEL).map_err(|e| ConvertError::Encode(prefix.into(), e))?;
         bytes += encoded.len() as u64;
         let key = match index.is_empty() {
@@ -343,7 +340,7 @@ fn array(
 
 /// A region's big-endian `values` (of shape `count`) as a whole chunk of
 /// shape `chunk` in little-endian order, the rest of it the fill value.
-fn whole_chunk(values: &[u8], count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8]) -> Vec<u8> {
+fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8]) -> Vec<u8> {
     let swap = |out: &mut [u8], from: &[u8]| {
         for (o, i) in out.chunks_exact_mut(size).zip(from.chunks_exact(size)) {
             for (k, b) in o.iter_mut().enumerate() {
@@ -352,9 +349,9 @@ fn whole_chunk(values: &[u8], count: &[u64], chunk: &[u64], size: usize, fill_le
         }
     };
     if count == chunk {
-        let mut out = vec![0u8; values.len()];
-        swap(&mut out, values);
-        return out;
+        // A whole chunk is swapped where it was read: no second buffer.
+        values.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        return values;
     }
     let elements: u64 = chunk.iter().product();
     let mut out = fill_le.repeat(elements as usize);

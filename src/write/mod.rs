@@ -17,6 +17,15 @@ pub mod classic;
 pub mod group;
 pub mod spool;
 
+/// `name` under the hierarchy path `parent` (`""`: the root), as a node's
+/// path or a store key.
+pub fn node_path(parent: &str, name: &str) -> String {
+    match parent {
+        "" => name.to_string(),
+        p => format!("{p}/{name}"),
+    }
+}
+
 /// Why a written file did not become a commit.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -44,11 +53,7 @@ pub fn netcdf_group(
 ) -> Result<(String, group::Written), WriteError> {
     let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
     let commit = repo.begin(branch)?;
-    let meta = match path {
-        "" => "zarr.json".to_string(),
-        p => format!("{p}/zarr.json"),
-    };
-    if commit.exists(&meta)? {
+    if commit.exists(&node_path(path, "zarr.json"))? {
         return Err(WriteError::Exists(path.to_string()));
     }
     let written = group::convert(&parsed, file, path, &mut |key, bytes| {
@@ -73,10 +78,6 @@ pub struct Branch {
 impl spool::Target for Branch {
     fn commit(&self, parent: &str, name: &str, file: &std::fs::File, message: &str) -> Result<String, WriteError> {
         let stem = name.strip_suffix(".nc").unwrap_or(name);
-        let path = match parent {
-            "" => stem.to_string(),
-            p => format!("{p}/{stem}"),
-        };
-        netcdf_group(&self.repo, &self.branch, &path, file, message).map(|(id, _)| id)
+        netcdf_group(&self.repo, &self.branch, &node_path(parent, stem), file, message).map(|(id, _)| id)
     }
 }

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use super::WriteError;
+use crate::sync::lock;
 
 /// The bit every staged file's inode number carries (the hierarchy's
 /// inodes and the views' tags take other bits).
@@ -102,11 +103,6 @@ pub struct Spool {
     target: Box<dyn Target>,
 }
 
-/// Lock `m`, taking the data of a thread that panicked holding it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    crate::sync::lock(m)
-}
-
 impl Spool {
     /// The spool at `dir` (made 0700 when missing; refused when it is a
     /// link, another user's, or open to others), holding at most `limit`
@@ -160,7 +156,7 @@ impl Spool {
 
     /// Whether `ino` is a staged file's inode number.
     pub fn owns(ino: u64) -> bool {
-        ino >> 54 == 1
+        ino & !(SPOOL_INO - 1) == SPOOL_INO
     }
 
     /// Stage a new file `name` in the group directory `parent_ino` (at
@@ -319,7 +315,7 @@ impl Spool {
         };
         let message = format!(
             "{} written through nzfs by {}",
-            join(&staged.parent, &staged.name),
+            super::node_path(&staged.parent, &staged.name),
             staged.writer
         );
         match self.target.commit(&staged.parent, &staged.name, &staged.file, &message) {
@@ -360,13 +356,6 @@ impl Spool {
         let s = files.remove(&ino).expect("found");
         std::fs::remove_file(&s.path)?;
         Ok(())
-    }
-}
-
-fn join(parent: &str, name: &str) -> String {
-    match parent {
-        "" => name.to_string(),
-        p => format!("{p}/{name}"),
     }
 }
 

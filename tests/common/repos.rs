@@ -107,3 +107,17 @@ pub async fn open(dir: &Path) -> icechunk::Repository {
     let storage = icechunk::new_local_filesystem_storage(dir).await.unwrap();
     icechunk::Repository::open(storage).execute().await.unwrap()
 }
+
+/// A local repository's branch and tag tips: every object under `refs/`,
+/// path and bytes, sorted. Equal before and after: no ref moved.
+pub fn refs(repo: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = super::servers::files(&repo.join("refs"))
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -18,7 +18,7 @@ impl Target for Arc<Recorder> {
         }
         let mut bytes = Vec::new();
         (&*file).read_to_end(&mut bytes).unwrap();
-        lock(&self.commits).push((join(parent, name), message.to_string(), bytes));
+        lock(&self.commits).push((crate::write::node_path(parent, name), message.to_string(), bytes));
         Ok("SNAPSHOT".into())
     }
 }

@@ -53,6 +53,29 @@ impl NzFs {
         }
     }
 
+    /// What file `ino` shows of an array's values as the chunks hold
+    /// them: the array's node, the chunk (`None`: all of it, `data.bin`),
+    /// the file's size and its path in the mount; `None` for every other
+    /// file.
+    pub fn array_values_file(&self, ino: u64) -> Option<(usize, Option<u64>, u64, String)> {
+        let (node, chunk, name) = match self.inode(ino).ok()? {
+            Inode::Chunk { node, index } => (node, Some(index), self.info[node].chunk_names.as_ref()?.name(index)),
+            Inode::File(kind, n) if kind.view().is_array_values() => (n, None, DATA_NAME.to_string()),
+            _ => return None,
+        };
+        let size = self.getattr(ino).ok()?.size;
+        let path = match self.hierarchy().nodes[node].path.as_str() {
+            "" => name,
+            parent => format!("{parent}/{name}"),
+        };
+        Some((node, chunk, size, path))
+    }
+
+    /// The array of node `n`, when it is one the mount decodes.
+    pub fn decoded_array(&self, n: usize) -> Option<&crate::array::Array> {
+        self.array(n).ok().map(|(a, _)| a)
+    }
+
     /// The whole decoded chunk `index` of array `node`, through the cache.
     pub fn chunk(&self, node: usize, index: u64) -> Result<Chunk, FsError> {
         Ok(self.array(node)?.0.read_chunk(index)?)
@@ -199,5 +222,8 @@ impl FileView for DataBin {
     }
     fn served(&self, fs: &NzFs, ino: u64, n: usize, offset: u64, end: u64) {
         fs.served_data_bin(ino, n, offset, end)
+    }
+    fn is_array_values(&self) -> bool {
+        true
     }
 }

@@ -52,6 +52,12 @@ pub(super) trait FileView: Sync {
         false
     }
 
+    /// Whether it is the array's values laid out as stored chunks can take
+    /// back (`data.bin`): a writable mount takes writes into it.
+    fn is_array_values(&self) -> bool {
+        false
+    }
+
     /// Whether its size comes without decoding (a listing hands the
     /// kernel only such attributes, so that `ls` decodes nothing).
     fn attr_is_cheap(&self) -> bool {

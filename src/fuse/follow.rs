@@ -197,7 +197,7 @@ impl Live {
         }
         let me = Arc::clone(self);
         let started = std::thread::Builder::new().name("nzfs-follow".into()).spawn(move || {
-            me.look();
+            me.look(false);
             if let Some(f) = &me.follow {
                 let next = f.base.elapsed() + f.every;
                 f.due_ms.store(next.as_millis() as u64, Ordering::Relaxed);
@@ -213,11 +213,24 @@ impl Live {
     /// commit, which must show when the writer's `close()` returns): a
     /// look already running is waited for, then one more is made.
     pub fn look_now(&self) {
+        self.look_now_telling(false)
+    }
+
+    /// [`Live::look_now`] from a request the kernel answers with the
+    /// directories it names locked (`mkdir`, `rmdir`): the new filesystem
+    /// is served when this returns, and the kernel is told what changed on
+    /// a thread of its own, after the reply (telling it now would wait on
+    /// those locks, which wait on the reply).
+    pub fn look_now_from_dir_request(&self) {
+        self.look_now_telling(true)
+    }
+
+    fn look_now_telling(&self, later: bool) {
         let Some(f) = &self.follow else { return };
         while f.looking.swap(true, Ordering::AcqRel) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        self.look();
+        self.look(later);
         let next = f.base.elapsed() + f.every;
         f.due_ms.store(next.as_millis() as u64, Ordering::Relaxed);
         f.looking.store(false, Ordering::Release);
@@ -227,7 +240,7 @@ impl Live {
     /// anew when it changed. With no last look (a store whose first look
     /// waited for the first interval), the metadata is read again and
     /// compared with what the mount serves.
-    fn look(&self) {
+    fn look(&self, tell_later: bool) {
         let Some(f) = &self.follow else { return };
         let fs = self.fs.load_full();
         let now = f.how.look(fs.store(), fs.hierarchy());
@@ -289,7 +302,16 @@ impl Live {
             retired.push_front(Arc::clone(&old));
             retired.truncate(MAX_RETIRED);
         }
-        self.tell_kernel(&old, &renewed, &changed);
+        match (tell_later, self.notifier.get()) {
+            (_, None) => {}
+            (false, Some(n)) => tell_kernel(n, &old, &renewed, &changed),
+            (true, Some(n)) => {
+                let (n, old, now, changed) = (n.clone(), Arc::clone(&old), Arc::clone(&renewed), changed.clone());
+                let _ = std::thread::Builder::new()
+                    .name("nzfs-tell-kernel".into())
+                    .spawn(move || tell_kernel(&n, &old, &now, &changed));
+            }
+        }
         let mut st = crate::sync::lock(&f.state);
         st.version += 1;
         st.changed = Some(SystemTime::now());
@@ -310,12 +332,13 @@ impl Live {
             "the store's metadata changed; now serving it"
         );
     }
+}
 
-    /// Drop what the kernel caches of each node `changed` (numbers) and of
-    /// the nodes above it, in the filesystem now served; and the names of
-    /// the nodes `old` listed that are gone.
-    fn tell_kernel(&self, old: &NzFs, now: &NzFs, changed: &[usize]) {
-        let Some(n) = self.notifier.get() else { return };
+/// Drop what the kernel caches of each node `changed` (numbers) and of
+/// the nodes above it, in the filesystem now served; and the names of
+/// the nodes `old` listed that are gone.
+fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
+    {
         let h = now.hierarchy();
         // Each node whose named files are new files (new inode numbers):
         // its listing, and its files' names, which are looked up again
@@ -350,7 +373,9 @@ impl Live {
             }
         }
     }
+}
 
+impl Live {
     /// The `metadata` member of the status document.
     pub fn status(&self) -> Metadata {
         let Some(f) = &self.follow else {

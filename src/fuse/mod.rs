@@ -17,8 +17,9 @@
 //! When the daemon finds an object changed first (a read or open of
 //! another view), it drops those pages itself at once ([`Invalidator`]),
 //! so no read mixes old cached pages with new ones.
-//! Every write-type operation answers `EROFS`, but for the new files a
-//! writable mount (an Icechunk branch) takes (`writes.rs`).
+//! Every write-type operation answers `EROFS`, but on a writable mount (an
+//! Icechunk branch): new files (`writes.rs`), writes into arrays' files
+//! (`edits.rs`), new and removed directories (`nodes.rs`).
 //!
 //! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
 //! daemon has `CAP_SYS_ADMIN`, an open chunk file that is decoded whole is
@@ -50,20 +51,21 @@ use fuser::{
     ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
-use crate::array::Check;
 use crate::fs::NzFs;
 use crate::fs::backing::BackingPool;
 use crate::write::spool::Spool;
 
+mod edits;
 mod follow;
 mod init;
 mod invalidate;
+mod nodes;
 mod passthrough;
 mod replies;
 mod writes;
 pub use follow::Live;
 pub use invalidate::Invalidator;
-use passthrough::{BackingError, OVER_BUDGET_FH, PASSTHROUGH_FH};
+use passthrough::{OVER_BUDGET_FH, PASSTHROUGH_FH};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
 use writes::{STAGED_TTL, spool_errno};
@@ -195,6 +197,7 @@ impl fuser::Filesystem for FuseAdapter {
         self.lookup_requests.fetch_add(1, Ordering::Relaxed);
         let fs = self.fs();
         match fs.lookup(parent.0, name) {
+            Ok(a) if self.spool().is_some_and(|s| s.is_hidden(a.ino)) => reply.error(Errno::ENOENT),
             Ok(a) => reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0)),
             Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent.0, n)) {
                 Some(staged) => reply.entry(&STAGED_TTL, &self.staged_attr(staged), Generation(0)),
@@ -233,6 +236,12 @@ impl fuser::Filesystem for FuseAdapter {
                 Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
             };
         }
+        if write && self.spool.is_some() {
+            return match self.open_edit((req.uid(), req.pid()), ino.0, flags.0 & libc::O_TRUNC != 0) {
+                Ok(()) => reply.opened(edits::EDIT_FH, FopenFlags::empty()),
+                Err(errno) => reply.error(Errno::from_i32(errno)),
+            };
+        }
         let fs = self.fs();
         if let Err(e) = fs.open(ino.0, write) {
             return reply.error(self.errno(who, "open", ino.0, &e));
@@ -242,52 +251,7 @@ impl fuser::Filesystem for FuseAdapter {
             // itself (module doc).
             return reply.error(Errno::ENOSYS);
         }
-        // A chunk object that changed since its decode: the decode is
-        // dropped, and so are an unopened backing of it and the kernel's
-        // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
-        // as it is now.
-        let check = fs.recheck_open(ino.0);
-        if matches!(check, Check::Changed | Check::Unknown) {
-            self.backings.forget_unopened(ino.0);
-        }
-        let keep = match check {
-            Check::Changed => FopenFlags::empty(),
-            _ => FopenFlags::FOPEN_KEEP_CACHE,
-        };
-        // A backing made before a runtime fallback still serves its inode:
-        // the kernel requires one backing for every open of it.
-        let wanted = self.mode != Passthrough::Never
-            && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino.0));
-        if let Some(chunk) = wanted.then(|| fs.passthrough_chunk(ino.0)).flatten() {
-            if crate::sync::lock(&self.daemon_opens).contains_key(&ino.0) {
-                return self.open_over_budget(ino.0, keep, reply);
-            }
-            match self.open_passthrough(&fs, ino.0, chunk, &reply) {
-                Ok(id) => {
-                    fs.note_open(chunk.0, chunk.1);
-                    return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
-                }
-                Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino.0, &e)),
-                Err(BackingError::Skip) => {}
-                // No room within --cache-size while other backings are held
-                // open (they cannot be dropped): the daemon, whose memory
-                // the budget bounds, serves this open.
-                Err(BackingError::OverBudget) => return self.open_over_budget(ino.0, keep, reply),
-                Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
-                    tracing::warn!(ino = ino.0, error = %e, "cannot register a backing file; returning EIO");
-                    return reply.error(Errno::EIO);
-                }
-                Err(BackingError::Os(e)) => {
-                    // The kernel or the memory said no: serve this and every
-                    // later open through the daemon. No backing of this
-                    // inode exists (the pool would have returned it), so the
-                    // kernel accepts a cached open of it.
-                    self.passthrough.store(false, Ordering::Relaxed);
-                    tracing::warn!(error = %e, "passthrough off from now on: cannot register a backing file");
-                }
-            }
-        }
-        reply.opened(FileHandle(0), keep)
+        self.open_for_reading(&fs, ino.0, who, reply)
     }
 
     fn release(
@@ -306,6 +270,13 @@ impl fuser::Filesystem for FuseAdapter {
             .and_then(|s| s.release(ino.0))
         {
             tracing::warn!(ino = ino.0, kept = %kept.display(), "a file whose commit failed is kept in the spool");
+        }
+        if let Some(kept) = self
+            .spool()
+            .filter(|_| fh == edits::EDIT_FH)
+            .and_then(|s| s.edit_release(ino.0))
+        {
+            tracing::warn!(ino = ino.0, kept = %kept.display(), "writes whose commit failed are kept in the spool");
         }
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs().cache().bytes());
@@ -353,10 +324,16 @@ impl fuser::Filesystem for FuseAdapter {
         let fs = Arc::clone(core);
         let who = Caller::of(req);
         let _span = who.span("read");
+        // What a writer wrote into it shows over the store's bytes.
+        let edited = self.spool.clone().filter(|s| s.is_edited(ino));
         crate::fs::reader::serving(who.pid, Some((ino, offset, size)), || {
-            core.read_for_kernel(ino, offset, size, page_cached, move |result| match result {
-                Ok(data) => reply.data(data.bytes()),
-                Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
+            core.read_for_kernel(ino, offset, size, page_cached, move |result| match (result, edited) {
+                (Ok(data), None) => reply.data(data.bytes()),
+                (Ok(data), Some(spool)) => match FuseAdapter::patch_edited(&spool, ino, offset, data.bytes()) {
+                    Ok(bytes) => reply.data(&bytes),
+                    Err(errno) => reply.error(Errno::from_i32(errno)),
+                },
+                (Err(e), _) => reply.error(errno(&fs, who, "read", ino, &e)),
             })
         });
     }
@@ -438,10 +415,8 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("access");
         if mask.contains(AccessFlags::W_OK) {
-            // A writable mount takes new files in its groups' directories,
-            // and writes to the files being written.
-            let takes =
-                self.spool.is_some() && self.may_write(req.uid()) && (Spool::owns(ino.0) || self.is_group_dir(ino.0));
+            // A writable mount takes writes (writes.rs, edits.rs, nodes.rs).
+            let takes = self.spool.is_some() && self.may_write(req.uid()) && self.takes_writes(ino.0);
             if !takes {
                 return reply.error(Errno::EROFS);
             }
@@ -480,7 +455,7 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyAttr,
     ) {
         match self.set_size(req.uid(), ino.0, size) {
-            Ok(st) => reply.attr(&STAGED_TTL, &self.staged_attr(st)),
+            Ok(attr) => reply.attr(&STAGED_TTL, &attr),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }
     }
@@ -489,20 +464,39 @@ impl fuser::Filesystem for FuseAdapter {
         reply.error(Errno::EROFS);
     }
 
-    fn mkdir(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _m: u32, _u: u32, reply: ReplyEntry) {
-        reply.error(Errno::EROFS);
+    /// A new group (nodes.rs).
+    fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, _m: u32, _u: u32, reply: ReplyEntry) {
+        let _span = Caller::of(req).span("mkdir");
+        match self.make_group((req.uid(), req.pid()), parent.0, name) {
+            Ok(a) => reply.entry(&STAGED_TTL, &self.attr(a), Generation(0)),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
-    /// Only a staged file goes (a writer that gives up on it).
+    /// A staged file goes (a writer that gives up on it); a file the
+    /// hierarchy shows is hidden until its directory is removed (nodes.rs).
     fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        match self.unlink_staged(req.uid(), parent.0, name) {
+        let staged = self
+            .spool()
+            .zip(name.to_str())
+            .is_some_and(|(s, n)| s.lookup(parent.0, n).is_some());
+        let unlinked = match staged {
+            true => self.unlink_staged(req.uid(), parent.0, name),
+            false => self.hide_shown(req.uid(), parent.0, name),
+        };
+        match unlinked {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }
     }
 
-    fn rmdir(&self, _req: &Request, _p: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
-        reply.error(Errno::EROFS);
+    /// An empty directory's node leaves the branch (nodes.rs).
+    fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
+        let _span = Caller::of(req).span("rmdir");
+        match self.remove_node((req.uid(), req.pid()), parent.0, name) {
+            Ok(()) => reply.ok(),
+            Err(errno) => reply.error(Errno::from_i32(errno)),
+        }
     }
 
     fn symlink(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _t: &Path, reply: ReplyEntry) {
@@ -573,9 +567,9 @@ impl fuser::Filesystem for FuseAdapter {
     /// A read-only mount answers `ENOSYS`, which the kernel keeps for the
     /// connection: no close waits on the daemon (a stopped daemon's
     /// passthrough reads go on, and no close costs a round trip).
-    fn flush(&self, req: &Request, ino: INodeNo, _fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
+    fn flush(&self, req: &Request, ino: INodeNo, fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
         let _span = Caller::of(req).span("flush");
-        match self.flush_staged(ino.0, req.pid()) {
+        match self.flush_staged(ino.0, fh, req.pid()) {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }
@@ -584,8 +578,8 @@ impl fuser::Filesystem for FuseAdapter {
     /// A staged file's bytes reach the spool's disk; the commit waits for
     /// the `close()`, when the file is whole.
     /// (`ENOSYS` on a read-only mount, as `flush`.)
-    fn fsync(&self, _req: &Request, ino: INodeNo, _fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        match self.fsync_staged(ino.0) {
+    fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
+        match self.fsync_staged(ino.0, fh, req.pid()) {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }

@@ -7,10 +7,12 @@
 //! backing while such an open lasts ([`FuseAdapter::daemon_opens`]).
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use fuser::{BackingId, FileHandle, FopenFlags, ReplyOpen};
+use fuser::{BackingId, Errno, FileHandle, FopenFlags, ReplyOpen};
 
 use super::FuseAdapter;
+use crate::array::Check;
 use crate::fs::backing::sealed_memfd;
 use crate::fs::{ChunkContent, FsError, NzFs};
 
@@ -93,4 +95,58 @@ pub fn has_cap_sys_admin() -> bool {
                 .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
         })
         .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+}
+
+impl FuseAdapter {
+    /// An open for reading of file `ino` the core accepted: by passthrough
+    /// where a backing serves it, else through the daemon, its cached
+    /// pages kept unless its chunk object changed since its decode.
+    pub(super) fn open_for_reading(&self, fs: &NzFs, ino: u64, who: super::Caller, reply: ReplyOpen) {
+        // A chunk object that changed since its decode: the decode is
+        // dropped, and so are an unopened backing of it and the kernel's
+        // cached pages (no FOPEN_KEEP_CACHE), so this open reads the store
+        // as it is now.
+        let check = fs.recheck_open(ino);
+        if matches!(check, Check::Changed | Check::Unknown) {
+            self.backings.forget_unopened(ino);
+        }
+        let keep = match check {
+            Check::Changed => FopenFlags::empty(),
+            _ => FopenFlags::FOPEN_KEEP_CACHE,
+        };
+        // A backing made before a runtime fallback still serves its inode:
+        // the kernel requires one backing for every open of it.
+        let wanted = self.mode != Passthrough::Never
+            && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino));
+        if let Some(chunk) = wanted.then(|| fs.passthrough_chunk(ino)).flatten() {
+            if crate::sync::lock(&self.daemon_opens).contains_key(&ino) {
+                return self.open_over_budget(ino, keep, reply);
+            }
+            match self.open_passthrough(fs, ino, chunk, &reply) {
+                Ok(id) => {
+                    fs.note_open(chunk.0, chunk.1);
+                    return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
+                }
+                Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino, &e)),
+                Err(BackingError::Skip) => {}
+                // No room within --cache-size while other backings are held
+                // open (they cannot be dropped): the daemon, whose memory
+                // the budget bounds, serves this open.
+                Err(BackingError::OverBudget) => return self.open_over_budget(ino, keep, reply),
+                Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
+                    tracing::warn!(ino = ino, error = %e, "cannot register a backing file; returning EIO");
+                    return reply.error(Errno::EIO);
+                }
+                Err(BackingError::Os(e)) => {
+                    // The kernel or the memory said no: serve this and every
+                    // later open through the daemon. No backing of this
+                    // inode exists (the pool would have returned it), so the
+                    // kernel accepts a cached open of it.
+                    self.passthrough.store(false, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "passthrough off from now on: cannot register a backing file");
+                }
+            }
+        }
+        reply.opened(FileHandle(0), keep)
+    }
 }

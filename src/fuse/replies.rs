@@ -58,7 +58,10 @@ impl FuseAdapter {
     }
 
     /// Hand directory `ino`'s entries from `offset` to `add`, in batches,
-    /// until it says the kernel's buffer is full or none are left.
+    /// until it says the kernel's buffer is full or none are left: the
+    /// hierarchy's entries (less the files unlinked on a writable mount),
+    /// then the files being written there, whose offsets start at
+    /// [`STAGED_OFFSET`].
     pub(super) fn list(
         &self,
         fs: &NzFs,
@@ -66,18 +69,34 @@ impl FuseAdapter {
         mut offset: u64,
         mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
     ) -> Result<(), FsError> {
-        loop {
+        let spool = self.spool();
+        while offset < STAGED_OFFSET {
             let batch = fs.readdir(ino, offset, 256)?;
             if batch.is_empty() {
-                return Ok(());
+                break;
             }
             for entry in &batch {
-                if add(entry) {
+                if !spool.is_some_and(|s| s.is_hidden(entry.ino)) && add(entry) {
                     return Ok(());
                 }
                 offset = entry.next_offset;
             }
         }
+        // Then the files being written there (a writable mount).
+        let Some(spool) = spool else { return Ok(()) };
+        let skip = offset.saturating_sub(STAGED_OFFSET) as usize;
+        for (k, (name, st)) in spool.list(ino).into_iter().enumerate().skip(skip) {
+            let entry = crate::fs::DirEntry {
+                ino: st.ino,
+                next_offset: STAGED_OFFSET + k as u64 + 1,
+                kind: Kind::File,
+                name,
+            };
+            if add(&entry) {
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// The attributes of an entry whose own could not be had: its kind,
@@ -106,7 +125,12 @@ impl FuseAdapter {
             ctime: a.mtime,
             crtime: a.mtime,
             kind: file_type(a.kind),
-            perm: a.perm,
+            // A writable mount's owner writes (the kernel checks the mode
+            // under allow_other); others read, as the store lets them.
+            perm: match self.spool {
+                Some(_) => a.perm | 0o200,
+                None => a.perm,
+            },
             nlink: a.nlink,
             uid: a.uid,
             gid: a.gid,
@@ -116,6 +140,10 @@ impl FuseAdapter {
         }
     }
 }
+
+/// The first listing offset of the files being written into a directory
+/// (past every offset the hierarchy's entries take).
+const STAGED_OFFSET: u64 = 1 << 62;
 
 /// Who made a request: the kernel's id of it and the pid of the process
 /// that asked, named on each log line the request causes, so that with

@@ -14,7 +14,7 @@
 use std::ffi::OsStr;
 use std::time::Duration;
 
-use fuser::FileAttr;
+use fuser::{FileAttr, FileHandle};
 
 use super::FuseAdapter;
 use crate::fs::Inode;
@@ -26,6 +26,7 @@ pub(super) fn spool_errno(e: &SpoolError) -> i32 {
     match e {
         SpoolError::NotFound => libc::ENOENT,
         SpoolError::Full { .. } => libc::ENOSPC,
+        SpoolError::Size { .. } => libc::EFBIG,
         SpoolError::Commit(_) => libc::EIO,
         SpoolError::Io(e) => e.raw_os_error().unwrap_or(libc::EIO),
     }
@@ -61,10 +62,12 @@ impl FuseAdapter {
         uid == 0 || uid == rustix::process::getuid().as_raw()
     }
 
-    /// Whether `ino` is a group's directory.
-    pub(super) fn is_group_dir(&self, ino: u64) -> bool {
+    /// Whether `ino` takes writes on a writable mount: a file being
+    /// written, a node's directory (new files and groups in a group's,
+    /// unlinks and removals in any), an array's `data.bin` and chunk files.
+    pub(super) fn takes_writes(&self, ino: u64) -> bool {
         let fs = self.fs();
-        matches!(fs.inode(ino), Ok(Inode::Node(p)) if matches!(fs.hierarchy().nodes[p].kind, NodeKind::Group { .. }))
+        Spool::owns(ino) || matches!(fs.inode(ino), Ok(Inode::Node(_))) || fs.array_values_file(ino).is_some()
     }
 
     /// Where a new file `name` in directory `parent` would go: the group's
@@ -153,11 +156,18 @@ impl FuseAdapter {
 
     /// `data` at `offset` of staged file `ino`, by `(uid, pid)`.
     pub(super) fn write_staged(&self, (uid, pid): (u32, u32), ino: u64, offset: u64, data: &[u8]) -> Result<u32, i32> {
-        let spool = self.spool().filter(|_| Spool::owns(ino)).ok_or(libc::EROFS)?;
+        let spool = self
+            .spool()
+            .filter(|s| Spool::owns(ino) || s.is_edited(ino))
+            .ok_or(libc::EROFS)?;
         if !self.may_write(uid) {
             return Err(libc::EACCES);
         }
-        match spool.write(ino, offset, data) {
+        let written = match Spool::owns(ino) {
+            true => spool.write(ino, offset, data),
+            false => spool.edit_write(ino, offset, data),
+        };
+        match written {
             Ok(n) => Ok(n as u32),
             Err(e) => {
                 tracing::warn!(ino, pid, error = %e, "a write into the spool failed");
@@ -168,8 +178,13 @@ impl FuseAdapter {
 
     /// A new size for staged file `ino` (its writer's `ftruncate`), or its
     /// attributes as they are; its mode and times are its own.
-    pub(super) fn set_size(&self, uid: u32, ino: u64, size: Option<u64>) -> Result<Stat, i32> {
-        let spool = self.spool().filter(|_| Spool::owns(ino)).ok_or(libc::EROFS)?;
+    pub(super) fn set_size(&self, uid: u32, ino: u64, size: Option<u64>) -> Result<FileAttr, i32> {
+        if !Spool::owns(ino) {
+            // A file the hierarchy shows keeps its size.
+            self.keep_size(ino, size.ok_or(libc::EROFS)?)?;
+            return self.fs().getattr(ino).map(|a| self.attr(a)).map_err(|_| libc::EIO);
+        }
+        let spool = self.spool().ok_or(libc::EROFS)?;
         if !self.may_write(uid) {
             return Err(libc::EACCES);
         }
@@ -177,6 +192,7 @@ impl FuseAdapter {
             Some(size) => spool.truncate(ino, size),
             None => spool.stat(ino),
         }
+        .map(|st| self.staged_attr(st))
         .map_err(|e| spool_errno(&e))
     }
 
@@ -217,24 +233,26 @@ impl FuseAdapter {
     /// read-only mount answers `ENOSYS`, which the kernel keeps for the
     /// connection: no close waits on the daemon (a stopped daemon's
     /// passthrough reads go on, and no close costs a round trip).
-    pub(super) fn flush_staged(&self, ino: u64, pid: u32) -> Result<(), i32> {
+    pub(super) fn flush_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
         if self.spool.is_none() {
             return Err(libc::ENOSYS);
         }
-        match Spool::owns(ino) {
-            true => self.close_staged(ino, pid, true),
-            false => Ok(()),
+        match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
+            (true, _) => self.close_staged(ino, pid, true),
+            (false, true) => self.commit_edit(ino, pid),
+            (false, false) => Ok(()),
         }
     }
 
     /// An `fsync` of `ino`: a staged file's bytes reach the spool's disk
     /// (the commit waits for the `close()`, when the file is whole);
     /// `ENOSYS` on a read-only mount, as [`FuseAdapter::flush_staged`].
-    pub(super) fn fsync_staged(&self, ino: u64) -> Result<(), i32> {
+    pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::ENOSYS)?;
-        match Spool::owns(ino) {
-            true => spool.sync(ino).map_err(|e| spool_errno(&e)),
-            false => Ok(()),
+        match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
+            (true, _) => spool.sync(ino).map_err(|e| spool_errno(&e)),
+            (false, true) => self.commit_edit(ino, pid),
+            (false, false) => Ok(()),
         }
     }
 

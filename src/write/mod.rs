@@ -6,7 +6,12 @@
 //! - [`group`] turns it into a Zarr v3 group, object by object;
 //! - [`netcdf_group`] makes that group one commit on a branch;
 //! - [`spool`] stages what a program writes into a writable mount until it
-//!   closes the file, and [`Branch`] commits it there.
+//!   closes the file, and [`Branch`] commits it there;
+//! - [`edit`] turns bytes written into an existing array's `data.bin` or
+//!   chunk files into its chunks, re-encoded by [`encode`];
+//! - [`Stage`] is what a commit reads, sets and deletes at the branch's
+//!   tip ([`spool::Target::change`]): a new group (`mkdir`), a removed
+//!   node (`rmdir`), edited chunks.
 //!
 //! Invariants: nothing is written to a repository but through one commit
 //! on a branch ([`crate::store::icechunk::Commit`]); a file that cannot be
@@ -14,6 +19,8 @@
 //! first object is set, and an error before the commit drops the session).
 
 pub mod classic;
+pub mod edit;
+pub mod encode;
 pub mod group;
 pub mod spool;
 
@@ -38,6 +45,38 @@ pub enum WriteError {
     /// The repository refused or failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// The branch changed what this commit changes since the version the
+    /// mount showed the writer.
+    #[error("{0}")]
+    Conflict(String),
+    /// What was written cannot be stored as it is (a chunk the array's
+    /// codecs do not encode, a node that is not there).
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The objects of the branch's tip a commit reads and changes.
+pub trait Stage {
+    /// The bytes of `key`, `None` when it is not there; more than
+    /// `max_len` is refused.
+    fn get(&self, key: &str, max_len: u64) -> Result<Option<Vec<u8>>, WriteError>;
+    /// Set `key`.
+    fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), WriteError>;
+    /// Delete node `path` and all below it.
+    fn delete_node(&self, path: &str) -> Result<(), WriteError>;
+}
+
+#[cfg(feature = "icechunk")]
+impl Stage for crate::store::icechunk::Commit<'_> {
+    fn get(&self, key: &str, max_len: u64) -> Result<Option<Vec<u8>>, WriteError> {
+        Ok(crate::store::icechunk::Commit::get(self, key, max_len)?)
+    }
+    fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), WriteError> {
+        Ok(crate::store::icechunk::Commit::put(self, key, bytes)?)
+    }
+    fn delete_node(&self, path: &str) -> Result<(), WriteError> {
+        Ok(crate::store::icechunk::Commit::delete_node(self, path)?)
+    }
 }
 
 /// The netCDF classic file `file` as the new group `path` of `branch` of
@@ -79,5 +118,15 @@ impl spool::Target for Branch {
     fn commit(&self, parent: &str, name: &str, file: &std::fs::File, message: &str) -> Result<String, WriteError> {
         let stem = name.strip_suffix(".nc").unwrap_or(name);
         netcdf_group(&self.repo, &self.branch, &node_path(parent, stem), file, message).map(|(id, _)| id)
+    }
+
+    fn change(
+        &self,
+        message: &str,
+        change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
+    ) -> Result<String, WriteError> {
+        let commit = self.repo.begin(&self.branch)?;
+        change(&commit)?;
+        Ok(commit.commit(message)?)
     }
 }

@@ -28,6 +28,9 @@ use std::time::SystemTime;
 use super::WriteError;
 use crate::sync::lock;
 
+mod edit;
+pub use edit::{Base, Pending, Shown};
+
 /// The bit every staged file's inode number carries (the hierarchy's
 /// inodes and the views' tags take other bits).
 pub const SPOOL_INO: u64 = 1 << 54;
@@ -37,6 +40,15 @@ pub trait Target: Send + Sync {
     /// The closed file `file`, written as `name` in the group at hierarchy
     /// path `parent`, as one commit with `message`: the snapshot's id.
     fn commit(&self, parent: &str, name: &str, file: &File, message: &str) -> Result<String, WriteError>;
+
+    /// One commit with `message` of what `change` reads, sets and deletes
+    /// at the branch's tip: the snapshot's id. An error from `change`
+    /// leaves the branch as it was.
+    fn change(
+        &self,
+        message: &str,
+        change: &mut dyn FnMut(&dyn super::Stage) -> Result<(), WriteError>,
+    ) -> Result<String, WriteError>;
 }
 
 /// Why a spool request failed; each is one errno.
@@ -50,6 +62,14 @@ pub enum SpoolError {
     Full {
         /// The limit.
         limit: u64,
+        /// Where the write would have taken it.
+        wanted: u64,
+    },
+    /// A write would change the size of an existing array's file.
+    #[error("the file is {size} bytes and keeps its size (a write to byte {wanted} would grow it)")]
+    Size {
+        /// The file's size.
+        size: u64,
         /// Where the write would have taken it.
         wanted: u64,
     },
@@ -100,6 +120,13 @@ pub struct Spool {
     limit: u64,
     next: AtomicU64,
     files: Mutex<BTreeMap<u64, Staged>>,
+    /// Writes into existing arrays' files, by inode (`edit.rs`); locked
+    /// after `files` where both are.
+    edits: Mutex<BTreeMap<u64, edit::Edit>>,
+    /// Files the hierarchy shows that were unlinked (`rm -r` of a node
+    /// unlinks its files before it removes its directory, the commit):
+    /// hidden from then on, until the next removal is committed.
+    hidden: Mutex<std::collections::HashSet<u64>>,
     target: Box<dyn Target>,
 }
 
@@ -149,6 +176,8 @@ impl Spool {
             limit,
             next: AtomicU64::new(first),
             files: Mutex::default(),
+            edits: Mutex::default(),
+            hidden: Mutex::default(),
             target,
         };
         Ok((spool, left))
@@ -225,6 +254,27 @@ impl Spool {
             .ok_or(SpoolError::NotFound)
     }
 
+    /// Hide file `ino`, which the hierarchy shows (an unlink of it).
+    pub fn hide(&self, ino: u64) {
+        lock(&self.hidden).insert(ino);
+    }
+
+    /// Whether file `ino` was unlinked.
+    pub fn is_hidden(&self, ino: u64) -> bool {
+        lock(&self.hidden).contains(&ino)
+    }
+
+    /// A removal was committed: what was hidden for it is gone with it, and
+    /// what was hidden for none shows again.
+    pub fn unhide_all(&self) {
+        lock(&self.hidden).clear();
+    }
+
+    /// The target, for commits other than a staged file's.
+    pub fn target(&self) -> &dyn Target {
+        self.target.as_ref()
+    }
+
     /// The bytes all staged files hold.
     fn used(files: &BTreeMap<u64, Staged>) -> u64 {
         files.values().map(|s| s.size).sum()
@@ -233,7 +283,7 @@ impl Spool {
     /// Write `data` at `offset` of a staged file.
     pub fn write(&self, ino: u64, offset: u64, data: &[u8]) -> Result<usize, SpoolError> {
         let mut files = lock(&self.files);
-        let used = Self::used(&files);
+        let used = Self::used(&files) + self.edits_used();
         let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
         let end = offset.saturating_add(data.len() as u64);
         let grows = end.saturating_sub(s.size);
@@ -271,7 +321,7 @@ impl Spool {
     /// Set a staged file's size.
     pub fn truncate(&self, ino: u64, size: u64) -> Result<Stat, SpoolError> {
         let mut files = lock(&self.files);
-        let used = Self::used(&files);
+        let used = Self::used(&files) + self.edits_used();
         let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
         let wanted = used.saturating_add(size.saturating_sub(s.size));
         if wanted > self.limit {

@@ -61,6 +61,41 @@ impl Commit<'_> {
         })
     }
 
+    /// The bytes of `key` at the tip the commit began on (with what was
+    /// set since), `None` when it is not there; more than `max_len` bytes
+    /// is refused before they are fetched.
+    pub fn get(&self, key: &str, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
+        let got = self.repo.run(&format!("read {key}"), async {
+            let size = match self.store.getsize(key).await {
+                Ok(0) if !self.store.exists(key).await.unwrap_or(false) => return Ok(None),
+                Ok(n) => n,
+                Err(e) if super::not_found(&e) => return Ok(None),
+                Err(e) => return Err(reported(e)),
+            };
+            if size > max_len {
+                return Ok(Some(Err(size)));
+            }
+            match self.store.get(key, &icechunk::format::ByteRange::ALL).await {
+                Ok(b) => Ok(Some(Ok(b.to_vec()))),
+                Err(e) if super::not_found(&e) => Ok(None),
+                Err(e) => Err(reported(e)),
+            }
+        })?;
+        match got {
+            Some(Err(len)) => Err(crate::store::too_large(len, max_len)),
+            Some(Ok(b)) => Ok(Some(b)),
+            None => Ok(None),
+        }
+    }
+
+    /// Delete node `path` and everything below it (`""`: the root's
+    /// children and the root).
+    pub fn delete_node(&self, path: &str) -> StoreResult<()> {
+        self.repo.run(&format!("delete {path}"), async {
+            self.store.delete_dir(path).await.map_err(reported)
+        })
+    }
+
     /// Set `key` to `bytes`.
     pub fn put(&self, key: &str, bytes: Vec<u8>) -> StoreResult<()> {
         self.repo.run(&format!("write {key}"), async {

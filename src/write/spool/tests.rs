@@ -21,6 +21,15 @@ impl Target for Arc<Recorder> {
         lock(&self.commits).push((crate::write::node_path(parent, name), message.to_string(), bytes));
         Ok("SNAPSHOT".into())
     }
+
+    fn change(
+        &self,
+        message: &str,
+        _change: &mut dyn FnMut(&dyn crate::write::Stage) -> Result<(), WriteError>,
+    ) -> Result<String, WriteError> {
+        lock(&self.commits).push((String::new(), message.to_string(), Vec::new()));
+        Ok("SNAPSHOT".into())
+    }
 }
 
 fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
@@ -118,4 +127,48 @@ fn a_temporary_name_waits_for_its_rename_to_name_nc() {
     assert_eq!(s.lookup(2, "out.nc").unwrap().size, 4);
     assert_eq!(s.close(ino).unwrap().as_deref(), Some("SNAPSHOT"));
     assert_eq!(lock(&rec.commits)[0].0, "derived/out.nc");
+}
+
+/// Writes into an array's file: merged extents, reads that show them, the
+/// size kept, the limit shared with new files, and a commit that clears
+/// only what it carried.
+#[test]
+fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
+    let (dir, s, _rec) = spool(64);
+    let base: Base = Arc::new(());
+    s.edit_open(9, (3, "t2m"), Shown::Data, 40, "dd (pid 1)".into(), Arc::clone(&base))
+        .unwrap();
+    assert!(s.is_edited(9) && !s.is_edited(8));
+    s.edit_write(9, 10, b"abcd").unwrap();
+    s.edit_write(9, 14, b"ef").unwrap();
+    s.edit_write(9, 2, b"Z").unwrap();
+    // Past the end: refused, and nothing of it kept.
+    assert!(matches!(
+        s.edit_write(9, 38, b"xyz"),
+        Err(SpoolError::Size { size: 40, wanted: 41 })
+    ));
+    let mut buf = vec![b'.'; 20];
+    s.edit_patch(9, 0, &mut buf).unwrap();
+    assert_eq!(&buf, b"..Z.......abcdef....");
+    let p = s.edit_pending(9).unwrap().unwrap();
+    assert_eq!(p.extents, [(2, 3), (10, 16)], "touching writes merge");
+    assert_eq!((p.node, p.array.as_str(), p.shown), (3, "t2m", Shown::Data));
+    // The limit is shared: a new file may take what the edit leaves.
+    let ino = s.create(1, "", "a.nc", (0, 0), "x".into()).unwrap().ino;
+    assert!(matches!(s.write(ino, 0, &[0; 58]), Err(SpoolError::Full { .. })));
+    s.write(ino, 0, &[0; 57]).unwrap();
+    assert!(matches!(s.edit_write(9, 20, b"q"), Err(SpoolError::Full { .. })));
+    // A commit taken while nothing more was written clears the edit.
+    s.edit_done(9, &p, Some(Arc::clone(&base)));
+    assert!(s.edit_pending(9).unwrap().is_none());
+    // A failed commit keeps the bytes in the spool when the last open goes.
+    s.edit_open(9, (3, "t2m"), Shown::Data, 40, "dd".into(), Arc::clone(&base))
+        .unwrap();
+    s.edit_write(9, 0, b"k").unwrap();
+    let p = s.edit_pending(9).unwrap().unwrap();
+    s.edit_done(9, &p, None);
+    assert_eq!(s.edit_release(9), None, "one open is left");
+    let kept = s.edit_release(9).expect("kept");
+    assert!(kept.starts_with(dir.path()) && kept.exists());
+    assert!(!s.is_edited(9));
 }

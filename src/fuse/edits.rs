@@ -1,0 +1,132 @@
+//! A writable mount's writes into existing arrays: `data.bin` and chunk
+//! files opened for writing (`dd conv=notrunc`, Fortran stream I/O opened
+//! `readwrite`, `numpy.memmap` in `r+` mode) take writes that keep their
+//! size; what was written is staged in the spool
+//! ([`crate::write::spool::Shown`]) and becomes the chunks it touches,
+//! re-encoded with the array's own codecs, in one commit at each `close()`
+//! and `fsync()` of a handle opened for writing.
+//!
+//! Invariants: only the mount's owner and root open such a file for
+//! writing, and only where the array's codecs can be encoded again (else
+//! `EROFS`, with one log line saying which codec); a write past the file's
+//! end and a change of its size are refused (`EFBIG`, `EPERM`); a handle
+//! opened for writing is never served by passthrough nor kept in the page
+//! cache across opens; a read of an edited file shows what was written;
+//! a commit is checked against the version the writer opened the file in,
+//! and a chunk someone else changed since fails the `close()` (`EIO`).
+
+use std::sync::Arc;
+
+use fuser::FileHandle;
+
+use super::FuseAdapter;
+use super::writes::spool_errno;
+use crate::fs::NzFs;
+use crate::write::spool::{Base, Shown, Spool};
+
+/// The handle of an open for writing of an array's file.
+pub(super) const EDIT_FH: FileHandle = FileHandle(3);
+
+impl FuseAdapter {
+    /// An open for writing of `ino`, a file the hierarchy shows, by
+    /// `(uid, pid)`; `truncate`: opened `O_TRUNC`.
+    pub(super) fn open_edit(&self, (uid, pid): (u32, u32), ino: u64, truncate: bool) -> Result<(), i32> {
+        let spool = self.spool().ok_or(libc::EROFS)?;
+        let fs: Arc<NzFs> = Arc::clone(&self.fs());
+        let (node, chunk, size, path) = fs.array_values_file(ino).ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        let array = fs.decoded_array(node).ok_or(libc::EIO)?;
+        if let Err(why) = crate::write::encode::Encoder::new(array.metadata()) {
+            tracing::warn!(file = %path, pid, "not opened for writing: {why}");
+            return Err(libc::EROFS);
+        }
+        if truncate && size > 0 {
+            tracing::warn!(file = %path, pid, "not opened for writing: O_TRUNC would change its size ({size} bytes)");
+            return Err(libc::EPERM);
+        }
+        let shown = chunk.map_or(Shown::Data, Shown::Chunk);
+        let array_path = fs.hierarchy().nodes[node].path.clone();
+        let base: Base = fs;
+        spool
+            .edit_open(
+                ino,
+                (node, &array_path),
+                shown,
+                size,
+                FuseAdapter::writer(pid, uid),
+                base,
+            )
+            .map_err(|e| {
+                tracing::warn!(file = %path, error = %e, "cannot stage a write");
+                spool_errno(&e)
+            })
+    }
+
+    /// What was written through `ino` since its last commit, as one
+    /// commit (a `close()` or `fsync()` of a handle opened for writing).
+    pub(super) fn commit_edit(&self, ino: u64, pid: u32) -> Result<(), i32> {
+        let Some(spool) = self.spool() else { return Ok(()) };
+        let pending = match spool.edit_pending(ino) {
+            Ok(Some(p)) => p,
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(spool_errno(&e)),
+        };
+        let Ok(base) = Arc::clone(&pending.base).downcast::<NzFs>() else {
+            return Err(libc::EIO);
+        };
+        let file = base
+            .array_values_file(ino)
+            .map_or_else(|| pending.array.clone(), |f| f.3);
+        let message = format!("{file} written through nzfs by {}", pending.writer);
+        let result = match base.decoded_array(pending.node) {
+            None => Err(crate::write::WriteError::Refused(format!(
+                "{}: no longer decoded",
+                pending.array
+            ))),
+            Some(array) => spool.target().change(&message, &mut |stage| {
+                crate::write::edit::apply(array, base.store(), &pending, stage).map(|_| ())
+            }),
+        };
+        match result {
+            Ok(id) => {
+                tracing::info!(file = %file, pid, snapshot = %id, "committed the writes into an array");
+                self.live.look_now();
+                let now: Base = Arc::clone(&*self.fs()) as Base;
+                spool.edit_done(ino, &pending, Some(now));
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(file = %file, pid, error = %e, "the writes were not committed; the branch is as it was");
+                spool.edit_done(ino, &pending, None);
+                Err(libc::EIO)
+            }
+        }
+    }
+
+    /// A new size for `ino`, a file the hierarchy shows: only its own
+    /// size is taken (a writer's `ftruncate` to where it already is).
+    pub(super) fn keep_size(&self, ino: u64, size: u64) -> Result<(), i32> {
+        let fs = self.fs();
+        match fs.array_values_file(ino) {
+            Some((.., now, _)) if now == size => Ok(()),
+            Some((.., now, path)) if self.spool.is_some() => {
+                tracing::warn!(file = %path, "a size of {size} refused: an array's file keeps its size ({now} bytes)");
+                Err(libc::EPERM)
+            }
+            _ => Err(libc::EROFS),
+        }
+    }
+
+    /// `data`, the bytes of edited file `ino` from `offset` as the store
+    /// has them, with what was written laid over them.
+    pub(super) fn patch_edited(spool: &Spool, ino: u64, offset: u64, data: &[u8]) -> Result<Vec<u8>, i32> {
+        let mut bytes = data.to_vec();
+        spool.edit_patch(ino, offset, &mut bytes).map_err(|e| {
+            tracing::warn!(ino, error = %e, "cannot read what was written into the spool");
+            spool_errno(&e)
+        })?;
+        Ok(bytes)
+    }
+}

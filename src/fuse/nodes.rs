@@ -1,0 +1,159 @@
+//! A writable mount's directory requests: `mkdir` in a group's directory
+//! makes a group, `rmdir` of an empty directory (a group with no nodes
+//! below it, or a node whose files were all unlinked) deletes the node,
+//! each in one commit; `unlink` of a file the hierarchy
+//! shows (what `rm -r` does before it removes the directory) hides it in
+//! this mount, so that `rm -r` of an array or a group works: the `rmdir`
+//! of each directory, once its files are unlinked and its nodes removed,
+//! is the commit.
+//!
+//! Invariants: only the mount's owner and root change nodes; the root is
+//! never removed; a commit that fails changes nothing and answers `EIO`
+//! with one log line; the filesystem that shows the change is served when
+//! the request is answered, and the kernel is told of it afterwards
+//! ([`super::follow::Live::look_now_from_dir_request`]: it holds the
+//! directories locked until the answer).
+
+use std::ffi::OsStr;
+
+use super::FuseAdapter;
+use crate::fs::{Attr, Inode, Kind};
+use crate::write::{Stage, WriteError, node_path};
+use crate::zarr::hierarchy::NodeKind;
+
+/// The commit message of node `path`'s removal by `pid` as `uid`.
+fn removal_message(path: &str, pid: u32, uid: u32) -> String {
+    format!("rm {path} through nzfs by {}", FuseAdapter::writer(pid, uid))
+}
+
+/// A new group's `zarr.json`.
+const NEW_GROUP: &[u8] = br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
+
+impl FuseAdapter {
+    /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
+    /// attributes.
+    pub(super) fn make_group(&self, (uid, pid): (u32, u32), parent: u64, name: &OsStr) -> Result<Attr, i32> {
+        let spool = self.spool().ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        let path = {
+            let fs = self.fs();
+            let Ok(Inode::Node(p)) = fs.inode(parent) else {
+                return Err(libc::ENOTDIR);
+            };
+            let node = &fs.hierarchy().nodes[p];
+            if !matches!(node.kind, NodeKind::Group { .. }) {
+                return Err(libc::EACCES);
+            }
+            let name = name.to_str().ok_or(libc::EINVAL)?;
+            if !crate::zarr::hierarchy::is_valid_node_name(name) || name.ends_with(".nc") {
+                return Err(libc::EINVAL);
+            }
+            if fs.lookup(parent, OsStr::new(name)).is_ok() || spool.lookup(parent, name).is_some() {
+                return Err(libc::EEXIST);
+            }
+            node_path(&node.path, name)
+        };
+        let message = format!("mkdir {path} through nzfs by {}", FuseAdapter::writer(pid, uid));
+        let key = node_path(&path, "zarr.json");
+        self.commit_node_change(&path, &message, &mut |stage: &dyn Stage| {
+            if stage.get(&key, 1 << 20)?.is_some() {
+                return Err(WriteError::Exists(path.clone()));
+            }
+            stage.put(&key, NEW_GROUP.to_vec())
+        })?;
+        self.fs().lookup(parent, name).map_err(|_| libc::EIO)
+    }
+
+    /// `rmdir name` in directory `parent` by `(uid, pid)`: the node and all
+    /// below it leave the branch.
+    pub(super) fn remove_node(&self, (uid, pid): (u32, u32), parent: u64, name: &OsStr) -> Result<(), i32> {
+        let spool = self.spool().ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        let path = {
+            let fs = self.fs();
+            let found = fs.lookup(parent, name).map_err(|_| libc::ENOENT)?;
+            let node = match (found.kind, fs.inode(found.ino)) {
+                (Kind::Directory, Ok(Inode::Node(0))) => return Err(libc::EBUSY),
+                (Kind::Directory, Ok(Inode::Node(n))) => &fs.hierarchy().nodes[n],
+                _ => return Err(libc::ENOTDIR),
+            };
+            // Empty: a group with no nodes below it (its files only show
+            // its attributes), or any node whose listed files were all
+            // unlinked; and no file is being written there.
+            if !spool.list(found.ino).is_empty() {
+                return Err(libc::ENOTEMPTY);
+            }
+            let path = node.path.clone();
+            if matches!(node.kind, NodeKind::Group { .. }) && node.children.is_empty() {
+                return self.commit_node_change(&path, &removal_message(&path, pid, uid), &mut |stage: &dyn Stage| {
+                    stage.delete_node(&path)
+                });
+            }
+            let mut full = false;
+            let listed = self.list(&fs, found.ino, 0, |e| {
+                full = e.name != "." && e.name != "..";
+                full
+            });
+            if full || listed.is_err() {
+                return Err(libc::ENOTEMPTY);
+            }
+            path
+        };
+        self.commit_node_change(&path, &removal_message(&path, pid, uid), &mut |stage: &dyn Stage| {
+            stage.delete_node(&path)
+        })?;
+        spool.unhide_all();
+        Ok(())
+    }
+
+    /// `unlink name` in directory `parent` by `uid`, of a file the
+    /// hierarchy shows: hidden in this mount (its node goes when its
+    /// directory is removed).
+    pub(super) fn hide_shown(&self, uid: u32, parent: u64, name: &OsStr) -> Result<(), i32> {
+        let spool = self.spool().ok_or(libc::EROFS)?;
+        if !self.may_write(uid) {
+            return Err(libc::EACCES);
+        }
+        let found = self.fs().lookup(parent, name).map_err(|_| libc::ENOENT)?;
+        match found.kind {
+            Kind::Directory => Err(libc::EISDIR),
+            Kind::File => {
+                spool.hide(found.ino);
+                tracing::info!(
+                    file = %name.to_string_lossy(),
+                    "unlinked: hidden in this mount; its node leaves the branch when its directory is removed"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// One commit of `change` for node `path`, then the new filesystem
+    /// served before the request is answered.
+    fn commit_node_change(
+        &self,
+        path: &str,
+        message: &str,
+        change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
+    ) -> Result<(), i32> {
+        let spool = self.spool().ok_or(libc::EROFS)?;
+        match spool.target().change(message, change) {
+            Ok(id) => {
+                tracing::info!(node = path, snapshot = %id, "{message}");
+                self.live.look_now_from_dir_request();
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(node = path, error = %e, "not committed; the branch is as it was");
+                Err(match e {
+                    WriteError::Exists(_) => libc::EEXIST,
+                    _ => libc::EIO,
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Bytes written into an existing array's `data.bin` or chunk file, as the
+//! chunks they change: each touched chunk is decoded as the writer saw it,
+//! the written bytes laid over it, and encoded again with the array's own
+//! codecs ([`super::encode`]).
+//!
+//! Invariants: a chunk is changed only when the branch's tip holds the
+//! same object (or the same absence) for it as the version the writer saw,
+//! and so does the array's `zarr.json`; else the commit is a conflict and
+//! nothing is set. One decoded chunk is held at a time; the plan holds one
+//! entry per contiguous stretch of a chunk's buffer that was written.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::FileExt;
+
+use super::spool::{Pending, Shown};
+use super::{Stage, WriteError, node_path};
+use crate::array::Array;
+use crate::store::{ReadableStore, StoreKey};
+
+/// Slack above a chunk's decoded size an encoded object may have.
+const ENCODED_SLACK: u64 = 1 << 20;
+
+/// Set in `stage` the chunks of `array` that `p` changes, checked against
+/// `seen`, the store the writer saw; how many chunks.
+pub fn apply(array: &Array, seen: &dyn ReadableStore, p: &Pending, stage: &dyn Stage) -> Result<usize, WriteError> {
+    let m = array.metadata();
+    let encoder = super::encode::Encoder::new(m)
+        .map_err(|why| WriteError::Refused(format!("{}: not written: {why}", p.array)))?;
+    let max = m
+        .chunk_bytes()
+        .saturating_add(m.chunk_bytes() / 8)
+        .saturating_add(ENCODED_SLACK);
+    let same = |key: &str| -> Result<bool, WriteError> {
+        let tip = stage.get(key, max)?;
+        let mine = seen.get(&StoreKey::new(key)?, max)?;
+        Ok(tip == mine)
+    };
+    let conflict = |what: &str| {
+        WriteError::Conflict(format!(
+            "{what} changed on the branch since the version this file showed; nothing was committed (read the file again and write once more)"
+        ))
+    };
+    let meta = node_path(&p.array, "zarr.json");
+    if !same(&meta)? {
+        return Err(conflict(&format!("{}'s metadata", p.array)));
+    }
+    // Chunk -> (offset in its decoded buffer, offset in the file, length).
+    let mut plan: BTreeMap<u64, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    for &(start, end) in &p.extents {
+        match p.shown {
+            Shown::Chunk(index) => plan.entry(index).or_default().push((start, start, end - start)),
+            Shown::Data => {
+                for run in array.runs(start, end) {
+                    plan.entry(run.chunk).or_default().push((run.within, run.at, run.len));
+                }
+            }
+        }
+    }
+    for (&chunk, pieces) in &plan {
+        let key = array.chunk_key(chunk).map_err(|e| WriteError::Refused(e.to_string()))?;
+        if !same(key.as_str())? {
+            return Err(conflict(key.as_str()));
+        }
+        let decoded = array
+            .read_chunk(chunk)
+            .map_err(|e| WriteError::Refused(format!("{}: {e}", key.as_str())))?;
+        let mut buf = decoded.to_vec();
+        drop(decoded);
+        for &(within, at, len) in pieces {
+            let slot = usize::try_from(within)
+                .ok()
+                .and_then(|w| buf.get_mut(w..w.checked_add(len as usize)?))
+                .ok_or_else(|| WriteError::Refused(format!("{}: a write outside the chunk", key.as_str())))?;
+            p.file
+                .read_exact_at(slot, at)
+                .map_err(|e| WriteError::Store(crate::store::StoreError::Io(e)))?;
+        }
+        let encoded = encoder
+            .encode(buf)
+            .map_err(|why| WriteError::Refused(format!("{}: {why}", key.as_str())))?;
+        stage.put(key.as_str(), encoded)?;
+    }
+    Ok(plan.len())
+}

@@ -1,0 +1,256 @@
+//! Writes into an existing array's files (`data.bin`, a chunk file),
+//! staged in the spool until their writer closes (or syncs) the file.
+//!
+//! An edit is keyed by the file's inode number, shared by every open of
+//! it. What is written lands in a sparse spool file at the same offsets,
+//! and the written stretches are kept as a set of disjoint extents, so the
+//! edit holds on disk exactly what was written and in memory one entry per
+//! stretch. A read of the file while it is edited shows what was written
+//! over what the store holds ([`Spool::edit_patch`]).
+//!
+//! Invariants: a write never changes the file's size (one past its end is
+//! refused); the extents are disjoint, sorted and merged where they touch;
+//! their bytes count against the spool's limit with the new files'; an
+//! edit leaves the spool with its last open, its bytes removed unless its
+//! last commit failed (then they are kept, and named in the log).
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use super::{Spool, SpoolError};
+use crate::sync::lock;
+
+/// Which file of an array an edit writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// `data.bin`: the whole array, C order.
+    Data,
+    /// The chunk file of chunk `n` (C order over the grid).
+    Chunk(u64),
+}
+
+/// What the writer saw when it opened the file: the filesystem whose
+/// version its commit is checked against (opaque here).
+pub type Base = Arc<dyn std::any::Any + Send + Sync>;
+
+pub(super) struct Edit {
+    node: usize,
+    array: String,
+    shown: Shown,
+    size: u64,
+    path: PathBuf,
+    file: File,
+    /// Written stretches: start to end.
+    extents: BTreeMap<u64, u64>,
+    /// Writes since the edit began (a commit taken meanwhile keeps them).
+    writes: u64,
+    opens: u32,
+    writer: String,
+    failed: bool,
+    base: Base,
+}
+
+impl Edit {
+    fn bytes(&self) -> u64 {
+        self.extents.iter().map(|(s, e)| e - s).sum()
+    }
+
+    /// Add `[start, end)`, merged with the extents it touches.
+    fn add(&mut self, mut start: u64, mut end: u64) {
+        let touching: Vec<u64> = self
+            .extents
+            .range(..=end)
+            .filter(|&(_, &e)| e >= start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in touching {
+            let e = self.extents.remove(&s).expect("listed");
+            start = start.min(s);
+            end = end.max(e);
+        }
+        self.extents.insert(start, end);
+    }
+}
+
+/// An edit taken for a commit: its written stretches and where their
+/// bytes are.
+pub struct Pending {
+    /// The array's node number and hierarchy path.
+    pub node: usize,
+    /// The array's hierarchy path.
+    pub array: String,
+    /// Which of its files was written.
+    pub shown: Shown,
+    /// The written stretches, in order, disjoint.
+    pub extents: Vec<(u64, u64)>,
+    /// Their bytes, at the same offsets.
+    pub file: File,
+    /// Who wrote it, for the commit's message.
+    pub writer: String,
+    /// The version the writer saw.
+    pub base: Base,
+    writes: u64,
+}
+
+impl Spool {
+    pub(super) fn edits_used(&self) -> u64 {
+        lock(&self.edits).values().map(Edit::bytes).sum()
+    }
+
+    /// An open for writing of file `ino` of array `node` (`array`, its
+    /// hierarchy path), which shows `shown` and is `size` bytes, by
+    /// `writer`, who sees `base`.
+    pub fn edit_open(
+        &self,
+        ino: u64,
+        (node, array): (usize, &str),
+        shown: Shown,
+        size: u64,
+        writer: String,
+        base: Base,
+    ) -> Result<(), SpoolError> {
+        let mut edits = lock(&self.edits);
+        if let Some(e) = edits.get_mut(&ino) {
+            e.opens += 1;
+            e.writer = writer;
+            return Ok(());
+        }
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!("{n}-edit-{}", array.replace('/', "_")));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        edits.insert(
+            ino,
+            Edit {
+                node,
+                array: array.to_string(),
+                shown,
+                size,
+                path,
+                file,
+                extents: BTreeMap::new(),
+                writes: 0,
+                opens: 1,
+                writer,
+                failed: false,
+                base,
+            },
+        );
+        Ok(())
+    }
+
+    /// Whether file `ino` is being edited.
+    pub fn is_edited(&self, ino: u64) -> bool {
+        lock(&self.edits).contains_key(&ino)
+    }
+
+    /// Write `data` at `offset` of edited file `ino`; past its end is
+    /// refused ([`SpoolError::Size`]).
+    pub fn edit_write(&self, ino: u64, offset: u64, data: &[u8]) -> Result<usize, SpoolError> {
+        let files_used = Self::used(&lock(&self.files));
+        let mut edits = lock(&self.edits);
+        let used = files_used + edits.values().map(Edit::bytes).sum::<u64>();
+        let e = edits.get_mut(&ino).ok_or(SpoolError::NotFound)?;
+        let end = offset.saturating_add(data.len() as u64);
+        if end > e.size {
+            return Err(SpoolError::Size {
+                size: e.size,
+                wanted: end,
+            });
+        }
+        let wanted = used.saturating_add(data.len() as u64);
+        if wanted > self.limit {
+            return Err(SpoolError::Full {
+                limit: self.limit,
+                wanted,
+            });
+        }
+        e.file.write_all_at(data, offset)?;
+        e.add(offset, end);
+        e.writes += 1;
+        Ok(data.len())
+    }
+
+    /// Lay what was written to edited file `ino` over `buf`, the file's
+    /// bytes from `offset` as the store has them.
+    pub fn edit_patch(&self, ino: u64, offset: u64, buf: &mut [u8]) -> Result<(), SpoolError> {
+        let edits = lock(&self.edits);
+        let Some(e) = edits.get(&ino) else { return Ok(()) };
+        let end = offset + buf.len() as u64;
+        for (&s, &t) in e.extents.range(..end) {
+            let (from, to) = (s.max(offset), t.min(end));
+            if from < to {
+                let at = (from - offset) as usize;
+                e.file.read_exact_at(&mut buf[at..at + (to - from) as usize], from)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The written stretches of edited file `ino`, for a commit; `None`
+    /// when nothing was written since the last one.
+    pub fn edit_pending(&self, ino: u64) -> Result<Option<Pending>, SpoolError> {
+        let edits = lock(&self.edits);
+        let Some(e) = edits.get(&ino).filter(|e| !e.extents.is_empty()) else {
+            return Ok(None);
+        };
+        Ok(Some(Pending {
+            node: e.node,
+            array: e.array.clone(),
+            shown: e.shown,
+            extents: e.extents.iter().map(|(&s, &t)| (s, t)).collect(),
+            file: e.file.try_clone()?,
+            writer: e.writer.clone(),
+            base: Arc::clone(&e.base),
+            writes: e.writes,
+        }))
+    }
+
+    /// The commit of `p` succeeded (`Some`: the version the writer sees
+    /// from now on) or failed (`None`). What it committed leaves the edit,
+    /// unless more was written meanwhile (then the next commit carries it
+    /// all again).
+    pub fn edit_done(&self, ino: u64, p: &Pending, base: Option<Base>) {
+        let mut edits = lock(&self.edits);
+        let Some(e) = edits.get_mut(&ino) else { return };
+        match base {
+            Some(base) => {
+                e.failed = false;
+                e.base = base;
+                if e.writes == p.writes {
+                    e.extents.clear();
+                    let _ = e.file.set_len(0);
+                }
+            }
+            None => e.failed = true,
+        }
+    }
+
+    /// The last open of an edited file was released: the edit leaves the
+    /// spool; a failed one's bytes are kept there (returned, for the log).
+    pub fn edit_release(&self, ino: u64) -> Option<PathBuf> {
+        let mut edits = lock(&self.edits);
+        let e = edits.get_mut(&ino)?;
+        e.opens = e.opens.saturating_sub(1);
+        if e.opens > 0 {
+            return None;
+        }
+        let e = edits.remove(&ino).expect("present");
+        match e.failed && !e.extents.is_empty() {
+            true => Some(e.path),
+            false => {
+                let _ = std::fs::remove_file(&e.path);
+                None
+            }
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! A writable mount of an Icechunk branch changes what is already there:
+//! writes into an array's `data.bin` and chunk files that keep their size
+//! become the chunks they touch, re-encoded with the array's codecs, one
+//! commit per `close()` and per `fsync()`; `mkdir` makes a group and
+//! `rm -r` removes an array or a group, one commit per directory; a chunk
+//! someone else changed since the writer opened the file fails its
+//! `close()`. Expected values are the fixture script's zarr-python reads
+//! (`tests/data/expected/icechunk`) with the written bytes put in place.
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use std::io::{Seek, SeekFrom, Write};
+use std::os::fd::IntoRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::mount::Mount;
+use common::repos::{REPO, refs};
+
+/// The fixture repository copied into `dir`, and a spool directory.
+fn setup(dir: &Path) -> (PathBuf, PathBuf) {
+    let repo = dir.join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    (repo, dir.join("spool"))
+}
+
+fn writable(repo: &Path, spool: &Path) -> Mount {
+    Mount::at(repo, &["--writable", "--spool-dir", spool.to_str().unwrap()])
+}
+
+/// zarr-python's read of array `name` on the fixture's main branch.
+fn expected(name: &str) -> Vec<u8> {
+    std::fs::read(common::data_dir().join(format!("expected/icechunk/branches/main/{name}.bin"))).unwrap()
+}
+
+/// How many snapshots the repository holds: one more per commit.
+fn snapshots(repo: &Path) -> usize {
+    std::fs::read_dir(repo.join("snapshots")).unwrap().count()
+}
+
+/// Close `file`, returning what `close()` said (std's drop ignores it).
+fn close(file: std::fs::File) -> std::io::Result<()> {
+    match unsafe { libc::close(file.into_raw_fd()) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+fn f32s(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let first = snapshots(&repo);
+    // dd conv=notrunc: row 1 of temp (4 x 6 float32, chunks 2 x 3, zstd).
+    let row = dir.path().join("row.bin");
+    std::fs::write(&row, f32s(&[100.0, 101.0, 102.0, 103.0, 104.0, 105.0])).unwrap();
+    let out = Command::new("dd")
+        .arg(format!("if={}", row.display()))
+        .arg(format!("of={}", m.path("temp/data.bin").display()))
+        .args(["bs=24", "seek=1", "conv=notrunc", "status=none"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(snapshots(&repo), first + 1, "one commit at dd's close: {}", m.log());
+    let mut temp = expected("temp");
+    temp[24..48].copy_from_slice(&std::fs::read(&row).unwrap());
+    assert_eq!(
+        std::fs::read(m.path("temp/data.bin")).unwrap(),
+        temp,
+        "the mount shows it"
+    );
+    // A chunk file of humidity (u1, fill 255, chunks 4 x 3): two bytes of
+    // row 1 of chunk 0.1 (an absent chunk's rows stay fill).
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.path("humidity/0.1.bin"))
+        .unwrap();
+    f.seek(SeekFrom::Start(3)).unwrap();
+    f.write_all(&[7, 8]).unwrap();
+    // What was written shows to a read before the commit.
+    assert_eq!(&std::fs::read(m.path("humidity/0.1.bin")).unwrap()[3..5], &[7, 8]);
+    close(f).unwrap();
+    assert_eq!(snapshots(&repo), first + 2, "{}", m.log());
+    let mut humidity = expected("humidity");
+    humidity[6 + 3..6 + 5].copy_from_slice(&[7, 8]);
+    assert_eq!(std::fs::read(m.path("humidity/data.bin")).unwrap(), humidity);
+    // fsync commits too; the close after more writes commits again.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.path("pressure/data.bin"))
+        .unwrap();
+    f.seek(SeekFrom::Start(4)).unwrap();
+    f.write_all(&4242i32.to_le_bytes()).unwrap();
+    f.sync_all().unwrap();
+    assert_eq!(snapshots(&repo), first + 3, "fsync committed: {}", m.log());
+    f.seek(SeekFrom::Start(12)).unwrap();
+    f.write_all(&(-7i32).to_le_bytes()).unwrap();
+    close(f).unwrap();
+    assert_eq!(snapshots(&repo), first + 4, "{}", m.log());
+    let mut pressure = expected("pressure");
+    pressure[4..8].copy_from_slice(&4242i32.to_le_bytes());
+    pressure[12..16].copy_from_slice(&(-7i32).to_le_bytes());
+    // Each commit names the file, the program and the user.
+    let log = m.log();
+    assert!(log.contains("temp/data.bin written through nzfs by dd"), "{log}");
+    assert!(log.contains("humidity/0.1.bin written through nzfs by"), "{log}");
+    drop(m);
+    // A new read-only mount of the branch decodes the new chunks.
+    let again = Mount::at(&repo, &[]);
+    assert_eq!(std::fs::read(again.path("temp/data.bin")).unwrap(), temp);
+    assert_eq!(std::fs::read(again.path("humidity/data.bin")).unwrap(), humidity);
+    assert_eq!(std::fs::read(again.path("pressure/data.bin")).unwrap(), pressure);
+    assert!(spool.read_dir().unwrap().next().is_none(), "the spool is empty");
+}
+
+#[test]
+fn a_write_that_would_change_the_size_or_a_file_that_is_not_values_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let before = refs(&repo);
+    let data = m.path("pressure/data.bin");
+    let mut f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    f.seek(SeekFrom::Start(14)).unwrap();
+    let err = f.write_all(&[1, 2, 3, 4]).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EFBIG), "past the end: {err}");
+    let err = f.set_len(8).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EPERM), "truncate: {err}");
+    drop(f);
+    let err = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(&data)
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EPERM), "O_TRUNC: {err}");
+    for view in ["temp/header.cdl", "temp/data.tif", "header.cdl"] {
+        let err = std::fs::OpenOptions::new()
+            .write(true)
+            .open(m.mp.join(view))
+            .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EROFS), "{view}: {err}");
+    }
+    assert_eq!(refs(&repo), before, "nothing was committed");
+    assert_eq!(std::fs::read(&data).unwrap(), expected("pressure"));
+}
+
+#[test]
+fn a_chunk_changed_on_the_branch_since_the_open_fails_the_close_and_a_disjoint_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let other = writable(&repo, &dir.path().join("spool2"));
+    let write_at = |mount: &Mount, offset: u64, value: i32| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(mount.path("pressure/data.bin"))
+            .unwrap();
+        f.seek(SeekFrom::Start(offset)).unwrap();
+        f.write_all(&value.to_le_bytes()).unwrap();
+        f
+    };
+    // pressure: 4 x i4 in chunks of 2. The writer opens chunk 0's bytes;
+    // another mount commits chunk 0 meanwhile: a conflict.
+    let mine = write_at(&m, 0, 1);
+    close(write_at(&other, 4, 2)).unwrap();
+    let tip = refs(&repo);
+    let err = close(mine).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    assert_eq!(refs(&repo), tip, "the conflicting commit was not made");
+    assert!(
+        m.log()
+            .contains("changed on the branch since the version this file showed"),
+        "{}",
+        m.log()
+    );
+    // A writer of chunk 1 while the other mount commits chunk 0: both stay.
+    let mine = write_at(&m, 12, 3);
+    close(write_at(&other, 0, 4)).unwrap();
+    close(mine).unwrap();
+    let mut want = expected("pressure");
+    want[0..4].copy_from_slice(&4i32.to_le_bytes());
+    want[4..8].copy_from_slice(&2i32.to_le_bytes());
+    want[12..16].copy_from_slice(&3i32.to_le_bytes());
+    drop((m, other));
+    let again = Mount::at(&repo, &[]);
+    assert_eq!(std::fs::read(again.path("pressure/data.bin")).unwrap(), want);
+}
+
+#[test]
+fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let first = snapshots(&repo);
+    std::fs::create_dir(m.path("derived")).unwrap();
+    assert_eq!(snapshots(&repo), first + 1);
+    assert!(m.mp.join("derived/header.cdl").is_file(), "the new group shows");
+    let err = std::fs::create_dir(m.path("derived")).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+    // rmdir of a directory that lists files is refused; rm -r removes it.
+    let err = std::fs::remove_dir(m.path("temp")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOTEMPTY), "{err}");
+    assert_eq!(snapshots(&repo), first + 1);
+    let out = Command::new("rm").arg("-r").arg(m.path("temp")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(snapshots(&repo), first + 2, "one commit for the array");
+    assert!(!m.path("temp").exists());
+    // A file being written is listed where it is written.
+    let staged = std::fs::File::create(m.path("derived/out.tmp")).unwrap();
+    let names: Vec<String> = std::fs::read_dir(m.path("derived"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(names.contains(&"out.tmp".to_string()), "{names:?}");
+    drop(staged);
+    std::fs::remove_file(m.path("derived/out.tmp")).unwrap();
+    std::fs::remove_dir(m.path("derived")).unwrap();
+    assert_eq!(snapshots(&repo), first + 3);
+    drop(m);
+    let again = Mount::at(&repo, &[]);
+    let mut names: Vec<String> = std::fs::read_dir(&again.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| again.mp.join(n).is_dir())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["humidity", "pressure", "time", "x"]);
+}

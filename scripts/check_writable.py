@@ -9,6 +9,12 @@ program wrote to local disk: the variables, dimensions, types and stored
 values, the attributes (compared as the file's types), the fill values, and
 the decoded values, masked where the file's are. A file that is not netCDF classic must fail its close() and leave
 the branch where it was.
+
+Writes into what is there, read back by zarr-python through icechunk:
+numpy.memmap in r+ mode on an array's data.bin, a Fortran program's stream
+I/O opened readwrite (tests/legacy/patch_stream.f90), dd conv=notrunc on a
+chunk file; each is one commit and changes only the bytes written. mkdir
+makes a group zarr-python opens, rm -r removes an array.
 Usage: python scripts/check_writable.py [path/to/nzfs]
 Prints one line per check and 'writable: N passed, 0 failed'."""
 
@@ -22,6 +28,7 @@ import icechunk
 import netCDF4
 import numpy as np
 import xarray as xr
+import zarr
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 NZFS = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "nzfs")
@@ -77,6 +84,57 @@ def refs(repo):
             with open(os.path.join(d, f), "rb") as fh:
                 out.append((os.path.join(d, f), fh.read()))
     return sorted(out)
+
+
+def main_group(repo):
+    r = icechunk.Repository.open(icechunk.local_filesystem_storage(repo))
+    return zarr.open_group(r.readonly_session(branch="main").store, mode="r")
+
+
+def into_arrays(repo, mp, work):
+    """Writes into existing arrays and directories, read back by zarr-python."""
+    g = main_group(repo)
+    temp, pressure, humidity = g["temp"][:], g["pressure"][:], g["humidity"][:]
+    before = refs(repo)
+    m = np.memmap(os.path.join(mp, "temp", "data.bin"), dtype=temp.dtype.newbyteorder("="), mode="r+")
+    m[6:12] = np.arange(6, dtype=m.dtype) + 1000.5
+    m.flush()
+    del m
+    temp[1, :] = np.arange(6) + 1000.5
+    check(refs(repo) != before, "numpy.memmap r+ on temp/data.bin: one commit")
+    check(np.array_equal(main_group(repo)["temp"][:], temp, equal_nan=True),
+          "zarr-python reads temp as the memmap wrote it, the other rows as they were")
+    exe = os.path.join(work, "patch_stream")
+    subprocess.run(["gfortran", "-O0", "-o", exe, os.path.join(ROOT, "tests", "legacy", "patch_stream.f90")], check=True)
+    before = refs(repo)
+    subprocess.run([exe, os.path.join(mp, "pressure", "data.bin")], check=True)
+    pressure[1:3] = [-5, 77]
+    check(refs(repo) != before, "Fortran stream I/O readwrite on pressure/data.bin: one commit")
+    check(np.array_equal(main_group(repo)["pressure"][:], pressure),
+          "zarr-python reads pressure as Fortran wrote it, across two chunks")
+    before = refs(repo)
+    src = os.path.join(work, "two.bin")
+    with open(src, "wb") as f:
+        f.write(bytes([42, 43]))
+    subprocess.run(["dd", f"if={src}", f"of={os.path.join(mp, 'humidity', '0.1.bin')}", "bs=1", "seek=4",
+                    "conv=notrunc", "status=none"], check=True)
+    humidity[1, 4:6] = [42, 43]
+    check(refs(repo) != before, "dd conv=notrunc on humidity/0.1.bin: one commit")
+    check(np.array_equal(main_group(repo)["humidity"][:], humidity),
+          "zarr-python reads humidity with the chunk file's bytes in place")
+    failed = None
+    try:
+        with open(os.path.join(mp, "pressure", "data.bin"), "r+b") as f:
+            f.seek(16)
+            f.write(b"grow")
+    except OSError as e:
+        failed = e.errno
+    check(failed == 27, "a write past the end of data.bin is EFBIG")
+    os.mkdir(os.path.join(mp, "derived"))
+    check("derived" in main_group(repo).group_keys(), "mkdir derived: zarr-python opens the group")
+    subprocess.run(["rm", "-r", os.path.join(mp, "x")], check=True)
+    check("x" not in main_group(repo).array_keys() and not os.path.exists(os.path.join(mp, "x")),
+          "rm -r x: the array is gone from the branch and the mount")
 
 
 def group_of(repo, name, **decoding):
@@ -158,6 +216,7 @@ def main():
             failed = e.errno == 5
         check(failed, "a file that is not netCDF classic fails its close() with EIO")
         check(refs(repo) == before, "and the branch did not move")
+        into_arrays(repo, mp, work)
     finally:
         subprocess.run([NZFS, "unmount", mp], check=False)
     shutil.rmtree(work, ignore_errors=True)

@@ -226,6 +226,25 @@ pub fn render_status(mp: &str, doc: &StatusDoc, now: SystemTime) -> String {
         }
     );
     out += &format!("  metadata     {}\n", metadata_line(&doc.metadata, now));
+    let secs = now.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if let Some(w) = &doc.writes {
+        out += &format!(
+            "  writes       {} ({} failed), {} staged ({} of {})\n",
+            crate::naming::count(w.commits_made, "commit"),
+            w.commits_failed,
+            crate::naming::count(w.staged, "file"),
+            size(w.staged_bytes),
+            size(w.limit_bytes),
+        );
+        for c in &w.commits {
+            out += &format!(
+                "    {} ago  {}  {}\n",
+                duration(secs.saturating_sub(c.time) as f64),
+                c.snapshot,
+                c.message
+            );
+        }
+    }
     let kinds: Vec<String> = doc.errors.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
     out += &format!("  errors       {}", doc.errors.total);
     if !kinds.is_empty() {
@@ -425,7 +444,9 @@ mod tests {
             "passthrough":{"on":false,"backings":0,"backing_bytes":0},
             "opens":{"by_kernel":true,"requests":1},
             "names":{"readdirplus":true,"lookups":3,"listed_with_attributes":120},
-            "metadata":{"followed":true,"interval_s":60,"version":2,"looks":37,"last_checked":1080,"last_changed":990,"failed":true}}"#,
+            "metadata":{"followed":true,"interval_s":60,"version":2,"looks":37,"last_checked":1080,"last_changed":990,"failed":true},
+            "writes":{"staged":1,"staged_bytes":2048,"limit_bytes":1073741824,"commits_made":2,"commits_failed":1,
+              "commits":[{"time":1085,"snapshot":"FBP04222ZMZHX5WZ5Q6G","message":"t2m/data.bin written through nzfs by dd (pid 7) as ann (uid 1000)"}]}}"#,
         )
         .unwrap();
         let text = render_status("/mnt/nz", &doc, SystemTime::UNIX_EPOCH + Duration::from_secs(1090));
@@ -443,6 +464,8 @@ mod tests {
             "opens        1 open request (then the kernel opens files itself)",
             "names        3 lookups, 120 listed with attributes\n",
             "errors       3 (decode 2, store 1)",
+            "writes       2 commits (1 failed), 1 file staged (2.0 KiB of 1.0 GiB)",
+            "5s ago  FBP04222ZMZHX5WZ5Q6G  t2m/data.bin written through nzfs by dd (pid 7) as ann (uid 1000)",
             "1m 30s ago  decode: store key t2m/c/0: bad crc",
             "metadata     looked at every 60s while used: 2 changes since the mount (37 looks), last looked 10s ago, \
              last changed 1m 40s ago; the last look could not read the store again (the log says why)",

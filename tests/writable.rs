@@ -364,3 +364,26 @@ fn under_allow_other_another_user_cannot_write_and_the_owner_can() {
         .arg(m.mp.join("mine.nc")));
     assert!(m.mp.join("mine").is_dir(), "{}", m.log());
 }
+
+#[test]
+fn a_copy_of_the_handle_closed_by_a_child_commits_nothing_and_the_writers_close_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let before = refs(&repo);
+    let mut f = std::fs::File::create(m.mp.join("forked.nc")).unwrap();
+    f.write_all(&std::fs::read(&source).unwrap()).unwrap();
+    // A child started while the file is open holds a copy of the handle
+    // until its exec closes it: a flush from another process.
+    ok(&mut Command::new("true"));
+    assert_eq!(refs(&repo), before, "the child's close committed nothing: {}", m.log());
+    assert!(
+        std::fs::read_dir(&m.mp)
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "forked.nc"),
+        "still being written, and listed"
+    );
+    drop(f);
+    assert_ne!(refs(&repo), before, "the writer's close committed: {}", m.log());
+    assert_eq!(data(&m.mp.join("forked/forked.nc")), data(&source));
+}

@@ -110,6 +110,20 @@ fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
     let log = m.log();
     assert!(log.contains("temp/data.bin written through nzfs by dd"), "{log}");
     assert!(log.contains("humidity/0.1.bin written through nzfs by"), "{log}");
+    // nzfs status lists them, newest first.
+    let status = common::mount::nzfs(&["status", m.mp.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("writes       4 commits (0 failed), 0 files staged"),
+        "{text}"
+    );
+    let dd = text
+        .find("temp/data.bin written through nzfs by dd")
+        .expect("dd's commit listed");
+    let later = text
+        .find("humidity/0.1.bin written through nzfs by")
+        .expect("the chunk file's listed");
+    assert!(later < dd, "newest first:\n{text}");
     drop(m);
     // A new read-only mount of the branch decodes the new chunks.
     let again = Mount::at(&repo, &[]);
@@ -181,8 +195,8 @@ fn a_chunk_changed_on_the_branch_since_the_open_fails_the_close_and_a_disjoint_o
     );
     // A writer of chunk 1 while the other mount commits chunk 0: both stay.
     let mine = write_at(&m, 12, 3);
-    close(write_at(&other, 0, 4)).unwrap();
-    close(mine).unwrap();
+    close(write_at(&other, 0, 4)).unwrap_or_else(|e| panic!("{e}: {}", other.log()));
+    close(mine).unwrap_or_else(|e| panic!("{e}: {}", m.log()));
     let mut want = expected("pressure");
     want[0..4].copy_from_slice(&4i32.to_le_bytes());
     want[4..8].copy_from_slice(&2i32.to_le_bytes());

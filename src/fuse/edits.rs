@@ -68,6 +68,10 @@ impl FuseAdapter {
     /// commit (a `close()` or `fsync()` of a handle opened for writing).
     pub(super) fn commit_edit(&self, ino: u64, pid: u32) -> Result<(), i32> {
         let Some(spool) = self.spool() else { return Ok(()) };
+        // One commit of an edit at a time: a handle's copies (a forked
+        // child's, closed at its exec) flush it too, and the second finds
+        // nothing left to commit.
+        let _one = spool.edit_commits();
         let pending = match spool.edit_pending(ino) {
             Ok(Some(p)) => p,
             Ok(None) => return Ok(()),
@@ -85,7 +89,7 @@ impl FuseAdapter {
                 "{}: no longer decoded",
                 pending.array
             ))),
-            Some(array) => spool.target().change(&message, &mut |stage| {
+            Some(array) => spool.change(&message, &mut |stage| {
                 crate::write::edit::apply(array, base.store(), &pending, stage).map(|_| ())
             }),
         };
@@ -98,8 +102,11 @@ impl FuseAdapter {
                 Ok(())
             }
             Err(e) => {
-                tracing::warn!(file = %file, pid, error = %e, "the writes were not committed; the branch is as it was");
-                spool.edit_done(ino, &pending, None);
+                let kept = spool.edit_done(ino, &pending, None);
+                tracing::warn!(
+                    file = %file, pid, error = %e, kept = %kept.as_deref().unwrap_or(std::path::Path::new("-")).display(),
+                    "the writes were not committed; the branch is as it was, and the bytes written are kept in the spool"
+                );
                 Err(libc::EIO)
             }
         }

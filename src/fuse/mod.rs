@@ -271,12 +271,8 @@ impl fuser::Filesystem for FuseAdapter {
         {
             tracing::warn!(ino = ino.0, kept = %kept.display(), "a file whose commit failed is kept in the spool");
         }
-        if let Some(kept) = self
-            .spool()
-            .filter(|_| fh == edits::EDIT_FH)
-            .and_then(|s| s.edit_release(ino.0))
-        {
-            tracing::warn!(ino = ino.0, kept = %kept.display(), "writes whose commit failed are kept in the spool");
+        if let Some(spool) = self.spool().filter(|_| fh == edits::EDIT_FH) {
+            spool.edit_release(ino.0);
         }
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs().cache().bytes());

@@ -141,7 +141,7 @@ impl FuseAdapter {
         change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
     ) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::EROFS)?;
-        match spool.target().change(message, change) {
+        match spool.change(message, change) {
             Ok(id) => {
                 tracing::info!(node = path, snapshot = %id, "{message}");
                 self.live.look_now_from_dir_request();

@@ -41,6 +41,26 @@ impl FuseAdapter {
             listed_with_attributes: count(&self.listed_with_attributes),
         };
         doc.metadata = self.live.status();
+        doc.writes = self.spool().map(|s| {
+            use crate::fs::status::schema::{CommitMade, Writes};
+            let (staged, staged_bytes, limit_bytes) = s.usage();
+            let (commits_made, commits_failed, last) = s.commits();
+            Writes {
+                staged,
+                staged_bytes,
+                limit_bytes,
+                commits_made,
+                commits_failed,
+                commits: last
+                    .into_iter()
+                    .map(|(time, snapshot, message)| CommitMade {
+                        time,
+                        snapshot,
+                        message,
+                    })
+                    .collect(),
+            }
+        });
         crate::fs::status::status_text(doc, to_owner)
     }
 

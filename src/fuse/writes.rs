@@ -148,10 +148,12 @@ impl FuseAdapter {
             return Err(libc::EROFS);
         };
         let writer = FuseAdapter::writer(pid, uid);
-        spool.create(parent, &group, name, (uid, gid), writer).map_err(|e| {
-            tracing::warn!(group, name, error = %e, "cannot stage a new file");
-            spool_errno(&e)
-        })
+        spool
+            .create(parent, &group, name, (uid, gid, pid), writer)
+            .map_err(|e| {
+                tracing::warn!(group, name, error = %e, "cannot stage a new file");
+                spool_errno(&e)
+            })
     }
 
     /// `data` at `offset` of staged file `ino`, by `(uid, pid)`.
@@ -238,6 +240,17 @@ impl FuseAdapter {
             return Err(libc::ENOSYS);
         }
         match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
+            // A copy of the writer's handle closed by another process (a
+            // child's, at its exec) while the writer lives: the file may
+            // not be whole yet, and the writer's own close commits it.
+            (true, _)
+                if self
+                    .spool()
+                    .and_then(|s| s.creator(ino))
+                    .is_some_and(|c| another_process(c, pid)) =>
+            {
+                Ok(())
+            }
             (true, _) => self.close_staged(ino, pid, true),
             (false, true) => self.commit_edit(ino, pid),
             (false, false) => Ok(()),
@@ -263,6 +276,18 @@ impl FuseAdapter {
         let user = user_name(uid).unwrap_or_else(|| "?".into());
         format!("{} (pid {pid}) as {user} (uid {uid})", program.trim())
     }
+}
+
+/// Whether thread `by` is of another process than thread `creator`, and
+/// `creator` still runs (FUSE names the thread that asked).
+fn another_process(creator: u32, by: u32) -> bool {
+    let tgid = |tid: u32| {
+        std::fs::read_to_string(format!("/proc/{tid}/status"))
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:")?.trim().parse::<u32>().ok())
+    };
+    creator != by && crate::fs::reader::alive(creator) && tgid(creator).is_some_and(|c| Some(c) != tgid(by))
 }
 
 /// The name of user `uid` in /etc/passwd.

@@ -29,7 +29,9 @@ use super::WriteError;
 use crate::sync::lock;
 
 mod edit;
+mod history;
 pub use edit::{Base, Pending, Shown};
+pub use history::Made;
 
 /// The bit every staged file's inode number carries (the hierarchy's
 /// inodes and the views' tags take other bits).
@@ -112,6 +114,8 @@ struct Staged {
     mtime: SystemTime,
     /// Who wrote it, for the commit's message.
     writer: String,
+    /// The process that created it.
+    pid: u32,
 }
 
 /// The files being written into one mount.
@@ -127,6 +131,9 @@ pub struct Spool {
     /// unlinks its files before it removes its directory, the commit):
     /// hidden from then on, until the next removal is committed.
     hidden: Mutex<std::collections::HashSet<u64>>,
+    history: Mutex<history::History>,
+    /// Held while an edit is committed.
+    edit_commit: Mutex<()>,
     target: Box<dyn Target>,
 }
 
@@ -178,6 +185,8 @@ impl Spool {
             files: Mutex::default(),
             edits: Mutex::default(),
             hidden: Mutex::default(),
+            history: Mutex::default(),
+            edit_commit: Mutex::default(),
             target,
         };
         Ok((spool, left))
@@ -189,14 +198,14 @@ impl Spool {
     }
 
     /// Stage a new file `name` in the group directory `parent_ino` (at
-    /// hierarchy path `parent`), created by `uid`:`gid`, written by
-    /// `writer` (for the commit's message).
+    /// hierarchy path `parent`), created by process `pid` of `uid`:`gid`,
+    /// written by `writer` (for the commit's message).
     pub fn create(
         &self,
         parent_ino: u64,
         parent: &str,
         name: &str,
-        (uid, gid): (u32, u32),
+        (uid, gid, pid): (u32, u32, u32),
         writer: String,
     ) -> Result<Stat, SpoolError> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -223,6 +232,7 @@ impl Spool {
             gid,
             mtime: SystemTime::now(),
             writer,
+            pid,
         };
         let stat = stat_of(ino, &staged);
         lock(&self.files).insert(ino, staged);
@@ -244,6 +254,11 @@ impl Spool {
             .filter(|(_, s)| s.parent_ino == parent_ino)
             .map(|(&ino, s)| (s.name.clone(), stat_of(ino, s)))
             .collect()
+    }
+
+    /// The process that created staged file `ino`.
+    pub fn creator(&self, ino: u64) -> Option<u32> {
+        lock(&self.files).get(&ino).map(|s| s.pid)
     }
 
     /// A staged file's attributes.
@@ -268,11 +283,6 @@ impl Spool {
     /// what was hidden for none shows again.
     pub fn unhide_all(&self) {
         lock(&self.hidden).clear();
-    }
-
-    /// The target, for commits other than a staged file's.
-    pub fn target(&self) -> &dyn Target {
-        self.target.as_ref()
     }
 
     /// The bytes all staged files hold.
@@ -368,7 +378,9 @@ impl Spool {
             super::node_path(&staged.parent, &staged.name),
             staged.writer
         );
-        match self.target.commit(&staged.parent, &staged.name, &staged.file, &message) {
+        let result = self.target.commit(&staged.parent, &staged.name, &staged.file, &message);
+        self.record(&message, result.as_deref());
+        match result {
             Ok(id) => {
                 let _ = std::fs::remove_file(&staged.path);
                 Ok(Some(id))

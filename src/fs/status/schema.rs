@@ -156,6 +156,39 @@ object! {
         pub names: Names,
         /// Whether and how the mount follows its store's metadata.
         pub metadata: Metadata,
+        /// What a writable mount stages and has committed (`None`: a
+        /// read-only mount).
+        pub writes: Option<Writes>,
+    }
+}
+
+object! {
+    /// A writable mount's writes.
+    pub struct Writes {
+        /// Files and edited files staged in the spool now.
+        pub staged: u64,
+        /// The bytes they hold.
+        pub staged_bytes: u64,
+        /// The spool's limit.
+        pub limit_bytes: u64,
+        /// Commits made through the mount.
+        pub commits_made: u64,
+        /// Commits that failed (the writer's close() failed).
+        pub commits_failed: u64,
+        /// The last commits made through the mount, newest first.
+        pub commits: Vec<CommitMade>,
+    }
+}
+
+object! {
+    /// One commit made through the mount.
+    pub struct CommitMade {
+        /// Seconds since the epoch.
+        pub time: u64,
+        /// The new snapshot's id.
+        pub snapshot: String,
+        /// Its message: what was written, by which program and user.
+        pub message: String,
     }
 }
 

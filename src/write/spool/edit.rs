@@ -11,8 +11,9 @@
 //! Invariants: a write never changes the file's size (one past its end is
 //! refused); the extents are disjoint, sorted and merged where they touch;
 //! their bytes count against the spool's limit with the new files'; an
-//! edit leaves the spool with its last open, its bytes removed unless its
-//! last commit failed (then they are kept, and named in the log).
+//! edit leaves the spool with its last open, its bytes removed; the bytes
+//! of a commit that failed are kept in the spool under a name of their
+//! own (named in the log), and leave the edit.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -50,7 +51,6 @@ pub(super) struct Edit {
     writes: u64,
     opens: u32,
     writer: String,
-    failed: bool,
     base: Base,
 }
 
@@ -141,7 +141,6 @@ impl Spool {
                 writes: 0,
                 opens: 1,
                 writer,
-                failed: false,
                 base,
             },
         );
@@ -215,42 +214,56 @@ impl Spool {
         }))
     }
 
+    /// Held while an edit is committed: one at a time per spool.
+    pub fn edit_commits(&self) -> std::sync::MutexGuard<'_, ()> {
+        lock(&self.edit_commit)
+    }
+
     /// The commit of `p` succeeded (`Some`: the version the writer sees
     /// from now on) or failed (`None`). What it committed leaves the edit,
     /// unless more was written meanwhile (then the next commit carries it
-    /// all again).
-    pub fn edit_done(&self, ino: u64, p: &Pending, base: Option<Base>) {
+    /// all again). A failed commit's bytes leave it too (a later open of
+    /// the file starts afresh) and stay in the spool under a name of their
+    /// own, returned for the log.
+    pub fn edit_done(&self, ino: u64, p: &Pending, base: Option<Base>) -> Option<PathBuf> {
         let mut edits = lock(&self.edits);
-        let Some(e) = edits.get_mut(&ino) else { return };
+        let e = edits.get_mut(&ino)?;
         match base {
             Some(base) => {
-                e.failed = false;
                 e.base = base;
                 if e.writes == p.writes {
                     e.extents.clear();
                     let _ = e.file.set_len(0);
                 }
+                None
             }
-            None => e.failed = true,
+            None => {
+                let n = self.next.fetch_add(1, Ordering::Relaxed);
+                let fresh = self.dir.join(format!("{n}-edit-{}", e.array.replace('/', "_")));
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(&fresh)
+                    .ok()?;
+                e.extents.clear();
+                e.file = file;
+                Some(std::mem::replace(&mut e.path, fresh))
+            }
         }
     }
 
     /// The last open of an edited file was released: the edit leaves the
-    /// spool; a failed one's bytes are kept there (returned, for the log).
-    pub fn edit_release(&self, ino: u64) -> Option<PathBuf> {
+    /// spool with its bytes (what a failed commit kept is elsewhere).
+    pub fn edit_release(&self, ino: u64) {
         let mut edits = lock(&self.edits);
-        let e = edits.get_mut(&ino)?;
+        let Some(e) = edits.get_mut(&ino) else { return };
         e.opens = e.opens.saturating_sub(1);
-        if e.opens > 0 {
-            return None;
-        }
-        let e = edits.remove(&ino).expect("present");
-        match e.failed && !e.extents.is_empty() {
-            true => Some(e.path),
-            false => {
-                let _ = std::fs::remove_file(&e.path);
-                None
-            }
+        if e.opens == 0 {
+            let e = edits.remove(&ino).expect("present");
+            let _ = std::fs::remove_file(&e.path);
         }
     }
 }

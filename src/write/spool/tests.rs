@@ -44,7 +44,7 @@ fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
 fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
     let (dir, s, rec) = spool(1 << 20);
     let st = s
-        .create(1, "derived", "mean.nc", (1000, 100), "cdo (pid 7)".into())
+        .create(1, "derived", "mean.nc", (1000, 100, 7), "cdo (pid 7)".into())
         .unwrap();
     assert!(Spool::owns(st.ino) && !Spool::owns(5) && !Spool::owns(1 << 55 | 3));
     assert_eq!(s.write(st.ino, 4, b"world").unwrap(), 5);
@@ -71,8 +71,8 @@ fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
 #[test]
 fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     let (_dir, s, rec) = spool(10);
-    let a = s.create(1, "", "a.nc", (0, 0), "w".into()).unwrap().ino;
-    let b = s.create(1, "", "b.nc", (0, 0), "w".into()).unwrap().ino;
+    let a = s.create(1, "", "a.nc", (0, 0, 1), "w".into()).unwrap().ino;
+    let b = s.create(1, "", "b.nc", (0, 0, 1), "w".into()).unwrap().ino;
     s.write(a, 0, b"123456").unwrap();
     let e = s.write(b, 0, b"12345").unwrap_err();
     assert!(matches!(e, SpoolError::Full { limit: 10, wanted: 11 }), "{e}");
@@ -116,7 +116,7 @@ fn a_spool_others_may_enter_is_refused_and_leftovers_are_reported() {
 fn a_temporary_name_waits_for_its_rename_to_name_nc() {
     let (_dir, s, rec) = spool(1 << 20);
     let ino = s
-        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0), "ncks".into())
+        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0, 1), "ncks".into())
         .unwrap()
         .ino;
     s.write(ino, 0, b"CDF\x02").unwrap();
@@ -154,21 +154,24 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert_eq!(p.extents, [(2, 3), (10, 16)], "touching writes merge");
     assert_eq!((p.node, p.array.as_str(), p.shown), (3, "t2m", Shown::Data));
     // The limit is shared: a new file may take what the edit leaves.
-    let ino = s.create(1, "", "a.nc", (0, 0), "x".into()).unwrap().ino;
+    let ino = s.create(1, "", "a.nc", (0, 0, 1), "x".into()).unwrap().ino;
     assert!(matches!(s.write(ino, 0, &[0; 58]), Err(SpoolError::Full { .. })));
     s.write(ino, 0, &[0; 57]).unwrap();
     assert!(matches!(s.edit_write(9, 20, b"q"), Err(SpoolError::Full { .. })));
     // A commit taken while nothing more was written clears the edit.
     s.edit_done(9, &p, Some(Arc::clone(&base)));
     assert!(s.edit_pending(9).unwrap().is_none());
-    // A failed commit keeps the bytes in the spool when the last open goes.
+    // A failed commit's bytes are kept in the spool, and leave the edit: a
+    // later open of the file starts afresh.
     s.edit_open(9, (3, "t2m"), Shown::Data, 40, "dd".into(), Arc::clone(&base))
         .unwrap();
     s.edit_write(9, 0, b"k").unwrap();
     let p = s.edit_pending(9).unwrap().unwrap();
-    s.edit_done(9, &p, None);
-    assert_eq!(s.edit_release(9), None, "one open is left");
-    let kept = s.edit_release(9).expect("kept");
-    assert!(kept.starts_with(dir.path()) && kept.exists());
-    assert!(!s.is_edited(9));
+    let kept = s.edit_done(9, &p, None).expect("kept");
+    assert!(kept.starts_with(dir.path()) && std::fs::read(&kept).unwrap() == b"k");
+    assert!(s.edit_pending(9).unwrap().is_none());
+    s.edit_release(9);
+    assert!(s.is_edited(9), "one open is left");
+    s.edit_release(9);
+    assert!(!s.is_edited(9) && kept.exists());
 }

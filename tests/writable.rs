@@ -387,3 +387,38 @@ fn a_copy_of_the_handle_closed_by_a_child_commits_nothing_and_the_writers_close_
     assert_ne!(refs(&repo), before, "the writer's close committed: {}", m.log());
     assert_eq!(data(&m.mp.join("forked/forked.nc")), data(&source));
 }
+
+#[test]
+fn fsync_commits_a_whole_file_and_the_close_after_more_writes_replaces_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let later = dir.path().join("later.nc");
+    let cdl = dir.path().join("later.cdl");
+    std::fs::write(&cdl, CDL.replace("v = 1.5, _, 3, 4, 5, 6.25", "v = 9, 8, 7, 6, 5, 4")).unwrap();
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(&later)
+        .arg(&cdl));
+    let before = refs(&repo);
+    let mut f = std::fs::File::create(m.mp.join("run.nc")).unwrap();
+    // Half a file: fsync puts it on the spool's disk and commits nothing.
+    let whole = std::fs::read(&source).unwrap();
+    f.write_all(&whole[..whole.len() / 2]).unwrap();
+    f.sync_all().unwrap();
+    assert_eq!(refs(&repo), before, "not whole yet: {}", m.log());
+    f.write_all(&whole[whole.len() / 2..]).unwrap();
+    f.sync_all().unwrap();
+    let synced = refs(&repo);
+    assert_ne!(synced, before, "a whole file's fsync commits: {}", m.log());
+    assert_eq!(data(&m.mp.join("run/run.nc")), data(&source));
+    // The writer goes on: the close commits again, replacing the group.
+    f.set_len(0).unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&std::fs::read(&later).unwrap(), 0).unwrap();
+    drop(f);
+    assert_ne!(refs(&repo), synced, "{}", m.log());
+    assert_eq!(data(&m.mp.join("run/run.nc")), data(&later));
+    assert!(!m.mp.join("run.nc").exists(), "the file left the spool");
+    assert!(m.log().contains("run.nc synced through nzfs by"), "{}", m.log());
+}

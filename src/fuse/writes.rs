@@ -263,7 +263,18 @@ impl FuseAdapter {
     pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::ENOSYS)?;
         match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
-            (true, _) => spool.sync(ino).map_err(|e| spool_errno(&e)),
+            (true, _) => match spool.sync(ino) {
+                Ok(None) => Ok(()),
+                Ok(Some(id)) => {
+                    tracing::info!(ino, pid, snapshot = %id, "committed a synced file");
+                    self.live.look_now();
+                    Ok(())
+                }
+                Err(e) => {
+                    tracing::warn!(ino, pid, error = %e, "the synced file was not committed; the branch is as it was");
+                    Err(spool_errno(&e))
+                }
+            },
             (false, true) => self.commit_edit(ino, pid),
             (false, false) => Ok(()),
         }

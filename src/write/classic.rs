@@ -285,6 +285,8 @@ impl Classic {
     /// Read the header of `file`.
     pub fn parse(file: &File) -> Result<Classic, ClassicError> {
         let len = file.metadata()?.len();
+        // From the start, wherever an earlier read of the handle left it.
+        std::io::Seek::seek(&mut &*file, std::io::SeekFrom::Start(0))?;
         let mut h = Header {
             input: BufReader::with_capacity(64 * 1024, file),
             format: Format::Classic,

@@ -90,10 +90,26 @@ pub fn netcdf_group(
     file: &std::fs::File,
     message: &str,
 ) -> Result<(String, group::Written), WriteError> {
+    write_group(repo, branch, path, file, message, false)
+}
+
+/// [`netcdf_group`], or with `replace` the group `path` an earlier commit
+/// of the same file made (a writer's `fsync`) replaced by it.
+#[cfg(feature = "icechunk")]
+fn write_group(
+    repo: &crate::store::icechunk::Repo,
+    branch: &str,
+    path: &str,
+    file: &std::fs::File,
+    message: &str,
+    replace: bool,
+) -> Result<(String, group::Written), WriteError> {
     let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
     let commit = repo.begin(branch)?;
-    if commit.exists(&node_path(path, "zarr.json"))? {
-        return Err(WriteError::Exists(path.to_string()));
+    match replace {
+        true => commit.delete_node(path)?,
+        false if commit.exists(&node_path(path, "zarr.json"))? => return Err(WriteError::Exists(path.to_string())),
+        false => {}
     }
     let written = group::convert(&parsed, file, path, &mut |key, bytes| {
         commit.put(&key, bytes).map_err(|e| e.to_string())
@@ -115,9 +131,23 @@ pub struct Branch {
 
 #[cfg(feature = "icechunk")]
 impl spool::Target for Branch {
-    fn commit(&self, parent: &str, name: &str, file: &std::fs::File, message: &str) -> Result<String, WriteError> {
+    fn commit(
+        &self,
+        (parent, name): (&str, &str),
+        file: &std::fs::File,
+        message: &str,
+        replace: bool,
+    ) -> Result<String, WriteError> {
         let stem = name.strip_suffix(".nc").unwrap_or(name);
-        netcdf_group(&self.repo, &self.branch, &node_path(parent, stem), file, message).map(|(id, _)| id)
+        write_group(
+            &self.repo,
+            &self.branch,
+            &node_path(parent, stem),
+            file,
+            message,
+            replace,
+        )
+        .map(|(id, _)| id)
     }
 
     fn change(

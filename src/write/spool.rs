@@ -39,9 +39,11 @@ pub const SPOOL_INO: u64 = 1 << 54;
 
 /// Where a staged file goes when it is closed.
 pub trait Target: Send + Sync {
-    /// The closed file `file`, written as `name` in the group at hierarchy
-    /// path `parent`, as one commit with `message`: the snapshot's id.
-    fn commit(&self, parent: &str, name: &str, file: &File, message: &str) -> Result<String, WriteError>;
+    /// The closed (or synced) file `file`, written as `name` in the group
+    /// at hierarchy path `parent`, as one commit with `message`: the
+    /// snapshot's id. `replace`: an earlier commit of the same file (at
+    /// its writer's `fsync`) made the group, which this one replaces.
+    fn commit(&self, at: (&str, &str), file: &File, message: &str, replace: bool) -> Result<String, WriteError>;
 
     /// One commit with `message` of what `change` reads, sets and deletes
     /// at the branch's tip: the snapshot's id. An error from `change`
@@ -108,6 +110,11 @@ struct Staged {
     dirty: bool,
     /// The last commit failed (its bytes are kept at release).
     failed: bool,
+    /// A commit of it made its group (at an `fsync`): the next replaces it.
+    committed: bool,
+    /// Writes since it was created (a commit taken meanwhile leaves it
+    /// dirty).
+    writes: u64,
     size: u64,
     uid: u32,
     gid: u32,
@@ -227,6 +234,8 @@ impl Spool {
             file,
             dirty: true,
             failed: false,
+            committed: false,
+            writes: 0,
             size: 0,
             uid,
             gid,
@@ -306,6 +315,7 @@ impl Spool {
         s.file.write_all_at(data, offset)?;
         s.size = s.size.max(end);
         s.dirty = true;
+        s.writes += 1;
         s.mtime = SystemTime::now();
         Ok(data.len())
     }
@@ -320,12 +330,35 @@ impl Spool {
         Ok(buf)
     }
 
-    /// A staged file's bytes to the spool's disk (`fsync`).
-    pub fn sync(&self, ino: u64) -> Result<(), SpoolError> {
-        let files = lock(&self.files);
-        let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
-        s.file.sync_data()?;
-        Ok(())
+    /// A staged file's `fsync`: its bytes to the spool's disk, and, when
+    /// it is named `NAME.nc`, was written since its last commit and is
+    /// whole netCDF classic, a commit of it (replacing the group an earlier
+    /// one made). It stays staged: its writer's close commits what it
+    /// writes after. `Some(id)`: the new snapshot.
+    pub fn sync(&self, ino: u64) -> Result<Option<String>, SpoolError> {
+        let (file, at, writes, replace, message) = {
+            let files = lock(&self.files);
+            let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
+            s.file.sync_data()?;
+            if !s.dirty || !s.name.ends_with(".nc") || super::classic::Classic::parse(&s.file).is_err() {
+                return Ok(None);
+            }
+            let message = format!(
+                "{} synced through nzfs by {}",
+                super::node_path(&s.parent, &s.name),
+                s.writer
+            );
+            let at = (s.parent.clone(), s.name.clone());
+            (s.file.try_clone()?, at, s.writes, s.committed, message)
+        };
+        let result = self.target.commit((&at.0, &at.1), &file, &message, replace);
+        self.record(&message, result.as_deref());
+        let id = result.map_err(SpoolError::Commit)?;
+        if let Some(s) = lock(&self.files).get_mut(&ino) {
+            s.committed = true;
+            s.dirty = s.writes != writes;
+        }
+        Ok(Some(id))
     }
 
     /// Set a staged file's size.
@@ -343,6 +376,7 @@ impl Spool {
         s.file.set_len(size)?;
         s.size = size;
         s.dirty = true;
+        s.writes += 1;
         s.mtime = SystemTime::now();
         Ok(stat_of(ino, s))
     }
@@ -369,6 +403,12 @@ impl Spool {
             let mut files = lock(&self.files);
             match files.get(&ino) {
                 None => return Ok(None),
+                // Committed whole at its last fsync: it leaves the spool.
+                Some(s) if !s.dirty && s.committed => {
+                    let s = files.remove(&ino).expect("present");
+                    let _ = std::fs::remove_file(&s.path);
+                    return Ok(None);
+                }
                 Some(s) if !s.dirty || !s.name.ends_with(".nc") => return Ok(None),
                 Some(_) => files.remove(&ino).expect("present"),
             }
@@ -378,7 +418,9 @@ impl Spool {
             super::node_path(&staged.parent, &staged.name),
             staged.writer
         );
-        let result = self.target.commit(&staged.parent, &staged.name, &staged.file, &message);
+        let result = self
+            .target
+            .commit((&staged.parent, &staged.name), &staged.file, &message, staged.committed);
         self.record(&message, result.as_deref());
         match result {
             Ok(id) => {

@@ -12,7 +12,13 @@ struct Recorder {
 }
 
 impl Target for Arc<Recorder> {
-    fn commit(&self, parent: &str, name: &str, file: &File, message: &str) -> Result<String, WriteError> {
+    fn commit(
+        &self,
+        (parent, name): (&str, &str),
+        file: &File,
+        message: &str,
+        _replace: bool,
+    ) -> Result<String, WriteError> {
         if self.fail.load(Ordering::Relaxed) {
             return Err(WriteError::Exists(format!("{parent}/{name}")));
         }

@@ -7,7 +7,8 @@ Icechunk fixture repository; icechunk-python then opens each new commit,
 and xarray on the group NAME must equal xarray on the file the same
 program wrote to local disk: the variables, dimensions, types and stored
 values, the attributes (compared as the file's types), the fill values, and
-the decoded values, masked where the file's are. A file that is not netCDF classic must fail its close() and leave
+the decoded values, masked where the file's are; a char variable reads as
+the same fixed-length strings. A file that is not netCDF classic must fail its close() and leave
 the branch where it was.
 
 Writes into what is there, read back by zarr-python through icechunk:
@@ -66,6 +67,10 @@ def python_model(path, fmt):
         p.setncattr("scale_factor", np.float32(0.01))
         p.set_auto_maskandscale(False)
         p[0:4] = rng.integers(0, 3000, (4, 7, 9), dtype="i2")
+        ds.createDimension("name_len", 6)
+        n = ds.createVariable("station", "S1", ("lat", "name_len"))
+        n.long_name = "station name"
+        n[:] = netCDF4.stringtochar(np.array(["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta"], "S6"))
         ds.title = "a python model"
         ds.setncattr("run", np.int32(7))
         if fmt == "NETCDF3_64BIT_DATA":
@@ -175,6 +180,9 @@ def compare(name, local, repo):
     got, want = group_of(repo, name), xr.open_dataset(local).load()
     for v in want.data_vars:
         g, w = got[v].values, want[v].values
+        if w.dtype.kind not in "iuf":
+            check(np.array_equal(g, w), f"{name}/{v}: decoded, the same strings {w.tolist()}")
+            continue
         check(np.array_equal(np.isnan(g), np.isnan(w)) and np.allclose(g, w, rtol=1e-6, equal_nan=True),
               f"{name}/{v}: decoded, masked where the file is")
         check(np.array_equal(got[v].encoding.get("_FillValue"), want[v].encoding.get("_FillValue")),

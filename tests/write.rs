@@ -226,11 +226,12 @@ fn a_file_that_is_no_classic_netcdf_or_a_name_taken_leaves_the_branch_as_it_was(
         e.to_string().contains("not a netCDF classic file") && e.to_string().contains("HDF5"),
         "{e}"
     );
-    // A text variable is not written yet: refused before anything is.
-    let text = CDL.replacen("variables:\n", "variables:\n\tchar name(lon) ;\n", 1);
+    // A text variable whose only dimension is the record dimension (its
+    // strings would grow by record): refused before anything is written.
+    let text = CDL.replacen("variables:\n", "variables:\n\tchar note(time) ;\n", 1);
     let nc = ncgen(dir.path(), "text", "classic", &text);
     let e = netcdf_group(&repo, "main", "text", &std::fs::File::open(&nc).unwrap(), "m").unwrap_err();
-    assert!(e.to_string().contains("char"), "{e}");
+    assert!(e.to_string().contains("char variable \"note\""), "{e}");
     // A group that is there already (the fixture's main has "a").
     let nc = ncgen(dir.path(), "ok", "classic", CDL);
     let m = Mount::at(&repo_dir, &[]);
@@ -282,4 +283,53 @@ fn a_commit_that_conflicts_with_one_made_meanwhile_fails_and_names_it() {
     for group in ["g", "h", "k"] {
         assert!(m.mp.join(group).is_dir(), "{group}");
     }
+}
+
+/// Text: station names, a one-character flag and a record variable of
+/// codes, as CF writes strings (the last dimension their length).
+const TEXT_CDL: &str = r#"netcdf text {
+dimensions:
+	time = UNLIMITED ; // (2 currently)
+	station = 3 ;
+	name_len = 8 ;
+variables:
+	char station_name(station, name_len) ;
+		station_name:long_name = "station name" ;
+	char flag ;
+	char code(time, name_len) ;
+	float obs(time, station) ;
+data:
+
+ station_name = "Lindenbe", "Payerne", "Ny" ;
+
+ flag = "y" ;
+
+ code = "a1", "b22" ;
+
+ obs = 1, 2, 3, 4, 5, 6 ;
+}
+"#;
+
+#[test]
+fn text_variables_become_fixed_length_strings_that_read_back_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo_dir = repository(dir.path());
+    let repo = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
+    let nc = ncgen(dir.path(), "text", "classic", TEXT_CDL);
+    let (_, written) = netcdf_group(&repo, "main", "text", &std::fs::File::open(&nc).unwrap(), "m").unwrap();
+    assert_eq!(written.arrays, 4);
+    let m = Mount::at(&repo_dir, &[]);
+    let shown = m.mp.join("text/text.nc");
+    assert_eq!(
+        data_of(&shown),
+        data_of(&nc),
+        "ncdump of the group's .nc and of the file"
+    );
+    // Each is an array of strings over the other dimensions, of the
+    // strings' length, the bytes as written.
+    let cdl = std::fs::read_to_string(m.mp.join("text/station_name/header.cdl")).unwrap();
+    assert!(cdl.contains("station_name:long_name = \"station name\" ;"), "{cdl}");
+    let names = std::fs::read(m.mp.join("text/station_name/data.bin")).unwrap();
+    assert_eq!(names, b"LindenbePayerne\0Ny\0\0\0\0\0\0");
+    assert_eq!(std::fs::read(m.mp.join("text/flag/data.bin")).unwrap(), b"y");
 }

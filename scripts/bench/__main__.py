@@ -13,6 +13,8 @@ sets up the venv first.
              zarr-python and tensorstore, openings, what following costs
   refs       a kerchunk reference set: nzfs beside xarray through fsspec
   probe      two or more nzfs builds against each other, interleaved
+  write      a 1 GiB netCDF file written through a writable mount of an
+             Icechunk repository beside xarray's open_dataset().to_zarr()
 
 The modules beside this one: common.py (the one mount helper, on the
 wheel's own `nzfs.mount`; timing; page cache; the table), datasets.py (the
@@ -23,7 +25,7 @@ import importlib
 import os
 import sys
 
-WHAT = ["local", "disk", "hierarchy", "cores", "remote", "refs", "probe"]
+WHAT = ["local", "disk", "hierarchy", "cores", "remote", "refs", "probe", "write"]
 
 
 def main():

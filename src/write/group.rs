@@ -8,7 +8,9 @@
 //!   file's number of records;
 //! - its type is the Zarr type of the same width and kind (`byte` is
 //!   `int8`, `short` `int16`, `int` `int32`, `float` `float32`, `double`
-//!   `float64`, and CDF-5's `ubyte` to `uint64` their unsigned kin);
+//!   `float64`, and CDF-5's `ubyte` to `uint64` their unsigned kin); a
+//!   `char` variable's last dimension is its strings' length, and it is
+//!   an array of `null_terminated_bytes` of that length over the others;
 //! - its chunks hold at most [`CHUNK_BYTES`]: the whole variable when it
 //!   fits, or else its leading dimensions halved (rounding up) in turn,
 //!   from the first, until a chunk fits;
@@ -51,7 +53,8 @@ pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {
     chunk
 }
 
-/// The Zarr v3 data type of a netCDF type (`None`: `char`, not taken yet).
+/// The Zarr v3 data type of a numeric netCDF type (`None`: `char`, whose
+/// type is its strings' length: [`text_length`]).
 fn zarr_type(t: NcType) -> Option<&'static str> {
     Some(match t {
         NcType::Byte => "int8",
@@ -193,22 +196,37 @@ pub enum ConvertError {
     Put(String),
 }
 
+/// A `char` variable's strings' length: its last dimension's (as CF and
+/// xarray read text), or 1 for a scalar; `None` for other types. It
+/// becomes an array of `null_terminated_bytes` of that length over the
+/// other dimensions, the bytes as they are.
+fn text_length(c: &Classic, v: &Var) -> Option<u64> {
+    (v.nc_type == NcType::Char).then(|| c.shape(v).last().copied().unwrap_or(1))
+}
+
 /// Check that every variable of `c` can be written, before anything is.
 fn check(c: &Classic) -> Result<(), ConvertError> {
     for v in &c.vars {
         if v.name.is_empty() || v.name.starts_with("__") || v.name == "." || v.name == ".." || v.name.contains('/') {
             return Err(ConvertError::Name(v.name.clone()));
         }
-        if zarr_type(v.nc_type).is_none() {
-            return Err(ClassicError::Unsupported(format!(
-                "variable {:?} is of type char: text variables are not written yet (numeric variables are)",
-                v.name
-            ))
-            .into());
+        let text = |why: &str| -> Result<(), ConvertError> {
+            Err(ClassicError::Unsupported(format!("char variable {:?}: {why}", v.name)).into())
+        };
+        match text_length(c, v) {
+            Some(0) => text("its last dimension, the strings' length, is 0")?,
+            Some(_) if v.record && v.dims.len() == 1 => {
+                text("its only dimension is the record dimension (a string's length would grow by record)")?
+            }
+            Some(n) if n > MAX_TEXT_LENGTH => text(&format!("strings of {n} bytes (at most {MAX_TEXT_LENGTH})"))?,
+            _ => {}
         }
     }
     Ok(())
 }
+
+/// The longest strings a `char` variable's last dimension may give.
+const MAX_TEXT_LENGTH: u64 = 1 << 20;
 
 /// The group `path` (`""`: the root) holding the file `c` was read from:
 /// every object, key and bytes, handed to `put` in turn.
@@ -245,19 +263,42 @@ fn array(
     put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
     written: &mut Written,
 ) -> Result<u64, ConvertError> {
-    let shape = c.shape(v);
-    let size = v.nc_type.size();
-    let chunk = chunk_shape(&shape, size);
-    let fill = fill_of(v);
     let ints = |xs: &[u64]| Value::Array(xs.iter().map(|&n| Value::UInt(n)).collect());
     let conf =
         |members: Vec<(&str, Value)>| Value::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
     let codec = |name: &str, c: Value| conf(vec![("name", Value::Str(name.into())), ("configuration", c)]);
+    let text = text_length(c, v);
+    // A char variable's last dimension is its elements' length.
+    let mut shape = c.shape(v);
+    let size = match text {
+        Some(n) => {
+            shape.pop();
+            n
+        }
+        None => v.nc_type.size(),
+    };
+    let chunk = chunk_shape(&shape, size);
+    let fill = match text {
+        Some(n) => vec![0; n as usize],
+        None => fill_of(v),
+    };
+    let data_type = match text {
+        Some(n) => conf(vec![
+            ("name", Value::Str("null_terminated_bytes".into())),
+            ("configuration", conf(vec![("length_bytes", Value::UInt(n))])),
+        ]),
+        None => Value::Str(zarr_type(v.nc_type).unwrap_or_default().into()),
+    };
+    let bytes_codec = match text {
+        Some(_) => conf(vec![("name", Value::Str("bytes".into()))]),
+        None => codec("bytes", conf(vec![("endian", Value::Str("little".into()))])),
+    };
+    let dims = &v.dims[..v.dims.len() - usize::from(text.is_some() && !v.dims.is_empty())];
     let meta = conf(vec![
         ("zarr_format", Value::Int(3)),
         ("node_type", Value::Str("array".into())),
         ("shape", ints(&shape)),
-        ("data_type", Value::Str(zarr_type(v.nc_type).unwrap_or_default().into())),
+        ("data_type", data_type),
         (
             "chunk_grid",
             conf(vec![
@@ -272,11 +313,17 @@ fn array(
                 ("configuration", conf(vec![("separator", Value::Str("/".into()))])),
             ]),
         ),
-        ("fill_value", value(v.nc_type, &fill, true)),
+        (
+            "fill_value",
+            match text {
+                Some(_) => Value::Str(String::new()),
+                None => value(v.nc_type, &fill, true),
+            },
+        ),
         (
             "codecs",
             Value::Array(vec![
-                codec("bytes", conf(vec![("endian", Value::Str("little".into()))])),
+                bytes_codec,
                 codec(
                     "zstd",
                     conf(vec![
@@ -289,12 +336,12 @@ fn array(
         ("attributes", variable_attributes(&v.attrs)),
         (
             "dimension_names",
-            Value::Array(v.dims.iter().map(|&d| Value::Str(c.dims[d].name.clone())).collect()),
+            Value::Array(dims.iter().map(|&d| Value::Str(c.dims[d].name.clone())).collect()),
         ),
     ]);
-    let text = meta.to_string().into_bytes();
-    let mut bytes = text.len() as u64;
-    put(format!("{prefix}/zarr.json"), text).map_err(ConvertError::Put)?;
+    let doc = meta.to_string().into_bytes();
+    let mut bytes = doc.len() as u64;
+    put(format!("{prefix}/zarr.json"), doc).map_err(ConvertError::Put)?;
     if shape.contains(&0) {
         return Ok(bytes);
     }
@@ -309,8 +356,14 @@ fn array(
             .zip(&shape)
             .map(|((&s, &c), &n)| c.min(n - s))
             .collect();
-        let values = c.read(file, v, &start, &count)?;
-        let decoded = whole_chunk(values, &count, &chunk, size as usize, &fill_le);
+        let values = match text {
+            // The strings whole: their last dimension from 0.
+            Some(n) if !v.dims.is_empty() => {
+                c.read(file, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
+            }
+            _ => c.read(file, v, &start, &count)?,
+        };
+        let decoded = whole_chunk(values, &count, &chunk, size as usize, &fill_le, text.is_none());
         let encoded = zstd::bulk::compress(&decoded, ZSTD_LEVEL).map_err(|e| ConvertError::Encode(prefix.into(), e))?;
         bytes += encoded.len() as u64;
         let key = match index.is_empty() {
@@ -339,18 +392,24 @@ fn array(
 }
 
 /// A region's big-endian `values` (of shape `count`) as a whole chunk of
-/// shape `chunk` in little-endian order, the rest of it the fill value.
-fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8]) -> Vec<u8> {
-    let swap = |out: &mut [u8], from: &[u8]| {
-        for (o, i) in out.chunks_exact_mut(size).zip(from.chunks_exact(size)) {
-            for (k, b) in o.iter_mut().enumerate() {
-                *b = i[size - 1 - k];
+/// shape `chunk` in little-endian order (`swap`; text is as it is), the
+/// rest of it the fill value.
+fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8], swap: bool) -> Vec<u8> {
+    let place = |out: &mut [u8], from: &[u8]| match swap {
+        true => {
+            for (o, i) in out.chunks_exact_mut(size).zip(from.chunks_exact(size)) {
+                for (k, b) in o.iter_mut().enumerate() {
+                    *b = i[size - 1 - k];
+                }
             }
         }
+        false => out.copy_from_slice(from),
     };
     if count == chunk {
         // A whole chunk is swapped where it was read: no second buffer.
-        values.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        if swap {
+            values.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+        }
         return values;
     }
     let elements: u64 = chunk.iter().product();
@@ -366,7 +425,7 @@ fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, f
             offset = offset * chunk[a] + at[a];
         }
         let o = offset as usize * size;
-        swap(&mut out[o..o + row], &values[r * row..(r + 1) * row]);
+        place(&mut out[o..o + row], &values[r * row..(r + 1) * row]);
         let mut a = rank - 1;
         while a > 0 {
             a -= 1;

@@ -187,14 +187,19 @@ impl NzFs {
 
 /// `doc` as text within [`STATUS_BYTES`], for an asker. The recent errors'
 /// messages name store keys, which may lie below directories the asker
-/// cannot search: they are for `to_owner` alone (root or the mount's
-/// owner), and others get their times and kinds. Messages whose escaping
-/// makes the document too long (control characters in a hostile key) are
-/// left out too.
+/// cannot search, and the commits' messages name files and users: they
+/// are for `to_owner` alone (root or the mount's owner), and others get
+/// their times, kinds and snapshots. Messages whose escaping makes the
+/// document too long (control characters in a hostile key, long paths)
+/// are left out too.
 pub fn status_text(mut doc: StatusDoc, to_owner: bool) -> String {
     let withhold = |doc: &mut StatusDoc, note: &str| {
         for e in &mut doc.errors.recent {
             e.message = note.to_string();
+        }
+        // Commit messages name files, programs and users.
+        for c in doc.writes.iter_mut().flat_map(|w| &mut w.commits) {
+            c.message = note.to_string();
         }
     };
     if !to_owner {

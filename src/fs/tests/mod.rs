@@ -218,6 +218,30 @@ fn the_status_document_fits_its_ioctl_with_long_messages() {
     let doc = status::status_text(fs.status(), false);
     assert!(!doc.contains('\u{1}') && !doc.contains("\\u0001"), "{doc}");
     assert!(doc.contains(status::WITHHELD), "{doc}");
+    // A writable mount's commits: their messages (files, programs, users)
+    // to the owner alone, and left out where they are too long.
+    let mut with_commits = fs.status();
+    with_commits.writes = Some(status::schema::Writes {
+        commits: vec![
+            status::schema::CommitMade {
+                time: 1,
+                snapshot: "S".into(),
+                message: format!("{} written through nzfs by dd", "d/".repeat(2000)),
+            };
+            10
+        ],
+        ..Default::default()
+    });
+    let doc = status::status_text(with_commits.clone(), false);
+    assert!(
+        !doc.contains("written through") && doc.contains(r#""snapshot":"S""#),
+        "{doc}"
+    );
+    let doc = status::status_text(with_commits, true);
+    assert!(
+        doc.len() <= status::STATUS_BYTES && !doc.contains("written through"),
+        "{doc}"
+    );
 }
 
 /// A local store that counts the `stat`s and the reads asked of it.

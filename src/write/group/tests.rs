@@ -19,11 +19,19 @@ fn chunks_hold_at_most_4_mib_halving_the_leading_dimensions_first() {
 fn an_edge_chunk_is_its_values_in_place_and_the_fill_around_them() {
     // A 2 x 3 region of big-endian int16 in a 3 x 4 chunk, fill 0x0102.
     let values: Vec<u8> = (1..=6u16).flat_map(|v| v.to_be_bytes()).collect();
-    let out = whole_chunk(values, &[2, 3], &[3, 4], 2, &[2, 1]);
+    let out = whole_chunk(values, &[2, 3], &[3, 4], 2, &[2, 1], true);
     let got: Vec<u16> = out.chunks(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
     assert_eq!(got, [1, 2, 3, 0x0102, 4, 5, 6, 0x0102, 0x0102, 0x0102, 0x0102, 0x0102]);
     // A whole chunk is swapped only.
-    assert_eq!(whole_chunk(vec![0, 1, 0, 2], &[2], &[2], 2, &[0, 0]), [1, 0, 2, 0]);
+    assert_eq!(
+        whole_chunk(vec![0, 1, 0, 2], &[2], &[2], 2, &[0, 0], true),
+        [1, 0, 2, 0]
+    );
+    // Text stays as it is.
+    assert_eq!(
+        whole_chunk(b"abcd".to_vec(), &[1], &[2], 4, &[0; 4], false),
+        b"abcd\0\0\0\0"
+    );
 }
 
 #[test]

@@ -297,8 +297,12 @@ pub struct MountArgs {
     /// netCDF classic file (CDF-1, CDF-2 or CDF-5) written as NAME.nc into
     /// a group's directory becomes, when its writer closes it, the group
     /// NAME beside it, in one commit on the branch (`cdo timmean in.nc
-    /// /mnt/repo/derived/mean.nc`). Only you and root may write. Refused for
-    /// any other store, a --tag, a --snapshot and --all-versions (docs/writing.md)
+    /// /mnt/repo/derived/mean.nc`); writes into an array's data.bin or chunk
+    /// files that keep their size (`dd conv=notrunc`, numpy.memmap r+)
+    /// become its chunks, re-encoded, at each close and fsync; mkdir makes a
+    /// group and rm -r removes a node. `nzfs status` lists the commits. Only
+    /// you and root may write. Refused for any other store, a --tag, a
+    /// --snapshot and --all-versions (docs/writing.md)
     #[arg(long)]
     pub writable: bool,
     /// Where files being written wait for their writer's close (made 0700)

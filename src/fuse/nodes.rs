@@ -33,28 +33,12 @@ impl FuseAdapter {
     /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
     /// attributes.
     pub(super) fn make_group(&self, (uid, pid): (u32, u32), parent: u64, name: &OsStr) -> Result<Attr, i32> {
-        let spool = self.spool().ok_or(libc::EROFS)?;
-        if !self.may_write(uid) {
-            return Err(libc::EACCES);
+        // As a new file's name would be (`NAME.nc` is a file's).
+        let text = name.to_str().ok_or(libc::EINVAL)?;
+        if text.ends_with(".nc") {
+            return Err(libc::EINVAL);
         }
-        let path = {
-            let fs = self.fs();
-            let Ok(Inode::Node(p)) = fs.inode(parent) else {
-                return Err(libc::ENOTDIR);
-            };
-            let node = &fs.hierarchy().nodes[p];
-            if !matches!(node.kind, NodeKind::Group { .. }) {
-                return Err(libc::EACCES);
-            }
-            let name = name.to_str().ok_or(libc::EINVAL)?;
-            if !crate::zarr::hierarchy::is_valid_node_name(name) || name.ends_with(".nc") {
-                return Err(libc::EINVAL);
-            }
-            if fs.lookup(parent, OsStr::new(name)).is_ok() || spool.lookup(parent, name).is_some() {
-                return Err(libc::EEXIST);
-            }
-            node_path(&node.path, name)
-        };
+        let path = node_path(&self.creatable(parent, name, uid)?, text);
         let message = format!("mkdir {path} through nzfs by {}", FuseAdapter::writer(pid, uid));
         let key = node_path(&path, "zarr.json");
         self.commit_node_change(&path, &message, &mut |stage: &dyn Stage| {

@@ -199,6 +199,22 @@ impl Spool {
         Ok((spool, left))
     }
 
+    /// A new file of the spool, numbered past every other and named after
+    /// `name`: 0600, made here (never through a link).
+    fn new_file(&self, name: &str) -> io::Result<(u64, PathBuf, File)> {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(format!("{n}-{}", name.replace('/', "_")));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        Ok((n, path, file))
+    }
+
     /// Whether `ino` is a staged file's inode number.
     pub fn owns(ino: u64) -> bool {
         ino & !(SPOOL_INO - 1) == SPOOL_INO
@@ -215,17 +231,8 @@ impl Spool {
         (uid, gid, pid): (u32, u32, u32),
         writer: String,
     ) -> Result<Stat, SpoolError> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let (n, path, file) = self.new_file(name)?;
         let ino = SPOOL_INO | n;
-        let path = self.dir.join(format!("{n}-{}", name.replace('/', "_")));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)?;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
         let staged = Staged {
             parent_ino,
             parent: parent.to_string(),

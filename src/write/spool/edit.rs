@@ -16,11 +16,10 @@
 //! own (named in the log), and leave the edit.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use super::{Spool, SpoolError};
 use crate::sync::lock;
@@ -119,15 +118,7 @@ impl Spool {
             e.writer = writer;
             return Ok(());
         }
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let path = self.dir.join(format!("{n}-edit-{}", array.replace('/', "_")));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)?;
+        let (_, path, file) = self.new_file(&format!("edit-{array}"))?;
         edits.insert(
             ino,
             Edit {
@@ -238,16 +229,7 @@ impl Spool {
                 None
             }
             None => {
-                let n = self.next.fetch_add(1, Ordering::Relaxed);
-                let fresh = self.dir.join(format!("{n}-edit-{}", e.array.replace('/', "_")));
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(&fresh)
-                    .ok()?;
+                let (_, fresh, file) = self.new_file(&format!("edit-{}", e.array)).ok()?;
                 e.extents.clear();
                 e.file = file;
                 Some(std::mem::replace(&mut e.path, fresh))

@@ -22,10 +22,12 @@
 //!   same `float` back), but for a floating-point `_FillValue`, written as
 //!   xarray writes it (base64), which is the only form xarray reads.
 //!
-//! Invariants: objects are handed out one at a time, the group's
-//! `zarr.json` first, so memory holds one chunk (at most [`CHUNK_BYTES`]
-//! and its encoding) whatever the file's size; nothing is handed out for a
-//! file that is refused, since every variable is checked first.
+//! Invariants: objects are handed out one at a time, in order, the group's
+//! `zarr.json` first; chunks are encoded a batch at a time, one per CPU
+//! and at most [`ENCODE_BATCH`], so memory holds that many chunks (each at
+//! most [`CHUNK_BYTES`] and its encoding) whatever the file's size;
+//! nothing is handed out for a file that is refused, since every variable
+//! is checked first.
 
 use std::fs::File;
 
@@ -37,6 +39,9 @@ pub const CHUNK_BYTES: u64 = 4 << 20;
 
 /// The zstd level of every chunk (zarr-python's default).
 const ZSTD_LEVEL: i32 = 3;
+
+/// The most chunks encoded at once (each holds a chunk and its encoding).
+const ENCODE_BATCH: usize = 8;
 
 /// The chunk shape of a variable of `shape` and `size`-byte values.
 pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {
@@ -348,47 +353,78 @@ fn array(
     let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
     let mut index = vec![0u64; shape.len()];
     let fill_le: Vec<u8> = fill.iter().rev().copied().collect();
-    loop {
-        let start: Vec<u64> = index.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
-        let count: Vec<u64> = start
-            .iter()
-            .zip(&chunk)
-            .zip(&shape)
-            .map(|((&s, &c), &n)| c.min(n - s))
-            .collect();
-        let values = match text {
-            // The strings whole: their last dimension from 0.
-            Some(n) if !v.dims.is_empty() => {
-                c.read(file, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
-            }
-            _ => c.read(file, v, &start, &count)?,
-        };
-        let decoded = whole_chunk(values, &count, &chunk, size as usize, &fill_le, text.is_none());
-        let encoded = zstd::bulk::compress(&decoded, ZSTD_LEVEL).map_err(|e| ConvertError::Encode(prefix.into(), e))?;
-        bytes += encoded.len() as u64;
-        let key = match index.is_empty() {
-            true => format!("{prefix}/c"),
-            false => format!(
-                "{prefix}/c/{}",
-                index.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
-            ),
-        };
-        put(key, encoded).map_err(ConvertError::Put)?;
-        written.chunks += 1;
-        // The next chunk, odometer-wise.
-        let mut a = index.len();
-        loop {
-            if a == 0 {
-                return Ok(bytes);
-            }
-            a -= 1;
-            index[a] += 1;
-            if index[a] < grid[a] {
-                break;
-            }
-            index[a] = 0;
+    // Chunks are read in order, a batch of them encoded at once, one per
+    // CPU (at most ENCODE_BATCH), and handed out in order.
+    let batch = crate::cpus::available().count.clamp(1, ENCODE_BATCH);
+    let mut done = false;
+    while !done {
+        let mut read = Vec::with_capacity(batch);
+        while read.len() < batch && !done {
+            let start: Vec<u64> = index.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
+            let count: Vec<u64> = start
+                .iter()
+                .zip(&chunk)
+                .zip(&shape)
+                .map(|((&s, &c), &n)| c.min(n - s))
+                .collect();
+            let values = match text {
+                // The strings whole: their last dimension from 0.
+                Some(n) if !v.dims.is_empty() => {
+                    c.read(file, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
+                }
+                _ => c.read(file, v, &start, &count)?,
+            };
+            let key = match index.is_empty() {
+                true => format!("{prefix}/c"),
+                false => format!(
+                    "{prefix}/c/{}",
+                    index.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
+                ),
+            };
+            read.push((key, values, count));
+            done = !next_index(&mut index, &grid);
+        }
+        let encoded: Vec<std::io::Result<(String, Vec<u8>)>> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = read
+                .into_iter()
+                .map(|(key, values, count)| {
+                    let (chunk, fill_le) = (&chunk, &fill_le);
+                    let job = move || {
+                        let decoded = whole_chunk(values, &count, chunk, size as usize, fill_le, text.is_none());
+                        zstd::bulk::compress(&decoded, ZSTD_LEVEL)
+                    };
+                    (key, scope.spawn(job))
+                })
+                .collect();
+            jobs.into_iter()
+                .map(|(key, job)| {
+                    job.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("the encoder panicked")))
+                        .map(|e| (key, e))
+                })
+                .collect()
+        });
+        for item in encoded {
+            let (key, encoded) = item.map_err(|e| ConvertError::Encode(prefix.into(), e))?;
+            bytes += encoded.len() as u64;
+            put(key, encoded).map_err(ConvertError::Put)?;
+            written.chunks += 1;
         }
     }
+    Ok(bytes)
+}
+
+/// The next chunk of `grid` after `index`, odometer-wise; false past the
+/// last.
+fn next_index(index: &mut [u64], grid: &[u64]) -> bool {
+    for a in (0..index.len()).rev() {
+        index[a] += 1;
+        if index[a] < grid[a] {
+            return true;
+        }
+        index[a] = 0;
+    }
+    false
 }
 
 /// A region's big-endian `values` (of shape `count`) as a whole chunk of

@@ -246,3 +246,29 @@ fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
     names.sort();
     assert_eq!(names, ["humidity", "pressure", "time", "x"]);
 }
+
+#[test]
+fn a_copy_of_a_writers_handle_closed_by_a_child_commits_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let first = snapshots(&repo);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.path("pressure/data.bin"))
+        .unwrap();
+    f.write_all(&9i32.to_le_bytes()).unwrap();
+    // A child started now holds a copy of the handle until its exec.
+    assert!(Command::new("true").status().unwrap().success());
+    assert_eq!(
+        snapshots(&repo),
+        first,
+        "the child's close committed nothing: {}",
+        m.log()
+    );
+    close(f).unwrap();
+    assert_eq!(snapshots(&repo), first + 1, "the writer's close committed: {}", m.log());
+    let mut want = expected("pressure");
+    want[0..4].copy_from_slice(&9i32.to_le_bytes());
+    assert_eq!(std::fs::read(m.path("pressure/data.bin")).unwrap(), want);
+}

@@ -13,7 +13,10 @@
 //! opened for writing is never served by passthrough nor kept in the page
 //! cache across opens; a read of an edited file shows what was written;
 //! a commit is checked against the version the writer opened the file in,
-//! and a chunk someone else changed since fails the `close()` (`EIO`).
+//! and a chunk someone else changed since fails the `close()` (`EIO`); a
+//! flush from a process that did not open the file for writing (a child
+//! closing its copy of the handle at its `exec`) commits nothing while one
+//! that did runs.
 
 use std::sync::Arc;
 
@@ -55,7 +58,7 @@ impl FuseAdapter {
                 (node, &array_path),
                 shown,
                 size,
-                FuseAdapter::writer(pid, uid),
+                (FuseAdapter::writer(pid, uid), pid),
                 base,
             )
             .map_err(|e| {
@@ -68,6 +71,12 @@ impl FuseAdapter {
     /// commit (a `close()` or `fsync()` of a handle opened for writing).
     pub(super) fn commit_edit(&self, ino: u64, pid: u32) -> Result<(), i32> {
         let Some(spool) = self.spool() else { return Ok(()) };
+        // A copy of a writer's handle closed by another process (a child's,
+        // at its exec) while the writers live: their own close commits.
+        let openers = spool.edit_openers(ino);
+        if !openers.is_empty() && openers.iter().all(|&o| super::writes::another_process(o, pid)) {
+            return Ok(());
+        }
         // One commit of an edit at a time: a handle's copies (a forked
         // child's, closed at its exec) flush it too, and the second finds
         // nothing left to commit.

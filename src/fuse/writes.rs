@@ -291,7 +291,7 @@ impl FuseAdapter {
 
 /// Whether thread `by` is of another process than thread `creator`, and
 /// `creator` still runs (FUSE names the thread that asked).
-fn another_process(creator: u32, by: u32) -> bool {
+pub(super) fn another_process(creator: u32, by: u32) -> bool {
     let tgid = |tid: u32| {
         std::fs::read_to_string(format!("/proc/{tid}/status"))
             .ok()?

@@ -142,8 +142,15 @@ fn a_temporary_name_waits_for_its_rename_to_name_nc() {
 fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     let (dir, s, _rec) = spool(64);
     let base: Base = Arc::new(());
-    s.edit_open(9, (3, "t2m"), Shown::Data, 40, "dd (pid 1)".into(), Arc::clone(&base))
-        .unwrap();
+    s.edit_open(
+        9,
+        (3, "t2m"),
+        Shown::Data,
+        40,
+        ("dd (pid 1)".into(), 1),
+        Arc::clone(&base),
+    )
+    .unwrap();
     assert!(s.is_edited(9) && !s.is_edited(8));
     s.edit_write(9, 10, b"abcd").unwrap();
     s.edit_write(9, 14, b"ef").unwrap();
@@ -169,7 +176,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert!(s.edit_pending(9).unwrap().is_none());
     // A failed commit's bytes are kept in the spool, and leave the edit: a
     // later open of the file starts afresh.
-    s.edit_open(9, (3, "t2m"), Shown::Data, 40, "dd".into(), Arc::clone(&base))
+    s.edit_open(9, (3, "t2m"), Shown::Data, 40, ("dd".into(), 2), Arc::clone(&base))
         .unwrap();
     s.edit_write(9, 0, b"k").unwrap();
     let p = s.edit_pending(9).unwrap().unwrap();

@@ -20,15 +20,10 @@
 
 use std::sync::Arc;
 
-use fuser::FileHandle;
-
 use super::FuseAdapter;
 use super::writes::spool_errno;
 use crate::fs::NzFs;
 use crate::write::spool::{Base, Shown, Spool};
-
-/// The handle of an open for writing of an array's file.
-pub(super) const EDIT_FH: FileHandle = FileHandle(3);
 
 impl FuseAdapter {
     /// An open for writing of `ino`, a file the hierarchy shows, by

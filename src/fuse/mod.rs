@@ -65,7 +65,7 @@ mod replies;
 mod writes;
 pub use follow::Live;
 pub use invalidate::Invalidator;
-use passthrough::{OVER_BUDGET_FH, PASSTHROUGH_FH};
+use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
 use writes::{STAGED_TTL, spool_errno};
@@ -238,7 +238,7 @@ impl fuser::Filesystem for FuseAdapter {
         }
         if write && self.spool.is_some() {
             return match self.open_edit((req.uid(), req.pid()), ino.0, flags.0 & libc::O_TRUNC != 0) {
-                Ok(()) => reply.opened(edits::EDIT_FH, FopenFlags::empty()),
+                Ok(()) => reply.opened(EDIT_FH, FopenFlags::empty()),
                 Err(errno) => reply.error(Errno::from_i32(errno)),
             };
         }
@@ -271,7 +271,7 @@ impl fuser::Filesystem for FuseAdapter {
         {
             tracing::warn!(ino = ino.0, kept = %kept.display(), "a file whose commit failed is kept in the spool");
         }
-        if let Some(spool) = self.spool().filter(|_| fh == edits::EDIT_FH) {
+        if let Some(spool) = self.spool().filter(|_| fh == EDIT_FH) {
             spool.edit_release(ino.0);
         }
         if fh == PASSTHROUGH_FH {

@@ -22,6 +22,9 @@ pub(super) const PASSTHROUGH_FH: FileHandle = FileHandle(1);
 /// The handle of a chunk file served by the daemon because a backing of it
 /// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
 pub(super) const OVER_BUDGET_FH: FileHandle = FileHandle(2);
+/// The handle of an open for writing of an array's file on a writable
+/// mount (`edits.rs`): its `flush` and `fsync` commit.
+pub(super) const EDIT_FH: FileHandle = FileHandle(3);
 
 /// Whether open chunk files are served by the kernel from backing files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -239,7 +239,7 @@ impl FuseAdapter {
         if self.spool.is_none() {
             return Err(libc::ENOSYS);
         }
-        match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
+        match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
             // A copy of the writer's handle closed by another process (a
             // child's, at its exec) while the writer lives: the file may
             // not be whole yet, and the writer's own close commits it.
@@ -262,7 +262,7 @@ impl FuseAdapter {
     /// `ENOSYS` on a read-only mount, as [`FuseAdapter::flush_staged`].
     pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::ENOSYS)?;
-        match (Spool::owns(ino), fh == super::edits::EDIT_FH) {
+        match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
             (true, _) => match spool.sync(ino) {
                 Ok(None) => Ok(()),
                 Ok(Some(id)) => {

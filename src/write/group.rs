@@ -41,7 +41,7 @@ pub const CHUNK_BYTES: u64 = 4 << 20;
 const ZSTD_LEVEL: i32 = 3;
 
 /// The most chunks encoded at once (each holds a chunk and its encoding).
-const ENCODE_BATCH: usize = 8;
+pub const ENCODE_BATCH: usize = 8;
 
 /// The chunk shape of a variable of `shape` and `size`-byte values.
 pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {

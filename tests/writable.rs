@@ -330,12 +330,26 @@ fn a_repository_on_s3_takes_a_commit_through_the_mount() {
         .arg(&source)
         .arg(m.mp.join("on_s3.nc")));
     assert_eq!(data(&m.mp.join("on_s3/on_s3.nc")), data(&source), "{}", m.log());
+    // A write into an array (pressure: 4 x int32, chunks of 2) and a new
+    // group, each a commit in the bucket.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.mp.join("pressure/data.bin"))
+        .unwrap();
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&77i32.to_le_bytes(), 8).unwrap();
+    drop(f);
+    std::fs::create_dir(m.mp.join("made_on_s3")).unwrap();
     drop(m);
-    // A new mount of the bucket's branch shows the commit.
+    // A new mount of the bucket's branch shows the commits.
     let options = moto.options();
     let args: Vec<&str> = options.iter().map(String::as_str).collect();
     let again = Mount::at(url, &args);
     assert_eq!(data(&again.mp.join("on_s3/on_s3.nc")), data(&source));
+    let mut pressure = std::fs::read(common::data_dir().join("expected/icechunk/branches/main/pressure.bin")).unwrap();
+    pressure[8..12].copy_from_slice(&77i32.to_le_bytes());
+    assert_eq!(std::fs::read(again.mp.join("pressure/data.bin")).unwrap(), pressure);
+    assert!(again.mp.join("made_on_s3").is_dir());
 }
 
 #[test]

@@ -332,7 +332,7 @@ fn a_repository_on_s3_takes_a_commit_through_the_mount() {
     assert_eq!(data(&m.mp.join("on_s3/on_s3.nc")), data(&source), "{}", m.log());
     // A write into an array (pressure: 4 x int32, chunks of 2) and a new
     // group, each a commit in the bucket.
-    let mut f = std::fs::OpenOptions::new()
+    let f = std::fs::OpenOptions::new()
         .write(true)
         .open(m.mp.join("pressure/data.bin"))
         .unwrap();

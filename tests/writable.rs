@@ -101,7 +101,8 @@ fn netcdf_programs_write_new_groups_one_commit_each() {
         .args(["-O", "-3"])
         .arg(&source)
         .arg(m.mp.join("from_ncks.nc")));
-    // The rename's look runs beside its answer: wait for the group.
+    // The kernel is told of the rename's group after its answer: wait for
+    // the group to show.
     let start = std::time::Instant::now();
     while !m.mp.join("from_ncks").is_dir() {
         assert!(start.elapsed().as_secs() < 10, "from_ncks never showed: {}", m.log());

@@ -272,3 +272,28 @@ fn a_copy_of_a_writers_handle_closed_by_a_child_commits_nothing() {
     want[0..4].copy_from_slice(&9i32.to_le_bytes());
     assert_eq!(std::fs::read(m.path("pressure/data.bin")).unwrap(), want);
 }
+
+/// The owner's write bit is what lets the mount's own user write under
+/// `allow_other`, where the kernel checks modes itself: a writable mount
+/// shows it on its directories and files, a read-only mount does not.
+#[test]
+fn a_writable_mount_shows_its_owner_the_write_bit_and_a_read_only_one_does_not() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let mode = |p: PathBuf| std::fs::metadata(&p).unwrap().permissions().mode();
+    let m = writable(&repo, &spool);
+    for p in [
+        m.mp.clone(),
+        m.path("temp"),
+        m.path("temp/data.bin"),
+        m.path("temp/0.0.bin"),
+    ] {
+        assert_eq!(mode(p.clone()) & 0o222, 0o200, "{}", p.display());
+    }
+    drop(m);
+    let m = Mount::at(&repo, &[]);
+    for p in [m.mp.clone(), m.path("temp"), m.path("temp/data.bin")] {
+        assert_eq!(mode(p.clone()) & 0o222, 0, "{}", p.display());
+    }
+}

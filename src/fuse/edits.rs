@@ -50,7 +50,7 @@ impl FuseAdapter {
         spool
             .edit_open(
                 ino,
-                (node, &array_path),
+                (node, &array_path, &path),
                 shown,
                 size,
                 (FuseAdapter::writer(pid, uid), pid),
@@ -66,12 +66,6 @@ impl FuseAdapter {
     /// commit (a `close()` or `fsync()` of a handle opened for writing).
     pub(super) fn commit_edit(&self, ino: u64, pid: u32) -> Result<(), i32> {
         let Some(spool) = self.spool() else { return Ok(()) };
-        // A copy of a writer's handle closed by another process (a child's,
-        // at its exec) while the writers live: their own close commits.
-        let openers = spool.edit_openers(ino);
-        if !openers.is_empty() && openers.iter().all(|&o| super::writes::another_process(o, pid)) {
-            return Ok(());
-        }
         // One commit of an edit at a time: a handle's copies (a forked
         // child's, closed at its exec) flush it too, and the second finds
         // nothing left to commit.
@@ -84,9 +78,7 @@ impl FuseAdapter {
         let Ok(base) = Arc::clone(&pending.base).downcast::<NzFs>() else {
             return Err(libc::EIO);
         };
-        let file = base
-            .array_values_file(ino)
-            .map_or_else(|| pending.array.clone(), |f| f.3);
+        let file = &pending.named;
         let message = format!("{file} written through nzfs by {}", pending.writer);
         let result = match base.decoded_array(pending.node) {
             None => Err(crate::write::WriteError::Refused(format!(
@@ -131,13 +123,12 @@ impl FuseAdapter {
     }
 
     /// `data`, the bytes of edited file `ino` from `offset` as the store
-    /// has them, with what was written laid over them.
-    pub(super) fn patch_edited(spool: &Spool, ino: u64, offset: u64, data: &[u8]) -> Result<Vec<u8>, i32> {
-        let mut bytes = data.to_vec();
-        spool.edit_patch(ino, offset, &mut bytes).map_err(|e| {
+    /// has them, with what was written laid over them (`None`: nothing
+    /// was written there, and `data` is the answer).
+    pub(super) fn patch_edited(spool: &Spool, ino: u64, offset: u64, data: &[u8]) -> Result<Option<Vec<u8>>, i32> {
+        spool.edit_overlay(ino, offset, data).map_err(|e| {
             tracing::warn!(ino, error = %e, "cannot read what was written into the spool");
             spool_errno(&e)
-        })?;
-        Ok(bytes)
+        })
     }
 }

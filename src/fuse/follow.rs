@@ -332,50 +332,7 @@ impl Live {
             "the store's metadata changed; now serving it"
         );
     }
-}
 
-/// Drop what the kernel caches of each node `changed` (numbers) and of
-/// the nodes above it, in the filesystem now served; and the names of
-/// the nodes `old` listed that are gone.
-fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
-    {
-        let h = now.hierarchy();
-        // Each node whose named files are new files (new inode numbers):
-        // its listing, and its files' names, which are looked up again
-        // (past the budget, a lookup of an old name times out within the
-        // interval, and an open or stat through it is told ESTALE, on which
-        // the kernel looks the name up again). The old files' pages stay
-        // with the readers that hold them open. ENOENT: the kernel holds no
-        // such inode or name; nothing to drop.
-        for i in now.renamed().take(MAX_CHUNK_DROPS as usize) {
-            let dir = INodeNo(i as u64 + 1);
-            let _ = n.inval_inode(dir, 0, 0);
-            for name in old.file_names(i) {
-                let _ = n.inval_entry(dir, OsStr::new(&name));
-            }
-        }
-        // The chunk files of each changed array as the old metadata had
-        // them (a rewritten last chunk keeps its inode): at most
-        // MAX_CHUNK_DROPS in all; past them, their attributes time out
-        // within the interval and their changed times drop their pages.
-        let mut budget = MAX_CHUNK_DROPS;
-        for &c in changed {
-            for ino in old.chunk_inodes(c, budget) {
-                budget -= 1;
-                let _ = n.inval_inode(INodeNo(ino), 0, 0);
-            }
-        }
-        // Removed nodes: their names in the directories that listed them.
-        for (i, was) in old.hierarchy().nodes.iter().enumerate() {
-            let gone = h.nodes.get(i).is_none_or(|now| now.parent.is_none() && i != 0);
-            if let (true, Some(parent), Some(name)) = (gone, was.parent, old.listed_name(i)) {
-                let _ = n.inval_entry(INodeNo(parent as u64 + 1), OsStr::new(name));
-            }
-        }
-    }
-}
-
-impl Live {
     /// The `metadata` member of the status document.
     pub fn status(&self) -> Metadata {
         let Some(f) = &self.follow else {
@@ -394,6 +351,45 @@ impl Live {
             last_checked: time(st.checked),
             last_changed: time(st.changed),
             failed: st.failed.is_some(),
+        }
+    }
+}
+
+/// Drop what the kernel caches of each node `changed` (numbers) and of
+/// the nodes above it, in the filesystem now served; and the names of
+/// the nodes `old` listed that are gone.
+fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
+    let h = now.hierarchy();
+    // Each node whose named files are new files (new inode numbers):
+    // its listing, and its files' names, which are looked up again
+    // (past the budget, a lookup of an old name times out within the
+    // interval, and an open or stat through it is told ESTALE, on which
+    // the kernel looks the name up again). The old files' pages stay
+    // with the readers that hold them open. ENOENT: the kernel holds no
+    // such inode or name; nothing to drop.
+    for i in now.renamed().take(MAX_CHUNK_DROPS as usize) {
+        let dir = INodeNo(i as u64 + 1);
+        let _ = n.inval_inode(dir, 0, 0);
+        for name in old.file_names(i) {
+            let _ = n.inval_entry(dir, OsStr::new(&name));
+        }
+    }
+    // The chunk files of each changed array as the old metadata had
+    // them (a rewritten last chunk keeps its inode): at most
+    // MAX_CHUNK_DROPS in all; past them, their attributes time out
+    // within the interval and their changed times drop their pages.
+    let mut budget = MAX_CHUNK_DROPS;
+    for &c in changed {
+        for ino in old.chunk_inodes(c, budget) {
+            budget -= 1;
+            let _ = n.inval_inode(INodeNo(ino), 0, 0);
+        }
+    }
+    // Removed nodes: their names in the directories that listed them.
+    for (i, was) in old.hierarchy().nodes.iter().enumerate() {
+        let gone = h.nodes.get(i).is_none_or(|now| now.parent.is_none() && i != 0);
+        if let (true, Some(parent), Some(name)) = (gone, was.parent, old.listed_name(i)) {
+            let _ = n.inval_entry(INodeNo(parent as u64 + 1), OsStr::new(name));
         }
     }
 }

@@ -326,7 +326,8 @@ impl fuser::Filesystem for FuseAdapter {
             core.read_for_kernel(ino, offset, size, page_cached, move |result| match (result, edited) {
                 (Ok(data), None) => reply.data(data.bytes()),
                 (Ok(data), Some(spool)) => match FuseAdapter::patch_edited(&spool, ino, offset, data.bytes()) {
-                    Ok(bytes) => reply.data(&bytes),
+                    Ok(Some(bytes)) => reply.data(&bytes),
+                    Ok(None) => reply.data(data.bytes()),
                     Err(errno) => reply.error(Errno::from_i32(errno)),
                 },
                 (Err(e), _) => reply.error(errno(&fs, who, "read", ino, &e)),
@@ -571,8 +572,8 @@ impl fuser::Filesystem for FuseAdapter {
         }
     }
 
-    /// A staged file's bytes reach the spool's disk; the commit waits for
-    /// the `close()`, when the file is whole.
+    /// A staged file's bytes reach the spool's disk, and a whole one is
+    /// committed; an array's file commits what was written (writes.rs).
     /// (`ENOSYS` on a read-only mount, as `flush`.)
     fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
         match self.fsync_staged(ino.0, fh, req.pid()) {

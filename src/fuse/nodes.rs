@@ -21,11 +21,6 @@ use crate::fs::{Attr, Inode, Kind};
 use crate::write::{Stage, WriteError, node_path};
 use crate::zarr::hierarchy::NodeKind;
 
-/// The commit message of node `path`'s removal by `pid` as `uid`.
-fn removal_message(path: &str, pid: u32, uid: u32) -> String {
-    format!("rm {path} through nzfs by {}", FuseAdapter::writer(pid, uid))
-}
-
 /// A new group's `zarr.json`.
 const NEW_GROUP: &[u8] = br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
 
@@ -65,31 +60,29 @@ impl FuseAdapter {
                 (Kind::Directory, Ok(Inode::Node(n))) => &fs.hierarchy().nodes[n],
                 _ => return Err(libc::ENOTDIR),
             };
-            // Empty: a group with no nodes below it (its files only show
-            // its attributes), or any node whose listed files were all
-            // unlinked; and no file is being written there.
+            // Empty: no file being written there, and a group with no nodes
+            // below it (its files only show its attributes) or any node
+            // whose listed files were all unlinked.
             if !spool.list(found.ino).is_empty() {
                 return Err(libc::ENOTEMPTY);
             }
-            let path = node.path.clone();
-            if matches!(node.kind, NodeKind::Group { .. }) && node.children.is_empty() {
-                return self.commit_node_change(&path, &removal_message(&path, pid, uid), &mut |stage: &dyn Stage| {
-                    stage.delete_node(&path)
+            if !(matches!(node.kind, NodeKind::Group { .. }) && node.children.is_empty()) {
+                let mut full = false;
+                let listed = self.list(&fs, found.ino, 0, |e| {
+                    full = e.name != "." && e.name != "..";
+                    full
                 });
+                if full || listed.is_err() {
+                    return Err(libc::ENOTEMPTY);
+                }
             }
-            let mut full = false;
-            let listed = self.list(&fs, found.ino, 0, |e| {
-                full = e.name != "." && e.name != "..";
-                full
-            });
-            if full || listed.is_err() {
-                return Err(libc::ENOTEMPTY);
-            }
-            path
+            node.path.clone()
         };
-        self.commit_node_change(&path, &removal_message(&path, pid, uid), &mut |stage: &dyn Stage| {
-            stage.delete_node(&path)
-        })?;
+        self.commit_node_change(
+            &path,
+            &format!("rm {path} through nzfs by {}", FuseAdapter::writer(pid, uid)),
+            &mut |stage: &dyn Stage| stage.delete_node(&path),
+        )?;
         spool.unhide_all();
         Ok(())
     }
@@ -107,7 +100,9 @@ impl FuseAdapter {
             Kind::Directory => Err(libc::EISDIR),
             Kind::File => {
                 spool.hide(found.ino);
-                tracing::info!(
+                // One line per file would be a million for an array's
+                // chunk files under `rm -r`: the rmdir's commit is logged.
+                tracing::debug!(
                     file = %name.to_string_lossy(),
                     "unlinked: hidden in this mount; its node leaves the branch when its directory is removed"
                 );

@@ -1,12 +1,15 @@
 //! The writable mount's requests (`--writable`, an Icechunk branch): a new
 //! `NAME.nc` in a group's directory is staged in the spool
 //! ([`crate::write::spool`]) and becomes the group `NAME` when its writer
-//! closes it; the mount then looks at the branch at once, so the group
-//! shows as `close()` returns.
+//! closes it (or syncs it whole); the mount then looks at the branch at
+//! once, so the group shows as `close()` returns. `flush` and `fsync`
+//! route here for arrays' files too (`edits.rs`).
 //!
-//! Invariants: only the mount's owner and root create or write; only a
-//! staged file takes writes, everything the hierarchy shows stays
-//! read-only (`EROFS`); a commit that fails fails the `close()` (`EIO`),
+//! Invariants: only the mount's owner and root create or write; a flush
+//! from a process that writes no file of it (a child closing its copy of
+//! the handle at its `exec`) commits nothing while a writer runs; what the
+//! hierarchy shows stays read-only (`EROFS`) but for `edits.rs` and
+//! `nodes.rs`; a commit that fails fails the `close()` (`EIO`),
 //! with one log line naming the file and the reason; staged files' entries
 //! and attributes are never cached by the kernel (TTL 0), so the name
 //! leaves the directory as its group arrives.
@@ -108,24 +111,18 @@ impl FuseAdapter {
     /// A staged file was closed: commit it, and look at the branch at
     /// once so that its group shows. The errno of a failed commit.
     ///
-    /// `wait`: the look is made before this returns (a `close()`); else on
-    /// a thread of its own (a `rename`, whose directories the kernel holds
-    /// locked until it is answered: the look's invalidation of them would
-    /// wait for that answer, which would wait for the look).
-    pub(super) fn close_staged(&self, ino: u64, pid: u32, wait: bool) -> Result<(), i32> {
+    /// `from_dir_request`: a `rename`, whose directories the kernel holds
+    /// locked until it is answered, so the kernel is told of the new group
+    /// after the answer ([`super::follow::Live::look_now_from_dir_request`]).
+    pub(super) fn close_staged(&self, ino: u64, pid: u32, from_dir_request: bool) -> Result<(), i32> {
         let Some(spool) = self.spool() else { return Ok(()) };
         match spool.close(ino) {
             Ok(None) => Ok(()),
             Ok(Some(id)) => {
                 tracing::info!(ino, pid, snapshot = %id, "committed a closed file");
-                match wait {
-                    true => self.live.look_now(),
-                    false => {
-                        let live = std::sync::Arc::clone(&self.live);
-                        let _ = std::thread::Builder::new()
-                            .name("nzfs-commit-look".into())
-                            .spawn(move || live.look_now());
-                    }
+                match from_dir_request {
+                    true => self.live.look_now_from_dir_request(),
+                    false => self.live.look_now(),
                 }
                 Ok(())
             }
@@ -227,7 +224,7 @@ impl FuseAdapter {
         spool
             .rename(staged.ino, new_parent, &group, to)
             .map_err(|e| spool_errno(&e))?;
-        self.close_staged(staged.ino, pid, false)
+        self.close_staged(staged.ino, pid, true)
     }
 
     /// A `close()` of `ino`: a staged file written since its last commit
@@ -239,27 +236,24 @@ impl FuseAdapter {
         if self.spool.is_none() {
             return Err(libc::ENOSYS);
         }
+        // A copy of a writer's handle closed by another process (a child's,
+        // at its exec) while every writer lives: the file may not be whole
+        // yet, and the writers' own close commits it.
+        let writers = self.spool().map_or_else(Vec::new, |s| s.writers(ino));
+        if !writers.is_empty() && writers.iter().all(|&w| another_process(w, pid)) {
+            return Ok(());
+        }
         match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
-            // A copy of the writer's handle closed by another process (a
-            // child's, at its exec) while the writer lives: the file may
-            // not be whole yet, and the writer's own close commits it.
-            (true, _)
-                if self
-                    .spool()
-                    .and_then(|s| s.creator(ino))
-                    .is_some_and(|c| another_process(c, pid)) =>
-            {
-                Ok(())
-            }
-            (true, _) => self.close_staged(ino, pid, true),
+            (true, _) => self.close_staged(ino, pid, false),
             (false, true) => self.commit_edit(ino, pid),
             (false, false) => Ok(()),
         }
     }
 
-    /// An `fsync` of `ino`: a staged file's bytes reach the spool's disk
-    /// (the commit waits for the `close()`, when the file is whole);
-    /// `ENOSYS` on a read-only mount, as [`FuseAdapter::flush_staged`].
+    /// An `fsync` of `ino`: a staged file's bytes reach the spool's disk,
+    /// and it is committed when it is whole netCDF classic; an array's
+    /// file opened for writing commits what was written; `ENOSYS` on a
+    /// read-only mount, as [`FuseAdapter::flush_staged`].
     pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::ENOSYS)?;
         match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
@@ -291,7 +285,7 @@ impl FuseAdapter {
 
 /// Whether thread `by` is of another process than thread `creator`, and
 /// `creator` still runs (FUSE names the thread that asked).
-pub(super) fn another_process(creator: u32, by: u32) -> bool {
+fn another_process(creator: u32, by: u32) -> bool {
     let tgid = |tid: u32| {
         std::fs::read_to_string(format!("/proc/{tid}/status"))
             .ok()?

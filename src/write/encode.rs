@@ -33,9 +33,10 @@ enum Stage {
 /// An array's codecs, run forwards.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Encoder {
-    /// A `transpose` and, for each element of the decoded chunk in C
-    /// order, its place in the encoded one.
-    transpose: Option<Vec<usize>>,
+    /// A `transpose`, and the chunk shape it permutes (each element's
+    /// place is worked out when a chunk is encoded, not when the encoder
+    /// is made: an open for writing makes one to check the codecs).
+    transpose: Option<(Transpose, Vec<u64>)>,
     /// The stored byte order, where it is not this machine's and elements
     /// have more than one byte: the size of what is swapped.
     swap: Option<usize>,
@@ -76,7 +77,7 @@ impl Encoder {
             match (spec.name.as_str(), seen_bytes) {
                 ("transpose", false) if transpose.is_none() => {
                     let t = Transpose::from_configuration(config, m.chunk_shape.len()).map_err(|e| e.to_string())?;
-                    transpose = Some(t.source_indices(&m.chunk_shape));
+                    transpose = Some((t, m.chunk_shape.clone()));
                 }
                 ("bytes", false) => {
                     let codec = crate::codec::bytes::BytesCodec::from_configuration(config, &m.data_type)
@@ -112,7 +113,8 @@ impl Encoder {
     /// Encode a whole decoded chunk (C order, this machine's byte order,
     /// the full chunk shape).
     pub fn encode(&self, mut chunk: Vec<u8>) -> Result<Vec<u8>, String> {
-        if let Some(places) = &self.transpose {
+        if let Some((t, shape)) = &self.transpose {
+            let places = t.source_indices(shape);
             if places.len() * self.item != chunk.len() {
                 return Err(format!(
                     "a chunk of {} bytes is not {} elements",

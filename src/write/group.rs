@@ -351,15 +351,16 @@ fn array(
         return Ok(bytes);
     }
     let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
-    let mut index = vec![0u64; shape.len()];
     let fill_le: Vec<u8> = fill.iter().rev().copied().collect();
+    let keys = crate::zarr::chunk_key::ChunkKeyEncoding::Default { separator: '/' };
     // Chunks are read in order, a batch of them encoded at once, one per
     // CPU (at most ENCODE_BATCH), and handed out in order.
-    let batch = crate::cpus::available().count.clamp(1, ENCODE_BATCH);
-    let mut done = false;
-    while !done {
-        let mut read = Vec::with_capacity(batch);
-        while read.len() < batch && !done {
+    let batch = crate::cpus::available().count.clamp(1, ENCODE_BATCH) as u64;
+    let total: u64 = grid.iter().product();
+    for first in (0..total).step_by(batch as usize) {
+        let mut read = Vec::with_capacity(batch as usize);
+        for linear in first..total.min(first + batch) {
+            let index = crate::zarr::chunk_key::unravel(&grid, linear);
             let start: Vec<u64> = index.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
             let count: Vec<u64> = start
                 .iter()
@@ -374,15 +375,7 @@ fn array(
                 }
                 _ => c.read(file, v, &start, &count)?,
             };
-            let key = match index.is_empty() {
-                true => format!("{prefix}/c"),
-                false => format!(
-                    "{prefix}/c/{}",
-                    index.iter().map(u64::to_string).collect::<Vec<_>>().join("/")
-                ),
-            };
-            read.push((key, values, count));
-            done = !next_index(&mut index, &grid);
+            read.push((format!("{prefix}/{}", keys.key(&index)), values, count));
         }
         let encoded: Vec<std::io::Result<(String, Vec<u8>)>> = std::thread::scope(|scope| {
             let jobs: Vec<_> = read
@@ -412,19 +405,6 @@ fn array(
         }
     }
     Ok(bytes)
-}
-
-/// The next chunk of `grid` after `index`, odometer-wise; false past the
-/// last.
-fn next_index(index: &mut [u64], grid: &[u64]) -> bool {
-    for a in (0..index.len()).rev() {
-        index[a] += 1;
-        if index[a] < grid[a] {
-            return true;
-        }
-        index[a] = 0;
-    }
-    false
 }
 
 /// A region's big-endian `values` (of shape `count`) as a whole chunk of

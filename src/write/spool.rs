@@ -272,9 +272,13 @@ impl Spool {
             .collect()
     }
 
-    /// The process that created staged file `ino`.
-    pub fn creator(&self, ino: u64) -> Option<u32> {
-        lock(&self.files).get(&ino).map(|s| s.pid)
+    /// The processes that write file `ino`: the one that created a
+    /// staged file, those that opened an edited one for writing.
+    pub fn writers(&self, ino: u64) -> Vec<u32> {
+        match lock(&self.files).get(&ino) {
+            Some(s) => vec![s.pid],
+            None => self.edit_openers(ino),
+        }
     }
 
     /// A staged file's attributes.
@@ -343,21 +347,24 @@ impl Spool {
     /// one made). It stays staged: its writer's close commits what it
     /// writes after. `Some(id)`: the new snapshot.
     pub fn sync(&self, ino: u64) -> Result<Option<String>, SpoolError> {
-        let (file, at, writes, replace, message) = {
+        // The disk and the header are asked without the lock: other files
+        // are written meanwhile.
+        let (file, at, writes, replace, message, wanted) = {
             let files = lock(&self.files);
             let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
-            s.file.sync_data()?;
-            if !s.dirty || !s.name.ends_with(".nc") || super::classic::Classic::parse(&s.file).is_err() {
-                return Ok(None);
-            }
             let message = format!(
                 "{} synced through nzfs by {}",
                 super::node_path(&s.parent, &s.name),
                 s.writer
             );
             let at = (s.parent.clone(), s.name.clone());
-            (s.file.try_clone()?, at, s.writes, s.committed, message)
+            let wanted = s.dirty && s.name.ends_with(".nc");
+            (s.file.try_clone()?, at, s.writes, s.committed, message, wanted)
         };
+        file.sync_data()?;
+        if !wanted || super::classic::Classic::parse(&file).is_err() {
+            return Ok(None);
+        }
         let result = self.target.commit((&at.0, &at.1), &file, &message, replace);
         self.record(&message, result.as_deref());
         let id = result.map_err(SpoolError::Commit)?;

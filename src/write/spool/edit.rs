@@ -40,12 +40,16 @@ pub type Base = Arc<dyn std::any::Any + Send + Sync>;
 pub(super) struct Edit {
     node: usize,
     array: String,
+    /// The file's path in the mount, for messages.
+    named: String,
     shown: Shown,
     size: u64,
     path: PathBuf,
     file: File,
     /// Written stretches: start to end.
     extents: BTreeMap<u64, u64>,
+    /// The bytes they cover.
+    bytes: u64,
     /// Writes since the edit began (a commit taken meanwhile keeps them).
     writes: u64,
     opens: u32,
@@ -56,34 +60,52 @@ pub(super) struct Edit {
 }
 
 impl Edit {
-    fn bytes(&self) -> u64 {
-        self.extents.iter().map(|(s, e)| e - s).sum()
-    }
-
-    /// Add `[start, end)`, merged with the extents it touches.
+    /// Add `[start, end)`, merged with the extents it touches: those are
+    /// the last ones starting at or before `end` (the extents are disjoint
+    /// and sorted, so their ends rise with their starts), found from
+    /// there backwards.
     fn add(&mut self, mut start: u64, mut end: u64) {
-        let touching: Vec<u64> = self
+        let touching: Vec<(u64, u64)> = self
             .extents
             .range(..=end)
-            .filter(|&(_, &e)| e >= start)
-            .map(|(&s, _)| s)
+            .rev()
+            .take_while(|&(_, &e)| e >= start)
+            .map(|(&s, &e)| (s, e))
             .collect();
-        for s in touching {
-            let e = self.extents.remove(&s).expect("listed");
+        for (s, e) in touching {
+            self.extents.remove(&s);
+            self.bytes -= e - s;
             start = start.min(s);
             end = end.max(e);
         }
         self.extents.insert(start, end);
+        self.bytes += end - start;
+    }
+
+    /// The extents that overlap `[offset, end)`, clipped to it.
+    fn overlapping(&self, offset: u64, end: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.extents
+            .range(..end)
+            .rev()
+            .take_while(move |&(_, &t)| t > offset)
+            .map(move |(&s, &t)| (s.max(offset), t.min(end)))
+    }
+
+    fn clear(&mut self) {
+        self.extents.clear();
+        self.bytes = 0;
     }
 }
 
 /// An edit taken for a commit: its written stretches and where their
 /// bytes are.
 pub struct Pending {
-    /// The array's node number and hierarchy path.
+    /// The array's node number.
     pub node: usize,
     /// The array's hierarchy path.
     pub array: String,
+    /// The file's path in the mount (`t2m/data.bin`).
+    pub named: String,
     /// Which of its files was written.
     pub shown: Shown,
     /// The written stretches, in order, disjoint.
@@ -98,17 +120,25 @@ pub struct Pending {
 }
 
 impl Spool {
+    /// The bytes all edits hold.
     pub(super) fn edits_used(&self) -> u64 {
-        lock(&self.edits).values().map(Edit::bytes).sum()
+        self.edits_usage().1
+    }
+
+    /// How many files are edited, and the bytes they hold.
+    pub(super) fn edits_usage(&self) -> (u64, u64) {
+        let edits = lock(&self.edits);
+        (edits.len() as u64, edits.values().map(|e| e.bytes).sum())
     }
 
     /// An open for writing of file `ino` of array `node` (`array`, its
-    /// hierarchy path), which shows `shown` and is `size` bytes, by
-    /// `writer`, who sees `base`.
+    /// hierarchy path; `named`, the file's path in the mount), which shows
+    /// `shown` and is `size` bytes, by `writer` (process `pid`), who sees
+    /// `base`.
     pub fn edit_open(
         &self,
         ino: u64,
-        (node, array): (usize, &str),
+        (node, array, named): (usize, &str, &str),
         shown: Shown,
         size: u64,
         (writer, pid): (String, u32),
@@ -127,11 +157,13 @@ impl Spool {
             Edit {
                 node,
                 array: array.to_string(),
+                named: named.to_string(),
                 shown,
                 size,
                 path,
                 file,
                 extents: BTreeMap::new(),
+                bytes: 0,
                 writes: 0,
                 opens: 1,
                 openers: vec![pid],
@@ -143,7 +175,7 @@ impl Spool {
     }
 
     /// The processes that opened edited file `ino` for writing.
-    pub fn edit_openers(&self, ino: u64) -> Vec<u32> {
+    pub(super) fn edit_openers(&self, ino: u64) -> Vec<u32> {
         lock(&self.edits).get(&ino).map_or_else(Vec::new, |e| e.openers.clone())
     }
 
@@ -157,7 +189,7 @@ impl Spool {
     pub fn edit_write(&self, ino: u64, offset: u64, data: &[u8]) -> Result<usize, SpoolError> {
         let files_used = Self::used(&lock(&self.files));
         let mut edits = lock(&self.edits);
-        let used = files_used + edits.values().map(Edit::bytes).sum::<u64>();
+        let used = files_used + edits.values().map(|e| e.bytes).sum::<u64>();
         let e = edits.get_mut(&ino).ok_or(SpoolError::NotFound)?;
         let end = offset.saturating_add(data.len() as u64);
         if end > e.size {
@@ -179,20 +211,21 @@ impl Spool {
         Ok(data.len())
     }
 
-    /// Lay what was written to edited file `ino` over `buf`, the file's
-    /// bytes from `offset` as the store has them.
-    pub fn edit_patch(&self, ino: u64, offset: u64, buf: &mut [u8]) -> Result<(), SpoolError> {
+    /// `data`, the bytes of edited file `ino` from `offset` as the store
+    /// has them, with what was written there laid over them; `None` when
+    /// nothing was (no copy is made).
+    pub fn edit_overlay(&self, ino: u64, offset: u64, data: &[u8]) -> Result<Option<Vec<u8>>, SpoolError> {
         let edits = lock(&self.edits);
-        let Some(e) = edits.get(&ino) else { return Ok(()) };
-        let end = offset + buf.len() as u64;
-        for (&s, &t) in e.extents.range(..end) {
-            let (from, to) = (s.max(offset), t.min(end));
-            if from < to {
-                let at = (from - offset) as usize;
-                e.file.read_exact_at(&mut buf[at..at + (to - from) as usize], from)?;
-            }
+        let end = offset + data.len() as u64;
+        let Some(e) = edits.get(&ino).filter(|e| e.overlapping(offset, end).next().is_some()) else {
+            return Ok(None);
+        };
+        let mut out = data.to_vec();
+        for (from, to) in e.overlapping(offset, end) {
+            let at = (from - offset) as usize;
+            e.file.read_exact_at(&mut out[at..at + (to - from) as usize], from)?;
         }
-        Ok(())
+        Ok(Some(out))
     }
 
     /// The written stretches of edited file `ino`, for a commit; `None`
@@ -205,6 +238,7 @@ impl Spool {
         Ok(Some(Pending {
             node: e.node,
             array: e.array.clone(),
+            named: e.named.clone(),
             shown: e.shown,
             extents: e.extents.iter().map(|(&s, &t)| (s, t)).collect(),
             file: e.file.try_clone()?,
@@ -232,14 +266,14 @@ impl Spool {
             Some(base) => {
                 e.base = base;
                 if e.writes == p.writes {
-                    e.extents.clear();
+                    e.clear();
                     let _ = e.file.set_len(0);
                 }
                 None
             }
             None => {
                 let (_, fresh, file) = self.new_file(&format!("edit-{}", e.array)).ok()?;
-                e.extents.clear();
+                e.clear();
                 e.file = file;
                 Some(std::mem::replace(&mut e.path, fresh))
             }

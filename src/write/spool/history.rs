@@ -62,12 +62,11 @@ impl Spool {
 
     /// Files staged (new and edited), the bytes they hold, and the limit.
     pub fn usage(&self) -> (u64, u64, u64) {
-        let files = lock(&self.files);
-        let new = (files.len() as u64, Self::used(&files));
-        drop(files);
-        let edits = lock(&self.edits);
-        let edited = edits.len() as u64;
-        drop(edits);
-        (new.0 + edited, new.1 + self.edits_used(), self.limit)
+        let (new, new_bytes) = {
+            let files = lock(&self.files);
+            (files.len() as u64, Self::used(&files))
+        };
+        let (edited, edited_bytes) = self.edits_usage();
+        (new + edited, new_bytes + edited_bytes, self.limit)
     }
 }

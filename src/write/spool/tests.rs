@@ -144,7 +144,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     let base: Base = Arc::new(());
     s.edit_open(
         9,
-        (3, "t2m"),
+        (3, "t2m", "t2m/data.bin"),
         Shown::Data,
         40,
         ("dd (pid 1)".into(), 1),
@@ -160,9 +160,10 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
         s.edit_write(9, 38, b"xyz"),
         Err(SpoolError::Size { size: 40, wanted: 41 })
     ));
-    let mut buf = vec![b'.'; 20];
-    s.edit_patch(9, 0, &mut buf).unwrap();
+    let buf = s.edit_overlay(9, 0, &[b'.'; 20]).unwrap().unwrap();
     assert_eq!(&buf, b"..Z.......abcdef....");
+    // A read of what nobody wrote is the store's bytes as they are.
+    assert!(s.edit_overlay(9, 16, &[b'.'; 20]).unwrap().is_none());
     let p = s.edit_pending(9).unwrap().unwrap();
     assert_eq!(p.extents, [(2, 3), (10, 16)], "touching writes merge");
     assert_eq!((p.node, p.array.as_str(), p.shown), (3, "t2m", Shown::Data));
@@ -176,8 +177,15 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert!(s.edit_pending(9).unwrap().is_none());
     // A failed commit's bytes are kept in the spool, and leave the edit: a
     // later open of the file starts afresh.
-    s.edit_open(9, (3, "t2m"), Shown::Data, 40, ("dd".into(), 2), Arc::clone(&base))
-        .unwrap();
+    s.edit_open(
+        9,
+        (3, "t2m", "t2m/data.bin"),
+        Shown::Data,
+        40,
+        ("dd".into(), 2),
+        Arc::clone(&base),
+    )
+    .unwrap();
     s.edit_write(9, 0, b"k").unwrap();
     let p = s.edit_pending(9).unwrap().unwrap();
     let kept = s.edit_done(9, &p, None).expect("kept");

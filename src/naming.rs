@@ -385,6 +385,13 @@ pub fn comment(s: &str) -> String {
     out
 }
 
+/// `s` in a log line, a commit's message or `nzfs status`: on one line,
+/// with [`comment`]'s escapes, so that a file or program name (any bytes
+/// its writer chose) neither forges a line nor moves a terminal's cursor.
+pub fn escaped(s: &str) -> String {
+    comment(s)
+}
+
 /// `n` and `noun`, plural unless `n` is 1 (`1 chunk file`, `2 chunk
 /// files`). `noun` takes an `s`.
 pub fn count(n: u64, noun: &str) -> String {

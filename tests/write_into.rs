@@ -226,14 +226,14 @@ fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
     assert_eq!(snapshots(&repo), first + 2, "one commit for the array");
     assert!(!m.path("temp").exists());
     // A file being written is listed where it is written.
-    let staged = std::fs::File::create(m.path("derived/out.tmp")).unwrap();
+    let staged = std::fs::File::create(m.path("derived/out.nc.pid1.tmp")).unwrap();
     let names: Vec<String> = std::fs::read_dir(m.path("derived"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert!(names.contains(&"out.tmp".to_string()), "{names:?}");
+    assert!(names.contains(&"out.nc.pid1.tmp".to_string()), "{names:?}");
     drop(staged);
-    std::fs::remove_file(m.path("derived/out.tmp")).unwrap();
+    std::fs::remove_file(m.path("derived/out.nc.pid1.tmp")).unwrap();
     std::fs::remove_dir(m.path("derived")).unwrap();
     assert_eq!(snapshots(&repo), first + 3);
     drop(m);

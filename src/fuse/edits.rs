@@ -79,7 +79,11 @@ impl FuseAdapter {
             return Err(libc::EIO);
         };
         let file = &pending.named;
-        let message = format!("{file} written through nzfs by {}", pending.writer);
+        let message = format!(
+            "{} written through nzfs by {}",
+            crate::naming::escaped(file),
+            pending.writer
+        );
         let result = match base.decoded_array(pending.node) {
             None => Err(crate::write::WriteError::Refused(format!(
                 "{}: no longer decoded",

@@ -65,7 +65,7 @@ mod replies;
 mod writes;
 pub use follow::Live;
 pub use invalidate::Invalidator;
-use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH};
+use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH, STAGED_WRITE_FH};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, errno, file_type};
 use writes::{STAGED_TTL, spool_errno};
@@ -232,6 +232,10 @@ impl fuser::Filesystem for FuseAdapter {
         if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
             return match spool.stat(ino.0) {
                 Ok(_) if write && !self.may_write(req.uid()) => reply.error(Errno::EACCES),
+                Ok(_) if write => match spool.open_for_writing(ino.0) {
+                    Ok(()) => reply.opened(STAGED_WRITE_FH, FopenFlags::FOPEN_DIRECT_IO),
+                    Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+                },
                 Ok(_) => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
                 Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
             };
@@ -256,7 +260,7 @@ impl fuser::Filesystem for FuseAdapter {
 
     fn release(
         &self,
-        _req: &Request,
+        req: &Request,
         ino: INodeNo,
         fh: FileHandle,
         _flags: OpenFlags,
@@ -264,16 +268,8 @@ impl fuser::Filesystem for FuseAdapter {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        if let Some(kept) = self
-            .spool()
-            .filter(|_| Spool::owns(ino.0))
-            .and_then(|s| s.release(ino.0))
-        {
-            tracing::warn!(ino = ino.0, kept = %kept.display(), "a file whose commit failed is kept in the spool");
-        }
-        if let Some(spool) = self.spool().filter(|_| fh == EDIT_FH) {
-            spool.edit_release(ino.0);
-        }
+        // What was staged is committed or kept, never dropped (writes.rs).
+        self.release_staged(ino.0, fh, req.pid());
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs().cache().bytes());
         }
@@ -544,14 +540,15 @@ impl fuser::Filesystem for FuseAdapter {
 
     /// A new `NAME.nc` in a group's directory of a writable mount: staged
     /// until closed.
-    fn create(&self, req: &Request, parent: INodeNo, name: &OsStr, _m: u32, _u: u32, _f: i32, reply: ReplyCreate) {
+    fn create(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, _f: i32, reply: ReplyCreate) {
         let _span = Caller::of(req).span("create");
-        match self.create_staged((req.uid(), req.gid(), req.pid()), parent.0, name) {
+        let perm = (mode & !umask & 0o7777) as u16;
+        match self.create_staged((req.uid(), req.gid(), req.pid(), perm), parent.0, name) {
             Ok(st) => reply.created(
                 &STAGED_TTL,
                 &self.staged_attr(st),
                 Generation(0),
-                FileHandle(0),
+                STAGED_WRITE_FH,
                 FopenFlags::FOPEN_DIRECT_IO,
             ),
             Err(errno) => reply.error(Errno::from_i32(errno)),
@@ -566,7 +563,7 @@ impl fuser::Filesystem for FuseAdapter {
     /// passthrough reads go on, and no close costs a round trip).
     fn flush(&self, req: &Request, ino: INodeNo, fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
         let _span = Caller::of(req).span("flush");
-        match self.flush_staged(ino.0, fh, req.pid()) {
+        match self.flush_staged(ino.0, fh, (req.uid(), req.pid())) {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }
@@ -576,7 +573,7 @@ impl fuser::Filesystem for FuseAdapter {
     /// committed; an array's file commits what was written (writes.rs).
     /// (`ENOSYS` on a read-only mount, as `flush`.)
     fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        match self.fsync_staged(ino.0, fh, req.pid()) {
+        match self.fsync_staged(ino.0, fh, (req.uid(), req.pid())) {
             Ok(()) => reply.ok(),
             Err(errno) => reply.error(Errno::from_i32(errno)),
         }

@@ -28,13 +28,12 @@ impl FuseAdapter {
     /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
     /// attributes.
     pub(super) fn make_group(&self, (uid, pid): (u32, u32), parent: u64, name: &OsStr) -> Result<Attr, i32> {
-        // As a new file's name would be (`NAME.nc` is a file's).
-        let text = name.to_str().ok_or(libc::EINVAL)?;
-        if text.ends_with(".nc") {
-            return Err(libc::EINVAL);
-        }
-        let path = node_path(&self.creatable(parent, name, uid)?, text);
-        let message = format!("mkdir {path} through nzfs by {}", FuseAdapter::writer(pid, uid));
+        let path = self.makeable(parent, name, uid)?;
+        let message = format!(
+            "mkdir {} through nzfs by {}",
+            crate::naming::escaped(&path),
+            FuseAdapter::writer(pid, uid)
+        );
         let key = node_path(&path, "zarr.json");
         self.commit_node_change(&path, &message, &mut |stage: &dyn Stage| {
             if stage.get(&key, 1 << 20)?.is_some() {
@@ -78,10 +77,19 @@ impl FuseAdapter {
             }
             node.path.clone()
         };
+        // Empty at the tip too, in the session that commits (the mount's
+        // view may be older than another writer's commit of a node there).
         self.commit_node_change(
             &path,
-            &format!("rm {path} through nzfs by {}", FuseAdapter::writer(pid, uid)),
-            &mut |stage: &dyn Stage| stage.delete_node(&path),
+            &format!(
+                "rm {} through nzfs by {}",
+                crate::naming::escaped(&path),
+                FuseAdapter::writer(pid, uid)
+            ),
+            &mut |stage: &dyn Stage| match stage.children(&path, 1)?.first() {
+                Some(child) => Err(WriteError::NotEmpty(path.clone(), node_path(&path, child))),
+                None => stage.delete_node(&path),
+            },
         )?;
         spool.unhide_all();
         Ok(())
@@ -122,16 +130,13 @@ impl FuseAdapter {
         let spool = self.spool().ok_or(libc::EROFS)?;
         match spool.change(message, change) {
             Ok(id) => {
-                tracing::info!(node = path, snapshot = %id, "{message}");
+                tracing::info!(node = %crate::naming::escaped(path), snapshot = %id, "{message}");
                 self.live.look_now_from_dir_request();
                 Ok(())
             }
             Err(e) => {
-                tracing::warn!(node = path, error = %e, "not committed; the branch is as it was");
-                Err(match e {
-                    WriteError::Exists(_) => libc::EEXIST,
-                    _ => libc::EIO,
-                })
+                tracing::warn!(node = %crate::naming::escaped(path), error = %e, "not committed; the branch is as it was");
+                Err(e.errno())
             }
         }
     }

@@ -25,6 +25,11 @@ pub(super) const OVER_BUDGET_FH: FileHandle = FileHandle(2);
 /// The handle of an open for writing of an array's file on a writable
 /// mount (`edits.rs`): its `flush` and `fsync` commit.
 pub(super) const EDIT_FH: FileHandle = FileHandle(3);
+/// The handle of a file being written (a staged file) opened for writing,
+/// by its `create` or an open for writing: only its `flush` and `fsync`
+/// commit (a reader's never do), and its last release commits what a
+/// shared `mmap` wrote after the close.
+pub(super) const STAGED_WRITE_FH: FileHandle = FileHandle(4);
 
 /// Whether open chunk files are served by the kernel from backing files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,6 +21,9 @@ use fuser::{FileAttr, FileHandle};
 
 use super::FuseAdapter;
 use crate::fs::Inode;
+use crate::naming;
+use crate::write::names::{self, FileName};
+use crate::write::node_path;
 use crate::write::spool::{Spool, SpoolError, Stat};
 use crate::zarr::hierarchy::NodeKind;
 
@@ -46,7 +49,9 @@ impl FuseAdapter {
             ino: s.ino,
             kind: crate::fs::Kind::File,
             size: s.size,
-            perm: 0o644,
+            // As its creator asked: a file being written is no more open
+            // to others than they chose.
+            perm: s.perm,
             nlink: 1,
             uid: s.uid,
             gid: s.gid,
@@ -73,11 +78,9 @@ impl FuseAdapter {
         Spool::owns(ino) || matches!(fs.inode(ino), Ok(Inode::Node(_))) || fs.array_values_file(ino).is_some()
     }
 
-    /// Where a new file `name` in directory `parent` would go: the group's
-    /// hierarchy path, or the errno that refuses it. Any name a group
-    /// could take as a file is staged (a writer's temporary file too); only
-    /// `NAME.nc` is committed, as the group `NAME`.
-    pub(super) fn creatable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+    /// The group of directory `parent`, where `uid` would make a new file
+    /// or group: its hierarchy path, or the errno that refuses it.
+    pub(super) fn group_dir(&self, parent: u64, uid: u32) -> Result<String, i32> {
         if self.spool.is_none() {
             return Err(libc::EROFS);
         }
@@ -89,22 +92,75 @@ impl FuseAdapter {
             return Err(libc::ENOTDIR);
         };
         let node = &fs.hierarchy().nodes[p];
-        if !matches!(node.kind, NodeKind::Group { .. }) {
+        match node.kind {
+            NodeKind::Group { .. } => Ok(node.path.clone()),
             // An array's directory holds its views; a new group goes in a
             // group's.
-            return Err(libc::EACCES);
+            _ => Err(libc::EACCES),
         }
-        let name = name.to_str().ok_or(libc::EINVAL)?;
-        if !crate::zarr::hierarchy::is_valid_node_name(name) {
-            return Err(libc::EINVAL);
-        }
-        let stem = name.strip_suffix(".nc").unwrap_or(name);
-        let taken = node.children.iter().any(|&c| fs.hierarchy().nodes[c].name == stem)
+    }
+
+    /// Whether `name` in directory `parent` is taken: by a node below it,
+    /// a file it shows or a file being written there.
+    fn taken(&self, parent: u64, name: &str) -> bool {
+        let fs = self.fs();
+        let by_node = match fs.inode(parent) {
+            Ok(Inode::Node(p)) => fs.hierarchy().nodes[p]
+                .children
+                .iter()
+                .any(|&c| fs.hierarchy().nodes[c].name == name),
+            _ => false,
+        };
+        by_node
             || fs.lookup(parent, OsStr::new(name)).is_ok()
-            || self.spool().and_then(|s| s.lookup(parent, name)).is_some();
-        match taken {
+            || self.spool().and_then(|s| s.lookup(parent, name)).is_some()
+    }
+
+    /// Where a new file `name` in directory `parent` would go: the group's
+    /// hierarchy path, or the errno that refuses it. Only names a commit
+    /// takes are staged ([`names::file_name`]): `NAME.nc`, committed as the
+    /// group `NAME`, and a writer's temporary `NAME.nc.…`, committed when
+    /// renamed `NAME.nc`; any other is `EINVAL`, with a log line that says
+    /// which names are taken, so nothing is accepted and then dropped.
+    pub(super) fn creatable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+        let group = self.group_dir(parent, uid)?;
+        let shown = name.to_string_lossy();
+        let refused = |why: String| {
+            tracing::warn!(file = %naming::escaped(&node_path(&group, &shown)), "not created: {why}");
+            libc::EINVAL
+        };
+        let name = name
+            .to_str()
+            .ok_or_else(|| refused("the name is not UTF-8, which Zarr's names are".into()))?;
+        let stem = match names::file_name(name).map_err(refused)? {
+            FileName::NetCdf(stem) => Some(stem),
+            FileName::Temporary(_) => None,
+        };
+        match self.taken(parent, name) || stem.is_some_and(|s| self.taken(parent, s)) {
             true => Err(libc::EEXIST),
-            false => Ok(node.path.clone()),
+            false => Ok(group),
+        }
+    }
+
+    /// Where `mkdir name` in directory `parent` makes its group: the new
+    /// group's hierarchy path, or the errno that refuses it.
+    pub(super) fn makeable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+        let group = self.group_dir(parent, uid)?;
+        let shown = name.to_string_lossy();
+        let refused = |why: String| {
+            tracing::warn!(dir = %naming::escaped(&node_path(&group, &shown)), "not made: {why}");
+            libc::EINVAL
+        };
+        let name = name
+            .to_str()
+            .ok_or_else(|| refused("the name is not UTF-8, which Zarr's names are".into()))?;
+        names::node_name(name).map_err(refused)?;
+        if name.ends_with(".nc") {
+            return Err(refused(format!("a name NAME.nc is a file's: {}", names::TAKEN)));
+        }
+        match self.taken(parent, name) {
+            true => Err(libc::EEXIST),
+            false => Ok(node_path(&group, name)),
         }
     }
 
@@ -133,10 +189,11 @@ impl FuseAdapter {
         }
     }
 
-    /// A new file `name` in directory `parent`, by `(uid, gid, pid)`.
+    /// A new file `name` in directory `parent`, by `(uid, gid, pid)`, with
+    /// permission bits `perm`.
     pub(super) fn create_staged(
         &self,
-        (uid, gid, pid): (u32, u32, u32),
+        (uid, gid, pid, perm): (u32, u32, u32, u16),
         parent: u64,
         name: &OsStr,
     ) -> Result<Stat, i32> {
@@ -146,7 +203,7 @@ impl FuseAdapter {
         };
         let writer = FuseAdapter::writer(pid, uid);
         spool
-            .create(parent, &group, name, (uid, gid, pid), writer)
+            .create(parent, &group, name, (uid, gid, pid, perm), writer)
             .map_err(|e| {
                 tracing::warn!(group, name, error = %e, "cannot stage a new file");
                 spool_errno(&e)
@@ -228,13 +285,17 @@ impl FuseAdapter {
     }
 
     /// A `close()` of `ino`: a staged file written since its last commit
-    /// is committed now, and a commit that fails fails the `close()`. A
+    /// is committed now, and a commit that fails fails the `close()`; only
+    /// for a handle opened for writing, by a user who may write. A
     /// read-only mount answers `ENOSYS`, which the kernel keeps for the
     /// connection: no close waits on the daemon (a stopped daemon's
     /// passthrough reads go on, and no close costs a round trip).
-    pub(super) fn flush_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
+    pub(super) fn flush_staged(&self, ino: u64, fh: FileHandle, (uid, pid): (u32, u32)) -> Result<(), i32> {
         if self.spool.is_none() {
             return Err(libc::ENOSYS);
+        }
+        if !self.may_write(uid) {
+            return Ok(());
         }
         // A copy of a writer's handle closed by another process (a child's,
         // at its exec) while every writer lives: the file may not be whole
@@ -243,21 +304,57 @@ impl FuseAdapter {
         if !writers.is_empty() && writers.iter().all(|&w| another_process(w, pid)) {
             return Ok(());
         }
-        match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
-            (true, _) => self.close_staged(ino, pid, false),
-            (false, true) => self.commit_edit(ino, pid),
-            (false, false) => Ok(()),
+        match (Spool::owns(ino), fh) {
+            (true, super::passthrough::STAGED_WRITE_FH) => self.close_staged(ino, pid, false),
+            (false, super::passthrough::EDIT_FH) => self.commit_edit(ino, pid),
+            _ => Ok(()),
+        }
+    }
+
+    /// The release of a handle of `ino`: a staged file written since its
+    /// last close (a shared `mmap` written after it) is committed at the
+    /// release of its last handle open for writing, and an edit's writes
+    /// at the release of its last open; a failure is logged with where
+    /// the bytes are kept (a release has no answer to fail).
+    pub(super) fn release_staged(&self, ino: u64, fh: FileHandle, pid: u32) {
+        let Some(spool) = self.spool() else { return };
+        if Spool::owns(ino) {
+            let (committed, kept) = spool.release(ino, fh == super::passthrough::STAGED_WRITE_FH);
+            match committed {
+                Ok(Some(id)) => {
+                    tracing::info!(ino, pid, snapshot = %id, "committed a file written after its close, at its release");
+                    self.live.look_now();
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(ino, pid, error = %e, "the released file was not committed; the branch is as it was")
+                }
+            }
+            if let Some(kept) = kept {
+                tracing::warn!(ino, kept = %kept.display(), "a file whose commit failed is kept in the spool");
+            }
+        } else if fh == super::passthrough::EDIT_FH {
+            // The last open's writes (a shared mmap's, written back by the
+            // kernel after the close) go with a commit; a failed one keeps
+            // its bytes (commit_edit logs where).
+            if spool.edit_last_open(ino) {
+                let _ = self.commit_edit(ino, pid);
+            }
+            spool.edit_release(ino);
         }
     }
 
     /// An `fsync` of `ino`: a staged file's bytes reach the spool's disk,
     /// and it is committed when it is whole netCDF classic; an array's
     /// file opened for writing commits what was written; `ENOSYS` on a
-    /// read-only mount, as [`FuseAdapter::flush_staged`].
-    pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, pid: u32) -> Result<(), i32> {
+    /// read-only mount, as [`FuseAdapter::flush_staged`]. Only a handle
+    /// opened for writing, by a user who may write, commits: a reader's
+    /// `fsync` of a file being written is its disk flush alone.
+    pub(super) fn fsync_staged(&self, ino: u64, fh: FileHandle, (uid, pid): (u32, u32)) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::ENOSYS)?;
-        match (Spool::owns(ino), fh == super::passthrough::EDIT_FH) {
-            (true, _) => match spool.sync(ino) {
+        let writer = self.may_write(uid);
+        match (Spool::owns(ino), fh) {
+            (true, super::passthrough::STAGED_WRITE_FH) if writer => match spool.sync(ino) {
                 Ok(None) => Ok(()),
                 Ok(Some(id)) => {
                     tracing::info!(ino, pid, snapshot = %id, "committed a synced file");
@@ -269,8 +366,8 @@ impl FuseAdapter {
                     Err(spool_errno(&e))
                 }
             },
-            (false, true) => self.commit_edit(ino, pid),
-            (false, false) => Ok(()),
+            (false, super::passthrough::EDIT_FH) if writer => self.commit_edit(ino, pid),
+            _ => Ok(()),
         }
     }
 
@@ -279,7 +376,13 @@ impl FuseAdapter {
     pub(super) fn writer(pid: u32, uid: u32) -> String {
         let program = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
         let user = user_name(uid).unwrap_or_else(|| "?".into());
-        format!("{} (pid {pid}) as {user} (uid {uid})", program.trim())
+        // Both are any bytes their owner chose: escaped, so that neither
+        // forges a line of the log or of `nzfs status`.
+        format!(
+            "{} (pid {pid}) as {} (uid {uid})",
+            naming::escaped(program.trim_end_matches('\n')),
+            naming::escaped(&user)
+        )
     }
 }
 

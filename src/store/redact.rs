@@ -5,7 +5,10 @@
 //!
 //! Invariant: [`redact_text`] leaves no `scheme://user:password@` and no
 //! `scheme://…?query` in what it returns, whatever else the text holds;
-//! [`Redacting`] applies it to every write of a log.
+//! [`Redacting`] applies it to every write of a log, and writes each
+//! event on one line: no control character a name brought (a file's, a
+//! program's, a node's) reaches the log raw, so none forges a line or
+//! moves a terminal's cursor.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -65,7 +68,7 @@ pub struct Redacting<W: Write>(pub W);
 impl<W: Write> Write for Redacting<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        self.0.write_all(redact_text(&text).as_bytes())?;
+        self.0.write_all(one_line(&redact_text(&text)).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -74,9 +77,59 @@ impl<W: Write> Write for Redacting<W> {
     }
 }
 
+/// One event's text on one line: every control character but the event's
+/// closing newline escaped (`\n`, `\r`, `\t`, else `\u{..}`), except the
+/// colour sequences (`ESC [ digits ; m`) that tracing writes on a terminal.
+fn one_line(text: &str) -> Cow<'_, str> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if !body
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let chars = body.char_indices();
+    for (at, c) in chars {
+        match c {
+            '\x1b' if is_colour(&body[at..]) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push('\t'),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    if body.len() < text.len() {
+        out.push('\n');
+    }
+    Cow::Owned(out)
+}
+
+/// Whether `s` starts with a colour sequence, `ESC [ (digits|;)* m`.
+fn is_colour(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("\x1b[") else {
+        return false;
+    };
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == ';'));
+    end.is_some_and(|i| rest[i..].starts_with('m'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_is_one_line_whatever_its_fields_hold() {
+        assert_eq!(one_line("plain\n"), "plain\n");
+        assert_eq!(one_line("a\nFORGED\x1b[2J\n"), "a\\nFORGED\\u{1b}[2J\n");
+        assert_eq!(one_line("\x1b[32mINFO\x1b[0m x\r\n"), "\x1b[32mINFO\x1b[0m x\\r\n");
+        let mut out = Vec::new();
+        Redacting(&mut out).write_all(b"name=a\nb\n").unwrap();
+        assert_eq!(out, b"name=a\\nb\n");
+    }
 
     #[test]
     fn urls_lose_user_info_and_queries() {

@@ -185,6 +185,9 @@ const NC_DIMENSION: u32 = 0x0A;
 const NC_VARIABLE: u32 = 0x0B;
 const NC_ATTRIBUTE: u32 = 0x0C;
 const STREAMING: u32 = 0xFFFF_FFFF;
+/// The most variables one file may hold: each becomes an array, a node
+/// the commit holds until it lands and the mount serves after.
+pub const MAX_VARIABLES: u64 = 1 << 16;
 
 /// The header's reader: each count is checked against the bytes left.
 struct Header<R> {
@@ -329,6 +332,13 @@ impl Classic {
         }
         let attrs = h.attrs("the global attributes")?;
         let nvars = h.list(NC_VARIABLE, "the variables")?;
+        // Each becomes a node, held by the commit and served by the mount:
+        // bounded before one is read.
+        if nvars > MAX_VARIABLES {
+            return Err(ClassicError::Unsupported(format!(
+                "{nvars} variables; a file becomes at most {MAX_VARIABLES} arrays (split it into several files)"
+            )));
+        }
         let mut vars = Vec::new();
         for _ in 0..nvars {
             let name = h.name()?;
@@ -401,7 +411,61 @@ impl Classic {
         for v in &c.vars {
             c.check_inside(v, len)?;
         }
+        c.check_disjoint()?;
         Ok(c)
+    }
+
+    /// Refuse variables that share bytes, as netCDF-C does: the fixed
+    /// variables are disjoint and lie before the records, and each record
+    /// variable's slab lies within one record's layout, apart from the
+    /// others'. (Shared bytes would make a small file many times its size
+    /// in chunks.)
+    fn check_disjoint(&self) -> Result<(), ClassicError> {
+        let spans = |record: bool| -> Result<Vec<(u64, u64, &str)>, ClassicError> {
+            let mut spans = Vec::new();
+            for v in self.vars.iter().filter(|v| v.record == record) {
+                let slab = self.slab(v)?;
+                if slab > 0 {
+                    let end = v.begin.checked_add(slab).ok_or_else(|| {
+                        ClassicError::Corrupt(format!("variable {}: its data runs past 2^64 bytes", v.name))
+                    })?;
+                    spans.push((v.begin, end, v.name.as_str()));
+                }
+            }
+            spans.sort();
+            Ok(spans)
+        };
+        let overlap = |a: &str, b: &str| {
+            ClassicError::Corrupt(format!(
+                "variables {a} and {b} share bytes of the file (netCDF-C refuses such a file too)"
+            ))
+        };
+        let fixed = spans(false)?;
+        for w in fixed.windows(2) {
+            if w[1].0 < w[0].1 {
+                return Err(overlap(w[0].2, w[1].2));
+            }
+        }
+        let records = spans(true)?;
+        if let (Some(last), Some(first)) = (fixed.last(), records.first())
+            && last.1 > first.0
+        {
+            return Err(overlap(last.2, first.2));
+        }
+        for w in records.windows(2) {
+            if w[1].0 < w[0].1 {
+                return Err(overlap(w[0].2, w[1].2));
+            }
+        }
+        if let (Some(first), Some(last)) = (records.first(), records.last())
+            && last.1 - first.0 > self.recsize
+        {
+            return Err(ClassicError::Corrupt(format!(
+                "record variable {} lies past one record's {} bytes (netCDF-C refuses such a file too)",
+                last.2, self.recsize
+            )));
+        }
+        Ok(())
     }
 
     /// Bytes of one record of `v` (of all of `v` when it has no record

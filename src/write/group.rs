@@ -182,6 +182,8 @@ pub struct Written {
     pub chunks: u64,
     /// Bytes handed out (encoded).
     pub bytes: u64,
+    /// The arrays' names, as made.
+    pub names: Vec<String>,
 }
 
 /// Why a file cannot become a group.
@@ -191,8 +193,12 @@ pub enum ConvertError {
     #[error(transparent)]
     Classic(#[from] ClassicError),
     /// A name Zarr does not allow for a node.
-    #[error("variable {0:?}: Zarr does not allow that name for an array")]
+    #[error("a variable's name: {0}")]
     Name(String),
+    /// Two variables, or two attributes of one, of the same name
+    /// (netCDF-C refuses such a file too).
+    #[error("{0} (netCDF-C refuses such a file too)")]
+    Duplicate(String),
     /// Encoding a chunk failed.
     #[error("encoding a chunk of {0}: {1}")]
     Encode(String, std::io::Error),
@@ -211,9 +217,26 @@ fn text_length(c: &Classic, v: &Var) -> Option<u64> {
 
 /// Check that every variable of `c` can be written, before anything is.
 fn check(c: &Classic) -> Result<(), ConvertError> {
+    if let Some(dup) = super::names::duplicate(c.vars.iter().map(|v| v.name.as_str())) {
+        return Err(ConvertError::Duplicate(format!(
+            "two variables named \"{}\"",
+            crate::naming::escaped(dup)
+        )));
+    }
+    if let Some(dup) = super::names::duplicate(c.attrs.iter().map(|a| a.name.as_str())) {
+        return Err(ConvertError::Duplicate(format!(
+            "two global attributes named \"{}\"",
+            crate::naming::escaped(dup)
+        )));
+    }
     for v in &c.vars {
-        if v.name.is_empty() || v.name.starts_with("__") || v.name == "." || v.name == ".." || v.name.contains('/') {
-            return Err(ConvertError::Name(v.name.clone()));
+        super::names::node_name(&v.name).map_err(ConvertError::Name)?;
+        if let Some(dup) = super::names::duplicate(v.attrs.iter().map(|a| a.name.as_str())) {
+            return Err(ConvertError::Duplicate(format!(
+                "variable \"{}\" has two attributes named \"{}\"",
+                crate::naming::escaped(&v.name),
+                crate::naming::escaped(dup)
+            )));
         }
         let text = |why: &str| -> Result<(), ConvertError> {
             Err(ClassicError::Unsupported(format!("char variable {:?}: {why}", v.name)).into())
@@ -254,6 +277,7 @@ pub fn convert(
         let prefix = key(&v.name);
         written.bytes += array(c, file, v, &prefix, put, &mut written)?;
         written.arrays += 1;
+        written.names.push(v.name.clone());
     }
     Ok(written)
 }

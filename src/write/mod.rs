@@ -9,6 +9,7 @@
 //!   closes the file, and [`Branch`] commits it there;
 //! - [`edit`] turns bytes written into an existing array's `data.bin` or
 //!   chunk files into its chunks, re-encoded by [`encode`];
+//! - [`names`] says which names a commit takes, for files and nodes;
 //! - [`Stage`] is what a commit reads, sets and deletes at the branch's
 //!   tip ([`spool::Target::change`]): a new group (`mkdir`), a removed
 //!   node (`rmdir`), edited chunks.
@@ -22,6 +23,7 @@ pub mod classic;
 pub mod edit;
 pub mod encode;
 pub mod group;
+pub mod names;
 pub mod spool;
 
 /// `name` under the hierarchy path `parent` (`""`: the root), as a node's
@@ -53,6 +55,23 @@ pub enum WriteError {
     /// codecs do not encode, a node that is not there).
     #[error("{0}")]
     Refused(String),
+    /// A node to remove has nodes below it at the branch's tip (another
+    /// writer's, committed since the mount last looked).
+    #[error("{0} is not empty at the branch's tip: it holds {1}")]
+    NotEmpty(String, String),
+}
+
+impl WriteError {
+    /// The errno of a request this error refused: every variant is named,
+    /// so a new one must be given its errno here.
+    pub fn errno(&self) -> i32 {
+        match self {
+            WriteError::Exists(_) => libc::EEXIST,
+            WriteError::NotEmpty(..) => libc::ENOTEMPTY,
+            WriteError::Store(e) => e.errno(),
+            WriteError::Convert(_) | WriteError::Conflict(_) | WriteError::Refused(_) => libc::EIO,
+        }
+    }
 }
 
 /// The objects of the branch's tip a commit reads and changes.
@@ -64,7 +83,14 @@ pub trait Stage {
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), WriteError>;
     /// Delete node `path` and all below it.
     fn delete_node(&self, path: &str) -> Result<(), WriteError>;
+    /// The names of the nodes directly below group `path`, at most `max`
+    /// (none for an array, or where there is no node).
+    fn children(&self, path: &str, max: usize) -> Result<Vec<String>, WriteError>;
 }
+
+/// How many times a change whose decisions were read at the tip is made
+/// again on a branch that moved before it landed.
+pub const TIP_ATTEMPTS: usize = 8;
 
 #[cfg(feature = "icechunk")]
 impl Stage for crate::store::icechunk::Commit<'_> {
@@ -76,6 +102,32 @@ impl Stage for crate::store::icechunk::Commit<'_> {
     }
     fn delete_node(&self, path: &str) -> Result<(), WriteError> {
         Ok(crate::store::icechunk::Commit::delete_node(self, path)?)
+    }
+    fn children(&self, path: &str, max: usize) -> Result<Vec<String>, WriteError> {
+        Ok(crate::store::icechunk::Commit::children(self, path, max)?)
+    }
+}
+
+/// `attempt` once on a strict commit begun at the tip of `branch`, and
+/// again (up to [`TIP_ATTEMPTS`]) while the branch moves before it lands:
+/// every decision `attempt` reads at the tip holds when its commit lands.
+#[cfg(feature = "icechunk")]
+fn at_tip<T>(
+    repo: &crate::store::icechunk::Repo,
+    branch: &str,
+    attempt: &mut dyn FnMut(&crate::store::icechunk::Commit<'_>) -> Result<T, WriteError>,
+    message: &str,
+) -> Result<(String, T), WriteError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let commit = repo.begin(branch)?.strict();
+        let made = attempt(&commit)?;
+        match commit.commit(message) {
+            Ok(id) => return Ok((id, made)),
+            Err(crate::store::StoreError::Changed(_)) if tries < TIP_ATTEMPTS => continue,
+            Err(e) => return Err(e.into()),
+        }
     }
 }
 
@@ -90,11 +142,14 @@ pub fn netcdf_group(
     file: &std::fs::File,
     message: &str,
 ) -> Result<(String, group::Written), WriteError> {
-    write_group(repo, branch, path, file, message, false)
+    write_group(repo, branch, path, file, message, None)
 }
 
 /// [`netcdf_group`], or with `replace` the group `path` an earlier commit
-/// of the same file made (a writer's `fsync`) replaced by it.
+/// of the same file made (a writer's `fsync`), holding the arrays named
+/// there, replaced by it. Anything else below `path` at the tip (another
+/// writer's node, added since) is a conflict, and the branch stays as it
+/// is: a replace only deletes what its own file made.
 #[cfg(feature = "icechunk")]
 fn write_group(
     repo: &crate::store::icechunk::Repo,
@@ -102,20 +157,42 @@ fn write_group(
     path: &str,
     file: &std::fs::File,
     message: &str,
-    replace: bool,
+    replace: Option<&[String]>,
 ) -> Result<(String, group::Written), WriteError> {
     let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
-    let commit = repo.begin(branch)?;
-    match replace {
-        true => commit.delete_node(path)?,
-        false if commit.exists(&node_path(path, "zarr.json"))? => return Err(WriteError::Exists(path.to_string())),
-        false => {}
-    }
-    let written = group::convert(&parsed, file, path, &mut |key, bytes| {
-        commit.put(&key, bytes).map_err(|e| e.to_string())
-    })?;
-    let id = commit.commit(message)?;
-    Ok((id, written))
+    let convert = |commit: &crate::store::icechunk::Commit<'_>| {
+        group::convert(&parsed, file, path, &mut |key, bytes| {
+            commit.put(&key, bytes).map_err(|e| e.to_string())
+        })
+        .map_err(WriteError::from)
+    };
+    let Some(made) = replace else {
+        // A new group: absent at the tip, and a node of the same name
+        // committed meanwhile is a conflict Icechunk's rebase sees.
+        let commit = repo.begin(branch)?;
+        if commit.exists(&node_path(path, "zarr.json"))? {
+            return Err(WriteError::Exists(path.to_string()));
+        }
+        let written = convert(&commit)?;
+        return Ok((commit.commit(message)?, written));
+    };
+    at_tip(
+        repo,
+        branch,
+        &mut |commit| {
+            let there = commit.children(path, made.len() + 1)?;
+            if let Some(other) = there.iter().find(|n| !made.contains(n)) {
+                return Err(WriteError::Conflict(format!(
+                    "{}: someone else added it to the group this file's earlier commit (its fsync) made; \
+                     the group is left as the branch has it",
+                    node_path(path, other)
+                )));
+            }
+            commit.delete_node(path)?;
+            convert(commit)
+        },
+        message,
+    )
 }
 
 /// A branch of a repository, where a writable mount's closed files go: a
@@ -136,8 +213,8 @@ impl spool::Target for Branch {
         (parent, name): (&str, &str),
         file: &std::fs::File,
         message: &str,
-        replace: bool,
-    ) -> Result<String, WriteError> {
+        replace: Option<&[String]>,
+    ) -> Result<(String, Vec<String>), WriteError> {
         let stem = name.strip_suffix(".nc").unwrap_or(name);
         write_group(
             &self.repo,
@@ -147,7 +224,7 @@ impl spool::Target for Branch {
             message,
             replace,
         )
-        .map(|(id, _)| id)
+        .map(|(id, written)| (id, written.names))
     }
 
     fn change(
@@ -155,8 +232,6 @@ impl spool::Target for Branch {
         message: &str,
         change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
     ) -> Result<String, WriteError> {
-        let commit = self.repo.begin(&self.branch)?;
-        change(&commit)?;
-        Ok(commit.commit(message)?)
+        at_tip(&self.repo, &self.branch, &mut |commit| change(commit), message).map(|(id, ())| id)
     }
 }

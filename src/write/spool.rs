@@ -41,9 +41,17 @@ pub const SPOOL_INO: u64 = 1 << 54;
 pub trait Target: Send + Sync {
     /// The closed (or synced) file `file`, written as `name` in the group
     /// at hierarchy path `parent`, as one commit with `message`: the
-    /// snapshot's id. `replace`: an earlier commit of the same file (at
-    /// its writer's `fsync`) made the group, which this one replaces.
-    fn commit(&self, at: (&str, &str), file: &File, message: &str, replace: bool) -> Result<String, WriteError>;
+    /// snapshot's id and the names of the arrays it made. `replace`: an
+    /// earlier commit of the same file (at its writer's `fsync`) made the
+    /// group with these arrays, which this one replaces (anything else
+    /// below it at the tip is a conflict).
+    fn commit(
+        &self,
+        at: (&str, &str),
+        file: &File,
+        message: &str,
+        replace: Option<&[String]>,
+    ) -> Result<(String, Vec<String>), WriteError>;
 
     /// One commit with `message` of what `change` reads, sets and deletes
     /// at the branch's tip: the snapshot's id. An error from `change`
@@ -98,6 +106,8 @@ pub struct Stat {
     pub gid: u32,
     /// When it was last written.
     pub mtime: SystemTime,
+    /// Its permission bits, as its creator asked (less their umask).
+    pub perm: u16,
 }
 
 struct Staged {
@@ -110,8 +120,9 @@ struct Staged {
     dirty: bool,
     /// The last commit failed (its bytes are kept at release).
     failed: bool,
-    /// A commit of it made its group (at an `fsync`): the next replaces it.
-    committed: bool,
+    /// A commit of it made its group (at an `fsync`), with these arrays:
+    /// the next replaces them, and only them.
+    made: Option<Vec<String>>,
     /// Writes since it was created (a commit taken meanwhile leaves it
     /// dirty).
     writes: u64,
@@ -119,6 +130,9 @@ struct Staged {
     uid: u32,
     gid: u32,
     mtime: SystemTime,
+    perm: u16,
+    /// Handles open for writing (its create's included).
+    write_opens: u32,
     /// Who wrote it, for the commit's message.
     writer: String,
     /// The process that created it.
@@ -221,14 +235,15 @@ impl Spool {
     }
 
     /// Stage a new file `name` in the group directory `parent_ino` (at
-    /// hierarchy path `parent`), created by process `pid` of `uid`:`gid`,
-    /// written by `writer` (for the commit's message).
+    /// hierarchy path `parent`), created by process `pid` of `uid`:`gid`
+    /// with permission bits `perm`, written by `writer` (for the commit's
+    /// message); its create is its first handle open for writing.
     pub fn create(
         &self,
         parent_ino: u64,
         parent: &str,
         name: &str,
-        (uid, gid, pid): (u32, u32, u32),
+        (uid, gid, pid, perm): (u32, u32, u32, u16),
         writer: String,
     ) -> Result<Stat, SpoolError> {
         let (n, path, file) = self.new_file(name)?;
@@ -241,12 +256,14 @@ impl Spool {
             file,
             dirty: true,
             failed: false,
-            committed: false,
+            made: None,
             writes: 0,
             size: 0,
             uid,
             gid,
             mtime: SystemTime::now(),
+            perm: perm & 0o7777,
+            write_opens: 1,
             writer,
             pid,
         };
@@ -354,22 +371,22 @@ impl Spool {
             let s = files.get(&ino).ok_or(SpoolError::NotFound)?;
             let message = format!(
                 "{} synced through nzfs by {}",
-                super::node_path(&s.parent, &s.name),
+                crate::naming::escaped(&super::node_path(&s.parent, &s.name)),
                 s.writer
             );
             let at = (s.parent.clone(), s.name.clone());
             let wanted = s.dirty && s.name.ends_with(".nc");
-            (s.file.try_clone()?, at, s.writes, s.committed, message, wanted)
+            (s.file.try_clone()?, at, s.writes, s.made.clone(), message, wanted)
         };
         file.sync_data()?;
         if !wanted || super::classic::Classic::parse(&file).is_err() {
             return Ok(None);
         }
-        let result = self.target.commit((&at.0, &at.1), &file, &message, replace);
-        self.record(&message, result.as_deref());
-        let id = result.map_err(SpoolError::Commit)?;
+        let result = self.target.commit((&at.0, &at.1), &file, &message, replace.as_deref());
+        self.record(&message, result.as_ref().map(|(id, _)| id.as_str()));
+        let (id, made) = result.map_err(SpoolError::Commit)?;
         if let Some(s) = lock(&self.files).get_mut(&ino) {
-            s.committed = true;
+            s.made = Some(made);
             s.dirty = s.writes != writes;
         }
         Ok(Some(id))
@@ -418,7 +435,7 @@ impl Spool {
             match files.get(&ino) {
                 None => return Ok(None),
                 // Committed whole at its last fsync: it leaves the spool.
-                Some(s) if !s.dirty && s.committed => {
+                Some(s) if !s.dirty && s.made.is_some() => {
                     let s = files.remove(&ino).expect("present");
                     let _ = std::fs::remove_file(&s.path);
                     return Ok(None);
@@ -429,15 +446,18 @@ impl Spool {
         };
         let message = format!(
             "{} written through nzfs by {}",
-            super::node_path(&staged.parent, &staged.name),
+            crate::naming::escaped(&super::node_path(&staged.parent, &staged.name)),
             staged.writer
         );
-        let result = self
-            .target
-            .commit((&staged.parent, &staged.name), &staged.file, &message, staged.committed);
-        self.record(&message, result.as_deref());
+        let result = self.target.commit(
+            (&staged.parent, &staged.name),
+            &staged.file,
+            &message,
+            staged.made.as_deref(),
+        );
+        self.record(&message, result.as_ref().map(|(id, _)| id.as_str()));
         match result {
-            Ok(id) => {
+            Ok((id, _)) => {
                 let _ = std::fs::remove_file(&staged.path);
                 Ok(Some(id))
             }
@@ -451,15 +471,43 @@ impl Spool {
         }
     }
 
-    /// The last open of a staged file was released: a file whose commit
-    /// failed leaves the mount, its bytes kept in the spool (returned, for
-    /// the log).
-    pub fn release(&self, ino: u64) -> Option<PathBuf> {
+    /// Another handle of staged file `ino` opened for writing.
+    pub fn open_for_writing(&self, ino: u64) -> Result<(), SpoolError> {
         let mut files = lock(&self.files);
-        match files.get(&ino) {
-            Some(s) if s.failed => files.remove(&ino).map(|s| s.path),
+        let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
+        s.write_opens += 1;
+        Ok(())
+    }
+
+    /// A handle of a staged file was released (`writing`: one opened for
+    /// writing). At the last handle open for writing, a file written since
+    /// its last commit (a shared `mmap` written after the `close()`, whose
+    /// pages the kernel writes back at `munmap`) is committed now, as at a
+    /// close: `Ok(Some(id))`, or the commit's error (its bytes kept). Then
+    /// a file whose commit failed leaves the mount, its bytes kept in the
+    /// spool (returned, for the log).
+    pub fn release(&self, ino: u64, writing: bool) -> (Result<Option<String>, SpoolError>, Option<PathBuf>) {
+        let last = {
+            let mut files = lock(&self.files);
+            match files.get_mut(&ino) {
+                Some(s) if writing => {
+                    s.write_opens = s.write_opens.saturating_sub(1);
+                    s.write_opens == 0
+                }
+                Some(s) => s.write_opens == 0,
+                None => return (Ok(None), None),
+            }
+        };
+        let committed = match last {
+            true => self.close(ino),
+            false => Ok(None),
+        };
+        let mut files = lock(&self.files);
+        let kept = match files.get(&ino) {
+            Some(s) if s.failed && s.write_opens == 0 => files.remove(&ino).map(|s| s.path),
             _ => None,
-        }
+        };
+        (committed, kept)
     }
 
     /// Remove the staged file `name` of directory `parent_ino` (a writer
@@ -484,6 +532,7 @@ fn stat_of(ino: u64, s: &Staged) -> Stat {
         uid: s.uid,
         gid: s.gid,
         mtime: s.mtime,
+        perm: s.perm,
     }
 }
 

@@ -28,6 +28,18 @@ pub struct Commit<'r> {
     repo: &'r Repo,
     store: icechunk::Store,
     branch: String,
+    /// Refuse to rebase: the commit fails ([`StoreError::Changed`]) when
+    /// the branch moved since it began, so that what it read at the tip
+    /// still holds when it lands.
+    strict: bool,
+}
+
+/// Node `path`'s `zarr.json` (`""`: the root's).
+fn node_key(path: &str) -> String {
+    match path {
+        "" => "zarr.json".to_string(),
+        p => format!("{p}/zarr.json"),
+    }
 }
 
 fn reported(e: impl std::fmt::Display) -> Reported {
@@ -49,11 +61,55 @@ impl Repo {
             repo: self,
             store,
             branch: branch.to_string(),
+            strict: false,
         })
     }
 }
 
 impl Commit<'_> {
+    /// This commit lands only on the tip it began on: a branch that moved
+    /// meanwhile fails it ([`StoreError::Changed`]) instead of a rebase.
+    /// For a change whose decisions (a group is empty, a group holds what
+    /// an earlier commit made) were read at that tip: a rebase keeps them
+    /// only where Icechunk's conflict detector sees the clash, and a new
+    /// node in a group this commit deletes is not one it sees.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+
+    /// The names of the nodes directly below node `path` at the tip the
+    /// commit began on (with what was set since), at most `max`: an
+    /// array's chunk prefix is left out. Empty when `path` is no node.
+    pub fn children(&self, path: &str, max: usize) -> StoreResult<Vec<String>> {
+        let doc = match self.get(&node_key(path), 1 << 24)? {
+            Some(doc) => doc,
+            None => return Ok(Vec::new()),
+        };
+        let is_array = crate::json::parse(&doc)
+            .ok()
+            .is_some_and(|v| v.get("node_type").and_then(|t| t.as_str()) == Some("array"));
+        if is_array {
+            // An array has no nodes below it (Icechunk refuses them).
+            return Ok(Vec::new());
+        }
+        self.repo.run(&format!("list the nodes below {path}"), async {
+            use futures::TryStreamExt;
+            let stream = self.store.list_dir_items(path).await.map_err(reported)?;
+            let mut names = Vec::new();
+            futures::pin_mut!(stream);
+            while let Some(item) = stream.try_next().await.map_err(reported)? {
+                if let icechunk::store::ListDirItem::Prefix(p) = item {
+                    names.push(p);
+                    if names.len() >= max {
+                        break;
+                    }
+                }
+            }
+            Ok(names)
+        })
+    }
+
     /// Whether `key` is there, at the tip the commit began on.
     pub fn exists(&self, key: &str) -> StoreResult<bool> {
         self.repo.run(&format!("is {key} there"), async {
@@ -111,11 +167,12 @@ impl Commit<'_> {
         let result = self.repo.run(&what, async {
             let session = self.store.session();
             let mut session = session.write().await;
-            Ok(session
-                .commit(message)
-                .rebase(&ConflictDetector, REBASE_ATTEMPTS)
-                .execute()
-                .await)
+            let builder = session.commit(message);
+            let builder = match self.strict {
+                true => builder,
+                false => builder.rebase(&ConflictDetector, REBASE_ATTEMPTS),
+            };
+            Ok(builder.execute().await)
         })?;
         match result {
             Ok(id) => Ok(id.to_string()),

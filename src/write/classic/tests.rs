@@ -136,3 +136,18 @@ fn a_streamed_file_counts_the_records_it_holds() {
     assert_eq!(c.dims[0].len, 2);
     assert_eq!(c.read(&f, &c.vars[0], &[0], &[2]).unwrap(), [0, 0, 0, 1, 0, 0, 0, 2]);
 }
+
+#[test]
+fn variables_that_share_bytes_are_refused() {
+    // Two doubles of x (4 values, 32 bytes each) at the same offset.
+    let header = cdf1(0, &[("x", 4)], &[("a", &[0], 6, 0), ("b", &[0], 6, 0)], &[]).len() as u32;
+    let at = header; // the data follows the header
+    let bytes = cdf1(0, &[("x", 4)], &[("a", &[0], 6, at), ("b", &[0], 6, at + 16)], &[0; 64]);
+    let (_k, f) = file(&bytes);
+    let e = Classic::parse(&f).unwrap_err().to_string();
+    assert!(e.contains("share bytes") && e.contains("a and b"), "{e}");
+    // Apart, they are taken.
+    let bytes = cdf1(0, &[("x", 4)], &[("a", &[0], 6, at), ("b", &[0], 6, at + 32)], &[0; 64]);
+    let (_k, f) = file(&bytes);
+    Classic::parse(&f).unwrap();
+}

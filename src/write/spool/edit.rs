@@ -280,6 +280,12 @@ impl Spool {
         }
     }
 
+    /// Whether the one open left of edited file `ino` is being released
+    /// (the release to come is its last).
+    pub fn edit_last_open(&self, ino: u64) -> bool {
+        lock(&self.edits).get(&ino).is_some_and(|e| e.opens <= 1)
+    }
+
     /// The last open of an edited file was released: the edit leaves the
     /// spool with its bytes (what a failed commit kept is elsewhere).
     pub fn edit_release(&self, ino: u64) {

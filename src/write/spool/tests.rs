@@ -17,15 +17,15 @@ impl Target for Arc<Recorder> {
         (parent, name): (&str, &str),
         file: &File,
         message: &str,
-        _replace: bool,
-    ) -> Result<String, WriteError> {
+        _replace: Option<&[String]>,
+    ) -> Result<(String, Vec<String>), WriteError> {
         if self.fail.load(Ordering::Relaxed) {
             return Err(WriteError::Exists(format!("{parent}/{name}")));
         }
         let mut bytes = Vec::new();
         (&*file).read_to_end(&mut bytes).unwrap();
         lock(&self.commits).push((crate::write::node_path(parent, name), message.to_string(), bytes));
-        Ok("SNAPSHOT".into())
+        Ok(("SNAPSHOT".into(), Vec::new()))
     }
 
     fn change(
@@ -50,7 +50,7 @@ fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
 fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
     let (dir, s, rec) = spool(1 << 20);
     let st = s
-        .create(1, "derived", "mean.nc", (1000, 100, 7), "cdo (pid 7)".into())
+        .create(1, "derived", "mean.nc", (1000, 100, 7, 0o644), "cdo (pid 7)".into())
         .unwrap();
     assert!(Spool::owns(st.ino) && !Spool::owns(5) && !Spool::owns(1 << 55 | 3));
     assert_eq!(s.write(st.ino, 4, b"world").unwrap(), 5);
@@ -77,8 +77,8 @@ fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
 #[test]
 fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     let (_dir, s, rec) = spool(10);
-    let a = s.create(1, "", "a.nc", (0, 0, 1), "w".into()).unwrap().ino;
-    let b = s.create(1, "", "b.nc", (0, 0, 1), "w".into()).unwrap().ino;
+    let a = s.create(1, "", "a.nc", (0, 0, 1, 0o644), "w".into()).unwrap().ino;
+    let b = s.create(1, "", "b.nc", (0, 0, 1, 0o644), "w".into()).unwrap().ino;
     s.write(a, 0, b"123456").unwrap();
     let e = s.write(b, 0, b"12345").unwrap_err();
     assert!(matches!(e, SpoolError::Full { limit: 10, wanted: 11 }), "{e}");
@@ -88,7 +88,7 @@ fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     assert!(matches!(s.close(a), Err(SpoolError::Commit(_))));
     // Still there until released, then its bytes are left for the user.
     assert_eq!(s.stat(a).unwrap().size, 6);
-    let kept = s.release(a).unwrap();
+    let kept = s.release(a, true).1.unwrap();
     assert_eq!(std::fs::read(&kept).unwrap(), b"123456");
     assert!(matches!(s.stat(a), Err(SpoolError::NotFound)));
     // A writer that gives up removes its file.
@@ -122,7 +122,7 @@ fn a_spool_others_may_enter_is_refused_and_leftovers_are_reported() {
 fn a_temporary_name_waits_for_its_rename_to_name_nc() {
     let (_dir, s, rec) = spool(1 << 20);
     let ino = s
-        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0, 1), "ncks".into())
+        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0, 1, 0o644), "ncks".into())
         .unwrap()
         .ino;
     s.write(ino, 0, b"CDF\x02").unwrap();
@@ -168,7 +168,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert_eq!(p.extents, [(2, 3), (10, 16)], "touching writes merge");
     assert_eq!((p.node, p.array.as_str(), p.shown), (3, "t2m", Shown::Data));
     // The limit is shared: a new file may take what the edit leaves.
-    let ino = s.create(1, "", "a.nc", (0, 0, 1), "x".into()).unwrap().ino;
+    let ino = s.create(1, "", "a.nc", (0, 0, 1, 0o644), "x".into()).unwrap().ino;
     assert!(matches!(s.write(ino, 0, &[0; 58]), Err(SpoolError::Full { .. })));
     s.write(ino, 0, &[0; 57]).unwrap();
     assert!(matches!(s.edit_write(9, 20, b"q"), Err(SpoolError::Full { .. })));

@@ -1,0 +1,316 @@
+//! A writable mount never loses another writer's data and takes no file
+//! that would break the branch: each decision a write makes is checked at
+//! the branch's tip in the session that commits (a second writer commits
+//! through the Icechunk library at the moment that matters, while the
+//! mount's view is an hour old); names that are no Zarr node's are refused
+//! before anything is staged; a file no commit would take is refused at
+//! its open; what a shared `mmap` writes after the `close()` is committed;
+//! a reader's `fsync` commits nothing; names reach the log escaped.
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use std::io::Write;
+use std::os::fd::IntoRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::mount::Mount;
+use common::repos::{REPO, refs};
+use nzfs::store::icechunk::Repo;
+use nzfs::store::object::RemoteOptions;
+
+/// A model's output as CDL: two variables, so that a name can be patched.
+const CDL: &str = r#"netcdf out {
+dimensions:
+	n = 3 ;
+variables:
+	float aa(n) ;
+		aa:units = "K" ;
+	float ab(n) ;
+data:
+ aa = 1, 2, 3 ;
+ ab = 4, 5, 6 ;
+}
+"#;
+
+/// An array's metadata, as another writer commits it.
+const ARRAY: &[u8] = br#"{"zarr_format":3,"node_type":"array","shape":[2],"data_type":"int32",
+"chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+"fill_value":0,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}"#;
+
+fn ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The fixture repository copied into `dir`, the CDL's classic file and a
+/// spool directory.
+fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let repo = dir.join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let cdl = dir.join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let nc = dir.join("source.nc");
+    ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(&nc).arg(&cdl));
+    (repo, nc, dir.join("spool"))
+}
+
+/// A writable mount whose view of the branch is an hour old but for its
+/// own commits: another writer's commit is not seen.
+fn writable(repo: &Path, spool: &Path, extra: &[&str]) -> Mount {
+    let mut args = vec![
+        "--writable",
+        "--metadata-ttl",
+        "3600",
+        "--spool-dir",
+        spool.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    Mount::at(repo, &args)
+}
+
+/// Another writer of the branch: the Icechunk library in this process.
+fn other_writer(repo: &Path, message: &str, keys: &[(&str, &[u8])]) {
+    let opts = RemoteOptions {
+        environment: Vec::new(),
+        options: Vec::new(),
+        anonymous: false,
+        connect_timeout: Duration::from_secs(5),
+        request_timeout: Duration::from_secs(30),
+        retries: 0,
+    };
+    let r = Repo::open(repo.to_str().unwrap(), &opts).unwrap();
+    let c = r.begin("main").unwrap();
+    for (key, bytes) in keys {
+        c.put(key, bytes.to_vec()).unwrap();
+    }
+    c.commit(message).unwrap();
+}
+
+/// Close `file`, returning what `close()` said (std's drop ignores it).
+fn close(file: std::fs::File) -> std::io::Result<()> {
+    match unsafe { libc::close(file.into_raw_fd()) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
+    }
+}
+
+#[test]
+fn rmdir_of_a_group_another_writer_just_filled_is_enotempty_and_their_array_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    std::fs::create_dir(m.mp.join("scratch")).unwrap();
+    other_writer(&repo, "precious", &[("scratch/precious/zarr.json", ARRAY)]);
+    let before = refs(&repo);
+    // The mount still shows scratch empty; at the tip it is not.
+    let e = std::fs::remove_dir(m.mp.join("scratch")).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENOTEMPTY), "{e}: {}", m.log());
+    assert_eq!(refs(&repo), before, "nothing committed");
+    assert!(
+        m.log().contains("scratch/precious"),
+        "the log names what is there: {}",
+        m.log()
+    );
+    drop(m);
+    let fresh = Mount::at(&repo, &[]);
+    assert!(
+        fresh.mp.join("scratch/precious").is_dir(),
+        "the other writer's array is on the branch"
+    );
+}
+
+#[test]
+fn the_close_after_an_fsync_keeps_what_another_writer_added_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    let whole = std::fs::read(&source).unwrap();
+    let mut f = std::fs::File::create(m.mp.join("run.nc")).unwrap();
+    f.write_all(&whole).unwrap();
+    f.sync_all().unwrap();
+    assert!(m.mp.join("run/aa").is_dir(), "the fsync committed x: {}", m.log());
+    other_writer(&repo, "extra", &[("run/extra/zarr.json", ARRAY)]);
+    let before = refs(&repo);
+    // More writes (the same bytes again), then the close: it would replace
+    // x, and x holds what this file did not make.
+    use std::os::unix::fs::FileExt;
+    f.write_all_at(&whole, 0).unwrap();
+    let e = close(f).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}: {}", m.log());
+    assert_eq!(refs(&repo), before, "nothing committed");
+    assert!(m.log().contains("run/extra"), "{}", m.log());
+    drop(m);
+    let fresh = Mount::at(&repo, &[]);
+    assert!(
+        fresh.mp.join("run/extra").is_dir(),
+        "the other writer's array is on the branch"
+    );
+    assert!(fresh.mp.join("run/aa").is_dir(), "and the fsync's commit");
+}
+
+#[test]
+fn names_that_are_no_zarr_node_are_refused_at_open_and_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    let before = refs(&repo);
+    std::fs::create_dir(m.mp.join("g")).unwrap();
+    let made_g = refs(&repo);
+    assert_ne!(made_g, before);
+    // A stem that is no node's name: refused at the open, nothing staged.
+    for name in ["..nc", "g/.nc", "zarr.json.nc", "__x.nc", "a.nc.", "notes.txt"] {
+        let e = std::fs::File::create(m.mp.join(name)).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{name}: {e}");
+    }
+    assert!(
+        m.log().contains("NAME.nc"),
+        "the log says which names are taken: {}",
+        m.log()
+    );
+    for name in ["..", "zarr.json", "__y", "y.nc"] {
+        assert!(std::fs::create_dir(m.mp.join(name)).is_err(), "mkdir {name}");
+    }
+    assert_eq!(refs(&repo), made_g, "nothing committed");
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0, "nothing staged");
+    // Variables of the same name, and a variable named zarr.json: the
+    // header patched where ncgen refuses (same-length names).
+    let bytes = std::fs::read(&source).unwrap();
+    let patch = |from: &[u8], to: &[u8]| {
+        let mut b = bytes.clone();
+        let at = b.windows(from.len()).position(|w| w == from).unwrap();
+        b[at..at + to.len()].copy_from_slice(to);
+        b
+    };
+    let dup = patch(b"\0\0\0\x02ab\0\0", b"\0\0\0\x02aa\0\0");
+    let mut f = std::fs::File::create(m.mp.join("dup.nc")).unwrap();
+    f.write_all(&dup).unwrap();
+    assert_eq!(close(f).unwrap_err().raw_os_error(), Some(libc::EIO), "{}", m.log());
+    assert!(
+        m.log().contains("two variables named \\\"aa\\\"") || m.log().contains("two variables named"),
+        "{}",
+        m.log()
+    );
+    assert_eq!(refs(&repo), made_g, "the branch is as it was");
+    // ncgen takes '.' in names: zarr.json is a variable's name to it.
+    let cdl = dir.path().join("zj.cdl");
+    std::fs::write(
+        &cdl,
+        CDL.replace("float ab", "float zarr.json")
+            .replace(" ab =", " zarr.json ="),
+    )
+    .unwrap();
+    let zj = dir.path().join("zj.nc");
+    ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(&zj).arg(&cdl));
+    let mut f = std::fs::File::create(m.mp.join("zj.nc")).unwrap();
+    f.write_all(&std::fs::read(&zj).unwrap()).unwrap();
+    assert_eq!(close(f).unwrap_err().raw_os_error(), Some(libc::EIO), "{}", m.log());
+    assert_eq!(refs(&repo), made_g, "the branch is as it was");
+}
+
+#[test]
+fn a_shared_mmap_written_after_the_close_is_committed_at_its_unmap() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    let before = refs(&repo);
+    let path = m.mp.join("pressure/data.bin");
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    use std::os::fd::AsRawFd;
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    assert_ne!(map, libc::MAP_FAILED);
+    // The C idiom: close the descriptor, then write into the map.
+    close(f).unwrap();
+    let bytes = unsafe { std::slice::from_raw_parts_mut(map as *mut u8, len) };
+    bytes[4..8].copy_from_slice(&4242i32.to_le_bytes());
+    assert_eq!(unsafe { libc::munmap(map, len) }, 0);
+    // The release that follows the unmap commits.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while refs(&repo) == before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_ne!(refs(&repo), before, "committed: {}", m.log());
+    drop(m);
+    let fresh = Mount::at(&repo, &[]);
+    let got = std::fs::read(fresh.mp.join("pressure/data.bin")).unwrap();
+    assert_eq!(&got[4..8], &4242i32.to_le_bytes());
+}
+
+#[test]
+fn a_readers_fsync_commits_nothing_and_a_file_being_written_keeps_its_mode() {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let users = common::users::Users::create();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &["-o", "allow_other"]);
+    std::fs::set_permissions(m.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = refs(&repo);
+    let whole = std::fs::read(&source).unwrap();
+    // The owner's run.nc, whole but not closed, open to others' reading.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(m.mp.join("run.nc"))
+        .unwrap();
+    f.write_all(&whole).unwrap();
+    // coreutils' sync FILE opens it read-only and fsyncs it.
+    let synced = Command::new("runuser")
+        .args(["-u", &users.other, "--", "sync"])
+        .arg(m.mp.join("run.nc"))
+        .output()
+        .unwrap();
+    assert!(synced.status.success(), "{}", String::from_utf8_lossy(&synced.stderr));
+    assert_eq!(refs(&repo), before, "a reader's fsync committed nothing: {}", m.log());
+    // A file created 0600 shows 0600: others cannot read it.
+    let g = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(m.mp.join("secret.nc"))
+        .unwrap();
+    let mode = std::fs::metadata(m.mp.join("secret.nc")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let read = common::users::cat_output(&users.other, &m.mp.join("secret.nc"));
+    assert!(!read.status.success(), "another user read a 0600 file being written");
+    drop(g);
+    drop(f);
+    assert_ne!(refs(&repo), before, "the owner's close commits: {}", m.log());
+}
+
+#[test]
+fn a_file_name_with_a_newline_reaches_the_log_and_status_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    let name = "a\nFORGED line\x1b[2J.nc";
+    std::fs::write(m.mp.join(name), std::fs::read(&source).unwrap()).unwrap();
+    let log = m.log();
+    assert!(log.contains("committed a closed file"), "{log}");
+    assert!(!log.lines().any(|l| l.starts_with("FORGED")), "{log}");
+    assert!(!log.contains('\x1b'), "{log}");
+    let status = common::mount::nzfs(&["status", m.mp.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("written through nzfs"), "{text}");
+    assert!(!text.lines().any(|l| l.trim_start().starts_with("FORGED")), "{text}");
+    assert!(!text.contains('\x1b'), "{text}");
+}

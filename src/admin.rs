@@ -69,6 +69,50 @@ pub fn query_status(mp: &Path) -> Result<String, CliError> {
     }
 }
 
+/// `nzfs unmount`: first what a writable mount's spool still holds, with
+/// the paths (files being written, whose writers have not closed them,
+/// and files kept from failed commits), on stderr; then the unmount. Its
+/// files are not committed by it: they stay in the spool.
+pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
+    if let Some(note) = spool_note(mp) {
+        eprint!("{note}");
+    }
+    crate::daemon::unmount(mp, lazy)
+}
+
+/// What a writable mount's spool holds, as `nzfs unmount` says it; `None`
+/// when it holds nothing (or `mp` is no writable nzfs mount).
+fn spool_note(mp: &Path) -> Option<String> {
+    let text = query_status(mp).ok()?;
+    let w = StatusDoc::parse(text.as_bytes()).ok()?.writes?;
+    if w.staged_paths.is_empty() && w.kept.is_empty() {
+        return None;
+    }
+    let mut out = String::new();
+    if !w.staged_paths.is_empty() {
+        out += &format!(
+            "nzfs: {}: {} being written, not closed by their writers, so not committed; \
+             they stay in the spool:\n",
+            mp.display(),
+            crate::naming::count(w.staged_paths.len() as u64, "file"),
+        );
+        for p in &w.staged_paths {
+            out += &format!("  {p}\n");
+        }
+    }
+    if !w.kept.is_empty() {
+        out += &format!(
+            "nzfs: {}: {} kept in the spool, not committed (write them again, then remove them):\n",
+            mp.display(),
+            crate::naming::count(w.kept.len() as u64, "file"),
+        );
+        for k in &w.kept {
+            out += &format!("  {} ({}): {}\n", k.path, size(k.bytes), k.why);
+        }
+    }
+    Some(out)
+}
+
 /// `nzfs status`: print the document, or a summary of it.
 pub fn status(mp: &Path, as_json: bool) -> Result<(), CliError> {
     let text = query_status(mp)?;
@@ -243,6 +287,17 @@ pub fn render_status(mp: &str, doc: &StatusDoc, now: SystemTime) -> String {
                 c.snapshot,
                 c.message
             );
+        }
+        for f in &w.failures {
+            out += &format!(
+                "    {} ago  FAILED  {}: {}\n",
+                duration(secs.saturating_sub(f.time) as f64),
+                f.message,
+                f.reason
+            );
+        }
+        for k in &w.kept {
+            out += &format!("    kept {} ({}): {}\n", k.path, size(k.bytes), k.why);
         }
     }
     let kinds: Vec<String> = doc.errors.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();

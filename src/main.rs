@@ -148,7 +148,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             args.absolutize();
             mount(&args)
         }
-        Command::Unmount(args) => daemon::unmount(&args.mountpoint, args.lazy),
+        Command::Unmount(args) => nzfs::admin::unmount(&args.mountpoint, args.lazy),
         Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
         Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
         Command::InstallHelper(args) => nzfs::admin::install_helper(&args.prefix, args.remove),

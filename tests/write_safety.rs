@@ -314,3 +314,37 @@ fn a_file_name_with_a_newline_reaches_the_log_and_status_on_one_line() {
     assert!(!text.lines().any(|l| l.trim_start().starts_with("FORGED")), "{text}");
     assert!(!text.contains('\x1b'), "{text}");
 }
+
+#[test]
+fn a_failed_commit_is_shown_with_its_reason_and_kept_bytes_count_and_unmount_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, source, spool) = setup(dir.path());
+    let limit = std::fs::metadata(&source).unwrap().len() * 3 / 2;
+    let m = writable(&repo, &spool, &["--spool-size", &limit.to_string()]);
+    // Not netCDF classic: its close fails and its bytes are kept.
+    let junk = vec![b'x'; limit as usize / 2 + 1];
+    let mut f = std::fs::File::create(m.mp.join("junk.nc")).unwrap();
+    f.write_all(&junk).unwrap();
+    assert_eq!(close(f).unwrap_err().raw_os_error(), Some(libc::EIO));
+    let status = common::mount::nzfs(&["status", m.mp.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("FAILED") && text.contains("junk.nc written through nzfs"),
+        "{text}"
+    );
+    assert!(text.contains("kept ") && text.contains("its commit failed"), "{text}");
+    // The kept bytes count against the limit: a file that would fit an
+    // empty spool does not.
+    let mut g = std::fs::File::create(m.mp.join("next.nc")).unwrap();
+    let e = g.write_all(&std::fs::read(&source).unwrap()).and_then(|_| g.flush());
+    assert_eq!(e.unwrap_err().raw_os_error(), Some(libc::ENOSPC), "{}", m.log());
+    drop(g);
+    // nzfs unmount names what the spool keeps before it goes.
+    let out = common::mount::nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("kept in the spool") && said.contains(spool.to_str().unwrap()),
+        "{said}"
+    );
+}

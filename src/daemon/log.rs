@@ -57,16 +57,21 @@ pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, String> {
     Ok(base.join("spool").join(mountpoint_stem(mp)))
 }
 
-/// A mount point as one file name: its absolute path with `/` as `_`
-/// (`/mnt/nz` is `mnt_nz`, `/` is `root`).
+/// A mount point as one file name, one for each: its absolute path with
+/// `/` as `_`, and `_` and `%` written `%5f` and `%25` so that no two
+/// paths share a name (`/mnt/nz` is `mnt_nz`, `/W/a_b` is `W_a%5fb` and
+/// `/W/a/b` is `W_a_b`; `/` is `root`).
 fn mountpoint_stem(mp: &Path) -> String {
     let abs = std::path::absolute(mp).unwrap_or_else(|_| mp.to_path_buf());
-    let stem: String = abs
-        .to_string_lossy()
-        .trim_matches('/')
-        .chars()
-        .map(|c| if c == '/' { '_' } else { c })
-        .collect();
+    let mut stem = String::new();
+    for c in abs.to_string_lossy().trim_matches('/').chars() {
+        match c {
+            '/' => stem.push('_'),
+            '_' => stem.push_str("%5f"),
+            '%' => stem.push_str("%25"),
+            c => stem.push(c),
+        }
+    }
     if stem.is_empty() { "root".into() } else { stem }
 }
 
@@ -260,6 +265,17 @@ impl Write for &RotatingLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_mount_points_never_share_a_spool_or_log_name() {
+        assert_eq!(mountpoint_stem(Path::new("/mnt/nz")), "mnt_nz");
+        assert_eq!(mountpoint_stem(Path::new("/")), "root");
+        let names: std::collections::HashSet<String> = ["/W/a/b", "/W/a_b", "/W/a%5fb", "/W_a/b", "/W/a/_b", "/W/a_/b"]
+            .iter()
+            .map(|p| mountpoint_stem(Path::new(p)))
+            .collect();
+        assert_eq!(names.len(), 6, "{names:?}");
+    }
 
     #[test]
     fn a_log_rotates_past_its_limit_and_keeps_one_old_copy() {

@@ -42,7 +42,7 @@ impl FuseAdapter {
         };
         doc.metadata = self.live.status();
         doc.writes = self.spool().map(|s| {
-            use crate::fs::status::schema::{CommitMade, Writes};
+            use crate::fs::status::schema::{CommitFailed, CommitMade, KeptFile, Writes};
             let (staged, staged_bytes, limit_bytes) = s.usage();
             let (commits_made, commits_failed, last) = s.commits();
             Writes {
@@ -59,6 +59,21 @@ impl FuseAdapter {
                         message,
                     })
                     .collect(),
+                failures: s
+                    .failures()
+                    .into_iter()
+                    .map(|(time, message, reason)| CommitFailed { time, message, reason })
+                    .collect(),
+                kept: s
+                    .kept()
+                    .into_iter()
+                    .map(|k| KeptFile {
+                        path: k.path.display().to_string(),
+                        bytes: k.bytes,
+                        why: k.why,
+                    })
+                    .collect(),
+                staged_paths: s.staged_paths().iter().map(|p| p.display().to_string()).collect(),
             }
         });
         crate::fs::status::status_text(doc, to_owner)

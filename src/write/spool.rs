@@ -12,7 +12,7 @@
 //! its bytes in the spool, named in the log.
 //!
 //! Invariants: the spool directory is the daemon user's own, mode 0700,
-//! and never a link; the staged files together hold at most the spool's
+//! never a link, and one daemon's (locked while it runs); the staged files together hold at most the spool's
 //! limit (a write past it is `ENOSPC`); nothing reaches the repository but
 //! through [`Target::commit`], once per close of a written file.
 
@@ -31,7 +31,7 @@ use crate::sync::lock;
 mod edit;
 mod history;
 pub use edit::{Base, Pending, Shown};
-pub use history::Made;
+pub use history::{Failed, Kept, Made};
 
 /// The bit every staged file's inode number carries (the hierarchy's
 /// inodes and the views' tags take other bits).
@@ -70,12 +70,21 @@ pub enum SpoolError {
     #[error("no such file being written")]
     NotFound,
     /// The spool's limit would be passed.
-    #[error("the spool holds at most {limit} bytes; this write would take it to {wanted}")]
+    #[error(
+        "the spool holds at most {limit} bytes; this write would take it to {wanted} \
+         ({kept} of them in files kept from failed commits and earlier daemons: \
+         once recovered, remove them from {}, listed by nzfs status)",
+        dir.display()
+    )]
     Full {
         /// The limit.
         limit: u64,
         /// Where the write would have taken it.
         wanted: u64,
+        /// The bytes of kept files among them.
+        kept: u64,
+        /// The spool directory.
+        dir: PathBuf,
     },
     /// A write would change the size of an existing array's file.
     #[error("the file is {size} bytes and keeps its size (a write to byte {wanted} would grow it)")]
@@ -141,6 +150,8 @@ struct Staged {
 
 /// The files being written into one mount.
 pub struct Spool {
+    /// Holds the spool directory's lock (`flock`) while the daemon runs.
+    _lock: File,
     dir: PathBuf,
     limit: u64,
     next: AtomicU64,
@@ -153,6 +164,9 @@ pub struct Spool {
     /// hidden from then on, until the next removal is committed.
     hidden: Mutex<std::collections::HashSet<u64>>,
     history: Mutex<history::History>,
+    /// Files kept that no handle holds (failed commits' bytes, an earlier
+    /// daemon's leftovers): counted against the limit while they are there.
+    kept: Mutex<Vec<Kept>>,
     /// Held while an edit is committed.
     edit_commit: Mutex<()>,
     target: Box<dyn Target>,
@@ -188,6 +202,18 @@ impl Spool {
                 ),
             ));
         }
+        // One daemon a spool: a second would take the first's files for
+        // leftovers, and their names for its own.
+        let lock = File::open(dir)?;
+        if let Err(e) = rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!(
+                    "spool {}: another nzfs daemon uses it ({e}); give this mount a spool of its own with --spool-dir",
+                    dir.display()
+                ),
+            ));
+        }
         let mut left = Vec::new();
         for e in std::fs::read_dir(dir)? {
             left.push(e?.path());
@@ -200,6 +226,7 @@ impl Spool {
             .max()
             .map_or(1, |n| n + 1);
         let spool = Spool {
+            _lock: lock,
             dir: dir.to_path_buf(),
             limit,
             next: AtomicU64::new(first),
@@ -207,6 +234,15 @@ impl Spool {
             edits: Mutex::default(),
             hidden: Mutex::default(),
             history: Mutex::default(),
+            kept: Mutex::new(
+                left.iter()
+                    .map(|p| Kept {
+                        path: p.clone(),
+                        bytes: std::fs::symlink_metadata(p).map_or(0, |m| m.len()),
+                        why: "left by an earlier daemon, killed before its writer closed it".into(),
+                    })
+                    .collect(),
+            ),
             edit_commit: Mutex::default(),
             target,
         };
@@ -327,6 +363,26 @@ impl Spool {
         files.values().map(|s| s.size).sum()
     }
 
+    /// Whether `wanted` bytes of staged files and edits fit beside what the
+    /// spool keeps, or the error that refuses them. Kept files count as
+    /// they were kept; past the limit, those removed since are let go of
+    /// first.
+    fn fits(&self, wanted: u64) -> Result<(), SpoolError> {
+        if wanted.saturating_add(self.kept_bytes(false)) <= self.limit {
+            return Ok(());
+        }
+        let kept = self.kept_bytes(true);
+        match wanted.saturating_add(kept) <= self.limit {
+            true => Ok(()),
+            false => Err(SpoolError::Full {
+                limit: self.limit,
+                wanted: wanted.saturating_add(kept),
+                kept,
+                dir: self.dir.clone(),
+            }),
+        }
+    }
+
     /// Write `data` at `offset` of a staged file.
     pub fn write(&self, ino: u64, offset: u64, data: &[u8]) -> Result<usize, SpoolError> {
         let mut files = lock(&self.files);
@@ -334,12 +390,7 @@ impl Spool {
         let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
         let end = offset.saturating_add(data.len() as u64);
         let grows = end.saturating_sub(s.size);
-        if used.saturating_add(grows) > self.limit {
-            return Err(SpoolError::Full {
-                limit: self.limit,
-                wanted: used.saturating_add(grows),
-            });
-        }
+        self.fits(used.saturating_add(grows))?;
         s.file.write_all_at(data, offset)?;
         s.size = s.size.max(end);
         s.dirty = true;
@@ -397,13 +448,7 @@ impl Spool {
         let mut files = lock(&self.files);
         let used = Self::used(&files) + self.edits_used();
         let s = files.get_mut(&ino).ok_or(SpoolError::NotFound)?;
-        let wanted = used.saturating_add(size.saturating_sub(s.size));
-        if wanted > self.limit {
-            return Err(SpoolError::Full {
-                limit: self.limit,
-                wanted,
-            });
-        }
+        self.fits(used.saturating_add(size.saturating_sub(s.size)))?;
         s.file.set_len(size)?;
         s.size = size;
         s.dirty = true;
@@ -502,12 +547,18 @@ impl Spool {
             true => self.close(ino),
             false => Ok(None),
         };
-        let mut files = lock(&self.files);
-        let kept = match files.get(&ino) {
-            Some(s) if s.failed && s.write_opens == 0 => files.remove(&ino).map(|s| s.path),
-            _ => None,
+        let kept = {
+            let mut files = lock(&self.files);
+            match files.get(&ino) {
+                Some(s) if s.failed && s.write_opens == 0 => files.remove(&ino).map(|s| (s.path, s.size)),
+                _ => None,
+            }
         };
-        (committed, kept)
+        if let Some((path, bytes)) = &kept {
+            let why = self.failures().first().map_or_else(String::new, |f| f.2.clone());
+            self.keep(path, *bytes, format!("its commit failed: {why}"));
+        }
+        (committed, kept.map(|(p, _)| p))
     }
 
     /// Remove the staged file `name` of directory `parent_ino` (a writer

@@ -197,9 +197,23 @@ pub fn status_text(mut doc: StatusDoc, to_owner: bool) -> String {
         for e in &mut doc.errors.recent {
             e.message = note.to_string();
         }
-        // Commit messages name files, programs and users.
-        for c in doc.writes.iter_mut().flat_map(|w| &mut w.commits) {
-            c.message = note.to_string();
+        // Commit messages name files, programs and users; so do the
+        // reasons of failures and the spool's paths.
+        for w in doc.writes.iter_mut() {
+            for c in &mut w.commits {
+                c.message = note.to_string();
+            }
+            for f in &mut w.failures {
+                f.message = note.to_string();
+                f.reason = note.to_string();
+            }
+            for k in &mut w.kept {
+                k.path = note.to_string();
+                k.why = note.to_string();
+            }
+            for p in &mut w.staged_paths {
+                *p = note.to_string();
+            }
         }
     };
     if !to_owner {

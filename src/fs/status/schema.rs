@@ -177,6 +177,38 @@ object! {
         pub commits_failed: u64,
         /// The last commits made through the mount, newest first.
         pub commits: Vec<CommitMade>,
+        /// The last commits that failed, newest first, with why.
+        pub failures: Vec<CommitFailed>,
+        /// Files the spool keeps that no handle holds (failed commits'
+        /// bytes, an earlier daemon's leftovers), counted against the limit
+        /// until they are removed.
+        pub kept: Vec<KeptFile>,
+        /// The spool paths of the files being written now.
+        pub staged_paths: Vec<String>,
+    }
+}
+
+object! {
+    /// One commit that failed.
+    pub struct CommitFailed {
+        /// Seconds since the epoch.
+        pub time: u64,
+        /// Its message: what was written, by which program and user.
+        pub message: String,
+        /// Why it failed.
+        pub reason: String,
+    }
+}
+
+object! {
+    /// A file the spool keeps.
+    pub struct KeptFile {
+        /// Its path in the spool.
+        pub path: String,
+        /// Its size.
+        pub bytes: u64,
+        /// Why it is there.
+        pub why: String,
     }
 }
 

@@ -198,13 +198,7 @@ impl Spool {
                 wanted: end,
             });
         }
-        let wanted = used.saturating_add(data.len() as u64);
-        if wanted > self.limit {
-            return Err(SpoolError::Full {
-                limit: self.limit,
-                wanted,
-            });
-        }
+        self.fits(used.saturating_add(data.len() as u64))?;
         e.file.write_all_at(data, offset)?;
         e.add(offset, end);
         e.writes += 1;
@@ -273,11 +267,28 @@ impl Spool {
             }
             None => {
                 let (_, fresh, file) = self.new_file(&format!("edit-{}", e.array)).ok()?;
+                let bytes = e.bytes;
                 e.clear();
                 e.file = file;
-                Some(std::mem::replace(&mut e.path, fresh))
+                let kept = std::mem::replace(&mut e.path, fresh);
+                drop(edits);
+                let why = self.failures().first().map_or_else(String::new, |f| f.2.clone());
+                self.keep(
+                    &kept,
+                    bytes,
+                    format!(
+                        "the writes into {} (at their offsets) were not committed: {why}",
+                        p.named
+                    ),
+                );
+                Some(kept)
             }
         }
+    }
+
+    /// The spool paths of the edits' bytes.
+    pub(super) fn edit_paths(&self) -> Vec<PathBuf> {
+        lock(&self.edits).values().map(|e| e.path.clone()).collect()
     }
 
     /// Whether the one open left of edited file `ino` is being released

@@ -81,7 +81,17 @@ fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     let b = s.create(1, "", "b.nc", (0, 0, 1, 0o644), "w".into()).unwrap().ino;
     s.write(a, 0, b"123456").unwrap();
     let e = s.write(b, 0, b"12345").unwrap_err();
-    assert!(matches!(e, SpoolError::Full { limit: 10, wanted: 11 }), "{e}");
+    assert!(
+        matches!(
+            e,
+            SpoolError::Full {
+                limit: 10,
+                wanted: 11,
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(matches!(s.truncate(b, 5), Err(SpoolError::Full { .. })));
     s.write(b, 0, b"1234").unwrap();
     rec.fail.store(true, Ordering::Relaxed);
@@ -91,6 +101,16 @@ fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     let kept = s.release(a, true).1.unwrap();
     assert_eq!(std::fs::read(&kept).unwrap(), b"123456");
     assert!(matches!(s.stat(a), Err(SpoolError::NotFound)));
+    // Kept, it still counts against the limit, and is listed with why.
+    let listed = s.kept();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].path, kept);
+    assert!(listed[0].why.contains("its commit failed"), "{}", listed[0].why);
+    assert!(matches!(s.write(b, 4, b"x"), Err(SpoolError::Full { kept: 6, .. })));
+    // Removed by its user, it no longer does.
+    std::fs::remove_file(&kept).unwrap();
+    s.write(b, 4, b"x").unwrap();
+    assert!(s.kept().is_empty());
     // A writer that gives up removes its file.
     s.remove(1, "b.nc").unwrap();
     assert!(matches!(s.remove(1, "b.nc"), Err(SpoolError::NotFound)));
@@ -195,4 +215,23 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert!(s.is_edited(9), "one open is left");
     s.edit_release(9);
     assert!(!s.is_edited(9) && kept.exists());
+}
+
+#[test]
+fn a_second_daemon_is_refused_the_spool_the_first_holds() {
+    let (dir, s, _rec) = spool(1 << 20);
+    let again = Spool::open(
+        &dir.path().join("spool"),
+        1 << 20,
+        Box::new(Arc::new(Recorder::default())),
+    );
+    let e = again.err().expect("refused");
+    assert!(e.to_string().contains("another nzfs daemon uses it"), "{e}");
+    drop(s);
+    Spool::open(
+        &dir.path().join("spool"),
+        1 << 20,
+        Box::new(Arc::new(Recorder::default())),
+    )
+    .unwrap();
 }

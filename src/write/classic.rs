@@ -522,7 +522,12 @@ impl Classic {
         // whole in the region. A record variable's records are apart, so
         // its first axis is never in a run (nor is any, for a variable
         // that is records of one value: `run_axis == rank`).
-        let lo = usize::from(v.record);
+        // Records lie one after the other when this variable is all a
+        // record holds (the only record variable): then the record axis
+        // joins a run like any other, and one-byte records are read in
+        // whole runs rather than a value per read.
+        let contiguous = v.record && self.slab(v)? == self.recsize;
+        let lo = usize::from(v.record && !contiguous);
         let mut run_axis = rank;
         if rank > lo {
             run_axis = rank - 1;

@@ -151,3 +151,17 @@ fn variables_that_share_bytes_are_refused() {
     let (_k, f) = file(&bytes);
     Classic::parse(&f).unwrap();
 }
+
+#[test]
+fn the_only_record_variable_reads_back_across_records_whole() {
+    // t unlimited with 5 records of one byte each, the only record
+    // variable: its records lie one after the other.
+    let header_len = cdf1(5, &[("t", 0)], &[("r", &[0], 1, 0)], &[]).len() as u32;
+    let bytes = cdf1(5, &[("t", 0)], &[("r", &[0], 1, header_len)], &[1, 2, 3, 4, 5, 0, 0, 0]);
+    let (_keep, f) = file(&bytes);
+    let c = Classic::parse(&f).unwrap();
+    let r = &c.vars[0];
+    assert_eq!(c.read(&f, r, &[0], &[5]).unwrap(), [1, 2, 3, 4, 5]);
+    assert_eq!(c.read(&f, r, &[1], &[3]).unwrap(), [2, 3, 4]);
+    assert_eq!(c.read(&f, r, &[4], &[1]).unwrap(), [5]);
+}

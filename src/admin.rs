@@ -35,16 +35,21 @@ fn ask(mp: &Path) -> std::io::Result<Vec<u8>> {
 
 /// The status document of the nzfs mount at `mp`, as JSON text.
 pub fn query_status(mp: &Path) -> Result<String, CliError> {
+    query_status_within(mp, STATUS_TIMEOUT)
+}
+
+/// [`query_status`], waiting at most `timeout`.
+fn query_status_within(mp: &Path, timeout: Duration) -> Result<String, CliError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let asked = mp.to_path_buf();
     std::thread::spawn(move || {
         let _ = tx.send(ask(&asked));
     });
     let shown = mp.display();
-    match rx.recv_timeout(STATUS_TIMEOUT) {
+    match rx.recv_timeout(timeout) {
         Err(_) => Err(CliError::new(format!(
             "{shown}: the mount did not answer within {} s (its daemon is busy or stuck; see its log)",
-            STATUS_TIMEOUT.as_secs()
+            timeout.as_secs()
         ))),
         Ok(Ok(bytes)) => {
             String::from_utf8(bytes).map_err(|_| CliError::new(format!("{shown}: the status is not UTF-8")))
@@ -83,7 +88,12 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
 /// What a writable mount's spool holds, as `nzfs unmount` says it; `None`
 /// when it holds nothing (or `mp` is no writable nzfs mount).
 fn spool_note(mp: &Path) -> Option<String> {
-    let text = query_status(mp).ok()?;
+    // A stale mount has no daemon to ask, and a stuck one does not hold
+    // the unmount up for long.
+    if crate::daemon::is_stale(mp) || !crate::daemon::is_mount_point(mp) {
+        return None;
+    }
+    let text = query_status_within(mp, Duration::from_secs(2)).ok()?;
     let w = StatusDoc::parse(text.as_bytes()).ok()?.writes?;
     if w.staged_paths.is_empty() && w.kept.is_empty() {
         return None;

@@ -17,6 +17,9 @@ bin=$root/target/cov/debug/nzfs
 tools=$(dirname "$(find "$(rustc --print sysroot)" -name llvm-profdata -type f | head -n 1)")
 [ -x "$tools/llvm-profdata" ] || { echo "read_path_files: no llvm-profdata: rustup component add llvm-tools" >&2; exit 1; }
 work=$(mktemp -d)
+# Every run of the instrumented binary (the unmounts too) writes its
+# profile under $work, never into the working directory.
+export LLVM_PROFILE_FILE="$work/other-%p.profraw"
 mp=$work/mnt
 mkdir -p "$mp"
 trap '"$bin" unmount "$mp" 2>/dev/null || true; rm -rf "$work"' EXIT

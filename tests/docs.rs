@@ -189,5 +189,8 @@ fn the_top_level_holds_only_sources_and_documents() {
         .map(|l| l.split('/').next().unwrap_or(l))
         .filter(|top| !ALLOWED.contains(top))
         .collect();
-    assert!(stray.is_empty(), "tracked at the top level, not sources or documents: {stray:?}");
+    assert!(
+        stray.is_empty(),
+        "tracked at the top level, not sources or documents: {stray:?}"
+    );
 }

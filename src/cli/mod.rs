@@ -26,9 +26,12 @@ pub use size::{SizeError, parse_size};
     name = "nzfs",
     version,
     long_version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NZFS_BUILD_INFO"), ")"),
-    about = "Mount a Zarr v3 (NZ-1.0), Zarr v2 or NCZarr store read-only, as directories of decoded chunk files",
-    long_about = "Mount a Zarr store read-only: Zarr v3 (NZ-1.0 NetCDF-Zarr convention), Zarr v2\n\
-        (zarr-python, xarray; consolidated .zmetadata too) or netCDF-C's NCZarr.\n\n\
+    about = "Mount a Zarr v3 (NZ-1.0), Zarr v2 or NCZarr store as directories of decoded chunk files \
+        (read-only; an Icechunk branch may be mounted --writable)",
+    long_about = "Mount a Zarr store: Zarr v3 (NZ-1.0 NetCDF-Zarr convention), Zarr v2\n\
+        (zarr-python, xarray; consolidated .zmetadata too) or netCDF-C's NCZarr. A mount is\n\
+        read-only; an Icechunk branch may be mounted --writable, and then netCDF files\n\
+        written into it become commits.\n\n\
         Every group and array is a directory; every array directory holds one raw,\n\
         decoded .bin file per chunk (C order, native byte order), data.bin (the whole\n\
         array), and a header.cdl that describes it the way `ncdump -h` would. String\n\
@@ -212,7 +215,8 @@ pub struct ManArgs {
     threads=4, decoders=8, log_file=/var/log/nzfs.log, passthrough=auto, disk_cache=DIR, disk_cache_size=SIZE,\n\
     store_option=KEY=VALUE, connect_timeout=S, request_timeout=S, retries=N, anonymous, verbose.\n\
     Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
-    are accepted; rw is refused, because nzfs is read-only.\n\n\
+    are accepted. rw is --writable: a mount of an Icechunk branch takes it, and any other store\n\
+    refuses it (only an Icechunk branch takes writes), so an fstab line for one keeps ro.\n\n\
     Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 /// `nzfs mount`, as given; checked once into a `MountConfig` (module `daemon`).
 pub struct MountArgs {
@@ -357,10 +361,10 @@ impl MountArgs {
 /// http(s)://).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Args)]
 pub struct StoreArgs {
-    /// Follow symlinks that lead outside the store. WARNING: with
-    /// -o allow_other this shows every user any file the daemon can read
-    /// that a symlink in the store points at. By default a symlink is
-    /// followed only while it stays inside the store.
+    /// Follow symlinks that lead outside the store (by default a symlink
+    /// is followed only while it stays inside the store). WARNING, for a
+    /// mount: with -o allow_other every user then sees any file the daemon
+    /// can read that a symlink in the store points at.
     #[arg(long)]
     pub follow_symlinks: bool,
     /// Remote stores: an object_store option KEY=VALUE (repeatable), e.g.
@@ -391,8 +395,8 @@ pub struct StoreArgs {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=20))]
     pub retries: u8,
     /// Remote stores: keep raw chunk objects in DIR, so that the next read,
-    /// and the next mount of the same URL, download nothing again. Safe to
-    /// share between mounts. Metadata is always read afresh, and a cached
+    /// and the next mount or command given the same DIR and URL, download
+    /// nothing again. Safe to share between mounts and commands. Metadata is always read afresh, and a cached
     /// object is used only while the store holds the same version of it
     /// (one HEAD per object a minute at most): a chunk rewritten in place
     /// is read anew.
@@ -402,8 +406,8 @@ pub struct StoreArgs {
     #[arg(long, value_name = "SIZE", default_value = "10GiB", value_parser = parse_size, requires = "disk_cache")]
     pub disk_cache_size: u64,
     /// Icechunk repositories: show the tip of branch NAME (default: main).
-    /// The version is resolved once, at mount: the mount does not follow
-    /// later commits.
+    /// A mount follows the tip as the branch moves (it looks every
+    /// --metadata-ttl); check and cdl read the tip as they start.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["tag", "snapshot", "all_versions"])]
     pub branch: Option<String>,
     /// Icechunk repositories: show the snapshot tag NAME points at.
@@ -574,15 +578,7 @@ pub struct CdlArgs {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clap_definition_is_valid() {
-        use clap::CommandFactory;
-        Cli::command().debug_assert();
-    }
-}
+mod tests;
 
 /// A failure to report on one line, with a non-zero exit: 1, or 2 for a
 /// request that names what is not there (an Icechunk branch, tag or

@@ -89,6 +89,38 @@ fn swapped_arguments_are_named_as_such() {
     assert!(!err.contains("is not empty"), "{err}");
 }
 
+/// A mount point that holds Zarr metadata is the user's store, whatever
+/// the first argument is: the advice never mounts over it (`-o nonempty`).
+#[test]
+fn a_store_given_as_the_mount_point_is_never_offered_nonempty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nope = tmp.path().join("nope");
+    let live = common::mount::Mount::new("sample.zarr", &[]);
+    let other = tmp.path().join("other.zarr");
+    common::copy_dir(&common::data_dir().join("sample.zarr"), &other);
+    for (first, said) in [
+        (nope.to_str().unwrap(), "does not exist"),
+        (live.mp.to_str().unwrap(), "is an nzfs mount"),
+        (other.to_str().unwrap(), "is itself a Zarr store"),
+    ] {
+        let out = nzfs(&["mount", first, &sample()]);
+        assert!(!out.status.success(), "{first}");
+        let err = stderr(&out);
+        assert!(err.contains(said), "{first}: {err}");
+        assert!(!err.contains("nonempty"), "{first}: {err}");
+    }
+    let out = nzfs(&["mount", nope.to_str().unwrap(), &sample()]);
+    let err = stderr(&out);
+    assert!(err.contains("look swapped") && err.contains("mkdir -p"), "{err}");
+    // Inside a mount: no -o nonempty either.
+    let out = nzfs(&["mount", &sample(), live.mp.join("t2m").to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("inside the nzfs mount") && !err.contains("nonempty"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_misspelled_command_gets_the_nearest_one() {
     let tmp = tempfile::tempdir().unwrap();

@@ -41,10 +41,19 @@ pub(super) fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError
         Err(e) => fail(format!("mount point {}: {e}", mp.display())),
         Ok(m) if !m.is_dir() => fail(format!("mount point {} is not a directory", mp.display())),
         Ok(_) if is_mount_point(mp) => fail(format!("mount point {} is already mounted", mp.display())),
-        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => fail(format!(
-            "mount point {} is not empty (use -o nonempty to mount over it anyway)",
-            mp.display()
-        )),
+        Ok(_) if !nonempty && std::fs::read_dir(mp)?.next().is_some() => match crate::mounts::nzfs_mount_around(mp) {
+            // A directory the mount shows is a group's or an array's: no
+            // mount belongs over it.
+            Some(around) => fail(format!(
+                "mount point {} lies inside the nzfs mount {}; mount on an empty directory outside it",
+                mp.display(),
+                around.point.display()
+            )),
+            None => fail(format!(
+                "mount point {} is not empty (use -o nonempty to mount over it anyway)",
+                mp.display()
+            )),
+        },
         Ok(_) => Ok(()),
     }
 }
@@ -77,21 +86,52 @@ pub(super) fn check_outside_store(store: &Path, mp: &Path) -> Result<(), CliErro
     Ok(())
 }
 
-/// Arguments in the wrong order (`nzfs mount MOUNTPOINT STORE`): the
-/// "store" is an empty directory and the "mount point" holds Zarr metadata.
+/// Arguments in the wrong order (`nzfs mount MOUNTPOINT STORE`), or a
+/// mount over a store: a "mount point" that holds Zarr metadata is refused
+/// whatever the first argument is, and never with `-o nonempty` offered.
+/// When the first argument is no store (absent, an empty directory, a
+/// live nzfs mount, a directory without Zarr metadata) the two look
+/// swapped; when it is one too, the mount would hide the second.
 pub(super) fn check_swapped(store: &Path, mp: &Path) -> Result<(), CliError> {
-    let empty_dir = std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none());
-    if empty_dir && holds_zarr_metadata(mp) {
-        return fail(format!(
-            "the arguments look swapped: {} holds Zarr metadata and {} is an empty directory; \
-             the store comes first: nzfs mount {} {}",
-            mp.display(),
-            store.display(),
-            mp.display(),
-            store.display()
-        ));
+    if !holds_zarr_metadata(mp) {
+        return Ok(());
     }
-    Ok(())
+    let (s, m) = (store.display(), mp.display());
+    let remote = store.to_string_lossy().contains("://");
+    let first = if remote {
+        None
+    } else if crate::mounts::at(&std::path::absolute(store).unwrap_or_else(|_| store.to_path_buf()))
+        .is_some_and(|mounted| mounted.fstype == "fuse.nzfs")
+    {
+        Some("is an nzfs mount")
+    } else if std::fs::symlink_metadata(store).is_err() {
+        Some("does not exist")
+    } else if std::fs::read_dir(store).is_ok_and(|mut d| d.next().is_none()) {
+        Some("is an empty directory")
+    } else if store.is_dir() && !holds_zarr_metadata(store) {
+        Some("holds no Zarr metadata")
+    } else {
+        None
+    };
+    match first {
+        Some(what) => {
+            let make = match what {
+                "does not exist" => format!("mkdir -p {} && ", shell_word(&store.to_string_lossy())),
+                _ => String::new(),
+            };
+            fail(format!(
+                "the arguments look swapped: {m} holds Zarr metadata (it is a store) and {s} {what}; \
+                 the store comes first: {make}nzfs mount {} {}",
+                shell_word(&mp.to_string_lossy()),
+                shell_word(&store.to_string_lossy())
+            ))
+        }
+        None => fail(format!(
+            "mount point {m} is itself a Zarr store (it holds Zarr metadata): a mount there would hide it; \
+             mount {s} on an empty directory instead: mkdir -p /tmp/nz && nzfs mount {} /tmp/nz",
+            shell_word(&store.to_string_lossy())
+        )),
+    }
 }
 
 pub(super) fn check_dev_fuse() -> Result<(), CliError> {

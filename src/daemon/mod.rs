@@ -115,8 +115,8 @@ pub fn store_from_environment(args: &mut MountArgs) {
 /// `nzfs mount` in the parent: check, start the daemon, hand it its
 /// settings, wait for it.
 pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), CliError> {
-    check_swapped(&config.store, &config.mountpoint)?;
     check_outside_store(&config.store, &config.mountpoint)?;
+    check_swapped(&config.store, &config.mountpoint)?;
     check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
     check_dev_fuse()?;
     check_fusermount()?;
@@ -247,6 +247,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     }
     if !daemon_child {
         check_outside_store(&config.store, &config.mountpoint)?;
+        check_swapped(&config.store, &config.mountpoint)?;
         check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
         check_dev_fuse()?;
         check_fusermount()?;

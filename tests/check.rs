@@ -78,7 +78,8 @@ fn each_broken_rule_is_named() {
         (
             // Plain Zarr is not in error: it does not declare NZ-1.0.
             "nz_undeclared.zarr",
-            0,
+            // Not NZ-1.0 at all: it does not conform (a calm note, exit 1).
+            1,
             "error",
             "/",
             "convention-declaration",
@@ -227,9 +228,10 @@ fn zarr_v2_stores_are_checked_with_array_dimensions_as_names() {
     let all = findings(&doc);
     assert!(!all.iter().any(|f| f.2 == "dimension-names"), "{all:?}");
     // zarr-python's plain v2 arrays have none: the rule that needs names
-    // fails. The store does not declare NZ-1.0, so that is no error: exit 0.
+    // fails. The store does not declare NZ-1.0, so that is a note, not an
+    // error; and it does not conform: exit 1.
     let (code, doc) = check("v2_layout.zarr");
-    assert_eq!(code, 0);
+    assert_eq!(code, 1);
     assert_eq!(doc.get("declared"), Some(&Value::Bool(false)), "{doc}");
     let hit = doc
         .get("findings")
@@ -258,5 +260,6 @@ fn zarr_v2_stores_are_checked_with_array_dimensions_as_names() {
     // stores that declare NZ-1.0 (nz_shared_dimension does: exit 1 above).
     assert!(!text.contains("error ") && !text.contains("does not conform"), "{text}");
     assert!(text.contains("note    /: convention-declaration"), "{text}");
-    assert_eq!(out.status.code(), Some(0));
+    // A calm note, and exit 1 all the same: 0 is "conforms".
+    assert_eq!(out.status.code(), Some(1));
 }

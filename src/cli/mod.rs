@@ -63,7 +63,7 @@ pub enum Command {
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
-    /// Check a store against the NZ-1.0 convention (exit 0 conforms, 1 violates, 2 unreadable)
+    /// Check a store against the NZ-1.0 convention (exit 0 conforms, 1 violates it or does not declare it, 2 unreadable)
     #[command(
         after_help = "Examples:\n  nzfs check data.zarr\n  nzfs check --json data.zarr | jq .findings\n  \
         nzfs check --no-values data.zarr   # metadata rules only, read no chunks\n\n\

@@ -137,6 +137,14 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
             shown_store(store)
         ));
     }
+    #[cfg(not(feature = "remote"))]
+    if let Some(url) = store.to_str().filter(|s| crate::store::object_url(s)) {
+        return fail(format!(
+            "{} is an object storage URL: this nzfs was built without object storage support \
+             (it is in the default features: cargo build --release)",
+            crate::store::redact_url(url)
+        ));
+    }
     #[cfg(feature = "remote")]
     if let Some(url) = store.to_str().filter(|s| crate::store::object::is_remote(s)) {
         // A zip in object storage: its directory's store, read by ranges.

@@ -123,6 +123,42 @@ fn spool_note(mp: &Path) -> Option<String> {
     Some(out)
 }
 
+/// `nzfs status` with no mount point: the live nzfs mounts, one a line
+/// (mount point, then store), or as JSON `[{"mountpoint", "store"}]`;
+/// a note on stderr when there is none.
+pub fn list_mounts(as_json: bool) -> Result<(), CliError> {
+    let mounts: Vec<_> = crate::mounts::table()
+        .into_iter()
+        .filter(|m| m.fstype == "fuse.nzfs")
+        .collect();
+    let store = |m: &crate::mounts::Mounted| m.source.strip_prefix("nzfs:").unwrap_or(&m.source).to_string();
+    if as_json {
+        let items: Vec<String> = mounts
+            .iter()
+            .map(|m| {
+                format!(
+                    "{{\"mountpoint\":{},\"store\":{}}}",
+                    crate::json::Value::Str(m.point.to_string_lossy().into_owned()),
+                    crate::json::Value::Str(store(m))
+                )
+            })
+            .collect();
+        println!("[{}]", items.join(","));
+        return Ok(());
+    }
+    if mounts.is_empty() {
+        eprintln!("nzfs: no nzfs mount is live (nzfs mount STORE MOUNTPOINT makes one)");
+    }
+    for m in &mounts {
+        println!(
+            "{}  {}",
+            crate::naming::escaped(&m.point.to_string_lossy()),
+            crate::naming::escaped(&store(m))
+        );
+    }
+    Ok(())
+}
+
 /// `nzfs status`: print the document, or a summary of it.
 pub fn status(mp: &Path, as_json: bool) -> Result<(), CliError> {
     let text = query_status(mp)?;

@@ -151,7 +151,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             mount(&args)
         }
         Command::Unmount(args) => nzfs::admin::unmount(&args.mountpoint, args.lazy),
-        Command::Status(args) => nzfs::admin::status(&args.mountpoint, args.json),
+        Command::Status(args) => match &args.mountpoint {
+            Some(mp) => nzfs::admin::status(mp, args.json),
+            None => nzfs::admin::list_mounts(args.json),
+        },
         Command::Man(args) => nzfs::admin::write_man_pages(&args.dir),
         Command::InstallHelper(args) => nzfs::admin::install_helper(&args.prefix, args.remove),
         #[cfg(feature = "csi")]

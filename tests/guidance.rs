@@ -509,3 +509,27 @@ fn a_path_inside_a_mount_or_nowhere_is_named_as_such() {
         "{err}"
     );
 }
+
+/// `nzfs status` with no mount point lists the live nzfs mounts, each with
+/// its store, as text and as JSON.
+#[test]
+fn status_without_a_mount_point_lists_the_live_mounts() {
+    let m = common::mount::Mount::new("sample.zarr", &[]);
+    let out = nzfs(&["status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(m.mp.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("sample.zarr"), "{line}");
+    let out = nzfs(&["status", "--json"]);
+    let doc = nzfs::json::parse(&out.stdout).unwrap();
+    let listed = doc.as_array().unwrap().iter().any(|e| {
+        e.get("mountpoint").and_then(|v| v.as_str()) == m.mp.to_str()
+            && e.get("store")
+                .and_then(|v| v.as_str())
+                .is_some_and(|s| s.ends_with("sample.zarr"))
+    });
+    assert!(listed, "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -164,8 +164,9 @@ pub struct CsiArgs {
 /// `nzfs status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// The mount point of a running nzfs mount
-    pub mountpoint: PathBuf,
+    /// The mount point of a running nzfs mount (none: list the nzfs mounts
+    /// that are live, each with its store)
+    pub mountpoint: Option<PathBuf>,
     /// Print the status as one JSON document (shape in docs/troubleshooting.md)
     #[arg(long)]
     pub json: bool,

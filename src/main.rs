@@ -170,11 +170,31 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let opened = daemon::open_store(&args.store, &args.symlinks)?;
             let h = &opened.hierarchy;
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
-            let id = h
-                .nodes
-                .iter()
-                .position(|n| n.path == path)
-                .ok_or_else(|| CliError::new(format!("no group or array {path:?} in {}", opened.shown)))?;
+            let id = h.nodes.iter().position(|n| n.path == path).ok_or_else(|| {
+                let mut there: Vec<&str> = h
+                    .nodes
+                    .iter()
+                    .map(|n| n.path.as_str())
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                let more = there.len().saturating_sub(20);
+                there.truncate(20);
+                CliError::new(format!(
+                    "no group or array {path:?} in {}; it holds: {}{}",
+                    opened.shown,
+                    match there.is_empty() {
+                        true => "no node but its root".to_string(),
+                        false => there.join(", "),
+                    },
+                    match more {
+                        0 => String::new(),
+                        n => format!(
+                            " and {n} more (nzfs cdl {} lists them all)",
+                            daemon::shown_store(&args.store)
+                        ),
+                    }
+                ))
+            })?;
             let dataset = daemon::dataset_name(&args.store);
             let version = nzfs::cdl::VersionRoot::of(&opened.versions, path);
             let text = nzfs::cdl::render(h, id, nzfs::cdl::title(h, id, &dataset, version));

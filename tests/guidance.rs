@@ -533,3 +533,30 @@ fn status_without_a_mount_point_lists_the_live_mounts() {
     });
     assert!(listed, "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+/// A netCDF file given as the store is named as one (no mount needed); a
+/// missing store is named by its absolute path without "os error 2"; `nzfs
+/// cdl STORE NOSUCH` lists what is there; a size in bits is refused.
+#[test]
+fn first_mistakes_get_messages_that_say_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mnt");
+    std::fs::create_dir(&mp).unwrap();
+    let nc = common::data_dir().join("nczarr_src.nc");
+    let out = nzfs(&["mount", nc.to_str().unwrap(), mp.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert!(err.contains("is a netCDF file") && err.contains("ncdump -h"), "{err}");
+    let out = nzfs(&["mount", "nosuch.zarr", mp.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let abs = std::env::current_dir().unwrap().join("nosuch.zarr");
+    assert!(err.contains(&format!("{} does not exist", abs.display())), "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    let out = nzfs(&["cdl", &sample(), "nosuch"]);
+    let err = stderr(&out);
+    assert!(err.contains("it holds: ") && err.contains("t2m"), "{err}");
+    let out = nzfs(&["mount", "--cache-size", "1Gb", &sample(), mp.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bits"), "{err}");
+}

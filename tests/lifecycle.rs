@@ -21,7 +21,7 @@ fn mount_refuses_bad_inputs_with_one_line() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["/nonexistent/store.zarr".into(), mp.display().to_string()],
-            "No such file",
+            "does not exist",
         ),
         (
             vec![tmp.path().display().to_string(), mp.display().to_string()],

@@ -17,6 +17,9 @@ pub enum SizeError {
         /// The whole size given.
         text: String,
     },
+    /// A unit of bits (`Gb`, `Mb`, `kb`).
+    #[error("{0:?}: a lower-case b is bits; give bytes: GiB, MiB, KiB (powers of 2) or GB, MB, kB (powers of 10)")]
+    Bits(String),
     /// More bytes than 64 bits hold.
     #[error("{0:?} is out of range")]
     OutOfRange(String),
@@ -28,6 +31,11 @@ pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: f64 = num.parse().map_err(|_| SizeError::NotASize(s.to_string()))?;
+    // A lower-case b after a prefix is bits (1Gb, a gigabit): refused
+    // rather than read as bytes.
+    if matches!(unit.trim(), "kb" | "Kb" | "mb" | "Mb" | "gb" | "Gb" | "tb" | "Tb") {
+        return Err(SizeError::Bits(s.to_string()));
+    }
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" => 1 << 10,
@@ -71,5 +79,11 @@ mod tests {
         assert!(matches!(parse_size("lots"), Err(SizeError::NotASize(_))));
         assert!(matches!(parse_size("5 parsecs"), Err(SizeError::UnknownUnit { .. })));
         assert!(matches!(parse_size("0"), Err(SizeError::OutOfRange(_))));
+        // Bits are refused, bytes taken.
+        for bits in ["1Gb", "512Mb", "4kb", "1gb"] {
+            assert!(matches!(parse_size(bits), Err(SizeError::Bits(_))), "{bits}");
+        }
+        assert_eq!(parse_size("100b"), Ok(100));
+        assert_eq!(parse_size("1gib"), Ok(1 << 30));
     }
 }

@@ -386,14 +386,38 @@ fn open_zip(inner: Box<dyn ReadableStore>, key: &str, shown: &str) -> Result<Ope
     Ok(Opened::plain(Box::new(zip), hierarchy, shown.to_string()))
 }
 
+/// Which netCDF file `path` is by its first bytes, if it is one.
+fn netcdf_kind(path: &Path) -> Option<&'static str> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).ok()?.read_exact(&mut magic).ok()?;
+    match &magic {
+        b"CDF\x01" => Some("netCDF classic"),
+        b"CDF\x02" => Some("netCDF 64-bit offset"),
+        b"CDF\x05" => Some("netCDF CDF-5"),
+        b"\x89HDF" => Some("netCDF-4, HDF5"),
+        _ => None,
+    }
+}
+
 /// The store of a directory (its hierarchy is discovered by the caller).
 fn local_store(store: &Path, symlinks: Symlinks) -> Result<FilesystemStore, CliError> {
     match std::fs::metadata(store) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(CliError::not_found(format!("store {}: {e}", store.display())));
+            let shown = std::path::absolute(store).unwrap_or_else(|_| store.to_path_buf());
+            return Err(CliError::not_found(format!("store {} does not exist", shown.display())));
         }
         Err(e) => return fail(format!("store {}: {e}", store.display())),
         Ok(m) if !m.is_dir() => {
+            if let Some(kind) = netcdf_kind(store) {
+                return fail(format!(
+                    "store {} is a netCDF file ({kind}): programs that read netCDF read it as it is \
+                     (ncdump -h {}), with no mount; nzfs mounts Zarr stores, and shows each group of one \
+                     as a netCDF file",
+                    store.display(),
+                    store.display()
+                ));
+            }
             return fail(format!(
                 "store {} is not a directory or a zip: nzfs mounts a store directory, a zip of one \
                  (zarr-python's ZipStore), an object-store URL, or an Icechunk repository",

@@ -47,7 +47,14 @@ if [ "${1:-}" = "--test" ]; then
 fi
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  echo "setup: these Debian packages are missing and will be installed with apt-get: ${need[*]}" >&2
+  echo "setup: these Debian packages are missing: ${need[*]}" >&2
+  $SUDO apt-get update -qq
+  # What apt would do for them, said before it is done: the packages it
+  # installs (theirs and their dependencies) and those it upgrades.
+  plan=$(apt-get install -s -y "${need[@]}" 2>/dev/null | grep '^Inst ' || true)
+  installs=$(printf '%s\n' "$plan" | grep -c '^Inst [^ ]* (' || true)
+  upgrades=$(printf '%s\n' "$plan" | grep '^Inst [^ ]* \[' | awk '{print $2}' | tr '\n' ' ' || true)
+  echo "setup: apt-get would install $installs packages (${#need[@]} named, the rest what they need)${upgrades:+ and upgrade ${upgrades% }}" >&2
   # Asked on a terminal; CI (CI set) and pipes go ahead.
   if [ -t 0 ] && [ -z "${CI:-}" ]; then
     read -r -p "setup: install them now? [Y/n] " answer
@@ -55,8 +62,7 @@ if [ ${#need[@]} -gt 0 ]; then
       [nN]*) echo "setup: not installed; install them yourself, then run this again" >&2; exit 1 ;;
     esac
   fi
-  echo "setup: apt-get update, then installing ${#need[@]} packages (about 3 minutes on a fresh machine; apt shows each)" >&2
-  $SUDO apt-get update -qq
+  echo "setup: installing (about 3 minutes on a fresh machine; apt shows each package)" >&2
   # -q, not -qq: one line per package unpacked and set up, so a long
   # install shows that it is moving.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}" \
@@ -69,10 +75,14 @@ if [ "${1:-}" = "--test" ]; then
   venv=${NZFS_VENV:-.venv}
   [ -x "$venv/bin/python" ] || { echo "setup: making the test venv $venv (moto, grpcio, schema checkers)" >&2; python3 -m venv "$venv"; }
   # moto's S3 server, and grpcio for the CSI tests' second gRPC client.
-  { [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c "import grpc_tools" 2>/dev/null; } ||
+  { [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c "import grpc_tools" 2>/dev/null; } || {
+    echo "setup: pip: scripts/servers-requirements.txt (moto's S3 server, grpcio; about 2 minutes)" >&2
     "$venv/bin/pip" install -q -r scripts/servers-requirements.txt
+  }
   # The offline schema checks of the Kubernetes manifests and the release
   # workflow (scripts/check_deploy.py).
-  { [ -x "$venv/bin/kubernetes-validate" ] && [ -x "$venv/bin/check-jsonschema" ]; } ||
+  { [ -x "$venv/bin/kubernetes-validate" ] && [ -x "$venv/bin/check-jsonschema" ]; } || {
+    echo "setup: pip: scripts/deploy-requirements.txt (the manifests' schema checkers)" >&2
     "$venv/bin/pip" install -q -r scripts/deploy-requirements.txt
+  }
 fi

@@ -4,7 +4,7 @@
 For every array with a preview in the given stores, the PNG is decoded with
 Pillow and compared pixel for pixel with an image computed here,
 independently, from zarr-python's values: the first plane of the last two
-dimensions, the same stride (long side at most 512), numpy's 2nd and 98th
+dimensions, the same stride (long side at most 512; a small plane scaled up by a whole factor to a long side of at least 256), numpy's 2nd and 98th
 percentiles of the sampled values, matplotlib's viridis, what is missing
 transparent (a point whose chunk or shard object the store does not hold,
 NaN, and, except in an NGFF image level, a value of the `_FillValue` or
@@ -175,6 +175,12 @@ def expected_image(arr, group, window, image, store):
         img[~valid] = 0
     if flip:
         img = img[::-1]
+    # A small plane is scaled up by a whole factor k (each value k x k
+    # pixels): the long side at least 256, at most 512.
+    if s == 1:
+        long = max(ny, nx, 1)
+        k = max(1, min(math.ceil(256 / long), 512 // long))
+        img = np.repeat(np.repeat(img, k, axis=0), k, axis=1)
     return img, rng
 
 

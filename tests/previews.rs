@@ -278,8 +278,13 @@ fn only_missing_values_are_transparent() {
     let m = Mount::at(&s, &[]);
     let alpha = |array: &str| -> Vec<u8> {
         let (width, px) = png_rgba(&std::fs::read(m.mp.join(array).join("preview.png")).unwrap());
-        assert_eq!(width, 4);
-        px.iter().map(|p| p[3]).collect()
+        // 2 x 4 values, scaled up by 64 (a long side of 256 pixels): one
+        // pixel of each value's square.
+        assert_eq!(width, 4 * 64);
+        (0..2)
+            .flat_map(|r| (0..4).map(move |c| (r * 64 * width + c * 64) as usize))
+            .map(|i| px[i][3])
+            .collect()
     };
     // Row 0 is 0, 100, then the absent chunk; row 1 is 200, 300, absent.
     assert_eq!(alpha("0"), [255, 255, 0, 0, 255, 255, 0, 0], "the image");

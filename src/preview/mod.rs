@@ -4,7 +4,9 @@
 //!
 //! A preview shows the last two dimensions at leading indices 0, sampled
 //! with one stride along both so that its long side is at most
-//! [`MAX_SIDE`] pixels; only the sampled points are read, through the
+//! [`MAX_SIDE`] pixels, and a small plane scaled up by a whole factor (each
+//! value a square of pixels) so that its long side is at least
+//! [`MIN_SIDE`] where that fits; only the sampled points are read, through the
 //! decoded-chunk cache, so a preview of a 1 TB array decodes at most the
 //! chunks, or inner chunks of shards, those points fall in, holds no more
 //! than its pixels and one of those units beyond the cache, and stops
@@ -42,6 +44,9 @@ use viridis::VIRIDIS;
 
 /// The longest side of a preview, in pixels.
 pub const MAX_SIDE: u64 = 512;
+/// The long side a small plane is scaled up to at least (by a whole
+/// factor, within [`MAX_SIDE`]): an 18 x 36 grid is 144 x 288 pixels.
+pub const MIN_SIDE: u64 = 256;
 /// The name of the preview in an array directory.
 pub const PREVIEW_NAME: &str = "preview.png";
 /// The name of the page at the mount root.
@@ -56,6 +61,9 @@ pub struct Plan {
     pub height: u64,
     /// Every how many elements along each side a pixel is taken (1: all).
     pub stride: u64,
+    /// How many pixels along each side one sampled value takes (1 but for
+    /// small planes, scaled up).
+    pub scale: u64,
     /// The index of each leading dimension (all 0) and the names of the
     /// two shown, for the text chunk.
     pub plane: String,
@@ -125,6 +133,11 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
     let nd = m.shape.len();
     let (ny, nx) = (m.shape[nd - 2], m.shape[nd - 1]);
     let stride = ny.max(nx).div_ceil(MAX_SIDE).max(1);
+    let long = ny.max(nx).max(1);
+    let scale = match stride {
+        1 => MIN_SIDE.div_ceil(long).min(MAX_SIDE / long).max(1),
+        _ => 1,
+    };
     let name = |d: usize| {
         m.dimension_names
             .get(d)
@@ -156,9 +169,10 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
         .and_then(|d| latitude_of(h, n, &d, ny));
     Some((
         Plan {
-            width: nx.div_ceil(stride),
-            height: ny.div_ceil(stride),
+            width: nx.div_ceil(stride) * scale,
+            height: ny.div_ceil(stride) * scale,
             stride,
+            scale,
             plane,
             units,
             flip: false,
@@ -290,9 +304,10 @@ pub fn sample(
             None => {}
         }
     }
-    let mut out = Vec::with_capacity((plan.width * plan.height) as usize);
+    let k = plan.scale.max(1);
+    let mut out = Vec::with_capacity(((plan.width / k) * (plan.height / k)) as usize);
     // The leading indices are 0: row y of the plane starts at element y * nx.
-    let mut points = Vec::with_capacity(plan.width as usize);
+    let mut points = Vec::with_capacity((plan.width / k) as usize);
     for y in (0..ny).step_by(s as usize) {
         if !keep_going() {
             return Err(crate::array::ArrayError::Stopped {
@@ -321,12 +336,17 @@ pub fn value_range(values: &[Option<f64>]) -> Option<(f64, f64)> {
 /// The PNG of sampled `values` (rows in array order) under `plan`.
 pub fn render(plan: &Plan, values: &[Option<f64>]) -> Vec<u8> {
     let range = value_range(values);
-    let (w, h) = (plan.width as usize, plan.height as usize);
+    // The sampled values' grid; each takes scale x scale pixels.
+    let k = plan.scale.max(1) as usize;
+    let (w, h) = (plan.width as usize / k, plan.height as usize / k);
     let mut raw = Vec::with_capacity(plan.raw_len() as usize);
-    for r in 0..h {
-        let row = if plan.flip { h - 1 - r } else { r };
+    for r in 0..h * k {
+        let row = if plan.flip { h - 1 - r / k } else { r / k };
         raw.push(0);
-        for v in &values[row * w..(row + 1) * w] {
+        for v in values[row * w..(row + 1) * w]
+            .iter()
+            .flat_map(|v| std::iter::repeat_n(v, k))
+        {
             match (v, range, &plan.window) {
                 (Some(v), _, Some(w)) => {
                     let [r, g, b] = w.shade(color_index(*v, w.start, w.end));
@@ -359,6 +379,7 @@ mod tests {
                 width: w,
                 height: h,
                 stride: 1,
+                scale: 1,
                 plane: "données[:, :]".into(),
                 units: "°C ≈ K".into(),
                 flip: false,
@@ -393,6 +414,35 @@ mod tests {
     }
 
     /// numpy.percentile([1, 2, 3, 4], [2, 98]) and of 10 values.
+    /// A small plane is scaled up by a whole factor: each value a square
+    /// of pixels, the long side at least MIN_SIDE and at most MAX_SIDE.
+    #[test]
+    fn a_small_plane_is_scaled_up_by_a_whole_factor() {
+        let plan = Plan {
+            width: 3 * 2,
+            height: 2 * 2,
+            stride: 1,
+            scale: 2,
+            plane: "p".into(),
+            units: String::new(),
+            flip: false,
+            window: None,
+            image: false,
+        };
+        let values = vec![Some(1.0), Some(2.0), None, Some(3.0), Some(4.0), Some(5.0)];
+        let png = render(&plan, &values);
+        assert_eq!(png.len() as u64, plan.png_len());
+        for (long, want) in [(36u64, 8u64), (18, 15), (256, 1), (300, 1), (2, 128), (513, 1)] {
+            let stride = long.div_ceil(MAX_SIDE).max(1);
+            let scale = match stride {
+                1 => MIN_SIDE.div_ceil(long).min(MAX_SIDE / long).max(1),
+                _ => 1,
+            };
+            assert_eq!(scale, want, "{long}");
+            assert!(long.div_ceil(stride) * scale <= MAX_SIDE);
+        }
+    }
+
     #[test]
     fn infinities_take_the_ends_of_the_scale_not_the_range() {
         let mut values: Vec<Option<f64>> = (0..100).map(|i| Some(f64::from(i))).collect();

@@ -263,3 +263,18 @@ fn zarr_v2_stores_are_checked_with_array_dimensions_as_names() {
     // A calm note, and exit 1 all the same: 0 is "conforms".
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The levels of an OME-NGFF multiscale image differ in size: that is the
+/// pyramid, not a dimension of two lengths (ome-zarr's s0 … s4 share y
+/// and x).
+#[test]
+fn the_levels_of_a_multiscale_image_are_no_shared_dimension_finding() {
+    for store in ["ome/ngff04.zarr", "ome/ngff05.zarr"] {
+        let (_, doc) = check(store);
+        let all = findings(&doc);
+        assert!(!all.iter().any(|f| f.2 == "shared-dimension"), "{store}: {all:?}");
+    }
+    // Arrays of a group that is no image still are.
+    let (_, doc) = check("nz_shared_dimension.zarr");
+    assert!(findings(&doc).iter().any(|f| f.2 == "shared-dimension"));
+}

@@ -198,6 +198,9 @@ pub(super) fn check_case_collisions(c: &mut Checker) {
     }
 }
 
+/// A dimension has one length across a group's arrays; the levels of an
+/// OME-NGFF multiscale image are left out (that they differ in size is
+/// the point of a pyramid).
 pub(super) fn check_shared_dimensions(c: &mut Checker, group: usize) {
     let h = c.dataset.hierarchy();
     let mut lengths: BTreeMap<&str, (u64, &str)> = BTreeMap::new();
@@ -206,6 +209,9 @@ pub(super) fn check_shared_dimensions(c: &mut Checker, group: usize) {
         let NodeKind::Array(a) = &h.nodes[ch].kind else {
             continue;
         };
+        if h.ngff_image_of(ch).is_some() {
+            continue;
+        }
         for (label, &len) in a.metadata.dimension_names.iter().zip(&a.metadata.shape) {
             let Some(label) = label.as_deref() else { continue };
             match lengths.get(label) {

@@ -121,12 +121,19 @@ pub fn aws_profile(name: &str, credentials: &str, config: &str) -> Option<Vec<(S
 /// Why an object-store client cannot be built for a URL.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum BuildError {
-    #[error("unknown option {0:?} for this kind of store")]
-    UnknownOption(String),
+    #[error("unknown option {key:?} for this kind of store{}", suggestion(.nearest))]
+    UnknownOption { key: String, nearest: Option<String> },
     #[error("{0:?} URLs are not stores nzfs reads")]
     Scheme(object_store::ObjectStoreScheme),
     #[error(transparent)]
     Client(#[from] object_store::Error),
+}
+
+/// ` (did you mean KEY?)`, or nothing.
+fn suggestion(nearest: &Option<String>) -> String {
+    nearest
+        .as_ref()
+        .map_or_else(String::new, |k| format!(" (did you mean {k}?)"))
 }
 
 /// Apply `settings` to a builder whose keys parse as `K`; an unknown key
@@ -140,9 +147,59 @@ fn configure<B, K: std::str::FromStr>(
         .iter()
         .try_fold(builder, |b, (key, value, strict)| match key.parse::<K>() {
             Ok(k) => Ok(set(b, k, value)),
-            Err(_) if *strict => Err(BuildError::UnknownOption(key.clone())),
+            Err(_) if *strict => Err(BuildError::UnknownOption {
+                key: key.clone(),
+                nearest: nearest_option::<K>(key),
+            }),
             Err(_) => Ok(b),
         })
+}
+
+/// The options users give most, of every kind of store: the one nearest
+/// a mistyped key is offered, among those this kind of store takes.
+const KNOWN_OPTIONS: &[&str] = &[
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "aws_region",
+    "aws_default_region",
+    "aws_endpoint",
+    "aws_endpoint_url",
+    "aws_allow_http",
+    "aws_virtual_hosted_style_request",
+    "aws_skip_signature",
+    "aws_unsigned_payload",
+    "aws_imdsv1_fallback",
+    "aws_metadata_endpoint",
+    "aws_request_payer",
+    "aws_s3_express",
+    "google_service_account",
+    "google_service_account_key",
+    "google_application_credentials",
+    "google_skip_signature",
+    "azure_storage_account_name",
+    "azure_storage_account_key",
+    "azure_storage_client_id",
+    "azure_storage_client_secret",
+    "azure_storage_tenant_id",
+    "azure_storage_sas_key",
+    "azure_storage_token",
+    "azure_storage_use_emulator",
+    "azure_storage_endpoint",
+    "azure_skip_signature",
+    "azure_use_azure_cli",
+];
+
+/// The known option nearest `key` that `K` takes, when it is near (at most
+/// a third of its letters away).
+fn nearest_option<K: std::str::FromStr>(key: &str) -> Option<String> {
+    KNOWN_OPTIONS
+        .iter()
+        .filter(|k| k.parse::<K>().is_ok())
+        .map(|k| (strsim::levenshtein(&key.to_ascii_lowercase(), k), *k))
+        .filter(|&(d, _)| d > 0 && d <= key.len().div_ceil(3))
+        .min()
+        .map(|(_, k)| k.to_string())
 }
 
 /// The `object_store` client for `url`, and the path of the store in it.
@@ -185,6 +242,22 @@ pub(super) fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mistyped_option_gets_the_nearest_one_its_store_takes() {
+        use object_store::aws::AmazonS3ConfigKey as S3;
+        use object_store::gcp::GoogleConfigKey as Gcs;
+        assert_eq!(nearest_option::<S3>("aws_endpont").as_deref(), Some("aws_endpoint"));
+        assert_eq!(nearest_option::<S3>("AWS_REGOIN").as_deref(), Some("aws_region"));
+        assert_eq!(nearest_option::<S3>("aws_zzz"), None);
+        // Only what that kind of store takes: no S3 key for GCS.
+        assert_eq!(nearest_option::<Gcs>("aws_endpont"), None);
+        let e = BuildError::UnknownOption {
+            key: "aws_endpont".into(),
+            nearest: Some("aws_endpoint".into()),
+        };
+        assert!(e.to_string().ends_with("(did you mean aws_endpoint?)"), "{e}");
+    }
 
     #[test]
     fn aws_profiles_are_read_from_the_shared_files() {

@@ -158,6 +158,39 @@ fn a_missing_bucket_or_prefix_is_a_one_line_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("s3://no-such-bucket/x.zarr"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // A mount and cdl of it: the store is not there (exit 3, as
+    // docs/usage.md says), and the message says it is the bucket.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut args: Vec<&str> = vec!["cdl"];
+    args.extend(options.iter().map(String::as_str));
+    args.push("s3://no-such-bucket/x.zarr");
+    let out = common::mount::nzfs(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("the bucket \"no-such-bucket\" does not exist"), "{err}");
+    let mut args: Vec<&str> = vec!["mount"];
+    args.extend(options.iter().map(String::as_str));
+    args.extend(["s3://no-such-bucket/x.zarr", tmp.path().to_str().unwrap()]);
+    assert_eq!(common::mount::nzfs(&args).status.code(), Some(3));
+    // With no credentials at all, the message leads with what to set.
+    let bare = common::servers::s3_options(moto.port, None);
+    let mut args: Vec<&str> = vec!["cdl"];
+    args.extend(bare.iter().map(String::as_str));
+    args.push("s3://no-such-bucket/x.zarr");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_nzfs"))
+        .args(&args)
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_PROFILE")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+        .env("AWS_CONFIG_FILE", "/nonexistent")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("nzfs: store s3://no-such-bucket/x.zarr: no credentials found: set AWS_ACCESS_KEY_ID"),
+        "{err}"
+    );
 }
 
 /// A Zarr v3 store of one 1-D uint8 array of `chunks` chunks of `chunk`

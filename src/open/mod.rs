@@ -220,14 +220,29 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         let hierarchy = hierarchy.map_err(|e| {
             let http = url.starts_with("http://") || url.starts_with("https://");
             let text = e.to_string();
+            // object_store looks for credentials last on the cloud's
+            // instance-metadata endpoint: failing there means none were
+            // found, and that leads the message (the endpoint's own words
+            // follow, for who wants them).
+            if text.contains("169.254.169.254") || text.contains("metadata.google.internal") {
+                return CliError::new(format!(
+                    "store {shown}: no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY \
+                     (or AWS_PROFILE), GOOGLE_APPLICATION_CREDENTIALS or AZURE_STORAGE_ACCOUNT_KEY, or use \
+                     --anonymous for a public bucket (the last place looked at said: {text})"
+                ));
+            }
+            // A bucket (or container) that is not there: the store is not.
+            if text.contains("NoSuchBucket") || text.contains("ContainerNotFound") {
+                let bucket = url
+                    .split("://")
+                    .nth(1)
+                    .and_then(|r| r.split('/').next())
+                    .unwrap_or_default();
+                return CliError::not_found(format!(
+                    "store {shown}: the bucket {bucket:?} does not exist (or is not at this endpoint)"
+                ));
+            }
             let hint = match e {
-                // object_store looks for credentials last on the cloud's
-                // instance-metadata endpoint: failing there means none were found.
-                _ if text.contains("169.254.169.254") || text.contains("metadata.google.internal") => {
-                    " (no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, \
-                     GOOGLE_APPLICATION_CREDENTIALS or AZURE_STORAGE_ACCOUNT_KEY, \
-                     or use --anonymous for a public bucket)"
-                }
                 crate::zarr::hierarchy::OpenError::Io(_) if http => {
                     " (an HTTP server cannot be listed: consolidate the store's metadata, e.g. \
                      zarr.consolidate_metadata() or xarray's consolidated=True, or mount the URL of one array)"

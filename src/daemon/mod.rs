@@ -416,7 +416,17 @@ fn wait_for_session(done: &std::sync::mpsc::Receiver<std::io::Result<()>>, mount
             for (key, waited) in &stuck {
                 tracing::warn!(key = %key, waited_s = waited.as_secs(), "abandoning a store read that never returned");
             }
-            tracing::warn!(stuck = stuck.len(), "the session did not end; exiting anyway");
+            match stuck.len() {
+                0 => tracing::warn!(
+                    "the FUSE session did not end within {} s of the unmount or signal (no store read was \
+                     pending: a request of the kernel's was); exiting anyway",
+                    ABANDON_AFTER.as_secs()
+                ),
+                n => tracing::warn!(
+                    stuck_reads = n,
+                    "the FUSE session did not end: {n} store reads never returned (each logged above); exiting anyway"
+                ),
+            }
             release_fuse_connection();
             std::process::exit(0);
         }

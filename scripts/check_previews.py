@@ -223,6 +223,13 @@ def check_store(nzfs, store, mp):
                 fail(f"{path}: {len(diff)} pixels differ, first at row {y} column {x}: "
                      f"{got[y, x].tolist()} vs {want_img[y, x].tolist()}")
             shown = im.text.get("nzfs:range", "").split()
+            # A packed variable's range is shown unpacked (CF).
+            sf, ao = arr.attrs.get("scale_factor"), arr.attrs.get("add_offset")
+            if rng and (isinstance(sf, (int, float)) or isinstance(ao, (int, float))):
+                sf = sf if isinstance(sf, (int, float)) else 1.0
+                ao = ao if isinstance(ao, (int, float)) else 0.0
+                a, b = rng[0] * sf + ao, rng[1] * sf + ao
+                rng = (min(a, b), max(a, b))
             expect_range = [rust_exp(rng[0]), rust_exp(rng[1])] if rng else ["none"]
             if shown != expect_range:
                 fail(f"{path}: tEXt range {shown}, expected {expect_range}")

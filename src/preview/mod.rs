@@ -69,6 +69,9 @@ pub struct Plan {
     pub plane: String,
     /// The array's `units`, for the text chunk.
     pub units: String,
+    /// A packed variable's `scale_factor` and `add_offset` (CF): the range
+    /// in the text chunk is of the unpacked values, in those units.
+    pub unpack: Option<(f64, f64)>,
     /// Whether rows are shown bottom-up (latitude increasing along them).
     pub flip: bool,
     /// An OME-NGFF image's display window and colour, shown in place of
@@ -161,6 +164,16 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let number = |k: &str| match attr(&m.attributes, k) {
+        Some(Value::Int(i)) => Some(*i as f64),
+        Some(Value::UInt(u)) => Some(*u as f64),
+        Some(Value::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let unpack = match (number("scale_factor"), number("add_offset")) {
+        (None, None) => None,
+        (scale, offset) => Some((scale.unwrap_or(1.0), offset.unwrap_or(0.0))),
+    };
     let lat = m
         .dimension_names
         .get(nd - 2)
@@ -175,6 +188,7 @@ pub fn plan(h: &Hierarchy, n: usize) -> Option<(Plan, Option<usize>)> {
             scale,
             plane,
             units,
+            unpack,
             flip: false,
             window: omero::window(h, n),
             image: h.ngff_image_of(n).is_some(),
@@ -360,7 +374,16 @@ pub fn render(plan: &Plan, values: &[Option<f64>]) -> Vec<u8> {
             }
         }
     }
-    let texts = texts(plan, &range_text(range));
+    // The range shown is of the values a reader unpacks (CF's
+    // scale_factor and add_offset), in the array's units.
+    let shown = match (range, plan.unpack) {
+        (Some((lo, hi)), Some((scale, offset))) => {
+            let (a, b) = (lo * scale + offset, hi * scale + offset);
+            Some((a.min(b), a.max(b)))
+        }
+        (r, _) => r,
+    };
+    let texts = texts(plan, &range_text(shown));
     let png = encode(plan.width as u32, plan.height as u32, &texts, &raw);
     debug_assert_eq!(png.len() as u64, plan.png_len());
     png
@@ -382,6 +405,7 @@ mod tests {
                 scale: 1,
                 plane: "données[:, :]".into(),
                 units: "°C ≈ K".into(),
+                unpack: None,
                 flip: false,
                 window: None,
                 image: false,
@@ -425,6 +449,7 @@ mod tests {
             scale: 2,
             plane: "p".into(),
             units: String::new(),
+            unpack: Some((0.5, 10.0)),
             flip: false,
             window: None,
             image: false,
@@ -432,6 +457,11 @@ mod tests {
         let values = vec![Some(1.0), Some(2.0), None, Some(3.0), Some(4.0), Some(5.0)];
         let png = render(&plan, &values);
         assert_eq!(png.len() as u64, plan.png_len());
+        // Packed (scale_factor 0.5, add_offset 10): the range shown is of
+        // the unpacked values, numpy's percentiles 1.08 and 4.92 of 1..5.
+        let at = png.windows(11).position(|w| w == b"nzfs:range\0").unwrap() + 11;
+        let text = std::str::from_utf8(&png[at..at + RANGE_WIDTH]).unwrap();
+        assert_eq!(text, range_text(Some((10.54, 12.46))), "{text}");
         for (long, want) in [(36u64, 8u64), (18, 15), (256, 1), (300, 1), (2, 128), (513, 1)] {
             let stride = long.div_ceil(MAX_SIDE).max(1);
             let scale = match stride {

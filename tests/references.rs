@@ -149,12 +149,12 @@ fn every_set_reads_as_xarray_reads_it_through_fsspec() {
         let m = Mount::at(&kerchunk().join(set), &[]);
         check(&m, want, set);
     }
-    // `nzfs check` reads a Parquet set and its coordinate values (exit 0:
+    // `nzfs check` reads a Parquet set and its coordinate values (exit 1:
     // kerchunk writes no NZ-1.0 conventions attribute, so the set is plain
-    // Zarr and in no error; 2 would be unreadable).
+    // Zarr, in no error but not conforming; 2 would be unreadable).
     let out = common::mount::nzfs(&["check", kerchunk().join("multi.parq").to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
         text.contains("dimension coordinates: /lat, /lon, /time") && text.contains("does not declare NZ-1.0"),
         "{text}"

@@ -9,7 +9,6 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 use common::mount::Mount;
 use common::repos::{REPO, refs};
@@ -140,14 +139,7 @@ fn data_of(nc: &Path) -> Vec<String> {
 }
 
 fn options() -> RemoteOptions {
-    RemoteOptions {
-        environment: Vec::new(),
-        options: Vec::new(),
-        anonymous: false,
-        connect_timeout: Duration::from_secs(5),
-        request_timeout: Duration::from_secs(30),
-        retries: 0,
-    }
+    common::repos::local_options()
 }
 
 /// A copy of the fixture repository in `dir`.

@@ -19,7 +19,6 @@ use std::time::Duration;
 use common::mount::Mount;
 use common::repos::{REPO, refs};
 use nzfs::store::icechunk::Repo;
-use nzfs::store::object::RemoteOptions;
 
 /// A model's output as CDL: two variables, so that a name can be patched.
 const CDL: &str = r#"netcdf out {
@@ -79,15 +78,7 @@ fn writable(repo: &Path, spool: &Path, extra: &[&str]) -> Mount {
 
 /// Another writer of the branch: the Icechunk library in this process.
 fn other_writer(repo: &Path, message: &str, keys: &[(&str, &[u8])]) {
-    let opts = RemoteOptions {
-        environment: Vec::new(),
-        options: Vec::new(),
-        anonymous: false,
-        connect_timeout: Duration::from_secs(5),
-        request_timeout: Duration::from_secs(30),
-        retries: 0,
-    };
-    let r = Repo::open(repo.to_str().unwrap(), &opts).unwrap();
+    let r = Repo::open(repo.to_str().unwrap(), &common::repos::local_options()).unwrap();
     let c = r.begin("main").unwrap();
     for (key, bytes) in keys {
         c.put(key, bytes.to_vec()).unwrap();

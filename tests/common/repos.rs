@@ -9,6 +9,20 @@ use nzfs::json::{self, Value};
 /// The fixture repository, under `tests/data`.
 pub const REPO: &str = "icechunk/history";
 
+/// The options of a local repository opened by a test itself (another
+/// writer of a branch): no credentials, no retries.
+#[cfg(feature = "icechunk")]
+pub fn local_options() -> nzfs::store::object::RemoteOptions {
+    nzfs::store::object::RemoteOptions {
+        environment: Vec::new(),
+        options: Vec::new(),
+        anonymous: false,
+        connect_timeout: std::time::Duration::from_secs(5),
+        request_timeout: std::time::Duration::from_secs(30),
+        retries: 0,
+    }
+}
+
 /// One version's arrays: hierarchy path and expected bytes.
 pub struct Expected {
     /// `branches/main`, `tags/v1`, or for a snapshot its commit message.

@@ -28,7 +28,7 @@ impl FuseAdapter {
     /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
     /// attributes.
     pub(super) fn make_group(&self, (uid, pid): (u32, u32), parent: u64, name: &OsStr) -> Result<Attr, i32> {
-        let path = self.makeable(parent, name, uid)?;
+        let path = self.makeable(parent, name, uid).map_err(|e| e.errno())?;
         let message = format!(
             "mkdir {} through nzfs by {}",
             crate::naming::escaped(&path),

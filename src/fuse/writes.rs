@@ -22,7 +22,7 @@ use fuser::{FileAttr, FileHandle};
 use super::FuseAdapter;
 use crate::fs::Inode;
 use crate::naming;
-use crate::write::names::{self, FileName};
+use crate::write::names::{self, CreateError, FileName, NameError};
 use crate::write::node_path;
 use crate::write::spool::{Spool, SpoolError, Stat};
 use crate::zarr::hierarchy::NodeKind;
@@ -79,24 +79,22 @@ impl FuseAdapter {
     }
 
     /// The group of directory `parent`, where `uid` would make a new file
-    /// or group: its hierarchy path, or the errno that refuses it.
-    pub(super) fn group_dir(&self, parent: u64, uid: u32) -> Result<String, i32> {
+    /// or group: its hierarchy path, or why not.
+    pub(super) fn group_dir(&self, parent: u64, uid: u32) -> Result<String, CreateError> {
         if self.spool.is_none() {
-            return Err(libc::EROFS);
+            return Err(CreateError::ReadOnly);
         }
         if !self.may_write(uid) {
-            return Err(libc::EACCES);
+            return Err(CreateError::NotOwner);
         }
         let fs = self.fs();
         let Ok(Inode::Node(p)) = fs.inode(parent) else {
-            return Err(libc::ENOTDIR);
+            return Err(CreateError::NotADirectory);
         };
         let node = &fs.hierarchy().nodes[p];
         match node.kind {
             NodeKind::Group { .. } => Ok(node.path.clone()),
-            // An array's directory holds its views; a new group goes in a
-            // group's.
-            _ => Err(libc::EACCES),
+            _ => Err(CreateError::InAnArray),
         }
     }
 
@@ -117,49 +115,38 @@ impl FuseAdapter {
     }
 
     /// Where a new file `name` in directory `parent` would go: the group's
-    /// hierarchy path, or the errno that refuses it. Only names a commit
-    /// takes are staged ([`names::file_name`]): `NAME.nc`, committed as the
-    /// group `NAME`, and a writer's temporary `NAME.nc.…`, committed when
-    /// renamed `NAME.nc`; any other is `EINVAL`, with a log line that says
-    /// which names are taken, so nothing is accepted and then dropped.
-    pub(super) fn creatable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+    /// hierarchy path, or why not. Only names a commit takes are staged
+    /// ([`names::file_name`]): `NAME.nc`, committed as the group `NAME`,
+    /// and a writer's temporary `NAME.nc.…`, committed when renamed
+    /// `NAME.nc`; any other is refused, with a log line that says which
+    /// names are taken, so nothing is accepted and then dropped.
+    pub(super) fn creatable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, CreateError> {
         let group = self.group_dir(parent, uid)?;
-        let shown = name.to_string_lossy();
-        let refused = |why: String| {
-            tracing::warn!(file = %naming::escaped(&node_path(&group, &shown)), "not created: {why}");
-            libc::EINVAL
-        };
-        let name = name
-            .to_str()
-            .ok_or_else(|| refused("the name is not UTF-8, which Zarr's names are".into()))?;
-        let stem = match names::file_name(name).map_err(refused)? {
-            FileName::NetCdf(stem) => Some(stem),
-            FileName::Temporary(_) => None,
-        };
+        let checked = name.to_str().ok_or(NameError::NotUtf8).and_then(|name| {
+            let stem = match names::file_name(name)? {
+                FileName::NetCdf(stem) => Some(stem),
+                FileName::Temporary(_) => None,
+            };
+            Ok((name, stem))
+        });
+        let (name, stem) = checked.map_err(|e| refused(&group, name, "not created", e))?;
         match self.taken(parent, name) || stem.is_some_and(|s| self.taken(parent, s)) {
-            true => Err(libc::EEXIST),
+            true => Err(CreateError::Taken),
             false => Ok(group),
         }
     }
 
     /// Where `mkdir name` in directory `parent` makes its group: the new
-    /// group's hierarchy path, or the errno that refuses it.
-    pub(super) fn makeable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, i32> {
+    /// group's hierarchy path, or why not.
+    pub(super) fn makeable(&self, parent: u64, name: &OsStr, uid: u32) -> Result<String, CreateError> {
         let group = self.group_dir(parent, uid)?;
-        let shown = name.to_string_lossy();
-        let refused = |why: String| {
-            tracing::warn!(dir = %naming::escaped(&node_path(&group, &shown)), "not made: {why}");
-            libc::EINVAL
-        };
-        let name = name
+        let checked = name
             .to_str()
-            .ok_or_else(|| refused("the name is not UTF-8, which Zarr's names are".into()))?;
-        names::node_name(name).map_err(refused)?;
-        if name.ends_with(".nc") {
-            return Err(refused(format!("a name NAME.nc is a file's: {}", names::TAKEN)));
-        }
+            .ok_or(NameError::NotUtf8)
+            .and_then(|name| names::group_name(name).map(|()| name));
+        let name = checked.map_err(|e| refused(&group, name, "not made", e))?;
         match self.taken(parent, name) {
-            true => Err(libc::EEXIST),
+            true => Err(CreateError::Taken),
             false => Ok(node_path(&group, name)),
         }
     }
@@ -197,7 +184,7 @@ impl FuseAdapter {
         parent: u64,
         name: &OsStr,
     ) -> Result<Stat, i32> {
-        let group = self.creatable(parent, name, uid)?;
+        let group = self.creatable(parent, name, uid).map_err(|e| e.errno())?;
         let (Some(spool), Some(name)) = (self.spool(), name.to_str()) else {
             return Err(libc::EROFS);
         };
@@ -276,7 +263,7 @@ impl FuseAdapter {
     ) -> Result<(), i32> {
         let (spool, from) = self.spool().zip(name.to_str()).ok_or(libc::EROFS)?;
         let staged = spool.lookup(parent, from).ok_or(libc::EROFS)?;
-        let group = self.creatable(new_parent, new_name, uid)?;
+        let group = self.creatable(new_parent, new_name, uid).map_err(|e| e.errno())?;
         let to = new_name.to_str().unwrap_or_default();
         spool
             .rename(staged.ino, new_parent, &group, to)
@@ -384,6 +371,14 @@ impl FuseAdapter {
             naming::escaped(&user)
         )
     }
+}
+
+/// A name refused for a new file or group in group `group`, logged once
+/// with the reason (`what`: "not created", "not made").
+fn refused(group: &str, name: &OsStr, what: &str, e: NameError) -> CreateError {
+    let at = node_path(group, &name.to_string_lossy());
+    tracing::warn!(path = %naming::escaped(&at), "{what}: {e}");
+    CreateError::Name(e)
 }
 
 /// Whether thread `by` is of another process than thread `creator`, and

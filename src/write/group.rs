@@ -194,7 +194,7 @@ pub enum ConvertError {
     Classic(#[from] ClassicError),
     /// A name Zarr does not allow for a node.
     #[error("a variable's name: {0}")]
-    Name(String),
+    Name(#[from] super::names::NameError),
     /// Two variables, or two attributes of one, of the same name
     /// (netCDF-C refuses such a file too).
     #[error("{0} (netCDF-C refuses such a file too)")]

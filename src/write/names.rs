@@ -3,15 +3,89 @@
 //! path in a commit (a new file's stem, a `mkdir`'s name, a variable's
 //! name) is checked here, before anything is staged or set.
 //!
+//! Each refusal is a [`NameError`] or [`CreateError`] with its errno, so
+//! the FUSE adapter only replies.
+//!
 //! Invariants: a name [`node_name`] accepts is one zarr-python, xarray and
 //! nzfs list and open (not empty, not `.` or `..`, no `/` or NUL, not
 //! `zarr.json`, no leading `__`, which Zarr v3 reserves); a file name
 //! [`file_name`] accepts is one a commit takes, at its close or at its
 //! rename to `NAME.nc`, so nothing the mount stages is dropped unseen.
 
-/// Why `name` cannot name a node, or `Ok`.
-pub fn node_name(name: &str) -> Result<(), String> {
-    let why = if name.is_empty() {
+/// Why a name is refused; each is one errno ([`NameError::errno`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// No Zarr reader lists a node of that name (the name, escaped; why).
+    #[error("\"{0}\" cannot name a Zarr group or array: {1}")]
+    NotANode(String, &'static str),
+    /// A file whose group `NAME` would be no node (the name, escaped; why).
+    #[error("\"{0}\" cannot name a Zarr group or array: {1} (the group a file NAME.nc becomes is NAME)")]
+    NotAGroup(String, &'static str),
+    /// No commit takes a file of that name (escaped).
+    #[error("\"{0}\": no commit takes a file of that name; {TAKEN}")]
+    NotTaken(String),
+    /// `mkdir NAME.nc` (escaped): that name is a file's.
+    #[error("\"{0}\": a name NAME.nc is a file's; {TAKEN}")]
+    FileName(String),
+    /// Zarr's names are UTF-8.
+    #[error("the name is not UTF-8, which Zarr's names are")]
+    NotUtf8,
+}
+
+impl NameError {
+    /// The errno of a request this refused.
+    pub fn errno(&self) -> i32 {
+        match self {
+            NameError::NotANode(..)
+            | NameError::NotAGroup(..)
+            | NameError::NotTaken(_)
+            | NameError::FileName(_)
+            | NameError::NotUtf8 => libc::EINVAL,
+        }
+    }
+}
+
+/// Why a new file or group cannot be made in a directory; each is one
+/// errno ([`CreateError::errno`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CreateError {
+    /// The mount is read-only.
+    #[error("the mount is read-only")]
+    ReadOnly,
+    /// Only the mount's owner and root write.
+    #[error("only the mount's owner and root write")]
+    NotOwner,
+    /// The directory is no node's.
+    #[error("not a group's directory")]
+    NotADirectory,
+    /// An array's directory holds its views; new files and groups go in
+    /// a group's.
+    #[error("an array's directory takes no new file or group")]
+    InAnArray,
+    /// The name is refused.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// A node, a file or a file being written has that name.
+    #[error("the name is taken")]
+    Taken,
+}
+
+impl CreateError {
+    /// The errno of the request this refused.
+    pub fn errno(&self) -> i32 {
+        match self {
+            CreateError::ReadOnly => libc::EROFS,
+            CreateError::NotOwner | CreateError::InAnArray => libc::EACCES,
+            CreateError::NotADirectory => libc::ENOTDIR,
+            CreateError::Name(e) => e.errno(),
+            CreateError::Taken => libc::EEXIST,
+        }
+    }
+}
+
+/// Why `name` cannot name a node: the reason, or `None`.
+fn not_a_node(name: &str) -> Option<&'static str> {
+    Some(if name.is_empty() {
         "it is empty"
     } else if name.chars().all(|c| c == '.') {
         "a name of dots only is a path's . or .., not a node"
@@ -24,12 +98,16 @@ pub fn node_name(name: &str) -> Result<(), String> {
     } else if name.starts_with("__") {
         "Zarr v3 reserves names that begin with __"
     } else {
-        return Ok(());
-    };
-    Err(format!(
-        "\"{}\" cannot name a Zarr group or array: {why}",
-        crate::naming::escaped(name)
-    ))
+        return None;
+    })
+}
+
+/// Whether `name` may name a node, or why not.
+pub fn node_name(name: &str) -> Result<(), NameError> {
+    match not_a_node(name) {
+        None => Ok(()),
+        Some(why) => Err(NameError::NotANode(crate::naming::escaped(name), why)),
+    }
 }
 
 /// What a new file's name makes of it.
@@ -47,20 +125,24 @@ pub const TAKEN: &str = "a new file is taken as NAME.nc (netCDF classic, which b
      or as a writer's temporary NAME.nc.SUFFIX that it renames to NAME.nc; mkdir NAME makes a group";
 
 /// What a new file `name` becomes, or why no commit would take it.
-pub fn file_name(name: &str) -> Result<FileName<'_>, String> {
-    if let Some(stem) = name.strip_suffix(".nc") {
-        node_name(stem).map_err(|why| format!("{why} (the group a file NAME.nc becomes is NAME)"))?;
-        return Ok(FileName::NetCdf(stem));
+pub fn file_name(name: &str) -> Result<FileName<'_>, NameError> {
+    let (stem, named) = match (name.strip_suffix(".nc"), name.split_once(".nc.")) {
+        (Some(stem), _) => (stem, FileName::NetCdf(stem)),
+        (None, Some((stem, rest))) if !rest.is_empty() => (stem, FileName::Temporary(stem)),
+        _ => return Err(NameError::NotTaken(crate::naming::escaped(name))),
+    };
+    match not_a_node(stem) {
+        None => Ok(named),
+        Some(why) => Err(NameError::NotAGroup(crate::naming::escaped(stem), why)),
     }
-    match name.split_once(".nc.") {
-        Some((stem, rest)) if !rest.is_empty() => {
-            node_name(stem).map_err(|why| format!("{why} (the group a file NAME.nc becomes is NAME)"))?;
-            Ok(FileName::Temporary(stem))
-        }
-        _ => Err(format!(
-            "\"{}\": no commit takes a file of that name; {TAKEN}",
-            crate::naming::escaped(name)
-        )),
+}
+
+/// Whether `mkdir name` may make a group of that name, or why not.
+pub fn group_name(name: &str) -> Result<(), NameError> {
+    node_name(name)?;
+    match name.ends_with(".nc") {
+        true => Err(NameError::FileName(crate::naming::escaped(name))),
+        false => Ok(()),
     }
 }
 
@@ -96,7 +178,10 @@ mod tests {
         ] {
             assert!(file_name(bad).is_err(), "{bad:?}");
         }
-        assert!(file_name("notes.txt").unwrap_err().contains("NAME.nc"));
+        assert!(file_name("notes.txt").unwrap_err().to_string().contains("NAME.nc"));
+        assert!(group_name("y.nc").is_err() && group_name("y").is_ok());
+        assert_eq!(file_name("..nc").unwrap_err().errno(), libc::EINVAL);
+        assert_eq!(CreateError::Taken.errno(), libc::EEXIST);
         assert_eq!(duplicate(["a", "b", "a"]), Some("a"));
         assert_eq!(duplicate(["a", "b"]), None);
     }

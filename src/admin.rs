@@ -224,6 +224,12 @@ fn metadata_line(meta: &Metadata, now: SystemTime) -> String {
         ago(meta.last_checked),
         ago(meta.last_changed),
     );
+    if meta.retired > 0 {
+        line += &format!(
+            "; {} kept for files open since",
+            crate::naming::count(meta.retired, "older version")
+        );
+    }
     if meta.failed {
         line += "; the last look could not read the store again (the log says why)";
     }

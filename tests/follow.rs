@@ -546,3 +546,95 @@ fn a_replaced_reference_set_in_object_storage_shows_in_the_live_mount() {
     });
     assert_eq!(read(&data), before[..3 * 6 * 8], "the first three rows, as before");
 }
+
+/// The `metadata.retired` member of `m`'s status: how many older versions
+/// the mount keeps for files open across a change.
+fn retired(m: &Mount) -> Option<u64> {
+    m.status().get("metadata")?.get("retired")?.as_u64()
+}
+
+/// A version served before a change is kept only while a file that only
+/// it answers for is open: none after a change with nothing open; one
+/// while a reader holds the old `header.cdl` (its `fstat` keeps the old
+/// size), and none once that reader closes it. Old code: every version,
+/// 8 deep, whatever was open (and no such member).
+#[test]
+fn an_older_version_is_kept_only_while_a_file_of_it_is_open() {
+    let (_tmp, store) = copy_of("s1");
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    let header = m.mp.join("t2m/header.cdl");
+    assert!(text(&header).contains("t2m:units = \"K\""));
+    apply(&store, "s2");
+    until(&m.mp, "sst listed", || m.mp.join("sst").exists());
+    assert_eq!(retired(&m), Some(0), "nothing was open across the change");
+    let held = held_open(&header);
+    let old_len = held.metadata().unwrap().len();
+    apply(&store, "s3");
+    until(&m.mp, "the new units in header.cdl", || {
+        text(&header).contains("t2m:units = \"degC\"")
+    });
+    assert_eq!(retired(&m), Some(1), "the held header's version");
+    assert_eq!(held.metadata().unwrap().len(), old_len, "the held file keeps its size");
+    drop(held);
+    // The kernel sends the release after close() returns.
+    let start = Instant::now();
+    while retired(&m) != Some(0) {
+        assert!(start.elapsed() < Duration::from_secs(10), "the old version stayed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The daemon's resident memory, in KiB.
+fn rss_kib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Another writer changing a store of 1,500 arrays (6 MiB of metadata
+/// documents) twelve times, with no file open across the changes, leaves
+/// the mount holding one version of the parsed metadata, not nine: its
+/// resident memory grows by less than two versions' worth (each document
+/// parsed takes up to four times its size). Old code: eight retired
+/// versions stayed, the memory grew by ~8 versions.
+#[test]
+fn metadata_changes_with_nothing_open_keep_one_version_in_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("wide.zarr");
+    let pad = "x".repeat(4000);
+    let root = |n: u32| format!(r#"{{"zarr_format":3,"node_type":"group","attributes":{{"change":{n}}}}}"#);
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("zarr.json"), root(0)).unwrap();
+    let mut docs = 0;
+    for i in 0..1500 {
+        let dir = store.join(format!("a{i:04}"));
+        std::fs::create_dir(&dir).unwrap();
+        let doc = format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"int32","chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[4]}}}},"chunk_key_encoding":{{"name":"default"}},"fill_value":0,"codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}],"attributes":{{"pad":"{pad}"}}}}"#
+        );
+        docs += doc.len() as u64;
+        std::fs::write(dir.join("zarr.json"), doc).unwrap();
+    }
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    let pid = m.daemon_pid();
+    assert!(text(&m.mp.join("header.cdl")).contains("change = 0"));
+    let before = rss_kib(pid);
+    for n in 1..=12 {
+        // Every array's document is written again too (a writer that
+        // consolidates or touches each node): each look parses them anew.
+        let tmp = store.join("zarr.json.writing");
+        std::fs::write(&tmp, root(n)).unwrap();
+        std::fs::rename(&tmp, store.join("zarr.json")).unwrap();
+        until(&m.mp, &format!("change {n}"), || {
+            text(&m.mp.join("header.cdl")).contains(&format!("change = {n}"))
+        });
+    }
+    let grown = rss_kib(pid).saturating_sub(before) << 10;
+    assert_eq!(retired(&m), Some(0));
+    assert!(
+        grown < 2 * 4 * docs,
+        "grew by {} MiB over 12 changes of {} MiB of documents",
+        grown >> 20,
+        docs >> 20
+    );
+}

@@ -25,16 +25,25 @@
 //! interval. One line is logged for each change seen.
 //!
 //! The named files of changed nodes are new files (`fs/renew.rs`): the
-//! kernel is told to look their names up again, and the filesystems
-//! served before (the last [`MAX_RETIRED`]) answer for the old files that
-//! readers still hold open, whose inode numbers only they know.
+//! kernel is told to look their names up again, and a filesystem served
+//! before answers for the old files that readers still hold open, whose
+//! inode numbers only it knows.
 //!
 //! Invariants: at most one look runs at a time; a request loads the
 //! filesystem once and answers from it whole (or from the one retired
 //! version that knows the file's inode number), so no reply mixes two
 //! versions of the metadata; a look that fails (the store unreachable, a
 //! document half-written) changes nothing, and is tried again at the next
-//! interval.
+//! interval. A version served before is kept only while the kernel holds
+//! a file that only it can answer for (an open file holds its inode; the
+//! kernel is told to drop the names of the others at the change, and then
+//! forgets them: [`Live::looked_up`], [`Live::forgotten`]), and
+//! at most [`MAX_RETIRED`] of them, holding at most
+//! [`MAX_RETIRED_DOCUMENT_BYTES`] of metadata documents, are kept: past
+//! either, the oldest goes, and its readers are told the store changed. So
+//! the parsed metadata a mount holds is its current version's plus at most
+//! that many bytes of documents (each parsed at about four times its
+//! size), however often another writer changes the store.
 
 use std::collections::VecDeque;
 use std::ffi::OsStr;
@@ -64,14 +73,23 @@ const OLD_VERSION_CACHE: u64 = 8 << 20;
 /// across more changes than this is told the store changed).
 const MAX_RETIRED: usize = 8;
 
+/// The most bytes of metadata documents the versions served before the
+/// one served now keep parsed, together (the oldest goes past it): one
+/// hierarchy's budget.
+const MAX_RETIRED_DOCUMENT_BYTES: u64 = crate::zarr::hierarchy::MAX_TOTAL_METADATA_BYTES;
+
 /// The filesystem a mount serves now, and what follows the store for it.
 pub struct Live {
     fs: ArcSwap<NzFs>,
     follow: Option<Follow>,
     /// The filesystems served before this one, newest first (at most
     /// [`MAX_RETIRED`]): each serves the files of its version that readers
-    /// still hold open (their old inode numbers).
+    /// still hold open (their old inode numbers), and is kept only while
+    /// the kernel holds one. Locked after `held`, where both are.
     retired: Mutex<VecDeque<Arc<NzFs>>>,
+    /// The named files the kernel holds (a followed mount's only), by
+    /// inode number: its lookups of each not yet forgotten.
+    held: Mutex<std::collections::HashMap<u64, u64>>,
     invalidator: Option<Arc<Invalidator>>,
     notifier: Arc<OnceLock<Notifier>>,
 }
@@ -142,6 +160,7 @@ impl Live {
             fs: ArcSwap::new(fs),
             follow,
             retired: Mutex::default(),
+            held: Mutex::default(),
             invalidator,
             notifier,
         })
@@ -173,6 +192,74 @@ impl Live {
         }
         let retired = crate::sync::lock(&self.retired);
         retired.iter().find(|fs| !fs.is_stale(ino)).cloned()
+    }
+
+    /// The kernel was handed named file `ino` (a lookup or a listing with
+    /// attributes): counted until it forgets it, so that the version that
+    /// knows it is kept while the kernel may ask about it (an open file
+    /// holds its inode). Other inodes keep their numbers across changes:
+    /// not counted.
+    pub fn looked_up(&self, ino: u64) {
+        if self.follow.is_some() && may_go_stale(ino) {
+            *crate::sync::lock(&self.held).entry(ino).or_default() += 1;
+        }
+    }
+
+    /// The kernel forgot `n` of its lookups of `ino`: at the last one, the
+    /// versions served before that no held file needs go.
+    pub fn forgotten(&self, ino: u64, n: u64) {
+        if self.follow.is_none() || !may_go_stale(ino) {
+            return;
+        }
+        let last = {
+            let mut held = crate::sync::lock(&self.held);
+            match held.get_mut(&ino) {
+                Some(count) if *count > n => {
+                    *count -= n;
+                    false
+                }
+                Some(_) => held.remove(&ino).is_some(),
+                None => false,
+            }
+        };
+        if last {
+            self.prune(&self.fs.load());
+        }
+    }
+
+    /// Keep, of the versions served before `now`, only those that answer
+    /// for a file the kernel holds (the first, newest first, that knows a
+    /// held inode `now` does not), within [`MAX_RETIRED`] and
+    /// [`MAX_RETIRED_DOCUMENT_BYTES`].
+    fn prune(&self, now: &NzFs) {
+        let held = crate::sync::lock(&self.held);
+        let mut retired = crate::sync::lock(&self.retired);
+        if retired.is_empty() {
+            return;
+        }
+        let mut needed = vec![false; retired.len()];
+        for &ino in held.keys().filter(|&&ino| now.is_stale(ino)) {
+            if let Some(i) = retired.iter().position(|fs| !fs.is_stale(ino)) {
+                needed[i] = true;
+            }
+        }
+        let mut bytes = 0u64;
+        let mut kept = 0;
+        let mut i = 0;
+        retired.retain(|fs| {
+            let keep = needed[i] && kept < MAX_RETIRED && {
+                bytes = bytes.saturating_add(fs.hierarchy().document_bytes());
+                bytes <= MAX_RETIRED_DOCUMENT_BYTES || kept == 0
+            };
+            i += 1;
+            kept += usize::from(keep);
+            keep
+        });
+    }
+
+    /// How many versions served before the one served now are kept.
+    fn retired_count(&self) -> usize {
+        crate::sync::lock(&self.retired).len()
     }
 
     /// The filesystem, held past the request (a reply sent later).
@@ -297,11 +384,8 @@ impl Live {
         // refused: nothing to keep for it.
         let keep = if other_store { OLD_VERSION_CACHE } else { 0 };
         old.cache().clear(keep.min(renewed.cache_budget()));
-        {
-            let mut retired = crate::sync::lock(&self.retired);
-            retired.push_front(Arc::clone(&old));
-            retired.truncate(MAX_RETIRED);
-        }
+        crate::sync::lock(&self.retired).push_front(Arc::clone(&old));
+        self.prune(&renewed);
         match (tell_later, self.notifier.get()) {
             (_, None) => {}
             (false, Some(n)) => tell_kernel(n, &old, &renewed, &changed),
@@ -351,8 +435,15 @@ impl Live {
             last_checked: time(st.checked),
             last_changed: time(st.changed),
             failed: st.failed.is_some(),
+            retired: self.retired_count() as u64,
         }
     }
+}
+
+/// Whether inode number `ino` may stand for another file after a change
+/// (a named file, whose number carries its node's generation).
+fn may_go_stale(ino: u64) -> bool {
+    matches!(crate::fs::Inode::from_ino(ino), Some((crate::fs::Inode::File(..), _)))
 }
 
 /// Drop what the kernel caches of each node `changed` (numbers) and of

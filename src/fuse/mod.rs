@@ -198,7 +198,10 @@ impl fuser::Filesystem for FuseAdapter {
         let fs = self.fs();
         match fs.lookup(parent.0, name) {
             Ok(a) if self.spool().is_some_and(|s| s.is_hidden(a.ino)) => reply.error(Errno::ENOENT),
-            Ok(a) => reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0)),
+            Ok(a) => {
+                self.live.looked_up(a.ino);
+                reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0))
+            }
             Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent.0, n)) {
                 Some(staged) => reply.entry(&STAGED_TTL, &self.staged_attr(staged), Generation(0)),
                 None => reply.error(self.errno(who, "lookup", parent.0, &e)),
@@ -384,19 +387,30 @@ impl fuser::Filesystem for FuseAdapter {
                 }
                 None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
             };
-            reply.add(
+            let full = reply.add(
                 INodeNo(entry.ino),
                 entry.next_offset,
                 &entry.name,
                 &ttl,
                 &attr,
                 Generation(0),
-            )
+            );
+            // The kernel counts a lookup of each entry it was given, but
+            // of `.` and `..`.
+            if !full && entry.name != "." && entry.name != ".." {
+                self.live.looked_up(entry.ino);
+            }
+            full
         });
         match listed {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(self.errno(who, "readdirplus", ino.0, &e)),
         }
+    }
+
+    /// (A batch of forgets comes here one by one: fuser's default.)
+    fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
+        self.live.forgotten(ino.0, nlookup);
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {

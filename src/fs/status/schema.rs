@@ -395,6 +395,9 @@ object! {
         /// Whether the last look could not read the store again (the log
         /// says why: the reason may name store keys).
         pub failed: bool,
+        /// Older versions kept for the files readers opened before a
+        /// change and still hold open.
+        pub retired: u64,
     }
 }
 

@@ -220,6 +220,12 @@ fn key(name: &str) -> StoreKey {
 }
 
 impl Hierarchy {
+    /// Bytes of metadata documents this hierarchy read and keeps parsed
+    /// (at most [`MAX_TOTAL_METADATA_BYTES`] plus the last document).
+    pub fn document_bytes(&self) -> u64 {
+        self.budget.read
+    }
+
     /// Discover the hierarchy of `store`.
     pub fn open(store: &dyn ReadableStore) -> Result<Hierarchy, OpenError> {
         Self::open_within(store, MAX_TOTAL_METADATA_BYTES)

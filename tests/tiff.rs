@@ -112,12 +112,12 @@ fn a_strip_read_decodes_only_the_chunks_under_it() {
     let before = decodes();
     // Page 6 (time 5), strip 2: rows 10..20.
     let row = 14 * 4;
-    let at = layout.prefix + 5 * 20 * row + 10 * row;
+    let at = strip_offsets(&tif)[5] + 10 * row;
     let mut strip = vec![0u8; 10 * row as usize];
     file.read_exact_at(&mut strip, at).unwrap();
     assert_eq!(decodes() - before, 2, "one strip decodes the two chunks under it");
     let data = std::fs::read(m.mp.join("t2m/data.bin")).unwrap();
-    let from = (at - layout.prefix) as usize;
+    let from = (5 * 20 * row + 10 * row) as usize;
     assert_eq!(strip, data[from..from + strip.len()]);
 }
 
@@ -202,7 +202,6 @@ fn data_tif_shows_a_replaced_chunk() {
     common::copy_dir(&common::data_dir().join("sample.zarr"), &store);
     let m = Mount::at(&store, &[]);
     let tif = m.mp.join("t2m/data.tif");
-    let layout = Layout::of(&[10, 20, 14], (32, Sample::Float), 10).unwrap();
     let before = std::fs::read(&tif).unwrap();
     std::fs::copy(store.join("t2m/c/1/1/1"), store.join("t2m/c/0/0/0")).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -210,10 +209,89 @@ fn data_tif_shows_a_replaced_chunk() {
     let data = std::fs::read(m.mp.join("t2m/data.bin")).unwrap();
     assert_ne!(before, after, "data.tif still shows the old chunk");
     assert_eq!(
-        after[layout.prefix as usize..],
-        data[..],
+        pixels_of(&after, &strip_offsets(&tif), 20 * 14 * 4),
+        data,
         "data.tif's pixels are data.bin's"
     );
+}
+
+/// Where each page's first strip starts, read from the IFD chain of the
+/// classic TIFF at `tif` (`StripOffsets`: in its entry for one strip,
+/// else in the table it points at).
+fn strip_offsets(tif: &Path) -> Vec<u64> {
+    // O_DIRECT: no readahead decodes the pixels meanwhile.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(tif)
+        .unwrap();
+    let u32_at = |at: u64| {
+        let mut b = [0u8; 4];
+        f.read_exact_at(&mut b, at).unwrap();
+        u32::from_le_bytes(b)
+    };
+    let mut out = Vec::new();
+    let mut ifd = u64::from(u32_at(4));
+    while ifd != 0 {
+        let n = u64::from(u32_at(ifd) & 0xffff);
+        let entry = (0..n).map(|i| ifd + 2 + 12 * i).find(|&e| u32_at(e) & 0xffff == 273);
+        let entry = entry.expect("StripOffsets");
+        out.push(u64::from(match u32_at(entry + 4) {
+            1 => u32_at(entry + 8),
+            _ => u32_at(u64::from(u32_at(entry + 8))),
+        }));
+        ifd = u64::from(u32_at(ifd + 2 + 12 * n));
+    }
+    out
+}
+
+/// The pixels of `file` (a TIFF's bytes), `plane` bytes from each offset.
+fn pixels_of(file: &[u8], offsets: &[u64], plane: usize) -> Vec<u8> {
+    offsets
+        .iter()
+        .flat_map(|&o| file[o as usize..o as usize + plane].to_vec())
+        .collect()
+}
+
+/// Planes smaller than a memory page, one chunk each, one chunk corrupt:
+/// the planes beside it read through the page cache (the kernel reads
+/// whole pages, and each plane starts on one), only the corrupt one is
+/// EIO. Old code: the eight 512-byte planes shared one page, and every
+/// one of them was EIO.
+#[test]
+fn a_corrupt_chunk_of_planes_smaller_than_a_page_hides_only_its_plane() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("small.zarr");
+    std::fs::create_dir_all(store.join("a/c")).unwrap();
+    std::fs::write(store.join("zarr.json"), r#"{"zarr_format":3,"node_type":"group"}"#).unwrap();
+    std::fs::write(
+        store.join("a/zarr.json"),
+        r#"{"zarr_format":3,"node_type":"array","shape":[8,16,16],"data_type":"uint16","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[1,16,16]}},"chunk_key_encoding":{"name":"default"},"fill_value":0,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}"#,
+    )
+    .unwrap();
+    let plane = |i: u16| -> Vec<u8> { (0..256u16).flat_map(|v| (i * 1000 + v).to_le_bytes()).collect() };
+    for i in 0..8u16 {
+        std::fs::create_dir_all(store.join(format!("a/c/{i}/0"))).unwrap();
+        let bytes = if i == 3 { b"not 512 bytes".to_vec() } else { plane(i) };
+        std::fs::write(store.join(format!("a/c/{i}/0/0")), bytes).unwrap();
+    }
+    let m = Mount::at(&store, &[]);
+    let tif = m.mp.join("a/data.tif");
+    let offsets = strip_offsets(&tif);
+    assert_eq!(offsets.len(), 8);
+    let f = std::fs::File::open(&tif).unwrap();
+    // Planes read in an order that puts the corrupt one's neighbours
+    // after it, and before it, in the page cache.
+    for i in [3u16, 2, 4, 0, 7] {
+        let mut got = vec![0u8; 512];
+        match (i, f.read_exact_at(&mut got, offsets[usize::from(i)])) {
+            (3, Err(e)) => assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}"),
+            (3, Ok(())) => panic!("the corrupt chunk's plane read"),
+            (_, Ok(())) => assert_eq!(got, plane(i), "plane {i}"),
+            (_, Err(e)) => panic!("plane {i}, beside the corrupt chunk's: {e}"),
+        }
+    }
+    assert!(m.log().contains("a/c/3/0/0"), "{}", m.log());
 }
 
 /// One corrupt chunk under the first pixels: the first read of the file,
@@ -243,7 +321,9 @@ fn a_corrupt_chunk_hides_only_its_own_pixels_of_data_tif() {
     let len = data.metadata().unwrap().len();
     let (mut want, mut got) = (vec![0u8; 400], vec![0u8; 400]);
     data.read_exact_at(&mut want, len - 400).unwrap();
-    f.read_exact_at(&mut got, layout.prefix + len - 400)
+    // The last page's last 400 bytes of pixels.
+    let last = *strip_offsets(&tif).last().unwrap();
+    f.read_exact_at(&mut got, last + 20 * 14 * 4 - 400)
         .expect("pixels of good chunks read after the short read");
     assert_eq!(got, want);
     let e = f

@@ -11,7 +11,7 @@
 use super::view::{FileView, Then};
 use super::{FsError, NzFs, ReadData, TIFF_NAME};
 use crate::store::Access;
-use crate::tiff::{Layout, LevelShape, Piece};
+use crate::tiff::{Layout, LevelShape};
 use crate::zarr::hierarchy::{Hierarchy, NodeKind, ngff_attribute};
 
 impl NzFs {
@@ -59,20 +59,15 @@ impl NzFs {
             Err(e) => return then(Err(e)),
         };
         let (start, end) = crate::array::window(offset, size, layout.size);
-        // The pixels are data.bin's bytes. A read across the end of the
+        // The pixels are data.bin's bytes, each page's padded to a memory
+        // page where there are several. A read across the end of the
         // prefix fails when its first pixels do; the pixels start on a
-        // page of their own (`tiff::PIXELS_ALIGN`), so when this read is
-        // the kernel's readahead, its retry of the page a reader wants is
-        // within the prefix and reads: one bad chunk hides only its own
-        // pixels.
-        let prefix = layout.prefix;
-        let parts = super::compose::tiff_parts(&layout, &[node], start, end, |from, end| {
-            vec![Piece::Data {
-                level: 0,
-                offset: from - prefix,
-                len: end - from,
-            }]
-        });
+        // page of their own (`tiff::PIXELS_ALIGN`), and so does each
+        // plane, so when this read is the kernel's readahead, its retry of
+        // the page a reader wants holds no pixels of another plane: one
+        // bad chunk hides only its own plane's pages.
+        let parts =
+            super::compose::tiff_parts(&layout, &[node], start, end, |from, end| layout.pixel_pieces(from, end));
         self.read_parts_then(parts, Box::new(then))
     }
 }

@@ -7,11 +7,13 @@
 //! combination of the leading dimensions is one page (an IFD), in C order.
 //! Samples are uncompressed, one per pixel, in the array's own type and in
 //! the host's byte order (which the header declares), so the pixel data is
-//! `data.bin` itself, byte for byte: the file is a prefix (the header and
-//! every page's IFD with its strip tables, padded to [`PIXELS_ALIGN`])
-//! followed by `data.bin`. A read
-//! past the prefix is a `data.bin` read at the same offset less the
-//! prefix, through the same cache and read path.
+//! `data.bin` itself: the file is a prefix (the header and every page's
+//! IFD with its strip tables, padded to [`PIXELS_ALIGN`]) followed by
+//! `data.bin`, each page's pixels padded with zeros to a multiple of
+//! [`PIXELS_ALIGN`] where there are several pages (the kernel reads whole
+//! memory pages: so one corrupt chunk fails the reads of its own plane
+//! only). A read past the prefix is a list of `data.bin` runs and zeros
+//! ([`Layout::pixel_pieces`]), read through the same cache and read path.
 //!
 //! Strips, not tiles (ImageJ 1.x opens no tiled TIFF): a strip is a run of
 //! rows inside one band of chunk rows ([`Layout::of`] is given that band's
@@ -226,6 +228,16 @@ impl Layout {
                 _ => None,
             })
             .collect::<Option<Vec<Plane>>>()?;
+        // Each page's pixels start on a memory page: the kernel reads
+        // whole pages, so one corrupt chunk then fails the reads of its
+        // own plane only, never of the planes beside it.
+        let planes = match pages {
+            1 => planes,
+            _ => planes
+                .into_iter()
+                .map(|p| p.page_aligned(PIXELS_ALIGN))
+                .collect::<Option<Vec<Plane>>>()?,
+        };
         // Held out of line, which a text of at least 8 bytes always is.
         let description: Vec<u8> = description
             .filter(|d| d.len() >= 8)

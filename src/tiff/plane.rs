@@ -31,7 +31,8 @@ pub struct Plane {
     sample: u64,
     /// Bytes of one page's pixels in `data.bin`...
     pub(super) bytes: u64,
-    /// ...and in the file (tiles are padded to their full size).
+    /// ...and in the file (tiles are padded to their full size; strips,
+    /// in a file of many pages, to a multiple of the memory page).
     pub(super) stored: u64,
 }
 
@@ -88,6 +89,15 @@ impl Plane {
         })
     }
 
+    /// The plane with each page's pixels padded to a multiple of `align`
+    /// bytes in the file (strips only; tiles are already whole).
+    pub(super) fn page_aligned(mut self, align: u64) -> Option<Plane> {
+        if self.tile_width.is_none() {
+            self.stored = self.bytes.checked_next_multiple_of(align)?;
+        }
+        Some(self)
+    }
+
     pub(super) fn row(&self) -> u64 {
         self.width * self.sample
     }
@@ -111,11 +121,32 @@ impl Plane {
     /// padding of tiles past the plane's edge.
     pub(super) fn pieces(&self, level: usize, base: u64, lo: u64, hi: u64, out: &mut Vec<Piece>) {
         let Some(tile_width) = self.tile_width else {
-            return out.push(Piece::Data {
-                level,
-                offset: lo - base,
-                len: hi - lo,
-            });
+            if self.stored == self.bytes {
+                return out.push(Piece::Data {
+                    level,
+                    offset: lo - base,
+                    len: hi - lo,
+                });
+            }
+            // Each page's strips, then zeros to the next file page.
+            let mut at = lo;
+            while at < hi {
+                let (page, in_page) = ((at - base) / self.stored, (at - base) % self.stored);
+                let n = match in_page < self.bytes {
+                    true => (self.bytes - in_page).min(hi - at),
+                    false => (self.stored - in_page).min(hi - at),
+                };
+                match in_page < self.bytes {
+                    true => out.push(Piece::Data {
+                        level,
+                        offset: page * self.bytes + in_page,
+                        len: n,
+                    }),
+                    false => out.push(Piece::Zero(n)),
+                }
+                at += n;
+            }
+            return;
         };
         let (tile_row, tile) = (tile_width * self.sample, self.piece_bytes());
         let across = self.width.div_ceil(tile_width);

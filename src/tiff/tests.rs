@@ -43,7 +43,8 @@ fn small_arrays_are_classic_and_large_ones_bigtiff() {
         (10, 20, 14)
     );
     assert_eq!((small.levels[0].rows_per_strip, small.levels[0].strips), (10, 2));
-    assert_eq!(small.size, small.prefix + 10 * 20 * 14 * 4);
+    // Each page's 1,120 bytes of pixels start on a memory page.
+    assert_eq!(small.size, small.prefix + 10 * 4096);
     // 5 GiB of float32: past what 32-bit offsets reach.
     let big = Layout::of(&[5, 16384, 16384], f32s, 512).unwrap();
     assert!(big.big && big.size > u64::from(u32::MAX));
@@ -162,8 +163,9 @@ fn a_pyramid_gives_each_page_its_lower_levels_as_subifds() {
     let layout = Layout::pyramid(&levels, u16s, Some(xml)).unwrap();
     assert!(!layout.big);
     assert_eq!(layout.pages, 6);
-    let planes: u64 = [32 * 48, 16 * 24, 8 * 12].iter().sum::<u64>() * 2 * 6;
-    assert_eq!(layout.size, layout.prefix + planes);
+    // Each level's planes (3,072, 768 and 192 bytes) start on a memory
+    // page each.
+    assert_eq!(layout.size, layout.prefix + 3 * 4096 * 6);
     let whole = prefix_of(&layout);
     // The description is page 0's alone, NUL-terminated.
     let first = u32_at(&whole, 4) as usize;
@@ -186,15 +188,17 @@ fn a_pyramid_gives_each_page_its_lower_levels_as_subifds() {
                 tag_at(&whole, sub, IMAGE_WIDTH).unwrap().2 as u64,
                 layout.levels[level].width
             );
-            // A level's page p starts at its pixels plus p planes.
+            // A level's page p starts at its pixels plus p planes, each
+            // on a memory page of its own.
             let plane = &layout.levels[level];
+            assert_eq!(plane.stored, 4096);
             let (_, strips, offsets) = tag_at(&whole, sub, STRIP_OFFSETS).unwrap();
             let first_strip = if strips == 1 {
                 offsets
             } else {
                 u32_at(&whole, offsets as usize)
             };
-            assert_eq!(u64::from(first_strip), layout.pixels[level] + page * plane.bytes);
+            assert_eq!(u64::from(first_strip), layout.pixels[level] + page * 4096);
             // Each SubIFD chain is one IFD long.
             let next_at = sub + 2 + 12 * (ENTRIES + 1) as usize;
             assert_eq!(u32_at(&whole, next_at), 0);

@@ -90,7 +90,8 @@ impl FuseAdapter {
                 pending.array
             ))),
             Some(array) => spool.change(&message, &mut |stage| {
-                crate::write::edit::apply(array, base.store(), &pending, stage).map(|_| ())
+                let most = crate::write::edit::max_chunks(base.cache_budget());
+                crate::write::edit::apply(array, base.store(), &pending, stage, most).map(|_| ())
             }),
         };
         match result {

@@ -7,7 +7,12 @@
 //! same object (or the same absence) for it as the version the writer saw,
 //! and so does the array's `zarr.json`; else the commit is a conflict and
 //! nothing is set. One decoded chunk is held at a time; the plan holds one
-//! entry per contiguous stretch of a chunk's buffer that was written.
+//! entry per contiguous stretch of a chunk's buffer that was written. One
+//! commit changes at most [`max_chunks`] chunks (each costs the commit
+//! about [`TOUCHED_CHUNK_COST`] until it is written: its entry in the
+//! plan and in Icechunk's change set and manifest), a quarter of the
+//! cache budget's worth; a write that touches more is refused whole,
+//! before a chunk is read, and its bytes are kept in the spool.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
@@ -20,9 +25,30 @@ use crate::store::{ReadableStore, StoreKey};
 /// Slack above a chunk's decoded size an encoded object may have.
 const ENCODED_SLACK: u64 = 1 << 20;
 
+/// What one changed chunk costs a commit's memory, besides its bytes,
+/// until the commit is written (a bound: about 800 bytes were measured,
+/// for 16-byte chunks, in a debug build).
+pub const TOUCHED_CHUNK_COST: u64 = 1024;
+
+/// The most chunks one commit of writes changes under a cache budget of
+/// `budget` bytes: a quarter of it at [`TOUCHED_CHUNK_COST`] each, and
+/// never fewer than 1,024.
+pub fn max_chunks(budget: u64) -> usize {
+    usize::try_from(budget / 4 / TOUCHED_CHUNK_COST)
+        .unwrap_or(usize::MAX)
+        .max(1024)
+}
+
 /// Set in `stage` the chunks of `array` that `p` changes, checked against
-/// `seen`, the store the writer saw; how many chunks.
-pub fn apply(array: &Array, seen: &dyn ReadableStore, p: &Pending, stage: &dyn Stage) -> Result<usize, WriteError> {
+/// `seen`, the store the writer saw; how many chunks. More than
+/// `max_chunks` is refused before any is read.
+pub fn apply(
+    array: &Array,
+    seen: &dyn ReadableStore,
+    p: &Pending,
+    stage: &dyn Stage,
+    max_chunks: usize,
+) -> Result<usize, WriteError> {
     let m = array.metadata();
     let encoder = super::encode::Encoder::new(m)
         .map_err(|why| WriteError::Refused(format!("{}: not written: {why}", p.array)))?;
@@ -46,12 +72,21 @@ pub fn apply(array: &Array, seen: &dyn ReadableStore, p: &Pending, stage: &dyn S
     }
     // Chunk -> (offset in its decoded buffer, offset in the file, length).
     let mut plan: BTreeMap<u64, Vec<(u64, u64, u64)>> = BTreeMap::new();
+    let too_many = || {
+        WriteError::Refused(format!(
+            "{}: these writes change more than {max_chunks} chunks of {}, and one commit changes at most {max_chunks} under this --cache-size (about 1 KiB each while it commits); write fewer at a time, with an fsync() between, or mount with a larger --cache-size",
+            p.named, p.array
+        ))
+    };
     for &(start, end) in &p.extents {
         match p.shown {
             Shown::Chunk(index) => plan.entry(index).or_default().push((start, start, end - start)),
             Shown::Data => {
                 for run in array.runs(start, end) {
                     plan.entry(run.chunk).or_default().push((run.within, run.at, run.len));
+                    if plan.len() > max_chunks {
+                        return Err(too_many());
+                    }
                 }
             }
         }

@@ -9,9 +9,6 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use clap::CommandFactory;
-
-use crate::cli::Cli;
 use crate::daemon::CliError;
 use crate::fs::status::schema::{Metadata, StatusDoc};
 use crate::fs::status::{STATUS_BYTES, STATUS_IOCTL};
@@ -504,7 +501,7 @@ pub fn install_helper(prefix: &Path, remove: bool) -> Result<(), CliError> {
 
 /// The man pages: `nzfs` and `nzfs-<subcommand>`, with their commands.
 fn man_pages() -> Vec<(String, clap::Command)> {
-    let top = Cli::command();
+    let top = crate::cli::command();
     let mut pages = vec![("nzfs".to_string(), top.clone())];
     for sub in top.get_subcommands() {
         let name = format!("nzfs-{}", sub.get_name());
@@ -529,7 +526,7 @@ pub fn write_man_pages(dir: &Path) -> Result<(), CliError> {
 
 /// `nzfs completions SHELL`.
 pub fn print_completions(shell: clap_complete::Shell) {
-    clap_complete::generate(shell, &mut Cli::command(), "nzfs", &mut std::io::stdout());
+    clap_complete::generate(shell, &mut crate::cli::command(), "nzfs", &mut std::io::stdout());
 }
 
 #[cfg(test)]

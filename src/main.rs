@@ -4,7 +4,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Parser;
 use nzfs::cli::{CheckArgs, Cli, Command, MountArgs};
 use nzfs::daemon::{self, CliError};
 use nzfs::store::Redacting;
@@ -214,7 +213,9 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     // mount(8) runs `nzfs SOURCE MOUNTPOINT -o OPTIONS`: see normalize_args.
-    let cli = Cli::parse_from(nzfs::cli::normalize_args(std::env::args_os()));
+    // The help texts are this build's (cli/built.rs).
+    let matches = nzfs::cli::command().get_matches_from(nzfs::cli::normalize_args(std::env::args_os()));
+    let cli = <Cli as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     // Commands that print end quietly on a closed pipe (`nzfs completions
     // bash | head -1`), as cat does: SIGPIPE's default action.
     // Not the mount daemon, which must outlive any reader that goes away,

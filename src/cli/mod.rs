@@ -13,8 +13,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::array::MissingChunks;
 
+mod built;
 mod command_line;
 mod size;
+pub use built::{Built, command, command_for};
 pub use command_line::{misspelled_command, normalize_args};
 #[cfg(feature = "csi")]
 pub(crate) use command_line::{o_option, o_options};
@@ -199,34 +201,9 @@ pub struct ManArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
-    nzfs mount data.zarr /mnt/nz                    # background daemon, logs to a file\n  \
-    nzfs mount -f -v data.zarr /mnt/nz              # stay attached, log to stderr\n  \
-    nzfs mount --cache-size 2GiB data.zarr /mnt/nz  # bigger decoded-chunk cache\n  \
-    nzfs mount -o allow_other data.zarr /mnt/nz     # let other users read it, as the store's modes allow\n  \
-    nzfs mount -o allow_other,umask=027,gid=100 data.zarr /mnt/nz  # set group and modes instead\n  \
-    nzfs mount --missing-chunks error data.zarr /mnt/nz\n  \
-    nzfs mount --anonymous s3://noaa-nwm-retro-v2-zarr-pds/ /mnt/nwm   # a public bucket\n  \
-    AWS_PROFILE=lab nzfs mount --disk-cache ~/.cache/nzfs s3://bucket/data.zarr /mnt/nz\n  \
-    nzfs mount refs.json /mnt/sst                   # a kerchunk set: its netCDF-4 files as one dataset\n  \
-    nzfs mount --store-option virtual_chunks=s3://bucket/ refs.parq /mnt/sst  # targets elsewhere\n  \
-    mount -t fuse.nzfs /data/era5.zarr /mnt/era5 -o ro,allow_other,cache_size=2GiB\n\n\
-    mount(8) and /etc/fstab (type fuse.nzfs) run `nzfs SOURCE MOUNTPOINT -o OPTIONS`; every\n\
-    setting above can then be an -o option with '_' for '-': cache_size=2GiB, missing_chunks=error,\n\
-    threads=4, decoders=8, log_file=/var/log/nzfs.log, passthrough=auto, disk_cache=DIR, disk_cache_size=SIZE,\n\
-    store_option=KEY=VALUE, connect_timeout=S, request_timeout=S, retries=N, anonymous, verbose.\n\
-    Options mount(8) adds (ro, noauto, nofail, _netdev, user, users, x-systemd.*, dev, suid, ...)\n\
-    are accepted. rw is --writable: a mount of an Icechunk branch takes it, and any other store\n\
-    refuses it (only an Icechunk branch takes writes), so an fstab line for one keeps ro.\n\n\
-    Ctrl-C (with -f) or SIGTERM unmounts cleanly. RUST_LOG=nzfs=debug overrides -v.")]
 /// `nzfs mount`, as given; checked once into a `MountConfig` (module `daemon`).
 pub struct MountArgs {
-    /// The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip,
-    /// also in a bucket), or a URL: s3://, gs://, az://, http(s)://. An
-    /// Icechunk repository: its directory, or icechunk+s3://, icechunk+gs://,
-    /// icechunk+az://, icechunk+file://. A kerchunk/VirtualiZarr reference
-    /// set: refs.json (.json.gz, .json.zst) or a Parquet directory
-    /// (refs.parq), local or in a bucket
+    /// The store (its help, and the examples, are this build's: built.rs)
     pub store: PathBuf,
     /// An empty directory to mount on
     pub mountpoint: PathBuf,
@@ -286,16 +263,7 @@ pub struct MountArgs {
     /// storage, to keep that many requests in flight]
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub decoders: Option<u16>,
-    /// How often the store's metadata is looked at again, so that an array
-    /// that grows (an append), a new array or group and changed attributes
-    /// show in the live mount: SECONDS, or `never`. A look is one stat (a
-    /// HEAD on object storage) per metadata document and one listing per
-    /// group, made only while something in the mount is looked at
-    /// [default: 5 for a local directory or Icechunk repository, 60 for
-    /// object storage and HTTP; an Icechunk branch follows its tip (one
-    /// request a look), a zip or JSON reference set its file and a Parquet
-    /// set its .zmetadata (one stat, or one HEAD in object storage, a
-    /// look); a --tag, --snapshot or --all-versions mount is read once]
+    /// How often the store's metadata is looked at again (help: built.rs)
     #[arg(long, value_name = "SECONDS|never")]
     pub metadata_ttl: Option<MetadataTtl>,
     /// Mount an Icechunk repository's branch writable (also -o rw): a
@@ -368,14 +336,7 @@ pub struct StoreArgs {
     /// can read that a symlink in the store points at.
     #[arg(long)]
     pub follow_symlinks: bool,
-    /// Remote stores: an object_store option KEY=VALUE (repeatable), e.g.
-    /// aws_endpoint=http://127.0.0.1:9000 or aws_region=eu-west-1. The
-    /// usual AWS_*, GOOGLE_* and AZURE_* environment variables are read too.
-    /// Icechunk repositories and reference sets (kerchunk, VirtualiZarr)
-    /// also take virtual_chunks=PREFIX (e.g. s3://bucket/ or
-    /// file:///data/): read the virtual chunks, or the targets, there (a
-    /// reference set's own directory needs no option). Targets are read
-    /// with the same options and credentials.
+    /// An option of the store, KEY=VALUE (help: built.rs)
     #[arg(long = "store-option", value_name = "KEY=VALUE")]
     pub store_options: Vec<String>,
     /// Remote stores: read a public bucket without credentials (like
@@ -547,10 +508,7 @@ pub struct UnmountArgs {
 /// `nzfs check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
-    /// http(s)://), an Icechunk repository (its directory, or
-    /// icechunk+s3:// and the like), or a reference set (refs.json,
-    /// refs.parq)
+    /// The store (its help, and the examples, are this build's: built.rs)
     pub store: PathBuf,
     /// Print the findings as one JSON document (shape in docs/usage.md)
     #[arg(long)]
@@ -566,10 +524,7 @@ pub struct CheckArgs {
 /// `nzfs cdl`.
 #[derive(Debug, Args)]
 pub struct CdlArgs {
-    /// The store: a directory, a zip of one, or a URL (s3://, gs://, az://,
-    /// http(s)://), an Icechunk repository (its directory, or
-    /// icechunk+s3:// and the like), or a reference set (refs.json,
-    /// refs.parq)
+    /// The store (its help, and the examples, are this build's: built.rs)
     pub store: PathBuf,
     /// A group or array path inside the store, e.g. `group/t2m` (default: the root)
     pub node_path: Option<String>,

@@ -45,11 +45,8 @@ pub fn check_version(store: &Path, args: &StoreArgs) -> Result<(), CliError> {
 
 #[cfg(not(feature = "icechunk"))]
 pub(super) fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
-    super::fail(format!(
-        "{} is an Icechunk repository: this nzfs was built without Icechunk support \
-         (it is in the default features: cargo build --release)",
-        crate::store::redact_url(source)
-    ))
+    let why = crate::cli::Built::THIS.refusal(source);
+    super::fail(why.unwrap_or_else(|| format!("{source}: not an Icechunk repository this build reads")))
 }
 
 /// Snapshot `s` shown at `path` of the mount (`""`: the whole mount).

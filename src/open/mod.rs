@@ -128,6 +128,9 @@ fn remote_options(args: &StoreArgs) -> Result<crate::store::object::RemoteOption
 /// Open a store (a directory, or with the `remote` feature a URL, or with
 /// the `icechunk` feature a repository) and discover its hierarchy.
 pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
+    if let Some(why) = store.to_str().and_then(|s| crate::cli::Built::THIS.refusal(s)) {
+        return fail(why);
+    }
     if let Some(source) = store.to_str().filter(|s| crate::store::icechunk_source(s)) {
         return open_icechunk(source, args);
     }
@@ -135,14 +138,6 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
         return fail(format!(
             "--branch, --tag, --snapshot and --all-versions apply to Icechunk repositories; {} is not one",
             shown_store(store)
-        ));
-    }
-    #[cfg(not(feature = "remote"))]
-    if let Some(url) = store.to_str().filter(|s| crate::store::object_url(s)) {
-        return fail(format!(
-            "{} is an object storage URL: this nzfs was built without object storage support \
-             (it is in the default features: cargo build --release)",
-            crate::store::redact_url(url)
         ));
     }
     #[cfg(feature = "remote")]

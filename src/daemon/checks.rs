@@ -2,7 +2,7 @@
 //! says how to fix it: a mount point that exists, is a directory, is empty
 //! and not already (or stalely) mounted; store and mount point not given
 //! the wrong way round; `/dev/fuse` usable; `fusermount3` present for a
-//! mount as a normal user.
+//! mount as a normal user; a store this build reads.
 
 use std::path::Path;
 
@@ -15,6 +15,16 @@ fn shell_word(s: &str) -> String {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// A store this build cannot read (a URL without the `remote` feature, a
+/// repository without `icechunk`): refused before the mount point is
+/// looked at, as its fix is another build.
+pub(super) fn check_built(store: &Path) -> Result<(), CliError> {
+    match store.to_str().and_then(|s| crate::cli::Built::THIS.refusal(s)) {
+        Some(why) => Err(CliError::new(why)),
+        None => Ok(()),
     }
 }
 

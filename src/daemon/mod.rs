@@ -27,7 +27,7 @@ mod options;
 mod signals;
 use crate::fs::{FsConfig, NzFs};
 use crate::fuse::FuseAdapter;
-use checks::{check_dev_fuse, check_fusermount, check_mountpoint, check_outside_store, check_swapped};
+use checks::{check_built, check_dev_fuse, check_fusermount, check_mountpoint, check_outside_store, check_swapped};
 pub use config::{MAX_ENCODED, MountConfig};
 pub use options::{Access, MountPlan};
 use signals::{block_termination_signals, wait_for_termination_signal};
@@ -115,6 +115,7 @@ pub fn store_from_environment(args: &mut MountArgs) {
 /// `nzfs mount` in the parent: check, start the daemon, hand it its
 /// settings, wait for it.
 pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), CliError> {
+    check_built(&config.store)?;
     check_outside_store(&config.store, &config.mountpoint)?;
     check_swapped(&config.store, &config.mountpoint)?;
     check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
@@ -246,6 +247,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         crate::memory::huge_page_heap();
     }
     if !daemon_child {
+        check_built(&config.store)?;
         check_outside_store(&config.store, &config.mountpoint)?;
         check_swapped(&config.store, &config.mountpoint)?;
         check_mountpoint(&config.mountpoint, config.mount.nonempty)?;

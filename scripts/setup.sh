@@ -50,8 +50,10 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: these Debian packages are missing: ${need[*]}" >&2
   $SUDO apt-get update -qq
   # What apt would do for them, said before it is done: the packages it
-  # installs (theirs and their dependencies) and those it upgrades.
-  plan=$(apt-get install -s -y "${need[@]}" 2>/dev/null | grep '^Inst ' || true)
+  # installs (theirs and their dependencies) and those it upgrades
+  # (--no-upgrade: a named package already there is left as it is; a
+  # dependency is upgraded only where a new package needs its newer version).
+  plan=$(apt-get install -s -y --no-upgrade "${need[@]}" 2>/dev/null | grep '^Inst ' || true)
   installs=$(printf '%s\n' "$plan" | grep -c '^Inst [^ ]* (' || true)
   upgrades=$(printf '%s\n' "$plan" | grep '^Inst [^ ]* \[' | awk '{print $2}' | tr '\n' ' ' || true)
   echo "setup: apt-get would install $installs packages (${#need[@]} named, the rest what they need)${upgrades:+ and upgrade ${upgrades% }}" >&2
@@ -65,7 +67,7 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing (about 3 minutes on a fresh machine; apt shows each package)" >&2
   # -q, not -qq: one line per package unpacked and set up, so a long
   # install shows that it is moving.
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${need[@]}" \
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-upgrade "${need[@]}" \
     > >(grep --line-buffered -E '^(Unpacking|Setting up) ' >&2 || true)
 fi
 [ -e /dev/fuse ] || { echo "setup: /dev/fuse is missing: this machine cannot mount FUSE filesystems" >&2; exit 1; }

@@ -67,7 +67,18 @@ pub(super) fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, Cl
     use crate::store::icechunk::{AllVersions, Repo, Version};
     use std::sync::Arc;
     let shown = crate::store::redact_url(source);
-    let repo = Repo::open(source, &remote_options(args)?).map_err(|e| CliError::new(format!("repository {e}")))?;
+    // Its cache of snapshots sized for the one shown (every version's,
+    // with --all-versions: the crate's own size).
+    let opts = remote_options(args)?;
+    let repo = match args.all_versions {
+        true => Repo::open(source, &opts),
+        false => Repo::open_for(
+            source,
+            &opts,
+            &args.version().unwrap_or_else(|| Version::Branch("main".into())),
+        ),
+    };
+    let repo = repo.map_err(|e| CliError::new(format!("repository {e}")))?;
     tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
     let repo = Arc::new(repo);
     let mut follows = None;
@@ -171,9 +182,10 @@ pub fn writable_spool(
     size: u64,
 ) -> Result<crate::write::spool::Spool, CliError> {
     let source = store.to_string_lossy();
-    let repo = crate::store::icechunk::Repo::open(&source, &remote_options(args)?)
-        .map_err(|e| CliError::new(format!("repository {e}")))?;
     let branch = args.branch.clone().unwrap_or_else(|| "main".to_string());
+    let version = crate::store::icechunk::Version::Branch(branch.clone());
+    let repo = crate::store::icechunk::Repo::open_for(&source, &remote_options(args)?, &version)
+        .map_err(|e| CliError::new(format!("repository {e}")))?;
     let target = crate::write::Branch { repo, branch };
     let (spool, left) = crate::write::spool::Spool::open(dir, size, Box::new(target))
         .map_err(|e| CliError::new(format!("--writable: {e}")))?;

@@ -108,6 +108,14 @@ pub enum VersionError {
     Io(StoreError),
 }
 
+/// How many snapshots of the size of the one a mount shows its cache of
+/// snapshots holds (the icechunk crate advises a snapshot be at most a
+/// fifth of it).
+pub const SNAPSHOTS_CACHED: u64 = 5;
+
+/// The fewest nodes the cache of snapshots holds (about 7 MiB).
+pub const MIN_SNAPSHOT_CACHE_NODES: u64 = 10_000;
+
 /// An open repository.
 pub struct Repo {
     repo: Repository,
@@ -157,6 +165,12 @@ impl Repo {
     /// Open the repository at `source` (`icechunk+s3://bucket/prefix`,
     /// `icechunk+file:///path` or a local path).
     pub fn open(source: &str, opts: &RemoteOptions) -> StoreResult<Repo> {
+        Repo::open_with(source, opts, None)
+    }
+
+    /// [`Repo::open`], its cache of snapshots holding `snapshot_nodes`
+    /// nodes (`None`: the crate's default).
+    fn open_with(source: &str, opts: &RemoteOptions, snapshot_nodes: Option<u64>) -> StoreResult<Repo> {
         let display = super::redact_url(source).trim_end_matches('/').to_string();
         let runtime = super::runtime()?;
         let deadline = opts.request_timeout.saturating_mul(3);
@@ -165,7 +179,14 @@ impl Repo {
         let repo = runtime.block_on(async {
             let options = config::Options::new(opts).map_err(refused)?;
             let storage = config::storage_for(source, &options).await.map_err(refused)?;
-            let open = Repository::open(storage).execute();
+            let config = icechunk::RepositoryConfig {
+                caching: snapshot_nodes.map(|n| icechunk::config::CachingConfig {
+                    num_snapshot_nodes: Some(n),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let open = Repository::open(storage).config(config).execute();
             let repo = match tokio::time::timeout(deadline, open).await {
                 Err(_) => return Err(StoreError::TimedOut(format!("{display}: no answer"))),
                 Ok(r) => r.map_err(|e| bad(explain(line(e))))?,
@@ -191,6 +212,46 @@ impl Repo {
             display,
             deadline,
         })
+    }
+
+    /// Open the repository at `source`, its cache of snapshots sized for
+    /// the one `version` names now: [`SNAPSHOTS_CACHED`] times its nodes,
+    /// at least [`MIN_SNAPSHOT_CACHE_NODES`]. The crate's default (500,000
+    /// nodes, about 700 bytes each) let every commit of a writer add its
+    /// snapshot until hundreds were held. Where the version cannot be
+    /// counted, the repository keeps the crate's size (its error comes
+    /// where the version is read).
+    pub fn open_for(source: &str, opts: &RemoteOptions, version: &Version) -> StoreResult<Repo> {
+        let repo = Repo::open(source, opts)?;
+        let Some(nodes) = repo.nodes_of(version) else {
+            return Ok(repo);
+        };
+        let cached = nodes.saturating_mul(SNAPSHOTS_CACHED).max(MIN_SNAPSHOT_CACHE_NODES);
+        tracing::debug!(nodes, cached, "the cache of snapshots holds {cached} nodes");
+        drop(repo);
+        Repo::open_with(source, opts, Some(cached))
+    }
+
+    /// How many nodes the snapshot `version` names holds, if it can be read.
+    fn nodes_of(&self, version: &Version) -> Option<u64> {
+        let snapshot = self.resolve(version).ok()?;
+        let id = SnapshotId::try_from(snapshot.id.as_str()).ok()?;
+        self.run("count the snapshot's nodes", async {
+            let session = self
+                .repo
+                .readonly_session(&VersionInfo::SnapshotId(id))
+                .await
+                .map_err(reported_repository)?;
+            let nodes = session
+                .list_nodes(&icechunk::format::Path::root())
+                .await
+                .map_err(|e| Reported {
+                    text: line(e),
+                    not_found: false,
+                })?;
+            Ok(nodes.count() as u64)
+        })
+        .ok()
     }
 
     /// The repository's location, without secrets.

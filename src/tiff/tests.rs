@@ -312,3 +312,33 @@ fn a_large_plane_is_tiled_and_its_tiles_map_to_data_bin_rows() {
     // data.tif is never tiled (ImageJ 1.x reads no tiles).
     assert_eq!(Layout::of(&[h, w], u8s, 30).unwrap().levels[0].tile_width, None);
 }
+
+/// Planes of 16 bytes in a file of three pages: each starts on a 4 KiB
+/// boundary, and the pixel bytes are each plane's run of `data.bin` and
+/// the zeros up to the next page, whatever stretch is asked for.
+#[test]
+fn each_page_of_small_planes_starts_on_a_memory_page() {
+    let u8s = (8, Sample::Unsigned);
+    let layout = Layout::of(&[3, 4, 4], u8s, 4).unwrap();
+    let p = layout.prefix;
+    assert_eq!(layout.size, p + 3 * 4096);
+    let data = |offset, len| Piece::Data { level: 0, offset, len };
+    assert_eq!(
+        layout.pixel_pieces(p, p + 2 * 4096 + 16),
+        vec![
+            data(0, 16),
+            Piece::Zero(4080),
+            data(16, 16),
+            Piece::Zero(4080),
+            data(32, 16)
+        ]
+    );
+    // From inside a plane to inside the padding after the next.
+    assert_eq!(
+        layout.pixel_pieces(p + 10, p + 4096 + 20),
+        vec![data(10, 6), Piece::Zero(4080), data(16, 16), Piece::Zero(4)]
+    );
+    // One page's file has no padding: its pixels are data.bin's.
+    let one = Layout::of(&[4, 4], u8s, 4).unwrap();
+    assert_eq!(one.size, one.prefix + 16);
+}

@@ -218,7 +218,10 @@ impl Live {
                     *count -= n;
                     false
                 }
-                Some(_) => held.remove(&ino).is_some(),
+                Some(_) => {
+                    held.remove(&ino);
+                    true
+                }
                 None => false,
             }
         };

@@ -132,19 +132,18 @@ impl Plane {
             let mut at = lo;
             while at < hi {
                 let (page, in_page) = ((at - base) / self.stored, (at - base) % self.stored);
-                let n = match in_page < self.bytes {
-                    true => (self.bytes - in_page).min(hi - at),
-                    false => (self.stored - in_page).min(hi - at),
-                };
-                match in_page < self.bytes {
-                    true => out.push(Piece::Data {
+                let piece = match in_page < self.bytes {
+                    true => Piece::Data {
                         level,
                         offset: page * self.bytes + in_page,
-                        len: n,
-                    }),
-                    false => out.push(Piece::Zero(n)),
-                }
-                at += n;
+                        len: (self.bytes - in_page).min(hi - at),
+                    },
+                    false => Piece::Zero((self.stored - in_page).min(hi - at)),
+                };
+                at += match piece {
+                    Piece::Data { len, .. } | Piece::Zero(len) => len,
+                };
+                out.push(piece);
             }
             return;
         };

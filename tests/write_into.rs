@@ -57,6 +57,8 @@ fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
     let (repo, spool) = setup(dir.path());
     let m = writable(&repo, &spool);
     let first = snapshots(&repo);
+    let ino = |p: &str| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(m.mp.join(p)).unwrap());
+    let others = [ino("pressure/header.cdl"), ino("pressure/data.bin")];
     // dd conv=notrunc: row 1 of temp (4 x 6 float32, chunks 2 x 3, zstd).
     let row = dir.path().join("row.bin");
     std::fs::write(&row, f32s(&[100.0, 101.0, 102.0, 103.0, 104.0, 105.0])).unwrap();
@@ -68,6 +70,14 @@ fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(snapshots(&repo), first + 1, "one commit at dd's close: {}", m.log());
+    // The commit is served from what the mount served: another array's
+    // files are the same files (old code: every file was a new one).
+    assert_eq!(
+        [ino("pressure/header.cdl"), ino("pressure/data.bin")],
+        others,
+        "{}",
+        m.log()
+    );
     let mut temp = expected("temp");
     temp[24..48].copy_from_slice(&std::fs::read(&row).unwrap());
     assert_eq!(

@@ -37,6 +37,59 @@ pub trait Rereading: Send + Sync {
         let _ = (store, hierarchy);
         true
     }
+    /// The metadata after `commit`, a commit of the mount's own, made from
+    /// the `store` and `hierarchy` served without reading the metadata
+    /// again, and the look the new version gives; `None` where it cannot
+    /// be (the version served is not the commit's parent, or the store
+    /// keeps no versions): the store is then looked at and read again.
+    fn after_own_commit(
+        &self,
+        store: &dyn ReadableStore,
+        hierarchy: &Hierarchy,
+        commit: &OwnCommit<'_>,
+    ) -> Option<(Reread, u64)> {
+        let _ = (store, hierarchy, commit);
+        None
+    }
+}
+
+/// A commit the mount made itself, on a branch it serves.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnCommit<'a> {
+    /// The snapshot it made.
+    pub snapshot: &'a str,
+    /// The snapshot it was made on (nothing came between).
+    pub parent: &'a str,
+    /// What it changed.
+    pub change: OwnChange<'a>,
+}
+
+/// What a commit of the mount's own changed: one of these, nothing else.
+#[derive(Debug, Clone, Copy)]
+pub enum OwnChange<'a> {
+    /// The node at this path, and all below it, removed (`rmdir`).
+    Removed(&'a str),
+    /// Chunks of the array at this path written (an edit of its files).
+    Chunks(&'a str),
+}
+
+impl OwnCommit<'_> {
+    /// The hierarchy of the new snapshot, from `served`, that of its
+    /// parent: what a read of it would give. `None`: a removal of no node.
+    pub fn hierarchy(&self, served: &Hierarchy) -> Option<Hierarchy> {
+        match self.change {
+            OwnChange::Removed(path) => served.without(path),
+            OwnChange::Chunks(_) => Some(served.as_read()),
+        }
+    }
+
+    /// The paths of the arrays whose chunks it changed ([`Reread::own_commit`]).
+    pub fn rewrote(&self) -> Vec<String> {
+        match self.change {
+            OwnChange::Removed(_) => Vec::new(),
+            OwnChange::Chunks(path) => vec![path.to_string()],
+        }
+    }
 }
 
 /// What reading a store's metadata again gave.
@@ -47,6 +100,12 @@ pub struct Reread {
     /// branch's new snapshot), with its name for `nzfs status` and its
     /// version's note and time for the headers.
     pub store: Option<(Box<dyn ReadableStore>, String, Vec<VersionRoot>)>,
+    /// Where that store is a commit of the mount's own on the version
+    /// served: the paths of the nodes whose chunks it changed. Every other
+    /// node's chunks are those served, so its files stay the same files
+    /// (their inode numbers).
+    /// `None`: any node's chunks may differ.
+    pub own_commit: Option<Vec<String>>,
 }
 
 /// A Zarr directory (local or in object storage), read again from itself.
@@ -60,6 +119,7 @@ impl Rereading for SameStore {
         Ok(Reread {
             hierarchy: Hierarchy::open(store).map_err(|e| e.to_string())?,
             store: None,
+            own_commit: None,
         })
     }
     /// A local store, or consolidated metadata (the root's two documents);
@@ -171,15 +231,29 @@ impl NzFs {
     /// the store it names), with this one's settings; refused as
     /// [`NzFs::new`] refuses.
     pub fn renewed(&self, reread: Reread) -> Result<NzFs, TooManyNodes> {
-        let Reread { mut hierarchy, store } = reread;
+        let Reread {
+            mut hierarchy,
+            store,
+            own_commit,
+        } = reread;
         hierarchy.keep_numbers_of(self.hierarchy());
         Self::check_limits(&mut hierarchy)?;
-        let changed = hierarchy.changed_since(self.hierarchy());
+        let mut changed = hierarchy.changed_since(self.hierarchy());
+        // The arrays whose chunks the mount's own commit changed.
+        for path in own_commit.iter().flatten() {
+            let at = hierarchy.nodes.iter().position(|n| &n.path == path);
+            if let Some(i) = at.filter(|i| !changed.contains(i)) {
+                changed.push(i);
+            }
+        }
+        changed.sort_unstable();
         let this = self.generations.this.saturating_add(1);
         let mut of_node: Vec<u32> = (0..hierarchy.nodes.len()).map(|n| self.generations.of(n)).collect();
         // Another snapshot may hold other chunks under the same metadata:
-        // every file is new. Else each changed node's, and those above it.
-        if store.is_some() {
+        // every file is new, but where it is the mount's own commit, which
+        // says what it changed. Else each changed node's, and those above
+        // it.
+        if store.is_some() && own_commit.is_none() {
             of_node.fill(this);
         }
         for &c in &changed {

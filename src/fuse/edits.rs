@@ -95,9 +95,10 @@ impl FuseAdapter {
             }),
         };
         match result {
-            Ok(id) => {
-                tracing::info!(file = %file, pid, snapshot = %id, "committed the writes into an array");
-                self.live.look_now();
+            Ok(landed) => {
+                tracing::info!(file = %file, pid, snapshot = %landed.snapshot, "committed the writes into an array");
+                let change = crate::fs::OwnChange::Chunks(&pending.array);
+                self.live.serve_own_commit(&landed.of(change), false);
                 let now: Base = Arc::clone(&*self.fs()) as Base;
                 spool.edit_done(ino, &pending, Some(now));
                 Ok(())

@@ -22,7 +22,10 @@
 //! changed).
 //!
 //! An idle mount makes no request at all; a busy one makes one look per
-//! interval. One line is logged for each change seen.
+//! interval. One line is logged for each change seen. A commit of the
+//! mount's own on the version it serves is served from that version
+//! without a read ([`Live::serve_own_commit`]): only what it changed is
+//! new.
 //!
 //! The named files of changed nodes are new files (`fs/renew.rs`): the
 //! kernel is told to look their names up again, and a filesystem served
@@ -56,7 +59,7 @@ use fuser::{INodeNo, Notifier};
 
 use super::Invalidator;
 use crate::fs::status::schema::Metadata;
-use crate::fs::{NzFs, Rereading};
+use crate::fs::{NzFs, OwnCommit, Rereading};
 
 /// The most chunk files the kernel is told to drop after one change (a
 /// notification each, about a microsecond when the kernel holds none).
@@ -316,11 +319,36 @@ impl Live {
     }
 
     fn look_now_telling(&self, later: bool) {
+        self.while_looking(&mut || self.look(later));
+    }
+
+    /// Serve the metadata after `commit`, a commit this mount made itself
+    /// (`from_dir_request`: as [`Live::look_now_from_dir_request`]): made
+    /// from what is served, with no read of the store's metadata, where
+    /// that is the commit's parent, so that a change costs what it changed
+    /// and not what the store holds; else as [`Live::look_now`].
+    pub fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool) {
+        let Some(f) = &self.follow else { return };
+        self.while_looking(&mut || {
+            let fs = self.fs.load_full();
+            match f.how.after_own_commit(fs.store(), fs.hierarchy(), commit) {
+                Some((made, seen)) => {
+                    let before = crate::sync::lock(&f.state).seen;
+                    self.serve(&fs, made, (before, seen), from_dir_request);
+                }
+                None => self.look(from_dir_request),
+            }
+        });
+    }
+
+    /// `look` as the one look running (a look already running is waited
+    /// for); the next look is due an interval after it.
+    fn while_looking(&self, look: &mut dyn FnMut()) {
         let Some(f) = &self.follow else { return };
         while f.looking.swap(true, Ordering::AcqRel) {
             std::thread::sleep(Duration::from_millis(5));
         }
-        self.look(later);
+        look();
         let next = f.base.elapsed() + f.every;
         f.due_ms.store(next.as_millis() as u64, Ordering::Relaxed);
         f.looking.store(false, Ordering::Release);
@@ -343,20 +371,31 @@ impl Live {
                 before => before,
             }
         };
-        let fail = |why: String| {
-            tracing::warn!(error = %why, "the store's metadata changed but cannot be read again; still serving what was read before (tried again at the next look)");
-            let mut st = crate::sync::lock(&f.state);
-            st.failed = Some(why);
-            st.seen = before;
-        };
-        let reread = match f.how.reread(fs.store()) {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
+        match f.how.reread(fs.store()) {
+            Ok(reread) => self.serve(&fs, reread, (before, now), tell_later),
+            Err(e) => self.failed(e, before),
+        }
+    }
+
+    /// A look that found a change cannot serve it, for `why`: what the
+    /// next look compares with is `before`, so that it tries again.
+    fn failed(&self, why: String, before: Option<u64>) {
+        let Some(f) = &self.follow else { return };
+        tracing::warn!(error = %why, "the store's metadata changed but cannot be read again; still serving what was read before (tried again at the next look)");
+        let mut st = crate::sync::lock(&f.state);
+        st.failed = Some(why);
+        st.seen = before;
+    }
+
+    /// Serve `reread`, the metadata after `fs`, the filesystem served
+    /// now; `(before, now)`: what the last look found, and what this one
+    /// did.
+    fn serve(&self, fs: &Arc<NzFs>, reread: crate::fs::Reread, (before, now): (Option<u64>, u64), tell_later: bool) {
+        let Some(f) = &self.follow else { return };
         let other_store = reread.store.is_some();
         let renewed = match fs.renewed(reread) {
             Ok(r) => Arc::new(r),
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return self.failed(e.to_string(), before),
         };
         let changed = renewed.changed().to_vec();
         // Documents written again as they were (or a first look that found

@@ -17,7 +17,7 @@
 use std::ffi::OsStr;
 
 use super::FuseAdapter;
-use crate::fs::{Attr, Inode, Kind};
+use crate::fs::{Attr, Inode, Kind, OwnChange};
 use crate::write::{Stage, WriteError, node_path};
 use crate::zarr::hierarchy::NodeKind;
 
@@ -35,7 +35,7 @@ impl FuseAdapter {
             FuseAdapter::writer(pid, uid)
         );
         let key = node_path(&path, "zarr.json");
-        self.commit_node_change(&path, &message, &mut |stage: &dyn Stage| {
+        self.commit_node_change(&path, None, &message, &mut |stage: &dyn Stage| {
             if stage.get(&key, 1 << 20)?.is_some() {
                 return Err(WriteError::Exists(path.clone()));
             }
@@ -81,6 +81,7 @@ impl FuseAdapter {
         // view may be older than another writer's commit of a node there).
         self.commit_node_change(
             &path,
+            Some(OwnChange::Removed(&path)),
             &format!(
                 "rm {} through nzfs by {}",
                 crate::naming::escaped(&path),
@@ -120,18 +121,24 @@ impl FuseAdapter {
     }
 
     /// One commit of `change` for node `path`, then the new filesystem
-    /// served before the request is answered.
+    /// served before the request is answered: made from the one served
+    /// where `known` says what the commit changed (a removal), else read
+    /// again.
     fn commit_node_change(
         &self,
         path: &str,
+        known: Option<OwnChange<'_>>,
         message: &str,
         change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
     ) -> Result<(), i32> {
         let spool = self.spool().ok_or(libc::EROFS)?;
         match spool.change(message, change) {
-            Ok(id) => {
-                tracing::info!(node = %crate::naming::escaped(path), snapshot = %id, "{message}");
-                self.live.look_now_from_dir_request();
+            Ok(landed) => {
+                tracing::info!(node = %crate::naming::escaped(path), snapshot = %landed.snapshot, "{message}");
+                match known {
+                    Some(change) => self.live.serve_own_commit(&landed.of(change), true),
+                    None => self.live.look_now_from_dir_request(),
+                }
                 Ok(())
             }
             Err(e) => {

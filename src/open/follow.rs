@@ -74,6 +74,7 @@ fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::R
     Ok(crate::fs::Reread {
         hierarchy: opened.hierarchy,
         store: Some((opened.store, opened.shown, opened.versions)),
+        own_commit: None,
     })
 }
 

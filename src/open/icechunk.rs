@@ -147,27 +147,68 @@ impl BranchTip {
     }
 }
 
+/// What a look at the tip found: its snapshot's id, or why it cannot be
+/// seen (a failure is a look of its own: the reading again that follows
+/// fails too, and says why).
+#[cfg(feature = "icechunk")]
+fn seen(tip: Result<String, String>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    tip.hash(&mut h);
+    h.finish()
+}
+
+#[cfg(feature = "icechunk")]
+impl BranchTip {
+    /// Snapshot `snapshot` of the branch, served with `hierarchy`.
+    fn at(
+        &self,
+        snapshot: &crate::store::icechunk::Snapshot,
+        hierarchy: Hierarchy,
+        store: crate::store::icechunk::VersionStore,
+        own_commit: Option<Vec<String>>,
+    ) -> crate::fs::Reread {
+        let shown = format!("{}@{}", self.shown, snapshot.id);
+        let versions = vec![shown_at(snapshot, String::new())];
+        crate::fs::Reread {
+            hierarchy,
+            store: Some((Box::new(store), shown, versions)),
+            own_commit,
+        }
+    }
+}
+
 #[cfg(feature = "icechunk")]
 impl crate::fs::Rereading for BranchTip {
     fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::hash::DefaultHasher::new();
-        // A failure is a look of its own: the reading again that follows
-        // fails too, and says why.
-        self.tip().map(|s| s.id).hash(&mut h);
-        h.finish()
+        seen(self.tip().map(|s| s.id))
     }
     fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
         let snapshot = self.tip()?;
         let store = self.repo.version_store(&snapshot).map_err(|e| e.to_string())?;
         let hierarchy = Hierarchy::open(&store).map_err(|e| e.to_string())?;
         tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "the branch moved: {}", snapshot.note());
-        let shown = format!("{}@{}", self.shown, snapshot.id);
-        let versions = vec![shown_at(&snapshot, String::new())];
-        Ok(crate::fs::Reread {
-            hierarchy,
-            store: Some((Box::new(store), shown, versions)),
-        })
+        Ok(self.at(&snapshot, hierarchy, store, None))
+    }
+    /// The mount's own commit on the snapshot it serves: its hierarchy is
+    /// the one served with the commit's change (a node removed, or the
+    /// same), and only the changed array's chunks differ.
+    fn after_own_commit(
+        &self,
+        store: &dyn ReadableStore,
+        hierarchy: &Hierarchy,
+        commit: &crate::fs::OwnCommit<'_>,
+    ) -> Option<(crate::fs::Reread, u64)> {
+        if store.snapshot().as_deref() != Some(commit.parent) {
+            return None;
+        }
+        let version = crate::store::icechunk::Version::Snapshot(commit.snapshot.to_string());
+        let snapshot = self.repo.resolve(&version).ok()?;
+        let store = self.repo.version_store(&snapshot).ok()?;
+        let hierarchy = commit.hierarchy(hierarchy)?;
+        tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "this mount's commit: {}", snapshot.note());
+        let made = self.at(&snapshot, hierarchy, store, Some(commit.rewrote()));
+        Some((made, seen(Ok(snapshot.id))))
     }
 }
 

@@ -426,6 +426,7 @@ impl Repo {
             repo: Arc::clone(self),
             store,
             name: format!("{}@{}", self.display, snapshot.id),
+            snapshot: snapshot.id.clone(),
         })
     }
 }
@@ -436,6 +437,8 @@ pub struct VersionStore {
     store: icechunk::Store,
     /// `repository@snapshot`, for messages.
     name: String,
+    /// The snapshot's id.
+    snapshot: String,
 }
 
 /// The crate's advice, in nzfs's terms: a virtual chunk nobody allowed,
@@ -596,6 +599,10 @@ impl ReadableStore for VersionStore {
             self.range(&r.key, span, r.expect)
         });
         self.repo.runtime.block_on(futures::future::join_all(reads))
+    }
+
+    fn snapshot(&self) -> Option<String> {
+        Some(self.snapshot.clone())
     }
 
     /// A snapshot never changes: it is followed whole (a branch's tip).

@@ -345,9 +345,16 @@ pub trait ReadableStore: Listable + Send + Sync {
     fn access(&self, path: &str) -> StoreResult<Option<Access>> {
         self.wrapped().map_or(Ok(None), |s| s.access(path))
     }
+    /// The version of its store these bytes are of, where the store keeps
+    /// versions (an Icechunk snapshot's id): a commit this mount made on
+    /// that version can be served from what it serves.
+    fn snapshot(&self) -> Option<String> {
+        self.wrapped().and_then(|s| s.snapshot())
+    }
     /// The store this one wraps, where it is a decorator (a counter, a
     /// cache, a fault injector): the hints and facts (`dir_stamp`,
-    /// `forget_looks`, `disk_cache`, `profile`, `will_need`, `access`)
+    /// `forget_looks`, `disk_cache`, `profile`, `will_need`, `access`,
+    /// `snapshot`)
     /// then reach it by construction, and a decorator overrides only those
     /// it changes. The methods that return values (`get`, the ranges,
     /// `stat`, the listings) never forward by default: a decorator decides

@@ -74,6 +74,28 @@ impl WriteError {
     }
 }
 
+/// A change's commit that landed: the snapshot it made, and the one it
+/// was made on (the branch's tip when it began: nothing came between, as
+/// a change's commit is never rebased).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landed {
+    /// The new snapshot's id.
+    pub snapshot: String,
+    /// Its parent's id.
+    pub parent: String,
+}
+
+impl Landed {
+    /// This commit as one the mount made itself, of `change`.
+    pub fn of<'a>(&'a self, change: crate::fs::OwnChange<'a>) -> crate::fs::OwnCommit<'a> {
+        crate::fs::OwnCommit {
+            snapshot: &self.snapshot,
+            parent: &self.parent,
+            change,
+        }
+    }
+}
+
 /// The objects of the branch's tip a commit reads and changes.
 pub trait Stage {
     /// The bytes of `key`, `None` when it is not there; more than
@@ -117,14 +139,15 @@ fn at_tip<T>(
     branch: &str,
     attempt: &mut dyn FnMut(&crate::store::icechunk::Commit<'_>) -> Result<T, WriteError>,
     message: &str,
-) -> Result<(String, T), WriteError> {
+) -> Result<(Landed, T), WriteError> {
     let mut tries = 0;
     loop {
         tries += 1;
         let commit = repo.begin(branch)?.strict();
+        let parent = commit.parent()?;
         let made = attempt(&commit)?;
         match commit.commit(message) {
-            Ok(id) => return Ok((id, made)),
+            Ok(snapshot) => return Ok((Landed { snapshot, parent }, made)),
             Err(crate::store::StoreError::Changed(_)) if tries < TIP_ATTEMPTS => continue,
             Err(e) => return Err(e.into()),
         }
@@ -193,6 +216,7 @@ fn write_group(
         },
         message,
     )
+    .map(|(landed, written)| (landed.snapshot, written))
 }
 
 /// A branch of a repository, where a writable mount's closed files go: a
@@ -231,7 +255,7 @@ impl spool::Target for Branch {
         &self,
         message: &str,
         change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
-    ) -> Result<String, WriteError> {
-        at_tip(&self.repo, &self.branch, &mut |commit| change(commit), message).map(|(id, ())| id)
+    ) -> Result<Landed, WriteError> {
+        at_tip(&self.repo, &self.branch, &mut |commit| change(commit), message).map(|(landed, ())| landed)
     }
 }

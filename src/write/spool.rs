@@ -54,13 +54,13 @@ pub trait Target: Send + Sync {
     ) -> Result<(String, Vec<String>), WriteError>;
 
     /// One commit with `message` of what `change` reads, sets and deletes
-    /// at the branch's tip: the snapshot's id. An error from `change`
-    /// leaves the branch as it was.
+    /// at the branch's tip: the snapshot made, and its parent. An error
+    /// from `change` leaves the branch as it was.
     fn change(
         &self,
         message: &str,
         change: &mut dyn FnMut(&dyn super::Stage) -> Result<(), WriteError>,
-    ) -> Result<String, WriteError>;
+    ) -> Result<super::Landed, WriteError>;
 }
 
 /// Why a spool request failed; each is one errno.

@@ -78,6 +78,14 @@ impl Commit<'_> {
         self
     }
 
+    /// The id of the snapshot the commit began on: with [`Commit::strict`],
+    /// the parent of the snapshot it makes.
+    pub fn parent(&self) -> StoreResult<String> {
+        self.repo.run("the session's snapshot", async {
+            Ok(self.store.session().read().await.snapshot_id().to_string())
+        })
+    }
+
     /// The names of the nodes directly below node `path` at the tip the
     /// commit began on (with what was set since), at most `max`: an
     /// array's chunk prefix is left out. Empty when `path` is no node.

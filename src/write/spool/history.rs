@@ -73,9 +73,9 @@ impl Spool {
         &self,
         message: &str,
         change: &mut dyn FnMut(&dyn crate::write::Stage) -> Result<(), WriteError>,
-    ) -> Result<String, WriteError> {
+    ) -> Result<crate::write::Landed, WriteError> {
         let result = self.target.change(message, change);
-        self.record(message, result.as_deref());
+        self.record(message, result.as_ref().map(|l| l.snapshot.as_str()));
         result
     }
 

@@ -32,9 +32,12 @@ impl Target for Arc<Recorder> {
         &self,
         message: &str,
         _change: &mut dyn FnMut(&dyn crate::write::Stage) -> Result<(), WriteError>,
-    ) -> Result<String, WriteError> {
+    ) -> Result<crate::write::Landed, WriteError> {
         lock(&self.commits).push((String::new(), message.to_string(), Vec::new()));
-        Ok("SNAPSHOT".into())
+        Ok(crate::write::Landed {
+            snapshot: "SNAPSHOT".into(),
+            parent: "PARENT".into(),
+        })
     }
 }
 

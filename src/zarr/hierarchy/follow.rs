@@ -13,7 +13,8 @@
 //! again the node numbers of the one it replaces: a node at the same path
 //! keeps its number (so its inodes name the same files), a new node takes
 //! a number past the old ones, and a node no longer in the store leaves an
-//! unlisted placeholder that reads as `EIO`.
+//! unlisted placeholder that reads as `EIO`. [`Hierarchy::without`] is the
+//! hierarchy a removal of the mount's own leaves, without a read.
 //!
 //! Invariants: a parent comes before its children in the renumbered
 //! hierarchy too; a fingerprint depends only on what the store holds, so
@@ -124,6 +125,70 @@ impl Hierarchy {
             .collect()
     }
 
+    /// This hierarchy as its store holds it once node `path` and all below
+    /// it are removed (a commit of the mount's own, on the version this
+    /// was read at): what reading that store would give, made without
+    /// reading it. `None` for the root or a path that is no node.
+    ///
+    /// The placeholders of nodes removed earlier
+    /// ([`Hierarchy::keep_numbers_of`]) are left out, as a read leaves
+    /// them out; the documents read are counted as they were (what was
+    /// read, so an upper bound).
+    pub fn without(&self, path: &str) -> Option<Hierarchy> {
+        let removed = self.nodes.iter().position(|n| n.path == path && n.parent.is_some())?;
+        Some(self.kept(Some(removed)))
+    }
+
+    /// This hierarchy as a read of its store gives it: without the
+    /// placeholders of removed nodes ([`Hierarchy::without`]).
+    pub fn as_read(&self) -> Hierarchy {
+        self.kept(None)
+    }
+
+    /// This hierarchy without its placeholders, and without node
+    /// `removed` and all below it.
+    fn kept(&self, removed: Option<usize>) -> Hierarchy {
+        let placeholder = |i: usize| i != 0 && self.nodes[i].parent.is_none();
+        // Whether each node goes: the placeholders, the removed node, and
+        // every node below it.
+        let mut gone: Vec<bool> = (0..self.nodes.len()).map(placeholder).collect();
+        let mut below: Vec<usize> = removed.into_iter().collect();
+        while let Some(i) = below.pop() {
+            gone[i] = true;
+            below.extend(self.nodes[i].children.iter().copied().filter(|&c| !gone[c]));
+        }
+        let mut number = vec![usize::MAX; self.nodes.len()];
+        let mut at = 0;
+        for (i, n) in number.iter_mut().enumerate() {
+            if !gone[i] {
+                *n = at;
+                at += 1;
+            }
+        }
+        let nodes = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !gone[i])
+            .map(|(_, n)| Node {
+                path: n.path.clone(),
+                name: n.name.clone(),
+                parent: n.parent.map(|p| number[p]),
+                children: n.children.iter().filter(|&&c| !gone[c]).map(|&c| number[c]).collect(),
+                kind: n.kind.clone(),
+            })
+            .collect();
+        Hierarchy {
+            nodes,
+            consolidated: self.consolidated,
+            zarr_format: self.zarr_format,
+            budget: super::Budget {
+                read: self.budget.read,
+                limit: self.budget.limit,
+            },
+        }
+    }
+
     /// Renumber this hierarchy (read again) so that every node `old` also
     /// has keeps its number; see the module doc.
     pub fn keep_numbers_of(&mut self, old: &Hierarchy) {
@@ -232,6 +297,58 @@ mod tests {
             .collect();
         listed.sort();
         assert_eq!(listed, ["0new", "b"]);
+    }
+
+    /// The shape of `h`: each node's path, kind, parent's path and
+    /// children's names.
+    fn shape(h: &Hierarchy) -> Vec<(String, NodeKind, Option<String>, Vec<String>)> {
+        h.nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.path.clone(),
+                    n.kind.clone(),
+                    n.parent.map(|p| h.nodes[p].path.clone()),
+                    n.children.iter().map(|&c| h.nodes[c].name.clone()).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// A hierarchy without a node (and all below it) is the one the store
+    /// gives once the node's documents are gone, placeholders of nodes
+    /// removed before left out; the root and a path that is no node give
+    /// none.
+    #[test]
+    fn a_hierarchy_without_a_node_is_what_a_read_gives_once_it_is_removed() {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", GROUP.to_string());
+        for (p, doc) in [
+            ("a", ARRAY),
+            ("b", GROUP),
+            ("b/x", ARRAY),
+            ("b/y", GROUP),
+            ("b/y/z", ARRAY),
+            ("c", GROUP),
+            ("c/w", ARRAY),
+        ] {
+            m.insert(&format!("{p}/zarr.json"), doc.to_string());
+        }
+        let first = Hierarchy::open(&m).unwrap();
+        m.remove("a/zarr.json");
+        let mut served = Hierarchy::open(&m).unwrap();
+        served.keep_numbers_of(&first);
+        assert!(served.nodes.iter().any(|n| n.path == "a" && n.parent.is_none()));
+        for k in ["b/zarr.json", "b/x/zarr.json", "b/y/zarr.json", "b/y/z/zarr.json"] {
+            m.remove(k);
+        }
+        let derived = served.without("b").unwrap();
+        assert_eq!(shape(&derived), shape(&Hierarchy::open(&m).unwrap()));
+        assert_eq!(paths(&derived), ["", "c", "c/w"]);
+        assert!(served.without("").is_none());
+        assert!(served.without("nothing").is_none());
+        assert!(served.without("a").is_none(), "a placeholder is no node");
+        assert_eq!(paths(&served.as_read()), ["", "b", "b/x", "b/y", "b/y/z", "c", "c/w"]);
     }
 
     /// Two looks at an unchanged store compare equal; a document rewritten

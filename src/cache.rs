@@ -165,6 +165,18 @@ impl<K: Hash + Eq + Clone, E: Clone + Send + From<DecodePanicked> + 'static> Chu
         self.budget.store(budget, Ordering::Relaxed);
     }
 
+    /// Forget what `keep` refuses, held or being decoded (a decode under
+    /// way is not published): a cache shared with a version of the
+    /// metadata that changed some of what it decodes.
+    pub fn retain(&self, keep: impl Fn(&K) -> bool) {
+        let mut st = lock(&self.state);
+        let gone: Vec<K> = st.lru.iter().map(|(k, _)| k).filter(|k| !keep(k)).cloned().collect();
+        for k in &gone {
+            st.pop(k);
+        }
+        st.inflight.retain(|k, _| keep(k));
+    }
+
     /// Drop `key` from the cache; whether it was held.
     fn remove(&self, key: &K) -> bool {
         lock(&self.state).pop(key)
@@ -298,6 +310,34 @@ mod tests {
             assert_eq!(t.join().unwrap().len(), 1000);
         }
         assert_eq!(cache.stats.decodes.load(Ordering::Relaxed), 1);
+    }
+
+    /// What `retain` refuses goes, its bytes counted out, and a decode of
+    /// a refused key under way is not published; the rest stays cached.
+    #[test]
+    fn retain_forgets_what_it_refuses_and_a_decode_under_way_of_it() {
+        let cache: ChunkCache<u32, E> = ChunkCache::new(1 << 20);
+        for k in 0..4 {
+            cache.get_or_decode(&k, || Ok(vec![0; 1000])).unwrap();
+        }
+        let held = cache.bytes();
+        let slot = match cache.lookup(&9, Box::new(|_| {})) {
+            Lookup::Decode(slot) => slot,
+            _ => panic!("9 is not cached"),
+        };
+        cache.retain(|&k| k % 2 == 0);
+        assert_eq!(cache.bytes(), held / 2);
+        assert!(cache.is_present(&0) && cache.is_present(&2));
+        assert!(!cache.is_present(&1) && !cache.is_present(&3));
+        cache.decode_into(&9, &slot, || Ok(vec![1; 10]));
+        assert!(!cache.is_present(&9), "a decode begun before is not published");
+        let decodes = cache.stats.decodes.load(Ordering::Relaxed);
+        cache.get_or_decode(&0, || Ok(vec![7])).unwrap();
+        assert_eq!(
+            cache.stats.decodes.load(Ordering::Relaxed),
+            decodes,
+            "a kept key is a hit"
+        );
     }
 
     #[test]

@@ -143,6 +143,66 @@ fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
     assert!(spool.read_dir().unwrap().next().is_none(), "the spool is empty");
 }
 
+/// All of `path`, read with `O_DIRECT`: every read reaches the daemon.
+fn read_direct(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .unwrap();
+    let mut out = Vec::new();
+    f.read_to_end(&mut out).unwrap();
+    out
+}
+
+/// A write into one array keeps the decoded chunks of the others: read
+/// again after the commit, `pressure` is answered from the cache (hits,
+/// no decode), and `temp` shows what was written. Old code: every commit
+/// served a new, empty cache, so `pressure` was decoded again.
+#[test]
+fn a_write_into_one_array_keeps_the_decoded_chunks_of_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = setup(dir.path());
+    let m = writable(&repo, &spool);
+    let counts = || {
+        let status = m.status();
+        let count = |name: &str| {
+            status
+                .get("cache")
+                .and_then(|c| c.get(name))
+                .and_then(|v| v.as_u64())
+                .unwrap()
+        };
+        (count("hits"), count("decodes"))
+    };
+    assert_eq!(read_direct(&m.mp.join("pressure/data.bin")), expected("pressure"));
+    let first = snapshots(&repo);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(m.mp.join("temp/data.bin"))
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &f32s(&[-1.0]), 0).unwrap();
+    close(f).unwrap();
+    assert_eq!(snapshots(&repo), first + 1, "{}", m.log());
+    let (hits, decodes) = counts();
+    assert_eq!(read_direct(&m.mp.join("pressure/data.bin")), expected("pressure"));
+    let (hits_after, decodes_after) = counts();
+    assert_eq!(decodes_after, decodes, "pressure was not decoded again: {}", m.log());
+    assert!(
+        hits_after > hits,
+        "pressure came from the cache ({hits} hits, then {hits_after})"
+    );
+    let mut temp = expected("temp");
+    temp[..4].copy_from_slice(&f32s(&[-1.0]));
+    assert_eq!(
+        read_direct(&m.mp.join("temp/data.bin")),
+        temp,
+        "the written array's new chunks"
+    );
+}
+
 #[test]
 fn a_write_that_would_change_the_size_or_a_file_that_is_not_values_is_refused() {
     let dir = tempfile::tempdir().unwrap();

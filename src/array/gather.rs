@@ -18,7 +18,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{Array, ArrayError, CacheKey, ReadData, Run, fill};
+use super::{Array, ArrayError, ReadData, Run, fill};
 use crate::cache::Chunk;
 use crate::sync::lock;
 use crate::zarr::hierarchy::ArrayNode;
@@ -112,7 +112,7 @@ impl Array {
             self.recheck(index, false);
             let g = Arc::clone(&gather);
             self.shared.cache.get_or_decode_then(
-                &CacheKey::whole(self.id, index),
+                &self.whole_key(index),
                 || self.load_chunk(index),
                 Box::new(move |r| g.arrived(slot, r)),
             );

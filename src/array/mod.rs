@@ -73,6 +73,11 @@ pub struct CacheKey {
     /// The version of the shard object an inner chunk came from (0 for whole
     /// chunks and indexes).
     pub version: u64,
+    /// The generation of the array's node ([`Dataset::sharing`]): a
+    /// version served after a commit of the mount's own shares the cache
+    /// with the one before it, and a changed array's decodes are under its
+    /// new generation. 0 where a dataset has a cache of its own.
+    pub generation: u32,
 }
 
 impl CacheKey {
@@ -81,6 +86,11 @@ impl CacheKey {
     /// [`CacheKey::part`] of a shard's decoded index.
     pub const INDEX: u64 = u64::MAX - 1;
 
+    /// This key under `generation`.
+    pub fn of_generation(self, generation: u32) -> Self {
+        CacheKey { generation, ..self }
+    }
+
     /// The key of chunk `chunk` of node `node`, decoded whole.
     pub fn whole(node: usize, chunk: u64) -> Self {
         CacheKey {
@@ -88,6 +98,7 @@ impl CacheKey {
             chunk,
             part: Self::WHOLE,
             version: 0,
+            generation: 0,
         }
     }
 
@@ -98,6 +109,7 @@ impl CacheKey {
             chunk,
             part: Self::INDEX,
             version: 0,
+            generation: 0,
         }
     }
 }
@@ -147,7 +159,7 @@ pub fn window(offset: u64, size: u32, total: u64) -> (u64, u64) {
 /// What the arrays of one dataset share.
 struct Shared {
     store: Arc<dyn ReadableStore>,
-    cache: ArrayCache,
+    cache: Arc<ArrayCache>,
     missing_chunks: MissingChunks,
     /// Whether the hierarchy came from consolidated metadata (then an
     /// array's presence is vouched for by the root `zarr.json`).
@@ -158,8 +170,11 @@ struct Shared {
 
 /// An opened array: its metadata, its codec chain and its chunk grid.
 pub struct Array {
-    /// The array's number in its dataset (its cache namespace).
+    /// The array's number in its dataset (its cache namespace, with
+    /// `generation`).
     id: usize,
+    /// Its node's generation ([`CacheKey::generation`]).
+    generation: u32,
     path: String,
     node: Arc<ArrayNode>,
     /// The chain of the chunk shape (of the largest chunk when the grid is
@@ -203,15 +218,21 @@ impl Array {
         let shared = Arc::new(Shared {
             fresh: fresh::Freshness::for_store(store.as_ref()),
             store,
-            cache: ChunkCache::new(cache_bytes),
+            cache: Arc::new(ChunkCache::new(cache_bytes)),
             missing_chunks: MissingChunks::Fill,
             consolidated: false,
         });
-        Array::new(0, path, Arc::new(ArrayNode { metadata: *metadata }), shared).map_err(|e| unreadable(e.to_string()))
+        Array::new((0, 0), path, Arc::new(ArrayNode { metadata: *metadata }), shared)
+            .map_err(|e| unreadable(e.to_string()))
     }
 
     /// The array, or why its values cannot be decoded.
-    fn new(id: usize, path: &str, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Result<Array, Undecodable> {
+    fn new(
+        (id, generation): (usize, u32),
+        path: &str,
+        node: Arc<ArrayNode>,
+        shared: Arc<Shared>,
+    ) -> Result<Array, Undecodable> {
         let m = &node.metadata;
         if let Some(reason) = &m.unsupported {
             return Err(Undecodable::Unsupported(reason.clone()));
@@ -222,6 +243,7 @@ impl Array {
         let shape_chains = (!m.is_regular()).then(Default::default);
         Ok(Array {
             id,
+            generation,
             path: path.to_string(),
             node,
             chain: Arc::new(chain),
@@ -329,15 +351,30 @@ impl Array {
         }
     }
 
+    /// Its node's generation ([`CacheKey::generation`]).
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// The cache key of chunk `index` decoded whole.
+    fn whole_key(&self, index: u64) -> CacheKey {
+        CacheKey::whole(self.id, index).of_generation(self.generation)
+    }
+
+    /// The cache key of shard `index`'s decoded index.
+    fn index_key(&self, index: u64) -> CacheKey {
+        CacheKey::index(self.id, index).of_generation(self.generation)
+    }
+
     /// Whether chunk `index`'s whole decoded form is in the cache.
     pub fn is_cached(&self, index: u64) -> bool {
-        self.shared.cache.is_present(&CacheKey::whole(self.id, index))
+        self.shared.cache.is_present(&self.whole_key(index))
     }
 
     /// Let chunk `index`'s whole decoded form leave the cache early (the
     /// kernel page cache holds it: `fs::served`).
     pub fn release_chunk(&self, index: u64) {
-        self.shared.cache.release(&CacheKey::whole(self.id, index));
+        self.shared.cache.release(&self.whole_key(index));
     }
 
     /// Whether a chunk file read decodes only the inner chunks it touches
@@ -438,14 +475,28 @@ impl Dataset {
     /// only its value files are `EIO`.
     pub fn new(
         store: Arc<dyn ReadableStore>,
-        mut hierarchy: Hierarchy,
+        hierarchy: Hierarchy,
         cache_bytes: u64,
+        missing_chunks: MissingChunks,
+    ) -> Dataset {
+        let cache = Arc::new(ChunkCache::new(cache_bytes));
+        Dataset::sharing(store, hierarchy, (cache, &[]), missing_chunks)
+    }
+
+    /// [`Dataset::new`] with `cache`, shared with another dataset, each
+    /// array's decodes under its node's generation (`generations`, by node
+    /// number; 0 past its end): a version served after a commit of the
+    /// mount's own keeps the decodes of every array it did not change.
+    pub fn sharing(
+        store: Arc<dyn ReadableStore>,
+        mut hierarchy: Hierarchy,
+        (cache, generations): (Arc<ArrayCache>, &[u32]),
         missing_chunks: MissingChunks,
     ) -> Dataset {
         let shared = Arc::new(Shared {
             fresh: fresh::Freshness::for_store(store.as_ref()),
             store,
-            cache: ChunkCache::new(cache_bytes),
+            cache,
             missing_chunks,
             consolidated: hierarchy.consolidated,
         });
@@ -456,7 +507,8 @@ impl Dataset {
                 arrays.push(None);
                 continue;
             };
-            match Array::new(id, &node.path, a.clone(), shared.clone()) {
+            let generation = generations.get(id).copied().unwrap_or(0);
+            match Array::new((id, generation), &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(Box::new(array))),
                 Err(reason) => {
                     let meta = node.metadata_name().unwrap_or("zarr.json");
@@ -547,5 +599,10 @@ impl Dataset {
     /// The decoded-chunk cache (its counters, for tests and benchmarks).
     pub fn cache(&self) -> &ArrayCache {
         &self.shared.cache
+    }
+
+    /// The decoded-chunk cache, to share ([`Dataset::sharing`]).
+    pub fn cache_handle(&self) -> Arc<ArrayCache> {
+        Arc::clone(&self.shared.cache)
     }
 }

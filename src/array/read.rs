@@ -76,7 +76,7 @@ impl Array {
         self.recheck(index, false);
         self.shared
             .cache
-            .get_or_decode(&CacheKey::whole(self.id, index), || self.load_chunk(index))
+            .get_or_decode(&self.whole_key(index), || self.load_chunk(index))
     }
 
     /// Check chunk `index`'s cached decode against its store object (at
@@ -86,7 +86,7 @@ impl Array {
         let s = &self.shared;
         let key = || self.chunk_key(index).ok();
         s.fresh
-            .recheck(s.store.as_ref(), key, CacheKey::whole(self.id, index), &s.cache, now)
+            .recheck(s.store.as_ref(), key, self.whole_key(index), &s.cache, now)
     }
 
     /// Bytes `[offset, offset + size)` of decoded chunk `index`: a slice of
@@ -140,7 +140,7 @@ impl Array {
         let node = self.node.clone();
         self.recheck(index, false);
         self.shared.cache.get_or_decode_then(
-            &CacheKey::whole(self.id, index),
+            &self.whole_key(index),
             || self.load_chunk(index),
             Box::new(move |r| then(r.map(|buffer| fill::slice(&node.metadata, index, buffer, offset, size)))),
         );
@@ -285,8 +285,7 @@ impl Array {
             true => {
                 let got = s.store.get_stamped(&key, cap, buf);
                 let stamp = got.as_ref().ok().map(|&(_, stamp)| stamp);
-                s.fresh
-                    .read_for_decode(stamp, CacheKey::whole(self.id, index), &s.cache);
+                s.fresh.read_for_decode(stamp, self.whole_key(index), &s.cache);
                 got.map(|(found, _)| found)
             }
         };
@@ -366,7 +365,7 @@ impl Array {
             if self
                 .shared
                 .cache
-                .is_present(&inner_key(self.id, index, i, stamp.version))
+                .is_present(&inner_key((self.id, self.generation), index, i, stamp.version))
             {
                 continue;
             }
@@ -410,7 +409,7 @@ impl Array {
         let Some(sharding) = self.partial_sharding() else {
             return;
         };
-        let Some(shard_index) = self.shared.cache.peek(&CacheKey::index(self.id, work.shard)) else {
+        let Some(shard_index) = self.shared.cache.peek(&self.index_key(work.shard)) else {
             return;
         };
         let Ok(key) = self.chunk_key(work.shard) else { return };
@@ -419,7 +418,7 @@ impl Array {
             if !self
                 .shared
                 .cache
-                .is_present(&inner_key(self.id, work.shard, inner, version))
+                .is_present(&inner_key((self.id, self.generation), work.shard, inner, version))
             {
                 let _ = self.inner_chunk(work.shard, inner, sharding, &key, &shard_index, &work.fetched[slot]);
             }
@@ -444,7 +443,7 @@ impl Array {
     /// when the shard is absent.
     fn shard_index(&self, sharding: &ShardingCodec, index: u64, key: &StoreKey) -> Result<Chunk, ArrayError> {
         let store = self.shared.store.as_ref();
-        self.shared.cache.get_or_decode(&CacheKey::index(self.id, index), || {
+        self.shared.cache.get_or_decode(&self.index_key(index), || {
             let stat = store.stat(key).map_err(|e| ArrayError::store(key, e))?;
             self.shared.fresh.note(self.id, index, stat);
             let Some(stamp) = stat else {
@@ -482,42 +481,45 @@ impl Array {
     ) -> Result<Chunk, ArrayError> {
         let cache = &self.shared.cache;
         let decoded = match split_index(shard_index) {
-            None => cache.get_or_decode(&inner_key(self.id, index, inner, 0), || {
+            None => cache.get_or_decode(&inner_key((self.id, self.generation), index, inner, 0), || {
                 sharding.decode_inner(None).map_err(|e| ArrayError::decode(key, e))
             }),
-            Some((stamp, table)) => cache.get_or_decode(&inner_key(self.id, index, inner, stamp.version), || {
-                let location = sharding
-                    .locate(table, inner, Some(stamp.len))
-                    .map_err(|e| ArrayError::decode(key, e))?;
-                let encoded = match location {
-                    InnerLocation::Empty => None,
-                    InnerLocation::At { nbytes, .. } if nbytes > max_encoded(sharding.inner_bytes() as u64) => {
-                        return Err(ArrayError::decode(
-                            key,
-                            CodecError::TooLarge {
-                                codec: "sharding_indexed",
-                                limit: sharding.inner_bytes(),
-                            },
-                        ));
-                    }
-                    InnerLocation::At { offset, nbytes } => {
-                        let taken = crate::sync::lock(fetched).take();
-                        match taken {
-                            Some(bytes) => Some(bytes),
-                            None => Some(
-                                self.shared
-                                    .store
-                                    .get_range(key, offset, nbytes, Some(stamp))
-                                    .map_err(|e| ArrayError::store(key, e))?
-                                    .ok_or_else(|| vanished(key))?,
-                            ),
+            Some((stamp, table)) => cache.get_or_decode(
+                &inner_key((self.id, self.generation), index, inner, stamp.version),
+                || {
+                    let location = sharding
+                        .locate(table, inner, Some(stamp.len))
+                        .map_err(|e| ArrayError::decode(key, e))?;
+                    let encoded = match location {
+                        InnerLocation::Empty => None,
+                        InnerLocation::At { nbytes, .. } if nbytes > max_encoded(sharding.inner_bytes() as u64) => {
+                            return Err(ArrayError::decode(
+                                key,
+                                CodecError::TooLarge {
+                                    codec: "sharding_indexed",
+                                    limit: sharding.inner_bytes(),
+                                },
+                            ));
                         }
-                    }
-                };
-                sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
-            }),
+                        InnerLocation::At { offset, nbytes } => {
+                            let taken = crate::sync::lock(fetched).take();
+                            match taken {
+                                Some(bytes) => Some(bytes),
+                                None => Some(
+                                    self.shared
+                                        .store
+                                        .get_range(key, offset, nbytes, Some(stamp))
+                                        .map_err(|e| ArrayError::store(key, e))?
+                                        .ok_or_else(|| vanished(key))?,
+                                ),
+                            }
+                        }
+                    };
+                    sharding.decode_inner(encoded).map_err(|e| ArrayError::decode(key, e))
+                },
+            ),
         };
-        decoded.inspect_err(|_| cache.invalidate(&CacheKey::index(self.id, index)))
+        decoded.inspect_err(|_| cache.invalidate(&self.index_key(index)))
     }
 }
 
@@ -536,14 +538,16 @@ pub struct SharedDecodes {
     fetched: Fetched,
 }
 
-/// The cache key of inner chunk `inner` of shard `chunk`, decoded from the
-/// shard object of `version` (0 for an absent shard).
-fn inner_key(node: usize, chunk: u64, inner: u64, version: u64) -> CacheKey {
+/// The cache key of inner chunk `inner` of shard `chunk` of node `node`
+/// (of `generation`), decoded from the shard object of `version` (0 for an
+/// absent shard).
+fn inner_key((node, generation): (usize, u32), chunk: u64, inner: u64, version: u64) -> CacheKey {
     CacheKey {
         node,
         chunk,
         part: inner,
         version,
+        generation,
     }
 }
 

@@ -23,7 +23,7 @@ use crate::store::{Meet, Need};
 use crate::zarr::hierarchy::NodeKind;
 
 /// The cache key part of a rendered preview (chunk parts are below it).
-const PREVIEW_PART: u64 = CacheKey::INDEX - 1;
+pub(super) const PREVIEW_PART: u64 = CacheKey::INDEX - 1;
 
 impl NzFs {
     /// Whether array `n` shows `preview.png`.
@@ -86,6 +86,7 @@ impl NzFs {
             chunk: 0,
             part: PREVIEW_PART,
             version: 0,
+            generation: array.generation(),
         };
         // Rendering stops once the reader that started it is gone.
         let reader = super::reader::current();

@@ -6,7 +6,11 @@
 //! branch's new snapshot; counted on the same counters, so `nzfs status`
 //! keeps counting), with every setting of the old one, and a
 //! new decoded-chunk cache: a chunk decoded under the old metadata (its
-//! shape, its codecs) is never served under the new. Node numbers, and so
+//! shape, its codecs) is never served under the new. After a commit of
+//! the mount's own, which says what it changed, the cache is shared: each
+//! array's decodes are keyed by its node's generation, so a changed
+//! array's are never served under the new, and every other array keeps
+//! its own. Node numbers, and so
 //! inode numbers, are kept for every node still in the store
 //! ([`Hierarchy::keep_numbers_of`]). Its files' times are the time it was
 //! made, so that the kernel, which compares them, drops the pages it holds
@@ -278,7 +282,21 @@ impl NzFs {
             }
             None => self.dataset.store_handle(),
         };
-        let dataset = Dataset::new(handle, hierarchy, config.cache_bytes, config.missing_chunks);
+        // The mount's own commit changed only what it says: the decodes of
+        // every other array stay (under their generations), and a
+        // preview, which may combine arrays, is made again.
+        let cache = match own_commit {
+            Some(_) => {
+                let cache = self.dataset.cache_handle();
+                let live = |k: &crate::array::CacheKey| {
+                    k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
+                };
+                cache.retain(live);
+                cache
+            }
+            None => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
+        };
+        let dataset = Dataset::sharing(handle, hierarchy, (cache, &of_node), config.missing_chunks);
         let mut fs = Self::serve(dataset, config);
         fs.status.carry_from(&self.status);
         fs.generations = Generations {

@@ -425,7 +425,10 @@ impl Live {
         // What old files are read from a store rewritten in place is
         // refused: nothing to keep for it.
         let keep = if other_store { OLD_VERSION_CACHE } else { 0 };
-        old.cache().clear(keep.min(renewed.cache_budget()));
+        // A cache the new version shares (its own commit's) stays.
+        if !std::ptr::eq(old.cache(), renewed.cache()) {
+            old.cache().clear(keep.min(renewed.cache_budget()));
+        }
         crate::sync::lock(&self.retired).push_front(Arc::clone(&old));
         self.prune(&renewed);
         match (tell_later, self.notifier.get()) {

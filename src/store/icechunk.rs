@@ -161,6 +161,23 @@ fn line(e: impl std::fmt::Display) -> String {
     first.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// No manifest is fetched before a chunk of its array is read: the crate
+/// would otherwise, at each session (each version served, each commit),
+/// fetch in the background the manifests of the first 50 arrays whose
+/// names look like coordinates (and compile its patterns again for each),
+/// which a mount that decodes a chunk only when someone reads it never
+/// asked for. The repository's other manifest settings (its splitting) are
+/// its own.
+static NO_PRELOAD: std::sync::LazyLock<icechunk::config::ManifestConfig> =
+    std::sync::LazyLock::new(|| icechunk::config::ManifestConfig {
+        preload: Some(icechunk::config::ManifestPreloadConfig {
+            max_total_refs: Some(0),
+            preload_if: Some(icechunk::config::ManifestPreloadCondition::False),
+            max_arrays_to_scan: Some(0),
+        }),
+        ..Default::default()
+    });
+
 impl Repo {
     /// Open the repository at `source` (`icechunk+s3://bucket/prefix`,
     /// `icechunk+file:///path` or a local path).
@@ -184,6 +201,7 @@ impl Repo {
                     num_snapshot_nodes: Some(n),
                     ..Default::default()
                 }),
+                manifest: Some(NO_PRELOAD.clone()),
                 ..Default::default()
             };
             let open = Repository::open(storage).config(config).execute();

@@ -145,8 +145,10 @@ impl NzFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::STAGED_INO as SPOOL_INO;
 
-    /// Tags are single bits, all different, clear of node numbers and of
+    /// Tags are single bits, all different, clear of node numbers,
+    /// generations, the spool's bit (a writable mount's staged files) and
     /// the chunk files' bit: an inode number names one kind and one node.
     #[test]
     fn every_kind_has_its_own_bit() {
@@ -155,15 +157,19 @@ mod tests {
             let t = k.tag();
             assert_eq!(t.count_ones(), 1, "{k:?}");
             assert_eq!(seen & t, 0, "{k:?} shares its bit");
-            assert!(t > (crate::zarr::hierarchy::MAX_NODES as u64) << 1 && t < super::super::CHUNK);
+            // Above the spool's bit (a writable mount's staged files),
+            // which is above every node number and generation.
+            assert!(t > SPOOL_INO && t < super::super::CHUNK, "{k:?}");
             seen |= t;
             for n in [0usize, 1, 77, crate::zarr::hierarchy::MAX_NODES - 1] {
                 assert_eq!(FileKind::of_ino(t | n as u64), Some((k, n, 0)));
                 let newer = t | (u32::MAX as u64) << super::super::FILE_GEN_SHIFT | n as u64;
                 assert_eq!(FileKind::of_ino(newer), Some((k, n, u32::MAX)));
-                assert!(newer < super::super::CHUNK && newer & !t < 1 << 55);
+                assert!(newer < super::super::CHUNK && newer & !t < SPOOL_INO);
             }
         }
         assert_eq!(FileKind::of_ino(1), None);
+        assert_eq!(seen & SPOOL_INO, 0);
+        assert_eq!(FileKind::of_ino(SPOOL_INO | 5), None, "a staged file is no view");
     }
 }

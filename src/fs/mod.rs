@@ -97,6 +97,10 @@ pub const TIFF_NAME: &str = "data.tif";
 
 const CHUNK: u64 = 1 << 63;
 const CHUNK_BITS: u32 = 40;
+/// The bit a writable mount's staged files' inode numbers carry
+/// (`write::spool`): above every node number and generation, below every
+/// view's tag (`kinds.rs`, whose test keeps the layout).
+pub const STAGED_INO: u64 = 1 << 54;
 /// A named file's inode number carries, from this bit up, the generation
 /// of its node's files ([`NzFs::ino`]).
 const FILE_GEN_SHIFT: u32 = 22;

@@ -248,7 +248,8 @@ pub fn writable_spool(
     _size: u64,
 ) -> Result<crate::write::spool::Spool, CliError> {
     Err(CliError::new(format!(
-        "--writable: {} is an Icechunk repository, and this nzfs was built without Icechunk support",
+        "--writable: {} cannot be mounted writable: only an Icechunk branch can, and this nzfs was built \
+         without Icechunk support (it is in the default features: cargo build --release)",
         super::shown_store(store)
     )))
 }

@@ -34,8 +34,8 @@ pub use edit::{Base, Pending, Shown};
 pub use history::{Failed, Kept, Made};
 
 /// The bit every staged file's inode number carries (the hierarchy's
-/// inodes and the views' tags take other bits).
-pub const SPOOL_INO: u64 = 1 << 54;
+/// inodes and the views' tags take other bits: the layout is `fs`'s).
+pub const SPOOL_INO: u64 = crate::fs::STAGED_INO;
 
 /// Where a staged file goes when it is closed.
 pub trait Target: Send + Sync {

@@ -347,7 +347,7 @@ fn a_copy_of_a_writers_handle_closed_by_a_child_commits_nothing() {
 /// `allow_other`, where the kernel checks modes itself: a writable mount
 /// shows it on its directories and files, a read-only mount does not.
 #[test]
-fn a_writable_mount_shows_its_owner_the_write_bit_and_a_read_only_one_does_not() {
+fn a_writable_mount_shows_its_owner_the_write_bit_where_writes_are_taken_and_a_read_only_one_nowhere() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let (repo, spool) = setup(dir.path());
@@ -360,6 +360,15 @@ fn a_writable_mount_shows_its_owner_the_write_bit_and_a_read_only_one_does_not()
         m.path("temp/0.0.bin"),
     ] {
         assert_eq!(mode(p.clone()) & 0o222, 0o200, "{}", p.display());
+    }
+    // Only where writes are taken: not an array's header or preview, nor
+    // the root group's header (old code: the write bit on every file).
+    for p in [
+        m.mp.join("temp/header.cdl"),
+        m.mp.join("temp/preview.png"),
+        m.mp.join("header.cdl"),
+    ] {
+        assert_eq!(mode(p.clone()) & 0o222, 0, "{}", p.display());
     }
     drop(m);
     let m = Mount::at(&repo, &[]);

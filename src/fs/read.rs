@@ -71,6 +71,18 @@ impl NzFs {
         Some((node, chunk, size, path))
     }
 
+    /// Whether `ino` takes writes on a writable mount: a node's directory
+    /// (new files and groups in it, its files unlinked, itself removed)
+    /// and an array's values (its `data.bin` and chunk files). Every other
+    /// file is shown without the write bit.
+    pub fn takes_writes(&self, ino: u64) -> bool {
+        match self.inode(ino) {
+            Ok(Inode::Node(_) | Inode::Chunk { .. }) => true,
+            Ok(Inode::File(kind, _)) => kind.view().is_array_values(),
+            _ => false,
+        }
+    }
+
     /// The array of node `n`, when it is one the mount decodes.
     pub fn decoded_array(&self, n: usize) -> Option<&crate::array::Array> {
         self.array(n).ok().map(|(a, _)| a)

@@ -160,11 +160,12 @@ impl FuseAdapter {
             ctime: a.mtime,
             crtime: a.mtime,
             kind: file_type(a.kind),
-            // A writable mount's owner writes (the kernel checks the mode
-            // under allow_other); others read, as the store lets them.
+            // A writable mount's owner writes where writes are taken (the
+            // kernel checks the mode under allow_other); others read, as
+            // the store lets them.
             perm: match self.spool {
-                Some(_) => a.perm | 0o200,
-                None => a.perm,
+                Some(_) if self.takes_writes(a.ino) => a.perm | 0o200,
+                _ => a.perm,
             },
             nlink: a.nlink,
             uid: a.uid,

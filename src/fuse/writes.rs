@@ -74,8 +74,7 @@ impl FuseAdapter {
     /// written, a node's directory (new files and groups in a group's,
     /// unlinks and removals in any), an array's `data.bin` and chunk files.
     pub(super) fn takes_writes(&self, ino: u64) -> bool {
-        let fs = self.fs();
-        Spool::owns(ino) || matches!(fs.inode(ino), Ok(Inode::Node(_))) || fs.array_values_file(ino).is_some()
+        Spool::owns(ino) || self.fs().takes_writes(ino)
     }
 
     /// The group of directory `parent`, where `uid` would make a new file

@@ -282,9 +282,25 @@ fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
     let (repo, spool) = setup(dir.path());
     let m = writable(&repo, &spool);
     let first = snapshots(&repo);
+    let ino = |p: &str| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(m.mp.join(p)).unwrap());
+    let pressure = ino("pressure/data.bin");
     std::fs::create_dir(m.path("derived")).unwrap();
     assert_eq!(snapshots(&repo), first + 1);
     assert!(m.mp.join("derived/header.cdl").is_file(), "the new group shows");
+    // Served from what the mount served: another node's files are the
+    // same files (old code: every file a new one).
+    assert_eq!(ino("pressure/data.bin"), pressure, "{}", m.log());
+    let mut listed: Vec<String> = std::fs::read_dir(&m.mp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| m.mp.join(n).is_dir())
+        .collect();
+    listed.sort();
+    assert_eq!(
+        listed,
+        ["derived", "humidity", "pressure", "temp", "time", "x"],
+        "in its place"
+    );
     let err = std::fs::create_dir(m.path("derived")).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
     // rmdir of a directory that lists files is refused; rm -r removes it.

@@ -75,6 +75,8 @@ pub enum OwnChange<'a> {
     Removed(&'a str),
     /// Chunks of the array at this path written (an edit of its files).
     Chunks(&'a str),
+    /// A node made at this path with this metadata document (`mkdir`).
+    Made(&'a str, &'a [u8]),
 }
 
 impl OwnCommit<'_> {
@@ -84,13 +86,14 @@ impl OwnCommit<'_> {
         match self.change {
             OwnChange::Removed(path) => served.without(path),
             OwnChange::Chunks(_) => Some(served.as_read()),
+            OwnChange::Made(path, document) => served.with_node(path, document),
         }
     }
 
     /// The paths of the arrays whose chunks it changed ([`Reread::own_commit`]).
     pub fn rewrote(&self) -> Vec<String> {
         match self.change {
-            OwnChange::Removed(_) => Vec::new(),
+            OwnChange::Removed(_) | OwnChange::Made(..) => Vec::new(),
             OwnChange::Chunks(path) => vec![path.to_string()],
         }
     }

@@ -10,9 +10,10 @@
 //! Invariants: only the mount's owner and root change nodes; the root is
 //! never removed; a commit that fails changes nothing and answers `EIO`
 //! with one log line; the filesystem that shows the change is served when
-//! the request is answered, and the kernel is told of it afterwards
-//! ([`super::follow::Live::look_now_from_dir_request`]: it holds the
-//! directories locked until the answer).
+//! the request is answered (made from the one served where that is the
+//! commit's parent), and the kernel is told of it afterwards
+//! ([`super::follow::Live::serve_own_commit`]: it holds the directories
+//! locked until the answer).
 
 use std::ffi::OsStr;
 
@@ -35,12 +36,17 @@ impl FuseAdapter {
             FuseAdapter::writer(pid, uid)
         );
         let key = node_path(&path, "zarr.json");
-        self.commit_node_change(&path, None, &message, &mut |stage: &dyn Stage| {
-            if stage.get(&key, 1 << 20)?.is_some() {
-                return Err(WriteError::Exists(path.clone()));
-            }
-            stage.put(&key, NEW_GROUP.to_vec())
-        })?;
+        self.commit_node_change(
+            &path,
+            OwnChange::Made(&path, NEW_GROUP),
+            &message,
+            &mut |stage: &dyn Stage| {
+                if stage.get(&key, 1 << 20)?.is_some() {
+                    return Err(WriteError::Exists(path.clone()));
+                }
+                stage.put(&key, NEW_GROUP.to_vec())
+            },
+        )?;
         self.fs().lookup(parent, name).map_err(|_| libc::EIO)
     }
 
@@ -81,7 +87,7 @@ impl FuseAdapter {
         // view may be older than another writer's commit of a node there).
         self.commit_node_change(
             &path,
-            Some(OwnChange::Removed(&path)),
+            OwnChange::Removed(&path),
             &format!(
                 "rm {} through nzfs by {}",
                 crate::naming::escaped(&path),
@@ -122,12 +128,12 @@ impl FuseAdapter {
 
     /// One commit of `change` for node `path`, then the new filesystem
     /// served before the request is answered: made from the one served
-    /// where `known` says what the commit changed (a removal), else read
-    /// again.
+    /// with `known`, what the commit changed, where that is its parent;
+    /// else read again.
     fn commit_node_change(
         &self,
         path: &str,
-        known: Option<OwnChange<'_>>,
+        known: OwnChange<'_>,
         message: &str,
         change: &mut dyn FnMut(&dyn Stage) -> Result<(), WriteError>,
     ) -> Result<(), i32> {
@@ -135,10 +141,7 @@ impl FuseAdapter {
         match spool.change(message, change) {
             Ok(landed) => {
                 tracing::info!(node = %crate::naming::escaped(path), snapshot = %landed.snapshot, "{message}");
-                match known {
-                    Some(change) => self.live.serve_own_commit(&landed.of(change), true),
-                    None => self.live.look_now_from_dir_request(),
-                }
+                self.live.serve_own_commit(&landed.of(known), true);
                 Ok(())
             }
             Err(e) => {

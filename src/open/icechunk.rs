@@ -151,7 +151,7 @@ impl BranchTip {
 /// seen (a failure is a look of its own: the reading again that follows
 /// fails too, and says why).
 #[cfg(feature = "icechunk")]
-fn seen(tip: Result<String, String>) -> u64 {
+fn seen(tip: Result<&str, &str>) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
     tip.hash(&mut h);
@@ -181,7 +181,8 @@ impl BranchTip {
 #[cfg(feature = "icechunk")]
 impl crate::fs::Rereading for BranchTip {
     fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
-        seen(self.tip().map(|s| s.id))
+        let tip = self.tip();
+        seen(tip.as_ref().map(|s| s.id.as_str()).map_err(String::as_str))
     }
     fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
         let snapshot = self.tip()?;
@@ -208,7 +209,7 @@ impl crate::fs::Rereading for BranchTip {
         let hierarchy = commit.hierarchy(hierarchy)?;
         tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "this mount's commit: {}", snapshot.note());
         let made = self.at(&snapshot, hierarchy, store, Some(commit.rewrote()));
-        Some((made, seen(Ok(snapshot.id))))
+        Some((made, seen(Ok(&snapshot.id))))
     }
 }
 

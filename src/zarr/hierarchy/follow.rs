@@ -13,8 +13,9 @@
 //! again the node numbers of the one it replaces: a node at the same path
 //! keeps its number (so its inodes name the same files), a new node takes
 //! a number past the old ones, and a node no longer in the store leaves an
-//! unlisted placeholder that reads as `EIO`. [`Hierarchy::without`] is the
-//! hierarchy a removal of the mount's own leaves, without a read.
+//! unlisted placeholder that reads as `EIO`. [`Hierarchy::without`] and
+//! [`Hierarchy::with_node`] are the hierarchies a removal or a `mkdir` of
+//! the mount's own leaves, without a read.
 //!
 //! Invariants: a parent comes before its children in the renumbered
 //! hierarchy too; a fingerprint depends only on what the store holds, so
@@ -137,6 +138,34 @@ impl Hierarchy {
     pub fn without(&self, path: &str) -> Option<Hierarchy> {
         let removed = self.nodes.iter().position(|n| n.path == path && n.parent.is_some())?;
         Some(self.kept(Some(removed)))
+    }
+
+    /// This hierarchy as its store holds it once node `path` is made with
+    /// metadata document `document` (a `mkdir` of the mount's own, on the
+    /// version this was read at), made without reading the store. `None`
+    /// where `path` is there already or its parent is no group.
+    pub fn with_node(&self, path: &str, document: &[u8]) -> Option<Hierarchy> {
+        let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let mut h = self.as_read();
+        if !super::is_valid_node_name(name) || h.nodes.iter().any(|n| n.path == path) {
+            return None;
+        }
+        let at = h.nodes.iter().position(|n| n.path == parent)?;
+        if !matches!(h.nodes[at].kind, NodeKind::Group { .. }) {
+            return None;
+        }
+        let new = h.nodes.len();
+        h.nodes.push(Node {
+            path: path.to_string(),
+            name: name.to_string(),
+            parent: Some(at),
+            children: Vec::new(),
+            kind: super::node_kind(crate::zarr::metadata::NodeMetadata::parse(document)),
+        });
+        let names: Vec<&str> = h.nodes[at].children.iter().map(|&c| h.nodes[c].name.as_str()).collect();
+        let slot = names.partition_point(|&n| n < name);
+        h.nodes[at].children.insert(slot, new);
+        Some(h)
     }
 
     /// This hierarchy as a read of its store gives it: without the
@@ -318,7 +347,8 @@ mod tests {
     /// A hierarchy without a node (and all below it) is the one the store
     /// gives once the node's documents are gone, placeholders of nodes
     /// removed before left out; the root and a path that is no node give
-    /// none.
+    /// none. One with a node made is the one the store gives with its
+    /// document there.
     #[test]
     fn a_hierarchy_without_a_node_is_what_a_read_gives_once_it_is_removed() {
         let mut m = MemoryStore::default();
@@ -349,6 +379,17 @@ mod tests {
         assert!(served.without("nothing").is_none());
         assert!(served.without("a").is_none(), "a placeholder is no node");
         assert_eq!(paths(&served.as_read()), ["", "b", "b/x", "b/y", "b/y/z", "c", "c/w"]);
+        // A node made: what the store gives with its document there.
+        m.insert("c/new/zarr.json", GROUP.to_string());
+        let made = derived.with_node("c/new", GROUP.as_bytes()).unwrap();
+        let mut read = shape(&Hierarchy::open(&m).unwrap());
+        let mut made = shape(&made);
+        read.sort_by(|a, b| a.0.cmp(&b.0));
+        made.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(made, read);
+        assert!(derived.with_node("c", GROUP.as_bytes()).is_none(), "there already");
+        assert!(derived.with_node("c/w/x", GROUP.as_bytes()).is_none(), "below an array");
+        assert!(derived.with_node("nothing/x", GROUP.as_bytes()).is_none(), "no parent");
     }
 
     /// Two looks at an unchanged store compare equal; a document rewritten

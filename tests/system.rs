@@ -13,7 +13,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::mount::{Mount, nzfs};
+use common::mount::{Mount, nzfs, read_file};
 use common::system::*;
 use nzfs::daemon::is_mount_point;
 use nzfs::json::Value;
@@ -120,20 +120,6 @@ fn documented_fstab_line_and_mount_unit_work() {
 /// with passthrough (which `scripts/test.sh` forces on for a run as root)
 /// the kernel serves chunk files from memfds and the daemon sees none.
 const DAEMON_PATH: &[&str] = &["--passthrough", "never"];
-
-/// Read file `path` whole, through the page cache or with `O_DIRECT`.
-fn read_file(path: &Path, direct: bool) -> Vec<u8> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(if direct { libc::O_DIRECT } else { 0 })
-        .open(path)
-        .unwrap();
-    let mut out = Vec::new();
-    f.read_to_end(&mut out).unwrap();
-    out
-}
 
 /// Drop-behind: a chunk file read whole through the page cache leaves the
 /// decoded cache, and the kernel serves re-reads; after the kernel drops

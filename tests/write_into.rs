@@ -143,20 +143,6 @@ fn writes_into_data_bin_and_chunk_files_become_commits_a_new_mount_reads() {
     assert!(spool.read_dir().unwrap().next().is_none(), "the spool is empty");
 }
 
-/// All of `path`, read with `O_DIRECT`: every read reaches the daemon.
-fn read_direct(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .unwrap();
-    let mut out = Vec::new();
-    f.read_to_end(&mut out).unwrap();
-    out
-}
-
 /// A write into one array keeps the decoded chunks of the others: read
 /// again after the commit, `pressure` is answered from the cache (hits,
 /// no decode), and `temp` shows what was written. Old code: every commit
@@ -177,7 +163,10 @@ fn a_write_into_one_array_keeps_the_decoded_chunks_of_the_others() {
         };
         (count("hits"), count("decodes"))
     };
-    assert_eq!(read_direct(&m.mp.join("pressure/data.bin")), expected("pressure"));
+    assert_eq!(
+        common::mount::read_file(&m.mp.join("pressure/data.bin"), true),
+        expected("pressure")
+    );
     let first = snapshots(&repo);
     let f = std::fs::OpenOptions::new()
         .write(true)
@@ -187,7 +176,10 @@ fn a_write_into_one_array_keeps_the_decoded_chunks_of_the_others() {
     close(f).unwrap();
     assert_eq!(snapshots(&repo), first + 1, "{}", m.log());
     let (hits, decodes) = counts();
-    assert_eq!(read_direct(&m.mp.join("pressure/data.bin")), expected("pressure"));
+    assert_eq!(
+        common::mount::read_file(&m.mp.join("pressure/data.bin"), true),
+        expected("pressure")
+    );
     let (hits_after, decodes_after) = counts();
     assert_eq!(decodes_after, decodes, "pressure was not decoded again: {}", m.log());
     assert!(
@@ -197,7 +189,7 @@ fn a_write_into_one_array_keeps_the_decoded_chunks_of_the_others() {
     let mut temp = expected("temp");
     temp[..4].copy_from_slice(&f32s(&[-1.0]));
     assert_eq!(
-        read_direct(&m.mp.join("temp/data.bin")),
+        common::mount::read_file(&m.mp.join("temp/data.bin"), true),
         temp,
         "the written array's new chunks"
     );
@@ -290,14 +282,8 @@ fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
     // Served from what the mount served: another node's files are the
     // same files (old code: every file a new one).
     assert_eq!(ino("pressure/data.bin"), pressure, "{}", m.log());
-    let mut listed: Vec<String> = std::fs::read_dir(&m.mp)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| m.mp.join(n).is_dir())
-        .collect();
-    listed.sort();
     assert_eq!(
-        listed,
+        directories(&m.mp),
         ["derived", "humidity", "pressure", "temp", "time", "x"],
         "in its place"
     );
@@ -324,13 +310,18 @@ fn mkdir_makes_a_group_and_rm_r_removes_a_node_one_commit_per_directory() {
     assert_eq!(snapshots(&repo), first + 3);
     drop(m);
     let again = Mount::at(&repo, &[]);
-    let mut names: Vec<String> = std::fs::read_dir(&again.mp)
+    assert_eq!(directories(&again.mp), ["humidity", "pressure", "time", "x"]);
+}
+
+/// The names of the directories in `dir`, sorted.
+fn directories(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| again.mp.join(n).is_dir())
+        .filter(|n| dir.join(n).is_dir())
         .collect();
     names.sort();
-    assert_eq!(names, ["humidity", "pressure", "time", "x"]);
+    names
 }
 
 #[test]

@@ -188,6 +188,21 @@ impl Drop for Mount {
     }
 }
 
+/// All of `path`; with `direct`, opened with `O_DIRECT`, so that every
+/// read reaches the daemon (none is answered from the kernel's pages).
+pub fn read_file(path: &Path, direct: bool) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(if direct { libc::O_DIRECT } else { 0 })
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    f.read_to_end(&mut out).unwrap();
+    out
+}
+
 /// The bytes of `path` through mmap(2), as numpy.memmap maps them.
 pub fn mmap_bytes(path: &std::path::Path) -> Vec<u8> {
     use std::os::fd::AsRawFd;

@@ -203,10 +203,10 @@ impl crate::fs::Rereading for BranchTip {
         if store.snapshot().as_deref() != Some(commit.parent) {
             return None;
         }
+        let hierarchy = commit.hierarchy(hierarchy)?;
         let version = crate::store::icechunk::Version::Snapshot(commit.snapshot.to_string());
         let snapshot = self.repo.resolve(&version).ok()?;
         let store = self.repo.version_store(&snapshot).ok()?;
-        let hierarchy = commit.hierarchy(hierarchy)?;
         tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "this mount's commit: {}", snapshot.note());
         let made = self.at(&snapshot, hierarchy, store, Some(commit.rewrote()));
         Some((made, seen(Ok(&snapshot.id))))

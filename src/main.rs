@@ -54,7 +54,7 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
     }
     let log_file = match &args.log_file {
         Some(path) => path.clone(),
-        None => daemon::default_log_file(&args.mountpoint).map_err(CliError::new)?,
+        None => daemon::default_log_file(&args.mountpoint)?,
     };
     daemon::mount_background(config, &log_file)
 }

@@ -276,6 +276,12 @@ impl Array {
     /// The codec chain of chunk `index`: the array's, or for a rectilinear
     /// grid the one of the chunk's shape (an error when the codecs do not
     /// fit that shape, say a shard edge the inner chunks do not divide).
+    /// The codec chain of its chunks (of the largest chunk, when the grid
+    /// is not regular).
+    pub fn chain(&self) -> &CodecChain {
+        &self.chain
+    }
+
     fn chain_of(&self, index: u64) -> Result<Arc<CodecChain>, ArrayError> {
         let Some(chains) = &self.shape_chains else {
             return Ok(self.chain.clone());

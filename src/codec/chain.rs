@@ -5,7 +5,8 @@
 //! representation before any chunk is read (core spec, "Determination of
 //! encoded representations"). [`CodecChain::decode`] runs the stages in
 //! reverse and yields the chunk in C order, native byte order, at the full
-//! chunk shape.
+//! chunk shape; [`CodecChain::encode`] runs them forwards from there, for
+//! the chains [`CodecChain::encodable`] accepts.
 //!
 //! Unknown codecs make the chain fail, unless they carry
 //! `"must_understand": false`, in which case they are skipped.
@@ -15,7 +16,7 @@ use super::filter::{self, Filter};
 use super::numcodecs::{Checksum, Compressor};
 use super::sharding::ShardingCodec;
 use super::transpose::Transpose;
-use super::{ArrayToArray, ArrayToBytes, BytesToBytes, CodecError};
+use super::{ArrayToArray, ArrayToBytes, BytesToBytes, CodecError, EncodeError};
 use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::metadata::{CodecSpec, MetadataError};
 use crate::zarr::numpy::NumType;
@@ -58,8 +59,8 @@ fn bytes_codec(spec: &CodecSpec, item: usize, depth: usize) -> Result<BytesToByt
     let config = spec.configuration.as_ref();
     let name = spec.name.as_str();
     Ok(match name.strip_prefix("numcodecs.").unwrap_or(name) {
-        "zstd" => BytesToBytes::Zstd,
-        "gzip" => BytesToBytes::Gzip,
+        "zstd" => BytesToBytes::Zstd(super::zstd::Zstd::from_configuration(config)),
+        "gzip" => BytesToBytes::Gzip(super::gzip::Gzip::from_configuration(config)),
         "blosc" => {
             super::blosc::check_configuration(config)?;
             BytesToBytes::Blosc
@@ -130,6 +131,9 @@ pub struct CodecChain {
     limit: usize,
     /// The encoded size, when every stage fixes it (no compression).
     encoded_size: Option<usize>,
+    /// The codecs skipped as `"must_understand": false`: a chain that has
+    /// one is not encoded, as what it would write lacks that codec.
+    skipped: Vec<String>,
 }
 
 impl CodecChain {
@@ -180,6 +184,7 @@ impl CodecChain {
         let mut widest = data_type.size();
         let mut cast = false;
         let mut size = None;
+        let mut skipped = Vec::new();
         for spec in codecs {
             let config = spec.configuration.as_ref();
             let numcodecs = spec.name.strip_prefix("numcodecs.");
@@ -367,6 +372,7 @@ impl CodecChain {
                 }
                 (other, _) if !spec.must_understand => {
                     tracing::debug!(codec = other, "skipping unknown codec marked must_understand: false");
+                    skipped.push(other.to_string());
                 }
                 (other, _) => {
                     return Err(MetadataError::Unsupported {
@@ -403,7 +409,85 @@ impl CodecChain {
                 VARLEN_LIMIT
             },
             encoded_size: size,
+            skipped,
         })
+    }
+
+    /// Whether [`CodecChain::encode`] encodes this chain's chunks: its
+    /// elements have a fixed size and each codec encodes (`transpose`,
+    /// `reshape`, `bytes`, `zstd`, `gzip`, `crc32c`); else the first codec
+    /// that does not, named.
+    pub fn encodable(&self) -> Result<(), EncodeError> {
+        let not = |codec: &str, reason: &'static str| EncodeError::NotEncodable {
+            codec: codec.into(),
+            reason,
+        };
+        if let Some(name) = self.skipped.first() {
+            return Err(not(name, "an unknown codec the chain skips when decoding"));
+        }
+        for (codec, _, decoded_type) in &self.array_to_array {
+            match codec {
+                ArrayToArray::Transpose(_) if decoded_type.element_size().is_some() => {}
+                ArrayToArray::Transpose(_) => return Err(not("transpose", "of variable-length elements")),
+                ArrayToArray::ScaleOffset(_) => {
+                    return Err(not("scale_offset", "an array -> array codec nzfs only decodes"));
+                }
+                ArrayToArray::CastValue(_) => {
+                    return Err(not("cast_value", "an array -> array codec nzfs only decodes"));
+                }
+                ArrayToArray::Filter(f) => return Err(not(f.name(), "a numcodecs filter nzfs only decodes")),
+            }
+        }
+        match &self.array_to_bytes {
+            ArrayToBytes::Bytes(_) if matches!(self.data_type, DataType::Struct(_)) => {
+                return Err(not("bytes", "records (struct data types) are only decoded"));
+            }
+            ArrayToBytes::Bytes(_) => {}
+            ArrayToBytes::Pcodec => return Err(not("numcodecs.pcodec", "an array -> bytes codec nzfs only decodes")),
+            ArrayToBytes::Zfp(_) => return Err(not("zfp", "a lossy codec nzfs only decodes")),
+            ArrayToBytes::PackBits(_) => return Err(not("packbits", "an array -> bytes codec nzfs only decodes")),
+            ArrayToBytes::VarLen { bytes: false } => return Err(not("vlen-utf8", "variable-length elements")),
+            ArrayToBytes::VarLen { bytes: true } => return Err(not("vlen-bytes", "variable-length elements")),
+            ArrayToBytes::Sharding(_) => {
+                return Err(not("sharding_indexed", "a shard is rewritten whole, with its index"));
+            }
+            ArrayToBytes::N5(_) => return Err(not("n5_default", "an array -> bytes codec nzfs only decodes")),
+        }
+        self.bytes_to_bytes.iter().try_for_each(|(codec, _)| codec.encodable())
+    }
+
+    /// Encode one whole decoded chunk (C order, native byte order, the full
+    /// chunk shape) into what the store holds: each stage of
+    /// [`CodecChain::decode`] undone, in the opposite order, so that
+    /// `decode(encode(chunk)) == chunk`.
+    pub fn encode(&self, chunk: Vec<u8>) -> Result<Vec<u8>, EncodeError> {
+        self.encodable()?;
+        let mut array = chunk;
+        for (codec, decoded_shape, decoded_type) in &self.array_to_array {
+            if let ArrayToArray::Transpose(t) = codec {
+                let expected = decoded_shape.iter().product::<u64>() as usize * decoded_type.size();
+                if array.len() != expected {
+                    return Err(EncodeError::SizeMismatch {
+                        codec: "transpose",
+                        expected,
+                        got: array.len(),
+                    });
+                }
+                array = t.encode(&array, decoded_shape, decoded_type.size());
+            }
+        }
+        let elements: u64 = self.bytes_shape.iter().product();
+        let ArrayToBytes::Bytes(b) = &self.array_to_bytes else {
+            return Err(EncodeError::NotEncodable {
+                codec: "codecs".into(),
+                reason: "no `bytes` codec",
+            });
+        };
+        let mut bytes = b.encode(array, &self.data_type, elements as usize)?;
+        for (codec, _) in &self.bytes_to_bytes {
+            bytes = codec.encode(bytes)?;
+        }
+        Ok(bytes)
     }
 
     /// The encoded size of a chunk, when no stage varies it.
@@ -622,5 +706,69 @@ mod tests {
         )
         .unwrap();
         assert_eq!(chain.decode(vec![1, 2, 3, 4]).unwrap(), [1, 2, 3, 4]);
+    }
+
+    /// The chains the mount writes into decode, through the same chain, to
+    /// the chunk that was encoded; each other chain is refused with the
+    /// codec named.
+    #[test]
+    fn encoded_chunks_decode_to_themselves() {
+        let chain = |codecs: &str| {
+            let specs: Vec<CodecSpec> = match parse(codecs.as_bytes()).unwrap() {
+                crate::json::Value::Array(items) => items
+                    .iter()
+                    .map(|c| CodecSpec {
+                        name: c.get("name").and_then(|n| n.as_str()).unwrap().into(),
+                        configuration: c.get("configuration").cloned(),
+                        must_understand: !matches!(c.get("must_understand"), Some(crate::json::Value::Bool(false))),
+                    })
+                    .collect(),
+                other => panic!("{other}"),
+            };
+            CodecChain::new(&specs, &[4, 3], DataType::Float32, &FillValue(vec![0; 4])).unwrap()
+        };
+        let chunk: Vec<u8> = (0..12).flat_map(|i| (i as f32 * 1.5).to_ne_bytes()).collect();
+        for c in [
+            r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
+            r#"[{"name": "bytes", "configuration": {"endian": "big"}}, {"name": "zstd", "configuration": {"level": 3, "checksum": true}}]"#,
+            r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 1}}, {"name": "crc32c"}]"#,
+            r#"[{"name": "reshape", "configuration": {"shape": [12]}}, {"name": "bytes", "configuration": {"endian": "big"}}]"#,
+        ] {
+            let chain = chain(c);
+            assert_eq!(chain.encodable(), Ok(()), "{c}");
+            let encoded = chain.encode(chunk.clone()).unwrap();
+            assert_eq!(chain.decode(encoded).unwrap(), chunk, "{c}");
+        }
+        // Big-endian bytes, transposed: the stored layout itself.
+        let stored = chain(r#"[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}}]"#)
+            .encode(chunk.clone())
+            .unwrap();
+        let want: Vec<u8> = (0..3)
+            .flat_map(|j| (0..4).map(move |i| i * 3 + j))
+            .flat_map(|k| (k as f32 * 1.5).to_be_bytes())
+            .collect();
+        assert_eq!(stored, want);
+        for (c, named) in [
+            (
+                r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4, "blocksize": 0}}]"#,
+                "blosc",
+            ),
+            (
+                r#"[{"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}], "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]"#,
+                "sharding_indexed",
+            ),
+            (
+                r#"[{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "magic", "must_understand": false}]"#,
+                "magic",
+            ),
+        ] {
+            let chain = chain(c);
+            let why = chain.encodable().unwrap_err();
+            assert!(
+                matches!(&why, EncodeError::NotEncodable { codec, .. } if codec == named),
+                "{why}"
+            );
+            assert_eq!(chain.encode(chunk.clone()), Err(why));
+        }
     }
 }

@@ -107,7 +107,7 @@ mod tests {
     fn codec(cfg: &str) -> Result<Conditional, MetadataError> {
         Conditional::from_configuration(Some(&parse(cfg.as_bytes()).unwrap()), |s| match s.name.as_str() {
             "crc32c" => Ok(BytesToBytes::Crc32c),
-            "zstd" => Ok(BytesToBytes::Zstd),
+            "zstd" => Ok(BytesToBytes::Zstd(crate::codec::zstd::Zstd::from_configuration(None))),
             other => Err(bad(format!("{other} here"))),
         })
     }

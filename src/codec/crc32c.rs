@@ -1,8 +1,15 @@
 //! `crc32c` (spec: zarr-v3/codecs/crc32c.rst): the input followed by its
 //! CRC32C (RFC 3720) as a little-endian u32. Example: `{"name": "crc32c"}`.
-//! Decoding verifies the checksum and strips it.
+//! Decoding verifies the checksum and strips it; encoding appends it.
 
 use super::CodecError;
+
+/// Append the checksum of `input`.
+pub fn encode(mut input: Vec<u8>) -> Vec<u8> {
+    let sum = ::crc32c::crc32c(&input);
+    input.extend_from_slice(&sum.to_le_bytes());
+    input
+}
 
 /// Check and strip the checksum.
 pub fn decode(mut input: Vec<u8>) -> Result<Vec<u8>, CodecError> {
@@ -38,5 +45,13 @@ mod tests {
         data[0] = 1;
         assert!(matches!(decode(data), Err(CodecError::ChecksumMismatch { .. })));
         assert!(matches!(decode(vec![1, 2]), Err(CodecError::Truncated { .. })));
+    }
+
+    proptest::proptest! {
+        /// `decode` strips what `encode` appends.
+        #[test]
+        fn decode_undoes_encode(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096)) {
+            proptest::prop_assert_eq!(decode(encode(data.clone())).unwrap(), data);
+        }
     }
 }

@@ -91,7 +91,7 @@ impl Lzma {
                 let Some(Value::Array(filters)) = filters else {
                     return Err(bad("format 3 (raw) needs a list of filters".into()));
                 };
-                RawChain::parse(&filters).map(Lzma::Raw).map_err(bad)
+                RawChain::parse(&filters).map(Lzma::Raw)
             }
             other => Err(bad(format!("format {other} is not 0 to 3"))),
         }
@@ -140,25 +140,29 @@ impl Lzma {
 }
 
 impl RawChain {
-    fn parse(filters: &[Value]) -> Result<RawChain, String> {
+    fn parse(filters: &[Value]) -> Result<RawChain, MetadataError> {
+        let bad = |reason: String| MetadataError::BadCodec {
+            codec: "lzma".into(),
+            reason,
+        };
         let Some((last, pre)) = filters.split_last() else {
-            return Err("format 3 (raw) needs at least one filter".into());
+            return Err(bad("format 3 (raw) needs at least one filter".into()));
         };
         if pre.len() > 3 {
-            return Err(format!("{} filters: Python's lzma takes at most 4", filters.len()));
+            return Err(bad(format!("{} filters: Python's lzma takes at most 4", filters.len())));
         }
-        let id = |f: &Value| -> Result<u64, String> {
+        let id = |f: &Value| -> Result<u64, MetadataError> {
             f.get("id")
                 .and_then(Value::as_u64)
-                .ok_or_else(|| format!("filter {f} has no numeric id"))
+                .ok_or_else(|| bad(format!("filter {f} has no numeric id")))
         };
-        let num = |f: &Value, k: &str, default: u64, most: u64| -> Result<u64, String> {
+        let num = |f: &Value, k: &str, default: u64, most: u64| -> Result<u64, MetadataError> {
             match f.get(k).filter(|v| !matches!(v, Value::Null)) {
                 None => Ok(default),
                 Some(v) => v
                     .as_u64()
                     .filter(|&n| n <= most)
-                    .ok_or_else(|| format!("filter {f}: {k} {v} is not 0 to {most}")),
+                    .ok_or_else(|| bad(format!("filter {f}: {k} {v} is not 0 to {most}"))),
             }
         };
         let last = match id(last)? {
@@ -168,7 +172,7 @@ impl RawChain {
                 lp: num(last, "lp", 0, 4)? as u32,
                 pb: num(last, "pb", 2, 4)? as u32,
             },
-            other => return Err(format!("the last filter is {other:#x}, not LZMA1 or LZMA2")),
+            other => return Err(bad(format!("the last filter is {other:#x}, not LZMA1 or LZMA2"))),
         };
         let mut chain = RawChain {
             pre: [Pre::Delta(1); 3],
@@ -179,7 +183,7 @@ impl RawChain {
             let at = || num(f, "start_offset", 0, u32::MAX.into()).map(|n| n as usize);
             *slot = match id(f)? {
                 FILTER_DELTA => match num(f, "dist", 1, 256)? {
-                    0 => return Err(format!("filter {f}: dist 0 is not 1 to 256")),
+                    0 => return Err(bad(format!("filter {f}: dist 0 is not 1 to 256"))),
                     d => Pre::Delta(d as usize),
                 },
                 FILTER_X86 => Pre::Bcj(Bcj::X86, at()?),
@@ -188,9 +192,9 @@ impl RawChain {
                 FILTER_ARMTHUMB => Pre::Bcj(Bcj::ArmThumb, at()?),
                 FILTER_SPARC => Pre::Bcj(Bcj::Sparc, at()?),
                 FILTER_ARM64 => Pre::Bcj(Bcj::Arm64, at()?),
-                FILTER_IA64 => return Err("the IA-64 BCJ filter is not read by nzfs".into()),
-                FILTER_LZMA1 | FILTER_LZMA2 => return Err("LZMA1 or LZMA2 must be the last filter".into()),
-                other => return Err(format!("filter id {other:#x} is not one Python's lzma writes")),
+                FILTER_IA64 => return Err(bad("the IA-64 BCJ filter is not read by nzfs".into())),
+                FILTER_LZMA1 | FILTER_LZMA2 => return Err(bad("LZMA1 or LZMA2 must be the last filter".into())),
+                other => return Err(bad(format!("filter id {other:#x} is not one Python's lzma writes"))),
             };
         }
         Ok(chain)

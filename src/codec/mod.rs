@@ -11,6 +11,12 @@
 //! checked before allocating; zstd windows are capped by the expected size);
 //! every failure is a
 //! [`CodecError`], never a panic.
+//!
+//! Encoding runs the same chain forwards ([`chain::CodecChain::encode`]):
+//! each codec that encodes does so in its own file, from the configuration
+//! its variant keeps, and a chain with any other codec says which one
+//! ([`EncodeError::NotEncodable`]) before a chunk is encoded. What encodes
+//! decodes, through the same chain, to the bytes that were encoded.
 
 pub mod blosc;
 pub mod bytes;
@@ -96,6 +102,39 @@ pub enum CodecError {
     },
 }
 
+/// Why a decoded chunk could not be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// The chain holds a codec nzfs does not encode.
+    #[error(
+        "its codec `{codec}` is not encoded ({reason}; nzfs encodes transpose, reshape, bytes, zstd, gzip and crc32c)"
+    )]
+    NotEncodable {
+        /// The codec's name.
+        codec: String,
+        /// Why, in words.
+        reason: &'static str,
+    },
+    /// The chunk is not the size the chain encodes.
+    #[error("{codec}: a chunk of {got} bytes, expected {expected}")]
+    SizeMismatch {
+        /// The codec's name.
+        codec: &'static str,
+        /// The bytes the chunk must have.
+        expected: usize,
+        /// The bytes it has.
+        got: usize,
+    },
+    /// The codec's library failed.
+    #[error("{codec}: {reason}")]
+    Failed {
+        /// The codec's name.
+        codec: &'static str,
+        /// What went wrong, in words.
+        reason: String,
+    },
+}
+
 /// An `array -> array` codec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArrayToArray {
@@ -137,10 +176,11 @@ pub enum ArrayToBytes {
 /// A `bytes -> bytes` codec.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BytesToBytes {
-    /// `zstd` (and numcodecs' `zstd`).
-    Zstd,
-    /// `gzip` (and numcodecs' `gzip`).
-    Gzip,
+    /// `zstd` (and numcodecs' `zstd`), with the level and checksum it
+    /// encodes with.
+    Zstd(zstd::Zstd),
+    /// `gzip` (and numcodecs' `gzip`), with the level it encodes with.
+    Gzip(gzip::Gzip),
     /// `blosc` (and numcodecs' `blosc`).
     Blosc,
     /// `crc32c`: a checksum at the end.
@@ -159,8 +199,8 @@ impl BytesToBytes {
     /// Its name in metadata, for messages.
     pub fn name(&self) -> &'static str {
         match self {
-            BytesToBytes::Zstd => "zstd",
-            BytesToBytes::Gzip => "gzip",
+            BytesToBytes::Zstd(_) => "zstd",
+            BytesToBytes::Gzip(_) => "gzip",
             BytesToBytes::Blosc => "blosc",
             BytesToBytes::Crc32c => "crc32c",
             BytesToBytes::Numcodecs(c) => c.name(),
@@ -180,7 +220,7 @@ impl BytesToBytes {
             BytesToBytes::Checksum(c) => c.decode(input)?,
             BytesToBytes::Filter(f) => f.decode(input, limit)?,
             BytesToBytes::Conditional(c) => c.decode(input, limit)?,
-            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => {
+            BytesToBytes::Zstd(_) | BytesToBytes::Gzip(_) | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_) => {
                 self.decompress(&input, limit)?
             }
         };
@@ -192,7 +232,7 @@ impl BytesToBytes {
     pub fn is_compressor(&self) -> bool {
         matches!(
             self,
-            BytesToBytes::Zstd | BytesToBytes::Gzip | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_)
+            BytesToBytes::Zstd(_) | BytesToBytes::Gzip(_) | BytesToBytes::Blosc | BytesToBytes::Numcodecs(_)
         )
     }
 
@@ -218,8 +258,8 @@ impl BytesToBytes {
     /// A compressor's decode; the in-place codecs are refused here.
     fn decompress(&self, input: &[u8], limit: usize) -> Result<Vec<u8>, CodecError> {
         match self {
-            BytesToBytes::Zstd => zstd::decode(input, limit),
-            BytesToBytes::Gzip => gzip::decode(input, limit),
+            BytesToBytes::Zstd(_) => zstd::decode(input, limit),
+            BytesToBytes::Gzip(_) => gzip::decode(input, limit),
             BytesToBytes::Blosc => blosc::decode(input, limit),
             BytesToBytes::Numcodecs(c) => c.decode(input, limit),
             BytesToBytes::Crc32c
@@ -243,14 +283,40 @@ impl BytesToBytes {
         }
     }
 
+    /// Encode `input`: the inverse of [`BytesToBytes::decode`], for the
+    /// codecs nzfs encodes.
+    pub fn encode(&self, input: Vec<u8>) -> Result<Vec<u8>, EncodeError> {
+        match self {
+            BytesToBytes::Zstd(z) => z.encode(&input),
+            BytesToBytes::Gzip(g) => g.encode(&input),
+            BytesToBytes::Crc32c => Ok(crc32c::encode(input)),
+            other => Err(other.not_encodable()),
+        }
+    }
+
+    /// Whether [`BytesToBytes::encode`] encodes it; why not, if not.
+    pub fn encodable(&self) -> Result<(), EncodeError> {
+        match self {
+            BytesToBytes::Zstd(_) | BytesToBytes::Gzip(_) | BytesToBytes::Crc32c => Ok(()),
+            other => Err(other.not_encodable()),
+        }
+    }
+
+    fn not_encodable(&self) -> EncodeError {
+        EncodeError::NotEncodable {
+            codec: self.name().into(),
+            reason: "a bytes -> bytes codec nzfs only decodes",
+        }
+    }
+
     /// The encoded size for a decoded size, where the codec fixes it.
     /// `item` is the size of the elements the decoded bytes hold.
     pub fn encoded_size(&self, decoded: Option<usize>, item: usize) -> Option<usize> {
         match self {
             BytesToBytes::Crc32c | BytesToBytes::Checksum(_) => decoded.map(|n| n + 4),
             BytesToBytes::Filter(f) => f.encoded_size(decoded?, item),
-            BytesToBytes::Zstd
-            | BytesToBytes::Gzip
+            BytesToBytes::Zstd(_)
+            | BytesToBytes::Gzip(_)
             | BytesToBytes::Blosc
             | BytesToBytes::Numcodecs(_)
             | BytesToBytes::Conditional(_) => None,

@@ -17,8 +17,8 @@
 //! data (so nothing is allocated past the chunk's size); the nested codecs
 //! are checked when the array is opened, whatever shape a block claims.
 
+use super::CodecChain;
 use super::CodecError;
-use super::chain::CodecChain;
 use crate::json::Value;
 use crate::zarr::data_type::{DataType, FillValue};
 use crate::zarr::metadata::{CodecSpec, MetadataError};

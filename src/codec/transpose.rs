@@ -5,7 +5,7 @@
 //!
 //! Encoded `B` has `B_shape[i] = A_shape[order[i]]` and
 //! `B[B_pos] = A[A_pos]` with `B_pos[i] = A_pos[order[i]]`; decoding rebuilds
-//! `A` in C order.
+//! `A` in C order, and encoding lays `A` out as `B`.
 
 use crate::json::Value;
 use crate::zarr::metadata::MetadataError;
@@ -60,6 +60,17 @@ impl Transpose {
             .chunks_exact(8)
             .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()) as usize)
             .collect()
+    }
+
+    /// Lay out `A` (shape `decoded_shape`, C order, elements of `item`
+    /// bytes) as encoded `B`: the inverse of [`Transpose::decode`].
+    pub fn encode(&self, decoded: &[u8], decoded_shape: &[u64], item: usize) -> Vec<u8> {
+        let places = self.source_indices(decoded_shape);
+        let mut out = vec![0; decoded.len()];
+        for (from, &to) in decoded.chunks_exact(item).zip(&places) {
+            out[to * item..(to + 1) * item].copy_from_slice(from);
+        }
+        out
     }
 
     /// Rebuild `A` (shape `decoded_shape`, C order) from encoded `B`.
@@ -151,5 +162,26 @@ mod tests {
         assert!(t("[0, 0]", 2).is_err());
         assert!(t("[0, 2]", 2).is_err());
         assert!(t("[0]", 2).is_err());
+    }
+
+    proptest::proptest! {
+        /// `decode` undoes `encode`, for any order of up to 4 axes and any
+        /// element size.
+        #[test]
+        fn decode_undoes_encode(shape in proptest::collection::vec(1u64..5, 1..=4), seed in proptest::prelude::any::<u64>(), item in 1usize..=8) {
+            let ndim = shape.len();
+            // A permutation of 0..ndim from the seed.
+            let mut order: Vec<usize> = (0..ndim).collect();
+            let mut s = seed;
+            for i in (1..ndim).rev() {
+                order.swap(i, (s % (i as u64 + 1)) as usize);
+                s /= i as u64 + 1;
+            }
+            let t = Transpose { order };
+            let total: u64 = shape.iter().product();
+            let a: Vec<u8> = (0..total as usize * item).map(|i| (i % 251) as u8).collect();
+            let b = t.encode(&a, &shape, item);
+            proptest::prop_assert_eq!(t.decode(&b, &shape, item), a);
+        }
     }
 }

@@ -161,8 +161,10 @@ pub fn supports(data_type: &DataType) -> bool {
 }
 
 /// A reason a stream cannot be decoded (named with its codec by [`decode`]).
-fn corrupt(reason: impl Into<String>) -> String {
-    reason.into()
+struct Corrupt(String);
+
+fn corrupt(reason: impl Into<String>) -> Corrupt {
+    Corrupt(reason.into())
 }
 
 /// Decode one chunk of `shape` (C order) and `data_type` into native
@@ -170,7 +172,7 @@ fn corrupt(reason: impl Into<String>) -> String {
 /// says it), or a `zfp` one of that mode.
 pub fn decode(input: &[u8], data_type: &DataType, shape: &[u64], mode: Option<&Mode>) -> Result<Vec<u8>, CodecError> {
     let codec = if mode.is_some() { REGISTRY } else { NAME };
-    let err = |reason| CodecError::Corrupt { codec, reason };
+    let err = |Corrupt(reason)| CodecError::Corrupt { codec, reason };
     let Some(m) = mode else {
         return decode_stream(input, data_type, shape, None).map_err(err);
     };
@@ -193,12 +195,12 @@ fn decode_stream(
     _data_type: &DataType,
     _shape: &[u64],
     _mode: Option<&Mode>,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Corrupt> {
     Err(corrupt("this nzfs was built without the zfp feature"))
 }
 
 #[cfg(feature = "zfp")]
-fn decode_stream(input: &[u8], data_type: &DataType, shape: &[u64], mode: Option<&Mode>) -> Result<Vec<u8>, String> {
+fn decode_stream(input: &[u8], data_type: &DataType, shape: &[u64], mode: Option<&Mode>) -> Result<Vec<u8>, Corrupt> {
     use zfp_sys_cc as z;
     let (ztype, size) = match data_type {
         DataType::Float32 => (z::zfp_type_zfp_type_float, 4),

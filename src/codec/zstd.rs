@@ -1,6 +1,7 @@
 //! `zstd` (spec: zarr-v3/codecs/zstd.md): a Zstandard stream (RFC 8878), one
 //! or more frames. Example: `{"name": "zstd", "configuration": {"level": 5,
-//! "checksum": false}}`. The configuration only matters when encoding.
+//! "checksum": false}}`. The configuration only matters when encoding
+//! ([`Zstd::encode`]); decoding reads what the frames say.
 //!
 //! Decoding is single-shot (`ZSTD_decompressDCtx`) straight into a buffer of
 //! the caller's limit, with one decompression context per thread: no window
@@ -9,7 +10,45 @@
 
 use std::cell::RefCell;
 
-use super::CodecError;
+use super::{CodecError, EncodeError};
+use crate::json::Value;
+
+/// `zstd`'s configuration, as encoding uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zstd {
+    /// The compression level (zstd's range, -131072 to 22; 0 is zstd's
+    /// default).
+    pub level: i32,
+    /// Whether each frame carries a checksum of its content.
+    pub checksum: bool,
+}
+
+impl Zstd {
+    /// Read its configuration. Decoding needs none of it, so a member that
+    /// is missing or of another type takes its default (level 0, no
+    /// checksum) rather than refusing the array.
+    pub fn from_configuration(config: Option<&Value>) -> Zstd {
+        let level = match config.and_then(|c| c.get("level")) {
+            Some(Value::Int(i)) => (*i).clamp(-131_072, 22) as i32,
+            Some(Value::UInt(u)) => (*u).min(22) as i32,
+            _ => 0,
+        };
+        let checksum = matches!(config.and_then(|c| c.get("checksum")), Some(Value::Bool(true)));
+        Zstd { level, checksum }
+    }
+
+    /// Compress `input` into one frame, at this level and with a checksum
+    /// where configured.
+    pub fn encode(&self, input: &[u8]) -> Result<Vec<u8>, EncodeError> {
+        let failed = |e: std::io::Error| EncodeError::Failed {
+            codec: "zstd",
+            reason: e.to_string(),
+        };
+        let mut c = ::zstd::bulk::Compressor::new(self.level).map_err(failed)?;
+        c.include_checksum(self.checksum).map_err(failed)?;
+        c.compress(input).map_err(failed)
+    }
+}
 
 thread_local! {
     static CONTEXT: RefCell<Option<::zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
@@ -81,5 +120,50 @@ mod tests {
         e.include_contentsize(false).unwrap();
         std::io::Write::write_all(&mut e, b"hello hello hello").unwrap();
         assert_eq!(decode(&e.finish().unwrap(), 100).unwrap(), b"hello hello hello");
+    }
+
+    proptest::proptest! {
+        /// What `encode` writes, at any level and with or without a
+        /// checksum, decodes to what it was given.
+        #[test]
+        fn decode_undoes_encode(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..4096), level in -5i32..8, checksum in proptest::prelude::any::<bool>()) {
+            let z = Zstd { level, checksum };
+            let enc = z.encode(&data).unwrap();
+            proptest::prop_assert_eq!(decode(&enc, data.len()).unwrap(), data);
+        }
+    }
+
+    #[test]
+    fn the_configuration_is_read_with_defaults() {
+        let cfg = crate::json::parse(br#"{"level": 5, "checksum": true}"#).unwrap();
+        assert_eq!(
+            Zstd::from_configuration(Some(&cfg)),
+            Zstd {
+                level: 5,
+                checksum: true
+            }
+        );
+        assert_eq!(
+            Zstd::from_configuration(None),
+            Zstd {
+                level: 0,
+                checksum: false
+            }
+        );
+        // A checksummed frame ends with 4 bytes more than one without.
+        let data = vec![3u8; 1000];
+        let with = Zstd {
+            level: 3,
+            checksum: true,
+        }
+        .encode(&data)
+        .unwrap();
+        let without = Zstd {
+            level: 3,
+            checksum: false,
+        }
+        .encode(&data)
+        .unwrap();
+        assert_eq!(with.len(), without.len() + 4);
     }
 }

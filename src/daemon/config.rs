@@ -119,7 +119,7 @@ impl MountConfig {
         }
         let spool_dir = match (&args.spool_dir, mount.writable) {
             (Some(dir), _) => std::path::absolute(dir)?,
-            (None, true) => super::log::default_spool_dir(&args.mountpoint).map_err(CliError::new)?,
+            (None, true) => super::log::default_spool_dir(&args.mountpoint)?,
             (None, false) => PathBuf::new(),
         };
         if args.passthrough == PassthroughArg::Always && !crate::fuse::has_cap_sys_admin() {

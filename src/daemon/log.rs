@@ -14,12 +14,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use crate::cli::CliError;
+
 /// The default log directory: `$XDG_STATE_HOME/nzfs`, else
 /// `$HOME/.local/state/nzfs`, else, for root alone (the system systemd
 /// instance runs fstab's mount units with neither set), `/var/log/nzfs`.
 /// Never a shared temporary directory, where another user could have made
 /// the directory or a link in it first.
-pub fn default_log_dir() -> Result<PathBuf, String> {
+pub fn default_log_dir() -> Result<PathBuf, CliError> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
@@ -31,27 +33,25 @@ pub fn default_log_dir() -> Result<PathBuf, String> {
     match base {
         Some(base) => Ok(base.join("nzfs")),
         None if rustix::process::geteuid().is_root() => Ok(PathBuf::from("/var/log/nzfs")),
-        None => Err(
+        None => Err(CliError::new(
             "neither $XDG_STATE_HOME nor $HOME is set, so there is no directory of yours for the log: \
-             pass --log-file PATH (in a directory only you can write), or -f to log to stderr"
-                .to_string(),
-        ),
+             pass --log-file PATH (in a directory only you can write), or -f to log to stderr",
+        )),
     }
 }
 
 /// The default spool of a writable mount at `mp`: `spool/<mountpoint>`
 /// beside the default log directory's files, or for root without a home
 /// `/var/lib/nzfs/spool/<mountpoint>`.
-pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, String> {
+pub fn default_spool_dir(mp: &Path) -> Result<PathBuf, CliError> {
     let base = match default_log_dir() {
         Ok(dir) if dir != Path::new("/var/log/nzfs") => dir,
         Ok(_) => PathBuf::from("/var/lib/nzfs"),
         Err(_) => {
-            return Err(
+            return Err(CliError::new(
                 "neither $XDG_STATE_HOME nor $HOME is set, so there is no directory of yours for the spool: \
-                 pass --spool-dir DIR (a directory only you can enter)"
-                    .to_string(),
-            );
+                 pass --spool-dir DIR (a directory only you can enter)",
+            ));
         }
     };
     Ok(base.join("spool").join(mountpoint_stem(mp)))
@@ -76,34 +76,36 @@ fn mountpoint_stem(mp: &Path) -> String {
 }
 
 /// The default log file for a mount point, in `default_log_dir`.
-pub fn default_log_file(mp: &Path) -> Result<PathBuf, String> {
+pub fn default_log_file(mp: &Path) -> Result<PathBuf, CliError> {
     Ok(default_log_dir()?.join(format!("{}.log", mountpoint_stem(mp))))
 }
 
 /// Make (mode 0700) and check the default log directory `dir`: it must be
 /// a directory, not a link, owned by this user and writable by no one
 /// else, or another user could plant a link or read the log there.
-pub(super) fn own_log_dir(dir: &Path) -> Result<(), String> {
+pub(super) fn own_log_dir(dir: &Path) -> Result<(), CliError> {
     use std::os::unix::fs::DirBuilderExt;
     if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("log directory {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .map_err(|e| CliError::new(format!("log directory {}: {e}", parent.display())))?;
     }
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("log directory {}: {e}", dir.display())),
+        Err(e) => return Err(CliError::new(format!("log directory {}: {e}", dir.display()))),
     }
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("log directory {}: {e}", dir.display()))?;
+    let meta =
+        std::fs::symlink_metadata(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;
     let why = match meta.file_type().is_dir() {
         false => Some("is not a directory (a link?)".to_string()),
         true => crate::owned::not_yours_alone(&meta, false),
     };
     match why {
-        Some(why) => Err(format!(
+        Some(why) => Err(CliError::new(format!(
             "log directory {} {why}: nzfs logs only to a directory of yours that no one else can write; \
              remove it, or pass --log-file PATH",
             dir.display()
-        )),
+        ))),
         None => Ok(()),
     }
 }

@@ -124,7 +124,7 @@ pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), 
     crate::open::check_version(&config.store, &config.store_args)?;
     if let Some(dir) = log_file.parent() {
         if log::default_log_dir().is_ok_and(|d| d == dir) {
-            log::own_log_dir(dir).map_err(CliError::new)?;
+            log::own_log_dir(dir)?;
             prune_logs(dir, log_file);
         } else {
             std::fs::create_dir_all(dir).map_err(|e| CliError::new(format!("log directory {}: {e}", dir.display())))?;

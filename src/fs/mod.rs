@@ -61,7 +61,7 @@ mod previews;
 mod read;
 pub mod reader;
 mod renew;
-pub use renew::{OwnChange, OwnCommit, Reread, Rereading, SameStore};
+pub use renew::{OwnChange, OwnCommit, Reread, RereadError, Rereading, SameStore};
 mod view;
 pub use read::ChunkContent;
 mod served;

@@ -26,6 +26,24 @@ use crate::cdl::VersionRoot;
 use crate::store::ReadableStore;
 use crate::zarr::hierarchy::Hierarchy;
 
+/// Why a store's metadata could not be read again.
+#[derive(Debug, thiserror::Error)]
+pub enum RereadError {
+    /// The metadata the store holds now does not read.
+    #[error(transparent)]
+    Metadata(#[from] crate::zarr::hierarchy::OpenError),
+    /// The store could not be read.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// The version followed is gone (its message names it).
+    #[error("{0}")]
+    NoSuchVersion(String),
+    /// The store, opened again whole, did not open (the opener's message,
+    /// which says what to do).
+    #[error("{0}")]
+    Reopen(String),
+}
+
 /// How a mount looks at its store's metadata again, and reads it again:
 /// the store's own documents for a Zarr directory, the branch's tip for an
 /// Icechunk branch.
@@ -34,7 +52,7 @@ pub trait Rereading: Send + Sync {
     /// looks at an unchanged store.
     fn look(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> u64;
     /// The metadata as the store holds it now.
-    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, String>;
+    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, RereadError>;
     /// Whether a look costs little enough to take the first one before
     /// the mount is live (else it is taken just after, in the background).
     fn cheap(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> bool {
@@ -122,9 +140,9 @@ impl Rereading for SameStore {
     fn look(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> u64 {
         hierarchy.fingerprint(store).value()
     }
-    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, String> {
+    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, RereadError> {
         Ok(Reread {
-            hierarchy: Hierarchy::open(store).map_err(|e| e.to_string())?,
+            hierarchy: Hierarchy::open(store)?,
             store: None,
             own_commit: None,
         })

@@ -36,7 +36,7 @@ impl FuseAdapter {
             return Err(libc::EACCES);
         }
         let array = fs.decoded_array(node).ok_or(libc::EIO)?;
-        if let Err(why) = crate::write::encode::Encoder::new(array.metadata()) {
+        if let Err(why) = crate::write::edit::writable(array) {
             tracing::warn!(file = %path, pid, "not opened for writing: {why}");
             return Err(libc::EROFS);
         }

@@ -373,7 +373,7 @@ impl Live {
         };
         match f.how.reread(fs.store()) {
             Ok(reread) => self.serve(&fs, reread, (before, now), tell_later),
-            Err(e) => self.failed(e, before),
+            Err(e) => self.failed(e.to_string(), before),
         }
     }
 

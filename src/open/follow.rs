@@ -68,8 +68,8 @@ impl Opened {
 
 /// `store` opened again whole with `args` after a look found it `replaced`
 /// (what the log says): the new store and its hierarchy.
-fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::Reread, String> {
-    let opened = open_store(store, args).map_err(|e| e.message)?;
+fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::Reread, crate::fs::RereadError> {
+    let opened = open_store(store, args).map_err(|e| crate::fs::RereadError::Reopen(e.message))?;
     tracing::info!(store = %opened.shown, "{replaced}: read again");
     Ok(crate::fs::Reread {
         hierarchy: opened.hierarchy,
@@ -104,7 +104,7 @@ impl crate::fs::Rereading for RemoteFile {
         }
         h.finish()
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         reopen(&self.store, &self.args, "the object was replaced")
     }
     fn cheap(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> bool {
@@ -149,7 +149,7 @@ impl crate::fs::Rereading for SameFile {
             .hash(&mut h);
         h.finish()
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         reopen(&self.store, &self.args, "the file was replaced or rewritten")
     }
 }

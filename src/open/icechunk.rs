@@ -138,11 +138,11 @@ struct BranchTip {
 
 #[cfg(feature = "icechunk")]
 impl BranchTip {
-    fn tip(&self) -> Result<crate::store::icechunk::Snapshot, String> {
+    fn tip(&self) -> Result<crate::store::icechunk::Snapshot, crate::fs::RereadError> {
         let version = crate::store::icechunk::Version::Branch(self.branch.clone());
         self.repo.resolve(&version).map_err(|e| match e {
-            crate::store::icechunk::VersionError::NoSuch(m) => m,
-            crate::store::icechunk::VersionError::Io(e) => e.to_string(),
+            crate::store::icechunk::VersionError::NoSuch(m) => crate::fs::RereadError::NoSuchVersion(m),
+            crate::store::icechunk::VersionError::Io(e) => crate::fs::RereadError::Store(e),
         })
     }
 }
@@ -181,13 +181,13 @@ impl BranchTip {
 #[cfg(feature = "icechunk")]
 impl crate::fs::Rereading for BranchTip {
     fn look(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> u64 {
-        let tip = self.tip();
+        let tip = self.tip().map_err(|e| e.to_string());
         seen(tip.as_ref().map(|s| s.id.as_str()).map_err(String::as_str))
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, String> {
+    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         let snapshot = self.tip()?;
-        let store = self.repo.version_store(&snapshot).map_err(|e| e.to_string())?;
-        let hierarchy = Hierarchy::open(&store).map_err(|e| e.to_string())?;
+        let store = self.repo.version_store(&snapshot)?;
+        let hierarchy = Hierarchy::open(&store)?;
         tracing::info!(repository = %self.shown, branch = %self.branch, snapshot = %snapshot.id, "the branch moved: {}", snapshot.note());
         Ok(self.at(&snapshot, hierarchy, store, None))
     }

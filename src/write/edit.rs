@@ -1,7 +1,12 @@
 //! Bytes written into an existing array's `data.bin` or chunk file, as the
 //! chunks they change: each touched chunk is decoded as the writer saw it,
-//! the written bytes laid over it, and encoded again with the array's own
-//! codecs ([`super::encode`]).
+//! the written bytes laid over it, and encoded again through the array's
+//! own codec chain ([`crate::codec::CodecChain::encode`]).
+//!
+//! An array takes writes when [`writable`] says so: a Zarr v3 array on a
+//! regular grid, of fixed-size elements nzfs decodes as they are stored,
+//! whose chain encodes; every chunk it encodes then has the full chunk
+//! shape (edge chunks too, as the core spec stores them).
 //!
 //! Invariants: a chunk is changed only when the branch's tip holds the
 //! same object (or the same absence) for it as the version the writer saw,
@@ -20,7 +25,48 @@ use std::os::unix::fs::FileExt;
 use super::spool::{Pending, Shown};
 use super::{Stage, WriteError, node_path};
 use crate::array::Array;
+use crate::codec::EncodeError;
 use crate::store::{ReadableStore, StoreKey};
+use crate::zarr::data_type::DataType;
+
+/// Why an array's chunks are not written through the mount.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotWritable {
+    /// nzfs does not decode the array.
+    #[error("the array is not decoded: {0}")]
+    NotDecoded(String),
+    /// A Zarr v2 array (its metadata would have to be written as v2).
+    #[error("only Zarr v3 arrays are written")]
+    NotV3,
+    /// A chunk grid other than `regular`.
+    #[error("its chunk grid is not regular")]
+    NotRegular,
+    /// A data type nzfs widens when it decodes, a record, or one of
+    /// variable length.
+    #[error("its data type {0} is not written")]
+    DataType(String),
+    /// A codec nzfs does not encode.
+    #[error(transparent)]
+    Codec(#[from] EncodeError),
+}
+
+/// Whether writes into `array`'s chunks are taken; why not, if not.
+pub fn writable(array: &Array) -> Result<(), NotWritable> {
+    let m = array.metadata();
+    if let Some(why) = &m.unsupported {
+        return Err(NotWritable::NotDecoded(why.clone()));
+    }
+    if m.zarr_format != 3 {
+        return Err(NotWritable::NotV3);
+    }
+    if !m.is_regular() {
+        return Err(NotWritable::NotRegular);
+    }
+    if m.narrow.is_some() || matches!(m.data_type, DataType::Struct(_)) || m.data_type.size() == 0 {
+        return Err(NotWritable::DataType(m.data_type.name()));
+    }
+    Ok(array.chain().encodable()?)
+}
 
 /// Slack above a chunk's decoded size an encoded object may have.
 const ENCODED_SLACK: u64 = 1 << 20;
@@ -50,8 +96,7 @@ pub fn apply(
     max_chunks: usize,
 ) -> Result<usize, WriteError> {
     let m = array.metadata();
-    let encoder = super::encode::Encoder::new(m)
-        .map_err(|why| WriteError::Refused(format!("{}: not written: {why}", p.array)))?;
+    writable(array).map_err(|why| WriteError::Refused(format!("{}: not written: {why}", p.array)))?;
     let max = m
         .chunk_bytes()
         .saturating_add(m.chunk_bytes() / 8)
@@ -110,7 +155,8 @@ pub fn apply(
                 .read_exact_at(slot, at)
                 .map_err(|e| WriteError::Store(crate::store::StoreError::Io(e)))?;
         }
-        let encoded = encoder
+        let encoded = array
+            .chain()
             .encode(buf)
             .map_err(|why| WriteError::Refused(format!("{}: {why}", key.as_str())))?;
         stage.put(key.as_str(), encoded)?;

@@ -201,7 +201,7 @@ pub enum ConvertError {
     Duplicate(String),
     /// Encoding a chunk failed.
     #[error("encoding a chunk of {0}: {1}")]
-    Encode(String, std::io::Error),
+    Encode(String, crate::codec::EncodeError),
     /// Where the objects go refused one.
     #[error("{0}")]
     Put(String),
@@ -369,13 +369,37 @@ fn array(
         ),
     ]);
     let doc = meta.to_string().into_bytes();
+    // The chunks are encoded through the chain a reader builds from this
+    // document.
+    let encoding = |e: &dyn std::fmt::Display| {
+        ConvertError::Encode(
+            prefix.into(),
+            crate::codec::EncodeError::Failed {
+                codec: "codecs",
+                reason: e.to_string(),
+            },
+        )
+    };
+    let chain = match crate::zarr::metadata::NodeMetadata::parse(&doc).map_err(|e| encoding(&e))? {
+        crate::zarr::metadata::NodeMetadata::Array(m) => {
+            crate::codec::CodecChain::new(&m.codecs, &m.chunk_shape, m.data_type.clone(), &m.fill_value)
+                .map_err(|e| encoding(&e))?
+        }
+        _ => return Err(encoding(&"not an array's metadata")),
+    };
     let mut bytes = doc.len() as u64;
     put(format!("{prefix}/zarr.json"), doc).map_err(ConvertError::Put)?;
     if shape.contains(&0) {
         return Ok(bytes);
     }
     let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
-    let fill_le: Vec<u8> = fill.iter().rev().copied().collect();
+    // netCDF's big-endian values in this machine's order, as a decoded
+    // chunk holds them (text as it is).
+    let swap = text.is_none() && cfg!(target_endian = "little");
+    let fill_native: Vec<u8> = match swap {
+        true => fill.iter().rev().copied().collect(),
+        false => fill.clone(),
+    };
     let keys = crate::zarr::chunk_key::ChunkKeyEncoding::Default { separator: '/' };
     // Chunks are read in order, a batch of them encoded at once, one per
     // CPU (at most ENCODE_BATCH), and handed out in order.
@@ -401,22 +425,25 @@ fn array(
             };
             read.push((format!("{prefix}/{}", keys.key(&index)), values, count));
         }
-        let encoded: Vec<std::io::Result<(String, Vec<u8>)>> = std::thread::scope(|scope| {
+        let encoded: Vec<Result<(String, Vec<u8>), crate::codec::EncodeError>> = std::thread::scope(|scope| {
             let jobs: Vec<_> = read
                 .into_iter()
                 .map(|(key, values, count)| {
-                    let (chunk, fill_le) = (&chunk, &fill_le);
-                    let job = move || {
-                        let decoded = whole_chunk(values, &count, chunk, size as usize, fill_le, text.is_none());
-                        zstd::bulk::compress(&decoded, ZSTD_LEVEL)
-                    };
+                    let (chunk, fill_native, chain) = (&chunk, &fill_native, &chain);
+                    let job =
+                        move || chain.encode(whole_chunk(values, &count, chunk, size as usize, fill_native, swap));
                     (key, scope.spawn(job))
                 })
                 .collect();
             jobs.into_iter()
                 .map(|(key, job)| {
                     job.join()
-                        .unwrap_or_else(|_| Err(std::io::Error::other("the encoder panicked")))
+                        .unwrap_or_else(|_| {
+                            Err(crate::codec::EncodeError::Failed {
+                                codec: "codecs",
+                                reason: "the encoder panicked".into(),
+                            })
+                        })
                         .map(|e| (key, e))
                 })
                 .collect()
@@ -432,9 +459,9 @@ fn array(
 }
 
 /// A region's big-endian `values` (of shape `count`) as a whole chunk of
-/// shape `chunk` in little-endian order (`swap`; text is as it is), the
-/// rest of it the fill value.
-fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, fill_le: &[u8], swap: bool) -> Vec<u8> {
+/// shape `chunk`, each element reversed where `swap` (into this machine's
+/// order), the rest of it the fill value (`fill`, in the chunk's order).
+fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, fill: &[u8], swap: bool) -> Vec<u8> {
     let place = |out: &mut [u8], from: &[u8]| match swap {
         true => {
             for (o, i) in out.chunks_exact_mut(size).zip(from.chunks_exact(size)) {
@@ -453,7 +480,7 @@ fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, f
         return values;
     }
     let elements: u64 = chunk.iter().product();
-    let mut out = fill_le.repeat(elements as usize);
+    let mut out = fill.repeat(elements as usize);
     let rank = chunk.len();
     let row = count[rank - 1] as usize * size;
     let rows = values.len() / row.max(1);

@@ -21,7 +21,6 @@
 
 pub mod classic;
 pub mod edit;
-pub mod encode;
 pub mod group;
 pub mod names;
 pub mod spool;

@@ -325,3 +325,21 @@ fn text_variables_become_fixed_length_strings_that_read_back_as_written() {
     assert_eq!(names, b"LindenbePayerne\0Ny\0\0\0\0\0\0");
     assert_eq!(std::fs::read(m.mp.join("text/flag/data.bin")).unwrap(), b"y");
 }
+
+/// The group document nzfs writes (a `mkdir`, a classic file's group)
+/// reads back, through the parser every mount uses, as a Zarr v3 group
+/// with its attributes.
+#[test]
+fn a_written_group_document_reads_back_as_the_group_it_describes() {
+    use nzfs::json::Value;
+    use nzfs::zarr::metadata::NodeMetadata;
+    let attrs = nzfs::json::parse(br#"{"title": "t", "n": [1, 2]}"#).unwrap();
+    let doc = nzfs::zarr::documents::group_document(attrs.clone());
+    match NodeMetadata::parse(&doc).unwrap() {
+        NodeMetadata::Group(g) => {
+            assert_eq!(g.zarr_format, 3);
+            assert_eq!(Value::Object(g.attributes.clone()), attrs);
+        }
+        other => panic!("not a group: {other:?}"),
+    }
+}

@@ -27,6 +27,7 @@ use crate::cache::{Chunk, wait_for};
 use crate::codec::CodecError;
 use crate::codec::sharding::{InnerLocation, ShardingCodec};
 use crate::store::{RangeRequest, Stamp, StoreError, StoreKey, join};
+use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZMETADATA};
 
 /// The most a stored object may exceed its decoded size by.
 fn max_encoded(decoded: u64) -> u64 {
@@ -240,10 +241,10 @@ impl Array {
     fn check_still_there(&self, key: &StoreKey) -> Result<(), ArrayError> {
         let v2 = self.node.metadata.zarr_format == 2;
         let (path, name) = match (self.shared.consolidated, v2) {
-            (true, false) => ("", "zarr.json"),
-            (true, true) => ("", ".zmetadata"),
-            (false, false) => (self.path.as_str(), "zarr.json"),
-            (false, true) => (self.path.as_str(), ".zarray"),
+            (true, false) => ("", ZARR_JSON),
+            (true, true) => ("", ZMETADATA),
+            (false, false) => (self.path.as_str(), ZARR_JSON),
+            (false, true) => (self.path.as_str(), ZARRAY),
         };
         let meta_key = join(path, name).map_err(|e| ArrayError::store(key, e))?;
         match self.shared.store.stat(&meta_key) {

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::{CliError, fail, is_mount_point, is_stale, lazy_unmount};
+use crate::zarr::documents::ROOT_DOCUMENTS;
 
 /// `s` as one word for a shell command a message suggests (quoted when it
 /// holds anything but safe characters).
@@ -70,9 +71,7 @@ pub(super) fn check_mountpoint(mp: &Path, nonempty: bool) -> Result<(), CliError
 
 /// Whether directory `dir` holds Zarr metadata at its root.
 fn holds_zarr_metadata(dir: &Path) -> bool {
-    ["zarr.json", ".zgroup", ".zarray", ".zmetadata"]
-        .iter()
-        .any(|f| dir.join(f).is_file())
+    ROOT_DOCUMENTS.iter().any(|f| dir.join(f).is_file())
 }
 
 /// A mount point that is the store or lies inside it: a mount there hides

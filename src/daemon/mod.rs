@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime};
 use fuser::Config;
 
 use crate::cli::{MetadataTtl, MountArgs};
+use crate::zarr::documents::ZARR_JSON;
 
 mod checks;
 mod config;
@@ -276,7 +277,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
             None
         }
     };
-    let mtime = std::fs::metadata(config.store.join("zarr.json"))
+    let mtime = std::fs::metadata(config.store.join(ZARR_JSON))
         .or_else(|_| std::fs::metadata(&config.store))
         .and_then(|m| m.modified())
         .unwrap_or(SystemTime::UNIX_EPOCH);

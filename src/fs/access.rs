@@ -15,6 +15,7 @@
 use super::{Kind, NzFs};
 use crate::array::Watched;
 use crate::store::{Access, Meet, Need, ReadableStore, join};
+use crate::zarr::documents::{ZARR_JSON, ZATTRS};
 use crate::zarr::hierarchy::NodeKind;
 
 /// The most names a walk of one array's directory visits.
@@ -67,7 +68,7 @@ impl NzFs {
     pub(super) fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
         *self.info[n].meta_access.get_or_init(|| {
             let node = &self.hierarchy().nodes[n];
-            let key = crate::store::join(&node.path, node.metadata_name().unwrap_or("zarr.json"));
+            let key = crate::store::join(&node.path, node.metadata_name().unwrap_or(ZARR_JSON));
             match key.map(|k| self.store_access(k.as_str())) {
                 Ok(Ok(Some(a))) => Ok(Some(a)),
                 Ok(Err(())) => Err(()),
@@ -265,7 +266,7 @@ impl NzFs {
             meet.require(&a, Need::Read);
         }
         if node.metadata_name().is_some_and(|m| m.starts_with(".z"))
-            && let Ok(key) = join(&node.path, ".zattrs")
+            && let Ok(key) = join(&node.path, ZATTRS)
             && let Some(a) = self.store_access(key.as_str())?
         {
             meet.require(&a, Need::Read);

@@ -10,6 +10,7 @@ use super::{FsError, HEADER_NAME, NzFs, ReadData};
 use crate::cache::Chunk;
 use crate::cdl;
 use crate::store::Access;
+use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZATTRS};
 use crate::zarr::hierarchy::NodeKind;
 
 impl NzFs {
@@ -39,20 +40,20 @@ impl NzFs {
                 .store()
                 .get(&key, crate::zarr::hierarchy::MAX_METADATA_BYTES)
                 .ok()??;
-            let document = if name == ".zattrs" {
+            let document = if name == ZATTRS {
                 Document::Attributes
             } else {
                 Document::Node
             };
             parse_document(&bytes, document).ok().map(|(doc, _)| doc)
         };
-        if let Some(doc) = read("zarr.json") {
+        if let Some(doc) = read(ZARR_JSON) {
             return Some(doc);
         }
-        let Value::Object(mut members) = read(".zarray")? else {
+        let Value::Object(mut members) = read(ZARRAY)? else {
             return None;
         };
-        if let Some(attrs) = read(".zattrs") {
+        if let Some(attrs) = read(ZATTRS) {
             members.push(("attributes".into(), attrs));
         }
         Some(Value::Object(members))

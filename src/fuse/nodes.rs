@@ -20,10 +20,9 @@ use std::ffi::OsStr;
 use super::FuseAdapter;
 use crate::fs::{Attr, Inode, Kind, OwnChange};
 use crate::write::{Stage, WriteError, node_path};
+use crate::zarr::documents::ZARR_JSON;
 use crate::zarr::hierarchy::NodeKind;
 
-/// A new group's `zarr.json`.
-const NEW_GROUP: &[u8] = br#"{"zarr_format":3,"node_type":"group","attributes":{}}"#;
 
 impl FuseAdapter {
     /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
@@ -35,16 +34,17 @@ impl FuseAdapter {
             crate::naming::escaped(&path),
             FuseAdapter::writer(pid, uid)
         );
-        let key = node_path(&path, "zarr.json");
+        let key = node_path(&path, ZARR_JSON);
+        let new_group = crate::zarr::documents::group_document(crate::json::Value::Object(Vec::new()));
         self.commit_node_change(
             &path,
-            OwnChange::Made(&path, NEW_GROUP),
+            OwnChange::Made(&path, &new_group),
             &message,
             &mut |stage: &dyn Stage| {
                 if stage.get(&key, 1 << 20)?.is_some() {
                     return Err(WriteError::Exists(path.clone()));
                 }
-                stage.put(&key, NEW_GROUP.to_vec())
+                stage.put(&key, new_group.clone())
             },
         )?;
         self.fs().lookup(parent, name).map_err(|_| libc::EIO)

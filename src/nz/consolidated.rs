@@ -4,6 +4,7 @@
 use super::{Checker, Severity};
 use crate::json::{self, Value};
 use crate::store::join;
+use crate::zarr::documents::ZARR_JSON;
 use crate::zarr::hierarchy::{MAX_METADATA_BYTES, NodeKind};
 use crate::zarr::metadata::{Document, parse_document};
 
@@ -17,7 +18,7 @@ pub(super) fn check_consolidated(c: &mut Checker) {
     };
     let store = c.dataset.store();
     for (path, doc) in &entries {
-        let Ok(key) = join(path, "zarr.json") else { continue };
+        let Ok(key) = join(path, ZARR_JSON) else { continue };
         let on_disk = store
             .get(&key, MAX_METADATA_BYTES)
             .ok()
@@ -75,7 +76,7 @@ fn list_unconsolidated(c: &Checker, prefix: &str, entries: &[(String, Value)], d
         } else {
             format!("{prefix}/{name}")
         };
-        let Ok(key) = join(&path, "zarr.json") else { continue };
+        let Ok(key) = join(&path, ZARR_JSON) else { continue };
         let Ok(Some(bytes)) = c.dataset.store().get(&key, MAX_METADATA_BYTES) else {
             list_unconsolidated(c, &path, entries, depth + 1, out);
             continue;

@@ -13,6 +13,7 @@ use crate::cdl::VersionRoot;
 use crate::cli::{CliError, StoreArgs};
 use crate::store::references::{Home, ReferenceStore, TargetOptions, Targets};
 use crate::store::{FilesystemStore, ReadableStore, Symlinks};
+use crate::zarr::documents::ZMETADATA;
 use crate::zarr::hierarchy::{Hierarchy, OpenError};
 
 mod follow;
@@ -203,7 +204,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
                 // Followed by its .zmetadata, which its writer rewrites
                 // with the set.
                 return remote_references(true)
-                    .map(|o| o.followed_remote_file(store, args, path.trim_end_matches('/'), ".zmetadata"));
+                    .map(|o| o.followed_remote_file(store, args, path.trim_end_matches('/'), ZMETADATA));
             }
             other => other,
         };
@@ -286,7 +287,7 @@ pub fn open_store(store: &Path, args: &StoreArgs) -> Result<Opened, CliError> {
     let h = match Hierarchy::open(&s) {
         // A Parquet set is followed by its .zmetadata.
         Err(crate::zarr::hierarchy::OpenError::References) => {
-            return local_references(true).map(|o| o.followed_file(&store.join(".zmetadata"), store, args));
+            return local_references(true).map(|o| o.followed_file(&store.join(ZMETADATA), store, args));
         }
         h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
     };

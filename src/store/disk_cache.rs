@@ -40,6 +40,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{ListPage, Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
+use crate::store::documents::{ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA};
 
 /// How long a look at an object's version holds in a mount.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(60);
@@ -90,7 +91,7 @@ pub struct DiskCached {
 /// Whether `key` is metadata (never cached).
 fn is_metadata(key: &StoreKey) -> bool {
     let name = key.as_str().rsplit('/').next().unwrap_or_default();
-    matches!(name, "zarr.json" | ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata")
+    matches!(name, ZARR_JSON | ZARRAY | ZGROUP | ZATTRS | ZMETADATA)
 }
 
 /// A 128-bit name for an identity (two FNV-1a passes with different seeds).

@@ -15,6 +15,7 @@ mod access;
 mod bounded_http;
 pub mod counted;
 pub mod disk_cache;
+pub mod documents;
 mod error;
 mod filesystem;
 #[cfg(feature = "icechunk")]

@@ -26,6 +26,7 @@ use std::io::{self, Read};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{Access, Listing, RangeRequest, ReadableStore, Stamp, StoreKey, check_stamp};
+use crate::store::documents::ROOT_DOCUMENTS;
 
 /// The longest central directory read (members' names and sizes).
 const MAX_DIRECTORY: u64 = 256 << 20;
@@ -205,8 +206,7 @@ impl ZipStore {
     /// The members below the store's root: the zip's top level, or its one
     /// top-level directory when the metadata is only there.
     fn below_root(members: BTreeMap<String, Member>) -> BTreeMap<String, Member> {
-        const ROOTS: [&str; 4] = ["zarr.json", ".zgroup", ".zarray", ".zmetadata"];
-        if ROOTS.iter().any(|r| members.contains_key(*r)) {
+        if ROOT_DOCUMENTS.iter().any(|r| members.contains_key(*r)) {
             return members;
         }
         let mut tops = members.keys().filter_map(|k| k.split_once('/').map(|(t, _)| t));
@@ -214,7 +214,11 @@ impl ZipStore {
             return members;
         };
         let one_top = members.keys().all(|k| k.starts_with(&format!("{top}/")));
-        if !one_top || !ROOTS.iter().any(|r| members.contains_key(&format!("{top}/{r}"))) {
+        if !one_top
+            || !ROOT_DOCUMENTS
+                .iter()
+                .any(|r| members.contains_key(&format!("{top}/{r}")))
+        {
             return members;
         }
         members

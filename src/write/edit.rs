@@ -28,6 +28,7 @@ use crate::array::Array;
 use crate::codec::EncodeError;
 use crate::store::{ReadableStore, StoreKey};
 use crate::zarr::data_type::DataType;
+use crate::zarr::documents::ZARR_JSON;
 
 /// Why an array's chunks are not written through the mount.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,7 +112,7 @@ pub fn apply(
             "{what} changed on the branch since the version this file showed; nothing was committed (read the file again and write once more)"
         ))
     };
-    let meta = node_path(&p.array, "zarr.json");
+    let meta = node_path(&p.array, ZARR_JSON);
     if !same(&meta)? {
         return Err(conflict(&format!("{}'s metadata", p.array)));
     }

@@ -33,6 +33,7 @@ use std::fs::File;
 
 use super::classic::{Attr, Classic, ClassicError, NcType, Var};
 use crate::json::Value;
+use crate::zarr::documents::ZARR_JSON;
 
 /// The most bytes one chunk holds, decoded.
 pub const CHUNK_BYTES: u64 = 4 << 20;
@@ -266,12 +267,8 @@ pub fn convert(
 ) -> Result<Written, ConvertError> {
     check(c)?;
     let key = |rest: &str| super::node_path(path, rest);
-    let group = Value::Object(vec![
-        ("zarr_format".into(), Value::Int(3)),
-        ("node_type".into(), Value::Str("group".into())),
-        ("attributes".into(), attributes(&c.attrs)),
-    ]);
-    put(key("zarr.json"), group.to_string().into_bytes()).map_err(ConvertError::Put)?;
+    let group = crate::zarr::documents::group_document(attributes(&c.attrs));
+    put(key(ZARR_JSON), group).map_err(ConvertError::Put)?;
     let mut written = Written::default();
     for v in &c.vars {
         let prefix = key(&v.name);

@@ -12,6 +12,8 @@
 //! [`file_name`] accepts is one a commit takes, at its close or at its
 //! rename to `NAME.nc`, so nothing the mount stages is dropped unseen.
 
+use crate::zarr::documents::ZARR_JSON;
+
 /// Why a name is refused; each is one errno ([`NameError::errno`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
@@ -93,7 +95,7 @@ fn not_a_node(name: &str) -> Option<&'static str> {
         "it holds a /, which separates a path's nodes"
     } else if name.contains('\0') {
         "it holds a NUL byte"
-    } else if name == "zarr.json" {
+    } else if name == ZARR_JSON {
         "zarr.json is a node's metadata document"
     } else if name.starts_with("__") {
         "Zarr v3 reserves names that begin with __"

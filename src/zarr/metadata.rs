@@ -17,6 +17,7 @@ use crate::json::{JsonError, Limits, Value};
 
 use super::extension::invalid;
 pub use super::extension::{MAX_CHUNK_BYTES, MetadataError, extension_configuration, extension_name};
+use crate::zarr::documents::ZATTRS;
 
 /// `must_understand` of an extension object; `true` unless it says `false`.
 pub fn must_understand(v: &Value) -> bool {
@@ -216,7 +217,7 @@ pub fn parse_document(bytes: &[u8], document: Document) -> Result<(Value, usize)
         limited: match document {
             Document::Node => |k| k == "attributes",
             Document::Attributes => |_| false,
-            Document::ConsolidatedV2 => |k| k.ends_with(".zattrs"),
+            Document::ConsolidatedV2 => |k| k.ends_with(ZATTRS),
         },
         root: document == Document::Attributes,
         max: ATTRIBUTES_MAX,

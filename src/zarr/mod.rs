@@ -8,6 +8,7 @@
 pub mod chunk_key;
 pub mod data_type;
 pub mod dimensions;
+pub mod documents;
 pub mod extension;
 pub mod grid;
 pub mod hierarchy;

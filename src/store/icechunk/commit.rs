@@ -18,6 +18,7 @@ use bytes::Bytes;
 use icechunk::conflicts::detector::ConflictDetector;
 
 use super::{Repo, Reported, line};
+use crate::store::documents::ZARR_JSON;
 use crate::store::{StoreError, StoreResult};
 
 /// How many times a commit is rebased onto a branch that moved.
@@ -37,7 +38,7 @@ pub struct Commit<'r> {
 /// Node `path`'s `zarr.json` (`""`: the root's).
 fn node_key(path: &str) -> String {
     match path {
-        "" => "zarr.json".to_string(),
+        "" => ZARR_JSON.to_string(),
         p => format!("{p}/zarr.json"),
     }
 }

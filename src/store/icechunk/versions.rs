@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::{EMPTY_GROUP, RefKind, Repo, Snapshot, VersionStore};
+use crate::store::documents::ZARR_JSON;
 use crate::store::{Listing, RangeRequest, ReadableStore, Stamp, StoreKey};
 
 /// The three directories at the top of the view.
@@ -107,14 +108,14 @@ impl ReadableStore for AllVersions {
     fn get(&self, key: &StoreKey, max_len: u64) -> StoreResult<Option<Vec<u8>>> {
         let (dir, leaf) = key.as_str().rsplit_once('/').unwrap_or(("", key.as_str()));
         match route(dir) {
-            Route::Top(_) if leaf == "zarr.json" => return Ok(Some(EMPTY_GROUP.to_vec())),
-            Route::Version(kind, name, "") if leaf == "zarr.json" => {
+            Route::Top(_) if leaf == ZARR_JSON => return Ok(Some(EMPTY_GROUP.to_vec())),
+            Route::Version(kind, name, "") if leaf == ZARR_JSON => {
                 let Some(v) = self.version(kind, name)? else {
                     return Ok(None);
                 };
                 // A version with no root group (the initial commit) is empty.
                 return Ok(Some(
-                    v.get(&StoreKey::new("zarr.json")?, max_len)?
+                    v.get(&StoreKey::new(ZARR_JSON)?, max_len)?
                         .unwrap_or_else(|| EMPTY_GROUP.to_vec()),
                 ));
             }
@@ -190,7 +191,7 @@ impl ReadableStore for AllVersions {
 impl crate::store::Listable for AllVersions {
     fn list_dir(&self, prefix: &str) -> StoreResult<Listing> {
         let top = |prefixes: Vec<String>| Listing {
-            keys: vec!["zarr.json".to_string()],
+            keys: vec![ZARR_JSON.to_string()],
             prefixes,
         };
         match route(prefix) {
@@ -204,8 +205,8 @@ impl crate::store::Listable for AllVersions {
             Route::Version(kind, name, rest) => match self.version(kind, name)? {
                 Some(v) => {
                     let mut listing = v.list_dir(rest)?;
-                    if rest.is_empty() && !listing.keys.iter().any(|k| k == "zarr.json") {
-                        listing.keys.insert(0, "zarr.json".to_string());
+                    if rest.is_empty() && !listing.keys.iter().any(|k| k == ZARR_JSON) {
+                        listing.keys.insert(0, ZARR_JSON.to_string());
                     }
                     Ok(listing)
                 }

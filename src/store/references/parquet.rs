@@ -27,6 +27,7 @@ use lru::LruCache;
 
 use super::{Ref, Spans, Targets, lock, spans_of};
 use crate::json::{self, Value};
+use crate::store::documents::{ZARRAY, ZMETADATA};
 use crate::store::{ReadableStore, StoreKey};
 
 /// Decoded records kept, estimated in bytes.
@@ -72,7 +73,7 @@ impl ParquetRefs {
     /// Read the set's `.zmetadata`; its version is the set's stamp.
     pub fn open(home: &dyn ReadableStore, dir: &StoreKey) -> StoreResult<(ParquetRefs, u64)> {
         let name = dir.as_str();
-        let key = crate::store::join(name, ".zmetadata")?;
+        let key = crate::store::join(name, ZMETADATA)?;
         let (stamp, raw) = super::read_whole(home, &key, MAX_ZMETADATA)?;
         let doc = json::parse(&raw).map_err(|e| bad(name, e))?;
         let record_size = doc
@@ -93,7 +94,7 @@ impl ParquetRefs {
                 Value::Str(s) => json::parse(s.as_bytes()).map_err(|e| bad(name, format!("{k}: {e}")))?,
                 other => other.clone(),
             };
-            if let Some(array) = k.strip_suffix(".zarray").map(|a| a.trim_end_matches('/')) {
+            if let Some(array) = k.strip_suffix(ZARRAY).map(|a| a.trim_end_matches('/')) {
                 grids.insert(
                     array.to_string(),
                     chunk_counts(&value).map_err(|e| bad(name, format!("{k}: {e}")))?,
@@ -106,7 +107,7 @@ impl ParquetRefs {
             ("metadata".into(), Value::Object(consolidated)),
             ("zarr_consolidated_format".into(), Value::UInt(1)),
         ]);
-        meta.insert(".zmetadata".into(), Arc::from(zmetadata.to_string().into_bytes()));
+        meta.insert(ZMETADATA.into(), Arc::from(zmetadata.to_string().into_bytes()));
         Ok((
             ParquetRefs {
                 dir: name.to_string(),

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use super::walk::v2_kind;
 use super::{Hierarchy, NodeKind, is_valid_node_name, node_kind};
 use crate::json::Value;
+use crate::zarr::documents::{ZARRAY, ZATTRS, ZGROUP};
 use crate::zarr::metadata::{MetadataError, NodeMetadata};
 
 impl Hierarchy {
@@ -88,14 +89,14 @@ impl Hierarchy {
         // scanning the document made large stores mount in quadratic time.
         let mut all_attrs: HashMap<&str, &Value> = HashMap::new();
         for (k, v) in meta.as_object().unwrap_or_default() {
-            if let Some(path) = k.strip_suffix(".zattrs") {
+            if let Some(path) = k.strip_suffix(ZATTRS) {
                 all_attrs.insert(path, v);
             }
         }
         let attrs = |path: &str| all_attrs.get(path).copied();
-        let root = match (meta.get(".zgroup"), meta.get(".zarray")) {
-            (_, Some(a)) => v2_kind(true, a, attrs(""), ".zarray"),
-            (Some(g), None) => v2_kind(false, g, attrs(""), ".zgroup"),
+        let root = match (meta.get(ZGROUP), meta.get(ZARRAY)) {
+            (_, Some(a)) => v2_kind(true, a, attrs(""), ZARRAY),
+            (Some(g), None) => v2_kind(false, g, attrs(""), ZGROUP),
             (None, None) => NodeKind::Group { metadata: None },
         };
         let is_group = matches!(root, NodeKind::Group { .. });
@@ -106,11 +107,11 @@ impl Hierarchy {
         let mut entries = Vec::new();
         for (k, v) in meta.as_object().unwrap_or_default() {
             let (path, name) = match (k.strip_suffix("/.zarray"), k.strip_suffix("/.zgroup")) {
-                (Some(p), _) => (p, ".zarray"),
-                (None, Some(p)) => (p, ".zgroup"),
+                (Some(p), _) => (p, ZARRAY),
+                (None, Some(p)) => (p, ZGROUP),
                 _ => continue,
             };
-            let kind = v2_kind(name == ".zarray", v, attrs(&format!("{path}/")), name);
+            let kind = v2_kind(name == ZARRAY, v, attrs(&format!("{path}/")), name);
             entries.push((path.to_string(), kind));
         }
         self.add_consolidated_kinds(entries);

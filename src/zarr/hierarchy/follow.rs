@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Hierarchy, Node, NodeKind};
 use crate::store::{ReadableStore, join};
+use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZATTRS, ZGROUP, ZMETADATA};
 
 /// What one look at a hierarchy's metadata found: a hash of its
 /// documents' stamps and its groups' names. Equal for two looks at an
@@ -44,11 +45,11 @@ impl Fingerprint {
 /// The documents a node was read from, besides the consolidated one.
 fn documents(node: &Node) -> Vec<&'static str> {
     match node.metadata_name() {
-        Some(".zarray") => vec![".zarray", ".zattrs"],
-        Some(".zgroup") => vec![".zgroup", ".zattrs"],
+        Some(ZARRAY) => vec![ZARRAY, ZATTRS],
+        Some(ZGROUP) => vec![ZGROUP, ZATTRS],
         Some(name) => vec![name],
         // Implicit or broken: whatever it may have become.
-        None => vec!["zarr.json", ".zarray", ".zgroup", ".zattrs"],
+        None => vec![ZARR_JSON, ZARRAY, ZGROUP, ZATTRS],
     }
 }
 
@@ -58,7 +59,7 @@ fn node_hash(store: &dyn ReadableStore, id: usize, node: &Node, listed: bool) ->
     let mut h = DefaultHasher::new();
     let mut docs = documents(node);
     if id == 0 {
-        docs.push(".zmetadata");
+        docs.push(ZMETADATA);
     }
     for doc in docs {
         match join(&node.path, doc).map(|k| store.stat(&k)) {

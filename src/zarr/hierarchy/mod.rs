@@ -16,6 +16,7 @@
 
 mod consolidated;
 mod follow;
+use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZGROUP, ZMETADATA};
 pub use follow::Fingerprint;
 mod ngff;
 pub use ngff::{Axis, Channel, NgffImage, ngff_attribute};
@@ -131,9 +132,9 @@ impl Node {
     /// `.zarray`, `.zgroup`), or `None` for an implicit or broken node.
     pub fn metadata_name(&self) -> Option<&'static str> {
         match &self.kind {
-            NodeKind::Array(a) if a.metadata.zarr_format == 2 => Some(".zarray"),
-            NodeKind::Group { metadata: Some(g) } if g.zarr_format == 2 => Some(".zgroup"),
-            NodeKind::Array(_) | NodeKind::Group { metadata: Some(_) } => Some("zarr.json"),
+            NodeKind::Array(a) if a.metadata.zarr_format == 2 => Some(ZARRAY),
+            NodeKind::Group { metadata: Some(g) } if g.zarr_format == 2 => Some(ZGROUP),
+            NodeKind::Array(_) | NodeKind::Group { metadata: Some(_) } => Some(ZARR_JSON),
             NodeKind::Group { metadata: None } | NodeKind::Broken { .. } => None,
         }
     }
@@ -201,7 +202,7 @@ pub fn is_valid_node_name(name: &str) -> bool {
         && !name.contains('\0')
         && !name.chars().all(|c| c == '.')
         && !name.starts_with("__")
-        && name != "zarr.json"
+        && name != ZARR_JSON
 }
 
 /// Interpret a metadata document (already parsed or not) as a node kind.
@@ -241,18 +242,18 @@ impl Hierarchy {
             budget: Budget { read: 0, limit: budget },
         };
         let bad_root = |key| move |reason| OpenError::BadRoot { key, reason };
-        if let Some(bytes) = store.get(&key("zarr.json"), MAX_METADATA_BYTES)? {
+        if let Some(bytes) = store.get(&key(ZARR_JSON), MAX_METADATA_BYTES)? {
             let parsed = parse_document(&bytes, Document::Node).map_err(MetadataError::from);
             h.budget.spend(parsed.as_ref().map_or(0, |p| p.1));
             let meta = match parsed.and_then(|(doc, _)| NodeMetadata::from_json(&doc)) {
                 // A root array of a data type nzfs does not know mounts,
                 // showing only its header.
                 Err(e @ MetadataError::UnknownDataType(_)) => {
-                    tracing::warn!(key = "zarr.json", reason = %e, "the root array cannot be shown; its header is");
+                    tracing::warn!(key = ZARR_JSON, reason = %e, "the root array cannot be shown; its header is");
                     h.push(None, "", NodeKind::refused(&e, None));
                     return Ok(h);
                 }
-                r => r.map_err(bad_root("zarr.json"))?,
+                r => r.map_err(bad_root(ZARR_JSON))?,
             };
             let consolidated = match &meta {
                 NodeMetadata::Group(g) => g.consolidated.clone(),
@@ -270,14 +271,14 @@ impl Hierarchy {
                 }
                 None => {}
             }
-        } else if let Some(bytes) = store.get(&key(".zmetadata"), MAX_METADATA_BYTES)? {
+        } else if let Some(bytes) = store.get(&key(ZMETADATA), MAX_METADATA_BYTES)? {
             h.zarr_format = 2;
             let (doc, _) =
-                parse_document(&bytes, Document::ConsolidatedV2).map_err(|e| bad_root(".zmetadata")(e.into()))?;
+                parse_document(&bytes, Document::ConsolidatedV2).map_err(|e| bad_root(ZMETADATA)(e.into()))?;
             if doc.get("record_size").is_some() {
                 return Err(OpenError::References);
             }
-            h.add_consolidated_v2(&doc).map_err(bad_root(".zmetadata"))?;
+            h.add_consolidated_v2(&doc).map_err(bad_root(ZMETADATA))?;
         } else if let Some(kind) = walk::v2_docs(store, "", MAX_METADATA_BYTES)?.map(|d| d.kind(&mut h.budget)) {
             h.zarr_format = 2;
             if let NodeKind::Broken {

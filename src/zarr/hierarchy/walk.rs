@@ -32,6 +32,7 @@ use super::{
 };
 use crate::json::Value;
 use crate::store::{Listing, ReadableStore, StoreKey, is_too_large, join};
+use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZATTRS, ZGROUP};
 use crate::zarr::metadata::{Document, NodeMetadata, parse_document};
 use crate::zarr::v2;
 
@@ -244,12 +245,12 @@ fn run(store: &dyn ReadableStore, task: Task) -> (Vec<Task>, Done) {
 
 /// Read the Zarr v2 documents at `prefix`, each at most `limit` bytes.
 pub(super) fn v2_docs(store: &dyn ReadableStore, prefix: &str, limit: u64) -> io::Result<Option<V2Docs>> {
-    for (name, array) in [(".zarray", true), (".zgroup", false)] {
+    for (name, array) in [(ZARRAY, true), (ZGROUP, false)] {
         let key = join(prefix, name)?;
         let Some(doc) = store.get(&key, limit)? else {
             continue;
         };
-        let attrs_key = join(prefix, ".zattrs")?;
+        let attrs_key = join(prefix, ZATTRS)?;
         let attrs = store.get(&attrs_key, limit)?;
         return Ok(Some(V2Docs {
             key,
@@ -278,7 +279,7 @@ impl V2Docs {
     /// The node these documents make; a broken document (or `.zattrs`)
     /// makes a [`NodeKind::Broken`] node, logged with its key.
     pub(super) fn kind(&self, budget: &mut Budget) -> NodeKind {
-        let name = if self.array { ".zarray" } else { ".zgroup" };
+        let name = if self.array { ZARRAY } else { ZGROUP };
         let attrs = match &self.attrs {
             None => Ok(None),
             Some(b) => parse_document(b, Document::Attributes)
@@ -306,7 +307,7 @@ impl V2Docs {
 /// What the child prefix `path` holds, reading each document at most
 /// `limit` bytes.
 fn find(store: &dyn ReadableStore, path: &str, limit: u64) -> io::Result<Found> {
-    let key = join(path, "zarr.json")?;
+    let key = join(path, ZARR_JSON)?;
     if let Some(bytes) = store.get(&key, limit)? {
         // Parsed before it is counted: what its attributes leave out is
         // not kept, so not counted.
@@ -379,9 +380,7 @@ impl Hierarchy {
                 return Ok(false);
             }
         };
-        if listing.keys.iter().any(|k| k == "zarr.json")
-            && listing.keys.iter().any(|k| k == ".zgroup" || k == ".zarray")
-        {
+        if listing.keys.iter().any(|k| k == ZARR_JSON) && listing.keys.iter().any(|k| k == ZGROUP || k == ZARRAY) {
             tracing::warn!(prefix = %prefix, "both zarr.json and Zarr v2 metadata here; reading it as Zarr v3");
         }
         // `__` prefixes and the like are never nodes.

@@ -23,7 +23,6 @@ use crate::write::{Stage, WriteError, node_path};
 use crate::zarr::documents::ZARR_JSON;
 use crate::zarr::hierarchy::NodeKind;
 
-
 impl FuseAdapter {
     /// `mkdir name` in directory `parent` by `(uid, pid)`: the new group's
     /// attributes.

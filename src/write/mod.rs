@@ -19,8 +19,6 @@
 //! converted leaves the branch as it was (it is checked whole before the
 //! first object is set, and an error before the commit drops the session).
 
-use crate::zarr::documents::ZARR_JSON;
-
 pub mod classic;
 pub mod edit;
 pub mod group;
@@ -194,7 +192,7 @@ fn write_group(
         // A new group: absent at the tip, and a node of the same name
         // committed meanwhile is a conflict Icechunk's rebase sees.
         let commit = repo.begin(branch)?;
-        if commit.exists(&node_path(path, ZARR_JSON))? {
+        if commit.exists(&node_path(path, crate::zarr::documents::ZARR_JSON))? {
             return Err(WriteError::Exists(path.to_string()));
         }
         let written = convert(&commit)?;

@@ -204,8 +204,8 @@ pub enum ConvertError {
     #[error("encoding a chunk of {0}: {1}")]
     Encode(String, crate::codec::EncodeError),
     /// Where the objects go refused one.
-    #[error("{0}")]
-    Put(String),
+    #[error(transparent)]
+    Put(crate::store::StoreError),
 }
 
 /// A `char` variable's strings' length: its last dimension's (as CF and
@@ -263,7 +263,7 @@ pub fn convert(
     c: &Classic,
     file: &File,
     path: &str,
-    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
 ) -> Result<Written, ConvertError> {
     check(c)?;
     let key = |rest: &str| super::node_path(path, rest);
@@ -286,7 +286,7 @@ fn array(
     file: &File,
     v: &Var,
     prefix: &str,
-    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), String>,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
     written: &mut Written,
 ) -> Result<u64, ConvertError> {
     let ints = |xs: &[u64]| Value::Array(xs.iter().map(|&n| Value::UInt(n)).collect());
@@ -385,7 +385,7 @@ fn array(
         _ => return Err(encoding(&"not an array's metadata")),
     };
     let mut bytes = doc.len() as u64;
-    put(format!("{prefix}/zarr.json"), doc).map_err(ConvertError::Put)?;
+    put(format!("{prefix}/{ZARR_JSON}"), doc).map_err(ConvertError::Put)?;
     if shape.contains(&0) {
         return Ok(bytes);
     }

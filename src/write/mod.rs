@@ -183,10 +183,7 @@ fn write_group(
 ) -> Result<(String, group::Written), WriteError> {
     let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
     let convert = |commit: &crate::store::icechunk::Commit<'_>| {
-        group::convert(&parsed, file, path, &mut |key, bytes| {
-            commit.put(&key, bytes).map_err(|e| e.to_string())
-        })
-        .map_err(WriteError::from)
+        group::convert(&parsed, file, path, &mut |key, bytes| commit.put(&key, bytes)).map_err(WriteError::from)
     };
     let Some(made) = replace else {
         // A new group: absent at the tip, and a node of the same name

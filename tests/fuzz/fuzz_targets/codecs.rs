@@ -26,8 +26,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for codec in [
-        BytesToBytes::Zstd,
-        BytesToBytes::Gzip,
+        BytesToBytes::Zstd(nzfs::codec::zstd::Zstd::from_configuration(None)),
+        BytesToBytes::Gzip(nzfs::codec::gzip::Gzip::from_configuration(None)),
         BytesToBytes::Blosc,
         BytesToBytes::Crc32c,
         BytesToBytes::Numcodecs(Compressor::Zlib),

@@ -59,6 +59,17 @@ impl BytesCodec {
         Ok(BytesCodec { endian })
     }
 
+    /// Swap each element of `data_type` in `input` between native and the
+    /// stored order, where they differ (the same swap either way).
+    fn swap(&self, input: &mut [u8], data_type: &DataType) {
+        let unit = data_type.swap_unit();
+        if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
+            for item in input.chunks_exact_mut(unit) {
+                item.reverse();
+            }
+        }
+    }
+
     /// Encode `elements` elements of `data_type`, in native byte order,
     /// into the stored order: the inverse of [`BytesCodec::decode`].
     pub fn encode(&self, mut input: Vec<u8>, data_type: &DataType, elements: usize) -> Result<Vec<u8>, EncodeError> {
@@ -76,12 +87,7 @@ impl BytesCodec {
                 reason: "records (struct data types) are only decoded",
             });
         }
-        let unit = data_type.swap_unit();
-        if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
-            for item in input.chunks_exact_mut(unit) {
-                item.reverse();
-            }
-        }
+        self.swap(&mut input, data_type);
         Ok(input)
     }
 
@@ -99,12 +105,7 @@ impl BytesCodec {
             r.to_native(&mut input, self.endian == Some(Endian::Big));
             return Ok(input);
         }
-        let unit = data_type.swap_unit();
-        if unit > 1 && self.endian.is_some_and(|e| e != Endian::NATIVE) {
-            for item in input.chunks_exact_mut(unit) {
-                item.reverse();
-            }
-        }
+        self.swap(&mut input, data_type);
         Ok(input)
     }
 }

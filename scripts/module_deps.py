@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 CORE = {"zarr", "codec", "store", "array"}
-VIEWS = {"fs", "fuse", "cdl", "netcdf", "nz", "daemon", "cli", "tiff"}
+VIEWS = {"fs", "fuse", "mount", "cdl", "netcdf", "nz", "daemon", "cli", "tiff"}
 
 
 def top_level(src: Path) -> dict:

@@ -33,6 +33,7 @@ pub mod fs;
 pub mod fuse;
 pub mod json;
 pub mod memory;
+pub mod mount;
 pub mod mounts;
 pub mod naming;
 pub mod netcdf;

@@ -516,3 +516,32 @@ fn a_removal_on_a_tip_another_writer_moved_shows_their_node_too() {
     assert!(!m.mp.join("scratch").exists());
     assert!(m.mp.join("theirs/data.bin").is_file(), "{}", m.log());
 }
+
+/// A refused write is answered through the adapter's one error path: it
+/// is counted in `nzfs status` by its kind, and logged once, naming the
+/// request and the pid of the process that asked. (It was neither.)
+#[test]
+fn a_refused_write_is_counted_in_status_and_logged_with_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _, spool) = setup(dir.path());
+    let m = writable(&repo, &spool, &[]);
+    let touch = Command::new("touch")
+        .arg(m.mp.join("notes.txt"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = touch.id();
+    let out = touch.wait_with_output().unwrap();
+    assert!(!out.status.success(), "touch of a name no commit takes failed");
+    let s = m.status();
+    let by_kind = s.get("errors").and_then(|e| e.get("by_kind")).unwrap();
+    assert_eq!(by_kind.get("invalid_name").and_then(|v| v.as_u64()), Some(1), "{s}");
+    let log = m.log();
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("notes.txt")).collect();
+    assert_eq!(lines.len(), 1, "one line: {log}");
+    assert!(
+        lines[0].contains(&format!("pid={pid}")) && lines[0].contains("create"),
+        "the request and its caller: {}",
+        lines[0]
+    );
+}

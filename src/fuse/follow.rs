@@ -305,28 +305,20 @@ impl Live {
     /// Look at the store now and wait for it (after this mount's own
     /// commit, which must show when the writer's `close()` returns): a
     /// look already running is waited for, then one more is made.
-    pub fn look_now(&self) {
-        self.look_now_telling(false)
-    }
-
-    /// [`Live::look_now`] from a request the kernel answers with the
-    /// directories it names locked (`mkdir`, `rmdir`): the new filesystem
-    /// is served when this returns, and the kernel is told what changed on
-    /// a thread of its own, after the reply (telling it now would wait on
+    /// `later`: from a request the kernel answers with the directories it
+    /// names locked (`mkdir`, `rmdir`, `rename`): the new filesystem is
+    /// served when this returns, and the kernel is told what changed on a
+    /// thread of its own, after the reply (telling it now would wait on
     /// those locks, which wait on the reply).
-    pub fn look_now_from_dir_request(&self) {
-        self.look_now_telling(true)
-    }
-
     fn look_now_telling(&self, later: bool) {
         self.while_looking(&mut || self.look(later));
     }
 
     /// Serve the metadata after `commit`, a commit this mount made itself
-    /// (`from_dir_request`: as [`Live::look_now_from_dir_request`]): made
+    /// (`from_dir_request`: told to the kernel after the reply, as a look's): made
     /// from what is served, with no read of the store's metadata, where
     /// that is the commit's parent, so that a change costs what it changed
-    /// and not what the store holds; else as [`Live::look_now`].
+    /// and not what the store holds; else a look.
     pub fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool) {
         let Some(f) = &self.follow else { return };
         self.while_looking(&mut || {
@@ -527,5 +519,22 @@ fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
         if let (true, Some(parent), Some(name)) = (gone, was.parent, old.listed_name(i)) {
             let _ = n.inval_entry(INodeNo(parent as u64 + 1), OsStr::new(name));
         }
+    }
+}
+
+/// The mount core's view of the live version: what it serves, and a look
+/// or a version served after its own commits.
+impl crate::mount::Served for Arc<Live> {
+    fn now(&self) -> Arc<NzFs> {
+        self.poke();
+        self.fs_arc()
+    }
+
+    fn look_now(&self, from_dir_request: bool) {
+        self.look_now_telling(from_dir_request)
+    }
+
+    fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool) {
+        Live::serve_own_commit(self, commit, from_dir_request)
     }
 }

@@ -18,8 +18,9 @@
 //! another view), it drops those pages itself at once ([`Invalidator`]),
 //! so no read mixes old cached pages with new ones.
 //! Every write-type operation answers `EROFS`, but on a writable mount (an
-//! Icechunk branch): new files (`writes.rs`), writes into arrays' files
-//! (`edits.rs`), new and removed directories (`nodes.rs`).
+//! Icechunk branch), where each is one call into the mount core
+//! ([`crate::mount::Mount`]), which decides it, and its answer or error is
+//! replied here.
 //!
 //! FUSE passthrough ([`Passthrough`]): when the kernel offers it and the
 //! daemon has `CAP_SYS_ADMIN`, an open chunk file that is decoded whole is
@@ -51,24 +52,21 @@ use fuser::{
     ReplyEmpty, ReplyEntry, ReplyIoctl, ReplyOpen, ReplyStatfs, ReplyWrite, ReplyXattr, Request, TimeOrNow, WriteFlags,
 };
 
-use crate::fs::NzFs;
 use crate::fs::backing::BackingPool;
+use crate::fs::{FsError, NzFs};
+use crate::mount::{Asker, Entry, Mount, Opened, Sized};
 use crate::write::spool::Spool;
 
-mod edits;
 mod follow;
 mod init;
 mod invalidate;
-mod nodes;
 mod passthrough;
 mod replies;
-mod writes;
 pub use follow::Live;
 pub use invalidate::Invalidator;
-use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH, STAGED_WRITE_FH};
+use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH, STAGED_WRITE_FH, handle};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
-use replies::{Caller, errno, file_type};
-use writes::{STAGED_TTL, spool_errno};
+use replies::{Caller, STAGED_TTL, errno, file_type};
 
 const TTL: Duration = Duration::from_secs(3600);
 /// The attribute timeout of files that follow a local store's objects
@@ -113,8 +111,9 @@ pub struct FuseAdapter {
     /// ([`FuseAdapter::notifier_slot`]): what drops the kernel's pages of
     /// files whose objects changed ([`Invalidator`]).
     notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
-    /// Files being written (`--writable`); `None`: a read-only mount.
-    spool: Option<Arc<crate::write::spool::Spool>>,
+    /// The mount core: what the mount takes writes into (`--writable`)
+    /// and every write decision.
+    mount: Mount,
 }
 
 impl FuseAdapter {
@@ -141,8 +140,10 @@ impl FuseAdapter {
             },
             false => None,
         };
+        let live = Live::new(fs, None, invalidator, Arc::clone(&notifier));
         FuseAdapter {
-            live: Live::new(fs, None, invalidator, Arc::clone(&notifier)),
+            mount: Mount::new(Arc::new(Arc::clone(&live))),
+            live,
             mode,
             passthrough: AtomicBool::new(false),
             backings: BackingPool::new(budget),
@@ -153,14 +154,13 @@ impl FuseAdapter {
             lookup_requests: AtomicU64::new(0),
             listed_with_attributes: AtomicU64::new(0),
             notifier,
-            spool: None,
         }
     }
 
     /// Take new `NAME.nc` files into `spool`, to be committed as groups
     /// when closed (a writable mount of an Icechunk branch).
-    pub fn writable(mut self, spool: Arc<crate::write::spool::Spool>) -> Self {
-        self.spool = Some(spool);
+    pub fn writable(mut self, spool: Arc<Spool>) -> Self {
+        self.mount = self.mount.writable(spool);
         self
     }
 
@@ -169,7 +169,19 @@ impl FuseAdapter {
     /// it changed.
     pub fn following(mut self, follow: Option<(Duration, Arc<dyn crate::fs::Rereading>)>) -> Self {
         self.live = self.live.following(follow);
+        self.mount.served_by(Arc::new(Arc::clone(&self.live)));
         self
+    }
+
+    /// The spool, when the mount is writable.
+    fn spool(&self) -> Option<&Spool> {
+        self.mount.spool()
+    }
+
+    /// Reply `e` through the one error path ([`replies::errno`]): logged
+    /// with its caller and counted.
+    fn failed(&self, req: &Request, op: &str, ino: u64, e: &FsError) -> Errno {
+        self.errno(Caller::of(req), op, ino, e)
     }
 
     /// The filesystem to answer a request from; a look at the store's
@@ -196,26 +208,23 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("lookup");
         self.lookup_requests.fetch_add(1, Ordering::Relaxed);
         let fs = self.fs();
-        match fs.lookup(parent.0, name) {
-            Ok(a) if self.spool().is_some_and(|s| s.is_hidden(a.ino)) => reply.error(Errno::ENOENT),
-            Ok(a) => {
+        match self.mount.lookup(&fs, parent.0, name) {
+            Ok(Entry::Shown(a)) => {
                 self.live.looked_up(a.ino);
                 reply.entry(&self.ttl(&fs, a.ino), &self.attr(a), Generation(0))
             }
-            Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent.0, n)) {
-                Some(staged) => reply.entry(&STAGED_TTL, &self.staged_attr(staged), Generation(0)),
-                None => reply.error(self.errno(who, "lookup", parent.0, &e)),
-            },
+            Ok(Entry::Staged(st)) => reply.entry(&STAGED_TTL, &self.staged_attr(st), Generation(0)),
+            Err(e) => reply.error(self.errno(who, "lookup", parent.0, &e)),
         }
     }
 
     fn getattr(&self, req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
         let who = Caller::of(req);
         let _span = who.span("getattr");
-        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
-            return match spool.stat(ino.0) {
+        if let Some(staged) = self.mount.staged_attr(ino.0) {
+            return match staged {
                 Ok(st) => reply.attr(&STAGED_TTL, &self.staged_attr(st)),
-                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+                Err(e) => reply.error(self.errno(who, "getattr", ino.0, &e)),
             };
         }
         let now = self.fs();
@@ -232,22 +241,12 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = who.span("open");
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
-        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino.0)) {
-            return match spool.stat(ino.0) {
-                Ok(_) if write && !self.may_write(req.uid()) => reply.error(Errno::EACCES),
-                Ok(_) if write => match spool.open_for_writing(ino.0) {
-                    Ok(()) => reply.opened(STAGED_WRITE_FH, FopenFlags::FOPEN_DIRECT_IO),
-                    Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
-                },
-                Ok(_) => reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
-                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
-            };
-        }
-        if write && self.spool.is_some() {
-            return match self.open_edit((req.uid(), req.pid()), ino.0, flags.0 & libc::O_TRUNC != 0) {
-                Ok(()) => reply.opened(EDIT_FH, FopenFlags::empty()),
-                Err(errno) => reply.error(Errno::from_i32(errno)),
-            };
+        match self.mount.open(asker(req), ino.0, write, flags.0 & libc::O_TRUNC != 0) {
+            Ok(Opened::StagedWrite) => return reply.opened(STAGED_WRITE_FH, FopenFlags::FOPEN_DIRECT_IO),
+            Ok(Opened::StagedRead) => return reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
+            Ok(Opened::Edit) => return reply.opened(EDIT_FH, FopenFlags::empty()),
+            Ok(Opened::Shown) => {}
+            Err(e) => return reply.error(self.errno(who, "open", ino.0, &e)),
         }
         let fs = self.fs();
         if let Err(e) = fs.open(ino.0, write) {
@@ -271,8 +270,8 @@ impl fuser::Filesystem for FuseAdapter {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        // What was staged is committed or kept, never dropped (writes.rs).
-        self.release_staged(ino.0, fh, req.pid());
+        // What was staged is committed or kept, never dropped (the mount core).
+        self.mount.release(ino.0, handle(fh), req.pid());
         if fh == PASSTHROUGH_FH {
             self.backings.release(ino.0, self.fs().cache().bytes());
         }
@@ -300,10 +299,10 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyData,
     ) {
         let ino = ino.0;
-        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino)) {
-            return match spool.read(ino, offset, size) {
+        if let Some(staged) = self.mount.read_staged(ino, offset, size) {
+            return match staged {
                 Ok(data) => reply.data(&data),
-                Err(e) => reply.error(Errno::from_i32(spool_errno(&e))),
+                Err(e) => reply.error(self.failed(req, "read", ino, &e)),
             };
         }
         // What is replied lands in the kernel page cache (FOPEN_KEEP_CACHE),
@@ -320,14 +319,14 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("read");
         // What a writer wrote into it shows over the store's bytes.
-        let edited = self.spool.clone().filter(|s| s.is_edited(ino));
+        let edited = self.mount.spool_arc().filter(|s| s.is_edited(ino));
         crate::fs::reader::serving(who.pid, Some((ino, offset, size)), || {
             core.read_for_kernel(ino, offset, size, page_cached, move |result| match (result, edited) {
                 (Ok(data), None) => reply.data(data.bytes()),
-                (Ok(data), Some(spool)) => match FuseAdapter::patch_edited(&spool, ino, offset, data.bytes()) {
+                (Ok(data), Some(spool)) => match Mount::patch_edited(&spool, ino, offset, data.bytes()) {
                     Ok(Some(bytes)) => reply.data(&bytes),
                     Ok(None) => reply.data(data.bytes()),
-                    Err(errno) => reply.error(Errno::from_i32(errno)),
+                    Err(e) => reply.error(errno(&fs, who, "read", ino, &e)),
                 },
                 (Err(e), _) => reply.error(errno(&fs, who, "read", ino, &e)),
             })
@@ -354,7 +353,7 @@ impl fuser::Filesystem for FuseAdapter {
     fn readdir(&self, req: &Request, ino: INodeNo, _fh: FileHandle, offset: u64, mut reply: ReplyDirectory) {
         let who = Caller::of(req);
         let _span = who.span("readdir");
-        let listed = self.list(&self.fs(), ino.0, offset, |entry| {
+        let listed = self.mount.list(&self.fs(), ino.0, offset, |entry| {
             reply.add(
                 INodeNo(entry.ino),
                 entry.next_offset,
@@ -372,7 +371,7 @@ impl fuser::Filesystem for FuseAdapter {
         let who = Caller::of(req);
         let _span = who.span("readdirplus");
         let fs = self.fs();
-        let listed = self.list(&fs, ino.0, offset, |entry| {
+        let listed = self.mount.list(&fs, ino.0, offset, |entry| {
             // An entry whose attributes need a decode (a text view's size),
             // or fail, is listed with none the kernel keeps: a later look
             // at it asks (and decodes, or gets the error).
@@ -421,27 +420,18 @@ impl fuser::Filesystem for FuseAdapter {
     fn access(&self, req: &Request, ino: INodeNo, mask: AccessFlags, reply: ReplyEmpty) {
         let who = Caller::of(req);
         let _span = who.span("access");
-        if mask.contains(AccessFlags::W_OK) {
-            // A writable mount takes writes (writes.rs, edits.rs, nodes.rs).
-            let takes = self.spool.is_some() && self.may_write(req.uid()) && self.takes_writes(ino.0);
-            if !takes {
-                return reply.error(Errno::EROFS);
-            }
-        }
-        if Spool::owns(ino.0) {
-            return match self.spool().map(|s| s.stat(ino.0)) {
-                Some(Ok(_)) => reply.ok(),
-                _ => reply.error(Errno::ENOENT),
-            };
-        }
-        match self.fs().kind(ino.0) {
-            Ok(_) => reply.ok(),
+        // A writable mount takes writes where the mount core says.
+        match self
+            .mount
+            .access(&self.fs(), req.uid(), ino.0, mask.contains(AccessFlags::W_OK))
+        {
+            Ok(()) => reply.ok(),
             Err(e) => reply.error(self.errno(who, "access", ino.0, &e)),
         }
     }
 
     // Every write-type operation: read-only filesystem, but for the files
-    // a writable mount stages (writes.rs).
+    // a writable mount stages (the mount core).
 
     fn setattr(
         &self,
@@ -461,53 +451,46 @@ impl fuser::Filesystem for FuseAdapter {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        match self.set_size(req.uid(), ino.0, size) {
-            Ok(attr) => reply.attr(&STAGED_TTL, &attr),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+        match self.mount.set_size(req.uid(), ino.0, size) {
+            Ok(Sized::Staged(st)) => reply.attr(&STAGED_TTL, &self.staged_attr(st)),
+            Ok(Sized::Shown(a)) => reply.attr(&STAGED_TTL, &self.attr(a)),
+            Err(e) => reply.error(self.failed(req, "setattr", ino.0, &e)),
         }
     }
 
-    fn mknod(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _m: u32, _u: u32, _r: u32, reply: ReplyEntry) {
-        reply.error(Errno::EROFS);
+    fn mknod(&self, req: &Request, p: INodeNo, _n: &OsStr, _m: u32, _u: u32, _r: u32, reply: ReplyEntry) {
+        reply.error(self.failed(req, "mknod", p.0, &FsError::ReadOnly));
     }
 
-    /// A new group (nodes.rs).
+    /// A new group (the mount core).
     fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, _m: u32, _u: u32, reply: ReplyEntry) {
         let _span = Caller::of(req).span("mkdir");
-        match self.make_group((req.uid(), req.pid()), parent.0, name) {
+        match self.mount.make_group(asker(req), parent.0, name) {
             Ok(a) => reply.entry(&STAGED_TTL, &self.attr(a), Generation(0)),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "mkdir", parent.0, &e)),
         }
     }
 
     /// A staged file goes (a writer that gives up on it); a file the
-    /// hierarchy shows is hidden until its directory is removed (nodes.rs).
+    /// hierarchy shows is hidden until its directory is removed (the mount core).
     fn unlink(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let staged = self
-            .spool()
-            .zip(name.to_str())
-            .is_some_and(|(s, n)| s.lookup(parent.0, n).is_some());
-        let unlinked = match staged {
-            true => self.unlink_staged(req.uid(), parent.0, name),
-            false => self.hide_shown(req.uid(), parent.0, name),
-        };
-        match unlinked {
+        match self.mount.unlink(req.uid(), parent.0, name) {
             Ok(()) => reply.ok(),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "unlink", parent.0, &e)),
         }
     }
 
-    /// An empty directory's node leaves the branch (nodes.rs).
+    /// An empty directory's node leaves the branch (the mount core).
     fn rmdir(&self, req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
         let _span = Caller::of(req).span("rmdir");
-        match self.remove_node((req.uid(), req.pid()), parent.0, name) {
+        match self.mount.remove_node(asker(req), parent.0, name) {
             Ok(()) => reply.ok(),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "rmdir", parent.0, &e)),
         }
     }
 
-    fn symlink(&self, _req: &Request, _p: INodeNo, _n: &OsStr, _t: &Path, reply: ReplyEntry) {
-        reply.error(Errno::EROFS);
+    fn symlink(&self, req: &Request, p: INodeNo, _n: &OsStr, _t: &Path, reply: ReplyEntry) {
+        reply.error(self.failed(req, "symlink", p.0, &FsError::ReadOnly));
     }
 
     /// Only a staged file moves (NCO writes `out.nc.pid….tmp`, closes it,
@@ -524,14 +507,17 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyEmpty,
     ) {
         let _span = Caller::of(req).span("rename");
-        match self.rename_staged((req.uid(), req.pid()), (parent.0, name), (new_parent.0, new_name)) {
+        match self
+            .mount
+            .rename(asker(req), (parent.0, name), (new_parent.0, new_name))
+        {
             Ok(()) => reply.ok(),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "rename", parent.0, &e)),
         }
     }
 
-    fn link(&self, _req: &Request, _i: INodeNo, _np: INodeNo, _nn: &OsStr, reply: ReplyEntry) {
-        reply.error(Errno::EROFS);
+    fn link(&self, req: &Request, i: INodeNo, _np: INodeNo, _nn: &OsStr, reply: ReplyEntry) {
+        reply.error(self.failed(req, "link", i.0, &FsError::ReadOnly));
     }
 
     fn write(
@@ -546,9 +532,9 @@ impl fuser::Filesystem for FuseAdapter {
         _lo: Option<LockOwner>,
         reply: ReplyWrite,
     ) {
-        match self.write_staged((req.uid(), req.pid()), ino.0, offset, data) {
+        match self.mount.write(asker(req), ino.0, offset, data) {
             Ok(n) => reply.written(n),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "write", ino.0, &e)),
         }
     }
 
@@ -557,7 +543,7 @@ impl fuser::Filesystem for FuseAdapter {
     fn create(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, _f: i32, reply: ReplyCreate) {
         let _span = Caller::of(req).span("create");
         let perm = (mode & !umask & 0o7777) as u16;
-        match self.create_staged((req.uid(), req.gid(), req.pid(), perm), parent.0, name) {
+        match self.mount.create(asker(req), (req.gid(), perm), parent.0, name) {
             Ok(st) => reply.created(
                 &STAGED_TTL,
                 &self.staged_attr(st),
@@ -565,7 +551,7 @@ impl fuser::Filesystem for FuseAdapter {
                 STAGED_WRITE_FH,
                 FopenFlags::FOPEN_DIRECT_IO,
             ),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "create", parent.0, &e)),
         }
     }
 
@@ -577,28 +563,28 @@ impl fuser::Filesystem for FuseAdapter {
     /// passthrough reads go on, and no close costs a round trip).
     fn flush(&self, req: &Request, ino: INodeNo, fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
         let _span = Caller::of(req).span("flush");
-        match self.flush_staged(ino.0, fh, (req.uid(), req.pid())) {
+        match self.mount.flush(ino.0, handle(fh), asker(req)) {
             Ok(()) => reply.ok(),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "flush", ino.0, &e)),
         }
     }
 
     /// A staged file's bytes reach the spool's disk, and a whole one is
-    /// committed; an array's file commits what was written (writes.rs).
+    /// committed; an array's file commits what was written (the mount core).
     /// (`ENOSYS` on a read-only mount, as `flush`.)
     fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        match self.fsync_staged(ino.0, fh, (req.uid(), req.pid())) {
+        match self.mount.fsync(ino.0, handle(fh), asker(req)) {
             Ok(()) => reply.ok(),
-            Err(errno) => reply.error(Errno::from_i32(errno)),
+            Err(e) => reply.error(self.failed(req, "fsync", ino.0, &e)),
         }
     }
 
-    fn setxattr(&self, _req: &Request, _i: INodeNo, _n: &OsStr, _v: &[u8], _f: i32, _p: u32, reply: ReplyEmpty) {
-        reply.error(Errno::EROFS);
+    fn setxattr(&self, req: &Request, i: INodeNo, _n: &OsStr, _v: &[u8], _f: i32, _p: u32, reply: ReplyEmpty) {
+        reply.error(self.failed(req, "setxattr", i.0, &FsError::ReadOnly));
     }
 
-    fn removexattr(&self, _req: &Request, _i: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
-        reply.error(Errno::EROFS);
+    fn removexattr(&self, req: &Request, i: INodeNo, _n: &OsStr, reply: ReplyEmpty) {
+        reply.error(self.failed(req, "removexattr", i.0, &FsError::ReadOnly));
     }
 
     /// Nothing has extended attributes: `ENOSYS`, which the kernel keeps
@@ -635,7 +621,15 @@ impl fuser::Filesystem for FuseAdapter {
         }
     }
 
-    fn fallocate(&self, _req: &Request, _i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {
-        reply.error(Errno::EROFS);
+    fn fallocate(&self, req: &Request, i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {
+        reply.error(self.failed(req, "fallocate", i.0, &FsError::ReadOnly));
+    }
+}
+
+/// Who made a request, as the mount core needs to know.
+fn asker(req: &Request) -> Asker {
+    Asker {
+        uid: req.uid(),
+        pid: req.pid(),
     }
 }

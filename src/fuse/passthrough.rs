@@ -23,13 +23,22 @@ pub(super) const PASSTHROUGH_FH: FileHandle = FileHandle(1);
 /// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
 pub(super) const OVER_BUDGET_FH: FileHandle = FileHandle(2);
 /// The handle of an open for writing of an array's file on a writable
-/// mount (`edits.rs`): its `flush` and `fsync` commit.
+/// mount (`crate::mount`'s edits): its `flush` and `fsync` commit.
 pub(super) const EDIT_FH: FileHandle = FileHandle(3);
 /// The handle of a file being written (a staged file) opened for writing,
 /// by its `create` or an open for writing: only its `flush` and `fsync`
 /// commit (a reader's never do), and its last release commits what a
 /// shared `mmap` wrote after the close.
 pub(super) const STAGED_WRITE_FH: FileHandle = FileHandle(4);
+
+/// What handle `fh` is, as the mount core needs to know.
+pub(super) fn handle(fh: FileHandle) -> crate::mount::Handle {
+    match fh {
+        STAGED_WRITE_FH => crate::mount::Handle::StagedWrite,
+        EDIT_FH => crate::mount::Handle::Edit,
+        _ => crate::mount::Handle::Other,
+    }
+}
 
 /// Whether open chunk files are served by the kernel from backing files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -92,46 +92,22 @@ impl FuseAdapter {
         }
     }
 
-    /// Hand directory `ino`'s entries from `offset` to `add`, in batches,
-    /// until it says the kernel's buffer is full or none are left: the
-    /// hierarchy's entries (less the files unlinked on a writable mount),
-    /// then the files being written there, whose offsets start at
-    /// [`STAGED_OFFSET`].
-    pub(super) fn list(
-        &self,
-        fs: &NzFs,
-        ino: u64,
-        mut offset: u64,
-        mut add: impl FnMut(&crate::fs::DirEntry) -> bool,
-    ) -> Result<(), FsError> {
-        let spool = self.spool();
-        while offset < STAGED_OFFSET {
-            let batch = fs.readdir(ino, offset, 256)?;
-            if batch.is_empty() {
-                break;
-            }
-            for entry in &batch {
-                if !spool.is_some_and(|s| s.is_hidden(entry.ino)) && add(entry) {
-                    return Ok(());
-                }
-                offset = entry.next_offset;
-            }
-        }
-        // Then the files being written there (a writable mount).
-        let Some(spool) = spool else { return Ok(()) };
-        let skip = offset.saturating_sub(STAGED_OFFSET) as usize;
-        for (k, (name, st)) in spool.list(ino).into_iter().enumerate().skip(skip) {
-            let entry = crate::fs::DirEntry {
-                ino: st.ino,
-                next_offset: STAGED_OFFSET + k as u64 + 1,
-                kind: Kind::File,
-                name,
-            };
-            if add(&entry) {
-                return Ok(());
-            }
-        }
-        Ok(())
+    /// Attributes of a staged file, through the one builder of the
+    /// kernel's attributes ([`FuseAdapter::attr`]).
+    pub(super) fn staged_attr(&self, s: crate::write::spool::Stat) -> FileAttr {
+        self.attr(Attr {
+            ino: s.ino,
+            kind: Kind::File,
+            size: s.size,
+            // As its creator asked: a file being written is no more open
+            // to others than they chose.
+            perm: s.perm,
+            nlink: 1,
+            uid: s.uid,
+            gid: s.gid,
+            mtime: s.mtime,
+            blksize: 4096,
+        })
     }
 
     /// The attributes of an entry whose own could not be had: its kind,
@@ -163,9 +139,9 @@ impl FuseAdapter {
             // A writable mount's owner writes where writes are taken (the
             // kernel checks the mode under allow_other); others read, as
             // the store lets them.
-            perm: match self.spool {
-                Some(_) if self.takes_writes(a.ino) => a.perm | 0o200,
-                _ => a.perm,
+            perm: match self.mount.takes_writes(&self.fs(), a.ino) {
+                true => a.perm | 0o200,
+                false => a.perm,
             },
             nlink: a.nlink,
             uid: a.uid,
@@ -177,9 +153,9 @@ impl FuseAdapter {
     }
 }
 
-/// The first listing offset of the files being written into a directory
-/// (past every offset the hierarchy's entries take).
-const STAGED_OFFSET: u64 = 1 << 62;
+/// Staged files are never cached by the kernel: the name leaves the
+/// directory as its group arrives.
+pub(super) const STAGED_TTL: Duration = Duration::ZERO;
 
 /// Who made a request: the kernel's id of it and the pid of the process
 /// that asked, named on each log line the request causes, so that with

@@ -60,19 +60,6 @@ pub enum WriteError {
     NotEmpty(String, String),
 }
 
-impl WriteError {
-    /// The errno of a request this error refused: every variant is named,
-    /// so a new one must be given its errno here.
-    pub fn errno(&self) -> i32 {
-        match self {
-            WriteError::Exists(_) => libc::EEXIST,
-            WriteError::NotEmpty(..) => libc::ENOTEMPTY,
-            WriteError::Store(e) => e.errno(),
-            WriteError::Convert(_) | WriteError::Conflict(_) | WriteError::Refused(_) => libc::EIO,
-        }
-    }
-}
-
 /// A change's commit that landed: the snapshot it made, and the one it
 /// was made on (the branch's tip when it began: nothing came between, as
 /// a change's commit is never rebased).

@@ -3,8 +3,8 @@
 //! path in a commit (a new file's stem, a `mkdir`'s name, a variable's
 //! name) is checked here, before anything is staged or set.
 //!
-//! Each refusal is a [`NameError`] or [`CreateError`] with its errno, so
-//! the FUSE adapter only replies.
+//! Each refusal is a [`NameError`], which the mount core turns into the
+//! filesystem's error (`EINVAL`), naming the path.
 //!
 //! Invariants: a name [`node_name`] accepts is one zarr-python, xarray and
 //! nzfs list and open (not empty, not `.` or `..`, no `/` or NUL, not
@@ -14,7 +14,7 @@
 
 use crate::zarr::documents::ZARR_JSON;
 
-/// Why a name is refused; each is one errno ([`NameError::errno`]).
+/// Why a name is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NameError {
     /// No Zarr reader lists a node of that name (the name, escaped; why).
@@ -32,57 +32,6 @@ pub enum NameError {
     /// Zarr's names are UTF-8.
     #[error("the name is not UTF-8, which Zarr's names are")]
     NotUtf8,
-}
-
-impl NameError {
-    /// The errno of a request this refused.
-    pub fn errno(&self) -> i32 {
-        match self {
-            NameError::NotANode(..)
-            | NameError::NotAGroup(..)
-            | NameError::NotTaken(_)
-            | NameError::FileName(_)
-            | NameError::NotUtf8 => libc::EINVAL,
-        }
-    }
-}
-
-/// Why a new file or group cannot be made in a directory; each is one
-/// errno ([`CreateError::errno`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CreateError {
-    /// The mount is read-only.
-    #[error("the mount is read-only")]
-    ReadOnly,
-    /// Only the mount's owner and root write.
-    #[error("only the mount's owner and root write")]
-    NotOwner,
-    /// The directory is no node's.
-    #[error("not a group's directory")]
-    NotADirectory,
-    /// An array's directory holds its views; new files and groups go in
-    /// a group's.
-    #[error("an array's directory takes no new file or group")]
-    InAnArray,
-    /// The name is refused.
-    #[error(transparent)]
-    Name(#[from] NameError),
-    /// A node, a file or a file being written has that name.
-    #[error("the name is taken")]
-    Taken,
-}
-
-impl CreateError {
-    /// The errno of the request this refused.
-    pub fn errno(&self) -> i32 {
-        match self {
-            CreateError::ReadOnly => libc::EROFS,
-            CreateError::NotOwner | CreateError::InAnArray => libc::EACCES,
-            CreateError::NotADirectory => libc::ENOTDIR,
-            CreateError::Name(e) => e.errno(),
-            CreateError::Taken => libc::EEXIST,
-        }
-    }
 }
 
 /// Why `name` cannot name a node: the reason, or `None`.
@@ -182,8 +131,6 @@ mod tests {
         }
         assert!(file_name("notes.txt").unwrap_err().to_string().contains("NAME.nc"));
         assert!(group_name("y.nc").is_err() && group_name("y").is_ok());
-        assert_eq!(file_name("..nc").unwrap_err().errno(), libc::EINVAL);
-        assert_eq!(CreateError::Taken.errno(), libc::EEXIST);
         assert_eq!(duplicate(["a", "b", "a"]), Some("a"));
         assert_eq!(duplicate(["a", "b"]), None);
     }

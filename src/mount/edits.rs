@@ -14,11 +14,24 @@
 //! someone else changed since fails the `close()` (`EIO`), its bytes kept
 //! in the spool.
 
-use std::sync::Arc;
-
 use super::{Asker, Mount, writer};
 use crate::fs::{FsError, NzFs};
-use crate::write::spool::{Base, Shown, Spool};
+use crate::write::spool::{Base, Shown, Spool, Version};
+
+/// A served version is what a writer saw when it opened a file.
+impl Version for NzFs {
+    fn array(&self, node: usize) -> Option<&crate::array::Array> {
+        self.decoded_array(node)
+    }
+
+    fn store(&self) -> &dyn crate::store::ReadableStore {
+        NzFs::store(self)
+    }
+
+    fn cache_budget(&self) -> u64 {
+        NzFs::cache_budget(self)
+    }
+}
 
 impl Mount {
     /// An open for writing of `ino`, a file the hierarchy shows, by
@@ -66,17 +79,13 @@ impl Mount {
             return Ok(());
         };
         let file = &pending.named;
-        let Ok(base) = Arc::clone(&pending.base).downcast::<NzFs>() else {
-            return Err(FsError::NotCommitted(format!(
-                "{file}: not committed: the version it was opened in is not a served one (a bug)"
-            )));
-        };
+        let base = &pending.base;
         let message = format!(
             "{} written through nzfs by {}",
             crate::naming::escaped(file),
             pending.writer
         );
-        let result = match base.decoded_array(pending.node) {
+        let result = match base.array(pending.node) {
             None => Err(crate::write::WriteError::Refused(format!(
                 "{}: no longer decoded",
                 pending.array
@@ -90,7 +99,7 @@ impl Mount {
             Ok(landed) => {
                 tracing::info!(file = %file, pid, snapshot = %landed.snapshot, "committed the writes into an array");
                 let change = crate::fs::OwnChange::Chunks(&pending.array);
-                self.served.serve_own_commit(&landed.of(change), false);
+                self.served.serve_own_commit(&super::own_commit(&landed, change), false);
                 let now: Base = self.fs();
                 spool.edit_done(ino, &pending, Some(now));
                 Ok(())

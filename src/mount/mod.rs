@@ -22,8 +22,9 @@
 
 use std::sync::Arc;
 
-use crate::fs::{FsError, NzFs, OwnCommit};
+use crate::fs::{FsError, NzFs, OwnChange, OwnCommit};
 use crate::naming;
+use crate::write::Landed;
 use crate::write::spool::Spool;
 
 mod edits;
@@ -133,7 +134,17 @@ impl Mount {
     /// unlinks and removals in any), an array's `data.bin` and chunk
     /// files; nothing on a read-only mount.
     pub fn takes_writes(&self, fs: &NzFs, ino: u64) -> bool {
-        self.spool.is_some() && (Spool::owns(ino) || fs.takes_writes(ino))
+        self.spool().is_some_and(|s| s.owns(ino) || fs.takes_writes(ino))
+    }
+}
+
+/// `landed`, a commit of `change` the mount made itself, as the served
+/// version is told of it.
+fn own_commit<'a>(landed: &'a Landed, change: OwnChange<'a>) -> OwnCommit<'a> {
+    OwnCommit {
+        snapshot: &landed.snapshot,
+        parent: &landed.parent,
+        change,
     }
 }
 

@@ -137,7 +137,7 @@ impl Mount {
     ) -> Result<(), FsError> {
         let landed = self.writable_spool()?.change(message, change)?;
         tracing::info!(node = %crate::naming::escaped(path), snapshot = %landed.snapshot, "{message}");
-        self.served.serve_own_commit(&landed.of(known), true);
+        self.served.serve_own_commit(&super::own_commit(&landed, known), true);
         Ok(())
     }
 }

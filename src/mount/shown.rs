@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 
 use super::{Asker, Mount};
 use crate::fs::{Attr, FsError, NzFs};
-use crate::write::spool::{Spool, Stat};
+use crate::write::spool::Stat;
 
 /// A name as the mount shows it.
 #[derive(Debug, Clone, Copy)]
@@ -50,14 +50,14 @@ impl Mount {
     /// The attributes of `ino` if it is a file being written (`None`: the
     /// served version's).
     pub fn staged_attr(&self, ino: u64) -> Option<Result<Stat, FsError>> {
-        let spool = self.spool().filter(|_| Spool::owns(ino))?;
+        let spool = self.spool().filter(|s| s.owns(ino))?;
         Some(spool.stat(ino).map_err(FsError::from))
     }
 
     /// Open `ino` for `who`, for writing where `write` (`truncate`: with
     /// `O_TRUNC`): what was opened.
     pub fn open(&self, who: Asker, ino: u64, write: bool, truncate: bool) -> Result<Opened, FsError> {
-        if let Some(spool) = self.spool().filter(|_| Spool::owns(ino)) {
+        if let Some(spool) = self.spool().filter(|s| s.owns(ino)) {
             spool.stat(ino)?;
             if !write {
                 return Ok(Opened::StagedRead);
@@ -76,7 +76,7 @@ impl Mount {
     /// `size` bytes at `offset` of `ino` if it is a file being written
     /// (`None`: the served version reads it).
     pub fn read_staged(&self, ino: u64, offset: u64, size: u32) -> Option<Result<Vec<u8>, FsError>> {
-        let spool = self.spool().filter(|_| Spool::owns(ino))?;
+        let spool = self.spool().filter(|s| s.owns(ino))?;
         Some(spool.read(ino, offset, size).map_err(FsError::from))
     }
 
@@ -86,8 +86,7 @@ impl Mount {
         if write && !(self.may_write(uid) && self.takes_writes(fs, ino)) {
             return Err(FsError::ReadOnly);
         }
-        if Spool::owns(ino) {
-            let spool = self.spool().ok_or(FsError::NotFound)?;
+        if let Some(spool) = self.spool().filter(|s| s.owns(ino)) {
             return spool.stat(ino).map(|_| ()).map_err(FsError::from);
         }
         fs.kind(ino).map(|_| ())

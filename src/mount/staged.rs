@@ -19,7 +19,7 @@ use crate::fs::{Attr, FsError, Inode, NzFs};
 use crate::naming;
 use crate::write::names::{self, FileName, NameError};
 use crate::write::node_path;
-use crate::write::spool::{Spool, Stat};
+use crate::write::spool::Stat;
 use crate::zarr::hierarchy::NodeKind;
 
 /// The attributes after a `setattr`: a staged file's, or those of a file
@@ -127,10 +127,10 @@ impl Mount {
     pub fn write(&self, who: Asker, ino: u64, offset: u64, data: &[u8]) -> Result<u32, FsError> {
         let spool = self
             .spool()
-            .filter(|s| Spool::owns(ino) || s.is_edited(ino))
+            .filter(|s| s.owns(ino) || s.is_edited(ino))
             .ok_or(FsError::ReadOnly)?;
         self.owner_only(who.uid)?;
-        let written = match Spool::owns(ino) {
+        let written = match spool.owns(ino) {
             true => spool.write(ino, offset, data)?,
             false => spool.edit_write(ino, offset, data)?,
         };
@@ -141,7 +141,7 @@ impl Mount {
     /// A new size for `ino` by `uid` (a writer's `ftruncate`), or its
     /// attributes as they are (`None`); its mode and times are its own.
     pub fn set_size(&self, uid: u32, ino: u64, size: Option<u64>) -> Result<Sized, FsError> {
-        if !Spool::owns(ino) {
+        if !self.spool().is_some_and(|s| s.owns(ino)) {
             // A file the hierarchy shows keeps its size.
             self.keep_size(ino, size.ok_or(FsError::ReadOnly)?)?;
             return Ok(Sized::Shown(self.fs().getattr(ino)?));
@@ -207,7 +207,7 @@ impl Mount {
         if !writers.is_empty() && writers.iter().all(|&w| another_process(w, who.pid)) {
             return Ok(());
         }
-        match (Spool::owns(ino), handle) {
+        match (spool.owns(ino), handle) {
             (true, Handle::StagedWrite) => self.close_staged(ino, who.pid, false),
             (false, Handle::Edit) => self.commit_edit(ino, who.pid),
             _ => Ok(()),
@@ -222,7 +222,7 @@ impl Mount {
     /// fail).
     pub fn release(&self, ino: u64, handle: Handle, pid: u32) {
         let Some(spool) = self.spool() else { return };
-        if Spool::owns(ino) {
+        if spool.owns(ino) {
             let (committed, kept) = spool.release(ino, handle == Handle::StagedWrite);
             match committed {
                 Ok(Some(id)) => {
@@ -259,7 +259,7 @@ impl Mount {
     pub fn fsync(&self, ino: u64, handle: Handle, who: Asker) -> Result<(), FsError> {
         let spool = self.spool().ok_or(FsError::Unsupported)?;
         let writer = self.may_write(who.uid);
-        match (Spool::owns(ino), handle) {
+        match (spool.owns(ino), handle) {
             (true, Handle::StagedWrite) if writer => {
                 if let Some(id) = spool.sync(ino)? {
                     tracing::info!(ino, pid = who.pid, snapshot = %id, "committed a synced file");

@@ -229,7 +229,7 @@ pub fn writable_spool(
     let repo = crate::store::icechunk::Repo::open_for(&source, &remote_options(args)?, &version)
         .map_err(|e| CliError::new(format!("repository {e}")))?;
     let target = crate::write::Branch { repo, branch };
-    let (spool, left) = crate::write::spool::Spool::open(dir, size, Box::new(target))
+    let (spool, left) = crate::write::spool::Spool::open(dir, size, crate::fs::STAGED_INO, Box::new(target))
         .map_err(|e| CliError::new(format!("--writable: {e}")))?;
     for file in left {
         tracing::warn!(

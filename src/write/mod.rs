@@ -71,17 +71,6 @@ pub struct Landed {
     pub parent: String,
 }
 
-impl Landed {
-    /// This commit as one the mount made itself, of `change`.
-    pub fn of<'a>(&'a self, change: crate::fs::OwnChange<'a>) -> crate::fs::OwnCommit<'a> {
-        crate::fs::OwnCommit {
-            snapshot: &self.snapshot,
-            parent: &self.parent,
-            change,
-        }
-    }
-}
-
 /// The objects of the branch's tip a commit reads and changes.
 pub trait Stage {
     /// The bytes of `key`, `None` when it is not there; more than

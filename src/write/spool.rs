@@ -2,8 +2,9 @@
 //! the spool directory, until their writer closes them, then handed to the
 //! [`Target`] as one commit.
 //!
-//! A staged file has an inode of its own (`SPOOL_INO | n`), outside every
-//! number the hierarchy's nodes and views take, and a name in a group's
+//! A staged file has an inode of its own (`inos | n`, where `inos` is the
+//! bit the mount's inode layout gives the spool, outside every number the
+//! hierarchy's nodes and views take), and a name in a group's
 //! directory. Its bytes are a plain file of the spool, written where the
 //! writer writes (`pwrite`), read where it reads: nothing of it is held in
 //! memory. Closing it (FUSE `flush`) commits it when it was written since
@@ -30,12 +31,8 @@ use crate::sync::lock;
 
 mod edit;
 mod history;
-pub use edit::{Base, Pending, Shown};
+pub use edit::{Base, Pending, Shown, Version};
 pub use history::{Failed, Kept, Made};
-
-/// The bit every staged file's inode number carries (the hierarchy's
-/// inodes and the views' tags take other bits: the layout is `fs`'s).
-pub const SPOOL_INO: u64 = crate::fs::STAGED_INO;
 
 /// Where a staged file goes when it is closed.
 pub trait Target: Send + Sync {
@@ -154,6 +151,8 @@ pub struct Spool {
     _lock: File,
     dir: PathBuf,
     limit: u64,
+    /// The bit every staged file's inode number carries.
+    inos: u64,
     next: AtomicU64,
     files: Mutex<BTreeMap<u64, Staged>>,
     /// Writes into existing arrays' files, by inode (`edit.rs`); locked
@@ -175,9 +174,11 @@ pub struct Spool {
 impl Spool {
     /// The spool at `dir` (made 0700 when missing; refused when it is a
     /// link, another user's, or open to others), holding at most `limit`
-    /// bytes, committing to `target`. Also returns the files an earlier
-    /// daemon left there (killed before their writers closed them).
-    pub fn open(dir: &Path, limit: u64, target: Box<dyn Target>) -> io::Result<(Spool, Vec<PathBuf>)> {
+    /// bytes, committing to `target`, numbering its files' inodes with the
+    /// bit `inos` (a power of two above every other inode number the
+    /// mount gives). Also returns the files an earlier daemon left there
+    /// (killed before their writers closed them).
+    pub fn open(dir: &Path, limit: u64, inos: u64, target: Box<dyn Target>) -> io::Result<(Spool, Vec<PathBuf>)> {
         match std::fs::DirBuilder::new().mode(0o700).recursive(true).create(dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -229,6 +230,7 @@ impl Spool {
             _lock: lock,
             dir: dir.to_path_buf(),
             limit,
+            inos,
             next: AtomicU64::new(first),
             files: Mutex::default(),
             edits: Mutex::default(),
@@ -266,8 +268,8 @@ impl Spool {
     }
 
     /// Whether `ino` is a staged file's inode number.
-    pub fn owns(ino: u64) -> bool {
-        ino & !(SPOOL_INO - 1) == SPOOL_INO
+    pub fn owns(&self, ino: u64) -> bool {
+        ino & !(self.inos - 1) == self.inos
     }
 
     /// Stage a new file `name` in the group directory `parent_ino` (at
@@ -283,7 +285,7 @@ impl Spool {
         writer: String,
     ) -> Result<Stat, SpoolError> {
         let (n, path, file) = self.new_file(name)?;
-        let ino = SPOOL_INO | n;
+        let ino = self.inos | n;
         let staged = Staged {
             parent_ino,
             parent: parent.to_string(),

@@ -33,9 +33,20 @@ pub enum Shown {
     Chunk(u64),
 }
 
-/// What the writer saw when it opened the file: the filesystem whose
-/// version its commit is checked against (opaque here).
-pub type Base = Arc<dyn std::any::Any + Send + Sync>;
+/// The version of the metadata a writer saw when it opened the file: what
+/// its commit is checked against and encodes with (the mount core serves
+/// one; the spool only keeps it).
+pub trait Version: Send + Sync {
+    /// Array node `node` as that version decodes it.
+    fn array(&self, node: usize) -> Option<&crate::array::Array>;
+    /// The store that version reads.
+    fn store(&self) -> &dyn crate::store::ReadableStore;
+    /// Its decoded-chunk budget, which bounds the chunks one commit takes.
+    fn cache_budget(&self) -> u64;
+}
+
+/// What the writer saw when it opened the file ([`Version`]).
+pub type Base = Arc<dyn Version>;
 
 pub(super) struct Edit {
     node: usize,

@@ -3,6 +3,9 @@ use std::sync::Arc;
 
 use super::*;
 
+/// The bit the tests' spools number their files with.
+const INOS: u64 = 1 << 54;
+
 /// A target that records each commit's group, message and bytes, and
 /// fails when told to.
 #[derive(Default)]
@@ -44,7 +47,7 @@ impl Target for Arc<Recorder> {
 fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
     let dir = tempfile::tempdir().unwrap();
     let rec = Arc::new(Recorder::default());
-    let (s, left) = Spool::open(&dir.path().join("spool"), limit, Box::new(Arc::clone(&rec))).unwrap();
+    let (s, left) = Spool::open(&dir.path().join("spool"), limit, INOS, Box::new(Arc::clone(&rec))).unwrap();
     assert!(left.is_empty());
     (dir, s, rec)
 }
@@ -55,7 +58,7 @@ fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
     let st = s
         .create(1, "derived", "mean.nc", (1000, 100, 7, 0o644), "cdo (pid 7)".into())
         .unwrap();
-    assert!(Spool::owns(st.ino) && !Spool::owns(5) && !Spool::owns(1 << 55 | 3));
+    assert!(s.owns(st.ino) && !s.owns(5) && !s.owns(1 << 55 | 3));
     assert_eq!(s.write(st.ino, 4, b"world").unwrap(), 5);
     s.write(st.ino, 0, b"CDF\x01").unwrap();
     assert_eq!(s.read(st.ino, 0, 100).unwrap(), b"CDF\x01world");
@@ -126,18 +129,18 @@ fn a_spool_others_may_enter_is_refused_and_leftovers_are_reported() {
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
     let rec = Arc::new(Recorder::default());
-    let e = Spool::open(&open, 1, Box::new(Arc::clone(&rec))).err().unwrap();
+    let e = Spool::open(&open, 1, INOS, Box::new(Arc::clone(&rec))).err().unwrap();
     assert!(
         e.to_string().contains("mode 0700") && e.to_string().contains("--spool-dir"),
         "{e}"
     );
     let link = dir.path().join("link");
     std::os::unix::fs::symlink(&open, &link).unwrap();
-    assert!(Spool::open(&link, 1, Box::new(Arc::clone(&rec))).is_err());
+    assert!(Spool::open(&link, 1, INOS, Box::new(Arc::clone(&rec))).is_err());
     let ok = dir.path().join("ok");
     std::fs::DirBuilder::new().mode(0o700).create(&ok).unwrap();
     std::fs::write(ok.join("3-left.nc"), b"x").unwrap();
-    let (_, left) = Spool::open(&ok, 1, Box::new(rec)).unwrap();
+    let (_, left) = Spool::open(&ok, 1, INOS, Box::new(rec)).unwrap();
     assert_eq!(left, [ok.join("3-left.nc")]);
 }
 
@@ -164,7 +167,7 @@ fn a_temporary_name_waits_for_its_rename_to_name_nc() {
 #[test]
 fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     let (dir, s, _rec) = spool(64);
-    let base: Base = Arc::new(());
+    let base: Base = Arc::new(NoVersion(crate::store::MemoryStore::default()));
     s.edit_open(
         9,
         (3, "t2m", "t2m/data.bin"),
@@ -226,6 +229,7 @@ fn a_second_daemon_is_refused_the_spool_the_first_holds() {
     let again = Spool::open(
         &dir.path().join("spool"),
         1 << 20,
+        INOS,
         Box::new(Arc::new(Recorder::default())),
     );
     let e = again.err().expect("refused");
@@ -234,7 +238,25 @@ fn a_second_daemon_is_refused_the_spool_the_first_holds() {
     Spool::open(
         &dir.path().join("spool"),
         1 << 20,
+        INOS,
         Box::new(Arc::new(Recorder::default())),
     )
     .unwrap();
+}
+
+/// A version with no arrays, for edits that are never committed.
+struct NoVersion(crate::store::MemoryStore);
+
+impl Version for NoVersion {
+    fn array(&self, _: usize) -> Option<&crate::array::Array> {
+        None
+    }
+
+    fn store(&self) -> &dyn crate::store::ReadableStore {
+        &self.0
+    }
+
+    fn cache_budget(&self) -> u64 {
+        0
+    }
 }

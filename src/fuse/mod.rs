@@ -54,7 +54,7 @@ use fuser::{
 
 use crate::fs::backing::BackingPool;
 use crate::fs::{FsError, NzFs};
-use crate::mount::{Asker, Entry, Mount, Opened, Sized};
+use crate::mount::{Asker, Entry, Held, Mount, Opened, Sized};
 use crate::write::spool::Spool;
 
 mod follow;
@@ -64,7 +64,6 @@ mod passthrough;
 mod replies;
 pub use follow::Live;
 pub use invalidate::Invalidator;
-use passthrough::{EDIT_FH, OVER_BUDGET_FH, PASSTHROUGH_FH, STAGED_WRITE_FH, handle};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, STAGED_TTL, errno, file_type};
 
@@ -92,11 +91,6 @@ pub struct FuseAdapter {
     /// Passthrough is in use (set at INIT; cleared if the kernel refuses).
     passthrough: AtomicBool,
     backings: BackingPool<BackingId>,
-    /// Chunk files open through the daemon because their backing would not
-    /// fit the budget, by inode: no backing is made for one while such an
-    /// open lasts (the kernel refuses a passthrough open of an inode that
-    /// has cached ones).
-    daemon_opens: std::sync::Mutex<std::collections::HashMap<u64, u32>>,
     /// Opens are answered by the kernel alone (set at INIT, see the module
     /// doc).
     no_open: AtomicBool,
@@ -147,7 +141,6 @@ impl FuseAdapter {
             mode,
             passthrough: AtomicBool::new(false),
             backings: BackingPool::new(budget),
-            daemon_opens: Default::default(),
             no_open: AtomicBool::new(false),
             open_requests: AtomicU64::new(0),
             readdirplus: AtomicBool::new(false),
@@ -242,9 +235,9 @@ impl fuser::Filesystem for FuseAdapter {
         self.open_requests.fetch_add(1, Ordering::Relaxed);
         let write = flags.acc_mode() != OpenAccMode::O_RDONLY;
         match self.mount.open(asker(req), ino.0, write, flags.0 & libc::O_TRUNC != 0) {
-            Ok(Opened::StagedWrite) => return reply.opened(STAGED_WRITE_FH, FopenFlags::FOPEN_DIRECT_IO),
+            Ok(Opened::StagedWrite(fh)) => return reply.opened(FileHandle(fh), FopenFlags::FOPEN_DIRECT_IO),
             Ok(Opened::StagedRead) => return reply.opened(FileHandle(0), FopenFlags::FOPEN_DIRECT_IO),
-            Ok(Opened::Edit) => return reply.opened(EDIT_FH, FopenFlags::empty()),
+            Ok(Opened::Edit(fh)) => return reply.opened(FileHandle(fh), FopenFlags::empty()),
             Ok(Opened::Shown) => {}
             Err(e) => return reply.error(self.errno(who, "open", ino.0, &e)),
         }
@@ -271,18 +264,9 @@ impl fuser::Filesystem for FuseAdapter {
         reply: ReplyEmpty,
     ) {
         // What was staged is committed or kept, never dropped (the mount core).
-        self.mount.release(ino.0, handle(fh), req.pid());
-        if fh == PASSTHROUGH_FH {
+        let released = self.mount.release(ino.0, fh.0, req.pid());
+        if released.is_some_and(|o| o.held == Held::Passthrough) {
             self.backings.release(ino.0, self.fs().cache().bytes());
-        }
-        if fh == OVER_BUDGET_FH {
-            let mut opens = crate::sync::lock(&self.daemon_opens);
-            if let Some(n) = opens.get_mut(&ino.0) {
-                *n -= 1;
-                if *n == 0 {
-                    opens.remove(&ino.0);
-                }
-            }
         }
         reply.ok();
     }
@@ -544,11 +528,11 @@ impl fuser::Filesystem for FuseAdapter {
         let _span = Caller::of(req).span("create");
         let perm = (mode & !umask & 0o7777) as u16;
         match self.mount.create(asker(req), (req.gid(), perm), parent.0, name) {
-            Ok(st) => reply.created(
+            Ok((st, fh)) => reply.created(
                 &STAGED_TTL,
                 &self.staged_attr(st),
                 Generation(0),
-                STAGED_WRITE_FH,
+                FileHandle(fh),
                 FopenFlags::FOPEN_DIRECT_IO,
             ),
             Err(e) => reply.error(self.failed(req, "create", parent.0, &e)),
@@ -563,7 +547,7 @@ impl fuser::Filesystem for FuseAdapter {
     /// passthrough reads go on, and no close costs a round trip).
     fn flush(&self, req: &Request, ino: INodeNo, fh: FileHandle, _lo: LockOwner, reply: ReplyEmpty) {
         let _span = Caller::of(req).span("flush");
-        match self.mount.flush(ino.0, handle(fh), asker(req)) {
+        match self.mount.flush(ino.0, fh.0, asker(req)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(self.failed(req, "flush", ino.0, &e)),
         }
@@ -573,7 +557,7 @@ impl fuser::Filesystem for FuseAdapter {
     /// committed; an array's file commits what was written (the mount core).
     /// (`ENOSYS` on a read-only mount, as `flush`.)
     fn fsync(&self, req: &Request, ino: INodeNo, fh: FileHandle, _datasync: bool, reply: ReplyEmpty) {
-        match self.mount.fsync(ino.0, handle(fh), asker(req)) {
+        match self.mount.fsync(ino.0, fh.0, asker(req)) {
             Ok(()) => reply.ok(),
             Err(e) => reply.error(self.failed(req, "fsync", ino.0, &e)),
         }

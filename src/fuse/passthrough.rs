@@ -4,7 +4,8 @@
 //!
 //! Invariants: every open of one inode shares its backing (a kernel rule);
 //! an inode opened through the daemon because no backing fit gets no
-//! backing while such an open lasts ([`FuseAdapter::daemon_opens`]).
+//! backing while such an open lasts (the mount core's handle table,
+//! [`crate::mount::Handles`], counts them).
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -15,30 +16,7 @@ use super::FuseAdapter;
 use crate::array::Check;
 use crate::fs::backing::sealed_memfd;
 use crate::fs::{ChunkContent, FsError, NzFs};
-
-/// The handle of an open served by passthrough (others are 0), so that
-/// `release` knows to unpin its backing.
-pub(super) const PASSTHROUGH_FH: FileHandle = FileHandle(1);
-/// The handle of a chunk file served by the daemon because a backing of it
-/// would not fit the budget: counted in [`FuseAdapter::daemon_opens`].
-pub(super) const OVER_BUDGET_FH: FileHandle = FileHandle(2);
-/// The handle of an open for writing of an array's file on a writable
-/// mount (`crate::mount`'s edits): its `flush` and `fsync` commit.
-pub(super) const EDIT_FH: FileHandle = FileHandle(3);
-/// The handle of a file being written (a staged file) opened for writing,
-/// by its `create` or an open for writing: only its `flush` and `fsync`
-/// commit (a reader's never do), and its last release commits what a
-/// shared `mmap` wrote after the close.
-pub(super) const STAGED_WRITE_FH: FileHandle = FileHandle(4);
-
-/// What handle `fh` is, as the mount core needs to know.
-pub(super) fn handle(fh: FileHandle) -> crate::mount::Handle {
-    match fh {
-        STAGED_WRITE_FH => crate::mount::Handle::StagedWrite,
-        EDIT_FH => crate::mount::Handle::Edit,
-        _ => crate::mount::Handle::Other,
-    }
-}
+use crate::mount::{Held, Open};
 
 /// Whether open chunk files are served by the kernel from backing files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,12 +43,17 @@ pub(super) enum BackingError {
 }
 
 impl FuseAdapter {
-    /// Open chunk file `ino` through the daemon, counted in
-    /// [`FuseAdapter::daemon_opens`] until its release.
-    pub(super) fn open_over_budget(&self, ino: u64, keep: FopenFlags, reply: ReplyOpen) {
-        *crate::sync::lock(&self.daemon_opens).entry(ino).or_default() += 1;
+    /// Open chunk file `ino` for `pid` through the daemon, recorded in
+    /// the handle table until its release.
+    pub(super) fn open_over_budget(&self, ino: u64, pid: u32, keep: FopenFlags, reply: ReplyOpen) {
+        let fh = self.held(ino, pid, Held::OverBudget);
         tracing::debug!(ino, "no room for a backing within the budget: read through the daemon");
-        reply.opened(OVER_BUDGET_FH, keep)
+        reply.opened(FileHandle(fh), keep)
+    }
+
+    /// A handle of `ino` opened by `pid` that holds `held`.
+    fn held(&self, ino: u64, pid: u32, held: Held) -> u64 {
+        self.mount.handles().open(Open { ino, held, pid })
     }
 
     /// Answer an open of file `ino`, which shows chunk `index` of `node`,
@@ -136,20 +119,21 @@ impl FuseAdapter {
         let wanted = self.mode != Passthrough::Never
             && (self.passthrough.load(Ordering::Relaxed) || self.backings.contains(ino));
         if let Some(chunk) = wanted.then(|| fs.passthrough_chunk(ino)).flatten() {
-            if crate::sync::lock(&self.daemon_opens).contains_key(&ino) {
-                return self.open_over_budget(ino, keep, reply);
+            if self.mount.handles().through_daemon(ino) {
+                return self.open_over_budget(ino, who.pid, keep, reply);
             }
             match self.open_passthrough(fs, ino, chunk, &reply) {
                 Ok(id) => {
                     fs.note_open(chunk.0, chunk.1);
-                    return reply.opened_passthrough(PASSTHROUGH_FH, FopenFlags::empty(), &id);
+                    let fh = self.held(ino, who.pid, Held::Passthrough);
+                    return reply.opened_passthrough(FileHandle(fh), FopenFlags::empty(), &id);
                 }
                 Err(BackingError::Fs(e)) => return reply.error(self.errno(who, "open", ino, &e)),
                 Err(BackingError::Skip) => {}
                 // No room within --cache-size while other backings are held
                 // open (they cannot be dropped): the daemon, whose memory
                 // the budget bounds, serves this open.
-                Err(BackingError::OverBudget) => return self.open_over_budget(ino, keep, reply),
+                Err(BackingError::OverBudget) => return self.open_over_budget(ino, who.pid, keep, reply),
                 Err(BackingError::Os(e)) if self.mode == Passthrough::Always => {
                     tracing::warn!(ino = ino, error = %e, "cannot register a backing file; returning EIO");
                     return reply.error(Errno::EIO);

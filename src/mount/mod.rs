@@ -29,11 +29,13 @@ use crate::write::spool::Spool;
 
 mod edits;
 mod errors;
+mod handles;
 mod list;
 mod nodes;
 mod shown;
 mod staged;
 
+pub use handles::{Handles, Held, Open};
 pub use list::STAGED_OFFSET;
 pub use shown::{Entry, Opened};
 pub use staged::Sized;
@@ -52,9 +54,9 @@ pub trait Served: Send + Sync {
     fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool);
 }
 
-/// What an open handle is, as the core needs to know: a staged file
-/// opened for writing, an array's file opened for writing (an edit), or
-/// any other.
+/// What an open handle is, as the core's requests need to know
+/// ([`Handles::handle`]): a staged file opened for writing, an array's
+/// file opened for writing (an edit), or any other.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handle {
     /// A staged file, opened (or created) for writing.
@@ -78,12 +80,17 @@ pub struct Asker {
 pub struct Mount {
     served: Arc<dyn Served>,
     spool: Option<Arc<Spool>>,
+    handles: Handles,
 }
 
 impl Mount {
     /// A read-only mount of what `served` serves.
     pub fn new(served: Arc<dyn Served>) -> Mount {
-        Mount { served, spool: None }
+        Mount {
+            served,
+            spool: None,
+            handles: Handles::default(),
+        }
     }
 
     /// Take writes into `spool` (a writable mount of an Icechunk branch).
@@ -95,6 +102,11 @@ impl Mount {
     /// Serve from `served` from now on (the adapter follows the store).
     pub fn served_by(&mut self, served: Arc<dyn Served>) {
         self.served = served;
+    }
+
+    /// The open handles that hold something.
+    pub fn handles(&self) -> &Handles {
+        &self.handles
     }
 
     /// The spool, when the mount is writable.

@@ -7,7 +7,7 @@
 
 use std::ffi::OsStr;
 
-use super::{Asker, Mount};
+use super::{Asker, Held, Mount, Open};
 use crate::fs::{Attr, FsError, NzFs};
 use crate::write::spool::Stat;
 
@@ -20,15 +20,16 @@ pub enum Entry {
     Staged(Stat),
 }
 
-/// What an open opened.
+/// What an open opened; a handle number where it holds something
+/// ([`super::Handles`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opened {
     /// A file being written, for writing (its `flush` commits).
-    StagedWrite,
+    StagedWrite(u64),
     /// A file being written, for reading.
     StagedRead,
     /// An array's file, for writing (an edit).
-    Edit,
+    Edit(u64),
     /// A file of the served version, for reading: the served version
     /// opens it.
     Shown,
@@ -64,13 +65,22 @@ impl Mount {
             }
             self.owner_only(who.uid)?;
             spool.open_for_writing(ino)?;
-            return Ok(Opened::StagedWrite);
+            return Ok(Opened::StagedWrite(self.record(who, ino, Held::StagedWrite)));
         }
         if write && self.spool().is_some() {
             self.open_edit(who, ino, truncate)?;
-            return Ok(Opened::Edit);
+            return Ok(Opened::Edit(self.record(who, ino, Held::Edit)));
         }
         Ok(Opened::Shown)
+    }
+
+    /// A handle of `ino` opened by `who`, holding `held`.
+    pub(super) fn record(&self, who: Asker, ino: u64, held: Held) -> u64 {
+        self.handles.open(Open {
+            ino,
+            held,
+            pid: who.pid,
+        })
     }
 
     /// `size` bytes at `offset` of `ino` if it is a file being written

@@ -14,7 +14,7 @@
 
 use std::ffi::OsStr;
 
-use super::{Asker, Handle, Mount, another_process, writer};
+use super::{Asker, Handle, Held, Mount, Open, another_process, writer};
 use crate::fs::{Attr, FsError, Inode, NzFs};
 use crate::naming;
 use crate::write::names::{self, FileName, NameError};
@@ -112,14 +112,22 @@ impl Mount {
     }
 
     /// A new file `name` in directory `parent`, by `who` (with group
-    /// `gid`), with permission bits `perm`.
-    pub fn create(&self, who: Asker, (gid, perm): (u32, u16), parent: u64, name: &OsStr) -> Result<Stat, FsError> {
+    /// `gid`), with permission bits `perm`: its attributes, and the handle
+    /// its creator writes it through.
+    pub fn create(
+        &self,
+        who: Asker,
+        (gid, perm): (u32, u16),
+        parent: u64,
+        name: &OsStr,
+    ) -> Result<(Stat, u64), FsError> {
         let group = self.creatable(&self.fs(), parent, name, who.uid)?;
         let spool = self.writable_spool()?;
         // `creatable` took only UTF-8 names.
         let name = name.to_str().ok_or(FsError::NotFound)?;
         let by = writer(who.pid, who.uid);
-        Ok(spool.create(parent, &group, name, (who.uid, gid, who.pid, perm), by)?)
+        let st = spool.create(parent, &group, name, (who.uid, gid, who.pid, perm), by)?;
+        Ok((st, self.record(who, st.ino, Held::StagedWrite)))
     }
 
     /// `data` at `offset` of `ino`, a file being written or an array's
@@ -187,13 +195,14 @@ impl Mount {
         self.close_staged(staged.ino, who.pid, true)
     }
 
-    /// A `close()` of `ino` through `handle`: a staged file written since
+    /// A `close()` of `ino` through handle `fh`: a staged file written since
     /// its last commit is committed now, and an array's file what was
     /// written through it, and a commit that fails fails the `close()`;
     /// only for a handle opened for writing, by a user who may write. A
     /// read-only mount answers [`FsError::Unsupported`], which the kernel
     /// keeps for the connection: no close waits on the daemon.
-    pub fn flush(&self, ino: u64, handle: Handle, who: Asker) -> Result<(), FsError> {
+    pub fn flush(&self, ino: u64, fh: u64, who: Asker) -> Result<(), FsError> {
+        let handle = self.handles.handle(fh);
         let Some(spool) = self.spool() else {
             return Err(FsError::Unsupported);
         };
@@ -214,13 +223,21 @@ impl Mount {
         }
     }
 
-    /// The release of a handle of `ino` by `pid`: a staged file written
+    /// The release of handle `fh` of `ino` by `pid`, forgotten by the
+    /// table (what it held is returned): a staged file written
     /// since its last close (a shared `mmap` written after it) is
     /// committed at the release of its last handle open for writing, and
     /// an edit's writes at the release of its last open; a failure is
     /// logged with where the bytes are kept (a release has no answer to
     /// fail).
-    pub fn release(&self, ino: u64, handle: Handle, pid: u32) {
+    pub fn release(&self, ino: u64, fh: u64, pid: u32) -> Option<Open> {
+        let handle = self.handles.handle(fh);
+        let open = self.handles.release(fh);
+        self.committed_at_release(ino, handle, pid);
+        open
+    }
+
+    fn committed_at_release(&self, ino: u64, handle: Handle, pid: u32) {
         let Some(spool) = self.spool() else { return };
         if spool.owns(ino) {
             let (committed, kept) = spool.release(ino, handle == Handle::StagedWrite);
@@ -250,13 +267,14 @@ impl Mount {
         }
     }
 
-    /// An `fsync` of `ino` through `handle`: a staged file's bytes reach
+    /// An `fsync` of `ino` through handle `fh`: a staged file's bytes reach
     /// the spool's disk, and it is committed when it is whole netCDF
     /// classic; an array's file opened for writing commits what was
     /// written; [`FsError::Unsupported`] on a read-only mount, as
     /// [`Mount::flush`]. A reader's `fsync` of a file being written is
     /// its disk flush alone.
-    pub fn fsync(&self, ino: u64, handle: Handle, who: Asker) -> Result<(), FsError> {
+    pub fn fsync(&self, ino: u64, fh: u64, who: Asker) -> Result<(), FsError> {
+        let handle = self.handles.handle(fh);
         let spool = self.spool().ok_or(FsError::Unsupported)?;
         let writer = self.may_write(who.uid);
         match (spool.owns(ino), handle) {

@@ -57,7 +57,7 @@ impl FuseAdapter {
                 tracing::info!(reason, "passthrough off: every read goes through the daemon");
                 // A writable mount answers every open itself: a write open
                 // of what it shows is refused there, not at the first write.
-                if self.spool().is_none() && config.capabilities().contains(InitFlags::FUSE_NO_OPEN_SUPPORT) {
+                if !self.mount.is_writable() && config.capabilities().contains(InitFlags::FUSE_NO_OPEN_SUPPORT) {
                     self.no_open.store(true, Ordering::Relaxed);
                     tracing::info!("opens are answered by the kernel (no open requests)");
                 }

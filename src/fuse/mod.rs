@@ -55,7 +55,6 @@ use fuser::{
 use crate::fs::backing::BackingPool;
 use crate::fs::{FsError, NzFs};
 use crate::mount::{Asker, Entry, Held, Mount, Opened, Sized};
-use crate::write::spool::Spool;
 
 mod follow;
 mod init;
@@ -152,7 +151,7 @@ impl FuseAdapter {
 
     /// Take new `NAME.nc` files into `spool`, to be committed as groups
     /// when closed (a writable mount of an Icechunk branch).
-    pub fn writable(mut self, spool: Arc<Spool>) -> Self {
+    pub fn writable(mut self, spool: Arc<crate::mount::Spool>) -> Self {
         self.mount = self.mount.writable(spool);
         self
     }
@@ -164,11 +163,6 @@ impl FuseAdapter {
         self.live = self.live.following(follow);
         self.mount.served_by(Arc::new(Arc::clone(&self.live)));
         self
-    }
-
-    /// The spool, when the mount is writable.
-    fn spool(&self) -> Option<&Spool> {
-        self.mount.spool()
     }
 
     /// Reply `e` through the one error path ([`replies::errno`]): logged

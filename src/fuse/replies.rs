@@ -41,41 +41,7 @@ impl FuseAdapter {
             listed_with_attributes: count(&self.listed_with_attributes),
         };
         doc.metadata = self.live.status();
-        doc.writes = self.spool().map(|s| {
-            use crate::fs::status::schema::{CommitFailed, CommitMade, KeptFile, Writes};
-            let (staged, staged_bytes, limit_bytes) = s.usage();
-            let (commits_made, commits_failed, last) = s.commits();
-            Writes {
-                staged,
-                staged_bytes,
-                limit_bytes,
-                commits_made,
-                commits_failed,
-                commits: last
-                    .into_iter()
-                    .map(|(time, snapshot, message)| CommitMade {
-                        time,
-                        snapshot,
-                        message,
-                    })
-                    .collect(),
-                failures: s
-                    .failures()
-                    .into_iter()
-                    .map(|(time, message, reason)| CommitFailed { time, message, reason })
-                    .collect(),
-                kept: s
-                    .kept()
-                    .into_iter()
-                    .map(|k| KeptFile {
-                        path: k.path.display().to_string(),
-                        bytes: k.bytes,
-                        why: k.why,
-                    })
-                    .collect(),
-                staged_paths: s.staged_paths().iter().map(|p| p.display().to_string()).collect(),
-            }
-        });
+        doc.writes = self.mount.writes_status();
         crate::fs::status::status_text(doc, to_owner)
     }
 
@@ -94,7 +60,7 @@ impl FuseAdapter {
 
     /// Attributes of a staged file, through the one builder of the
     /// kernel's attributes ([`FuseAdapter::attr`]).
-    pub(super) fn staged_attr(&self, s: crate::write::spool::Stat) -> FileAttr {
+    pub(super) fn staged_attr(&self, s: crate::mount::Stat) -> FileAttr {
         self.attr(Attr {
             ino: s.ino,
             kind: Kind::File,

@@ -25,7 +25,6 @@ use std::sync::Arc;
 use crate::fs::{FsError, NzFs, OwnChange, OwnCommit};
 use crate::naming;
 use crate::write::Landed;
-use crate::write::spool::Spool;
 
 mod edits;
 mod errors;
@@ -34,7 +33,12 @@ mod list;
 mod nodes;
 mod shown;
 mod staged;
+mod status;
 
+/// The spool a writable mount is given, and a staged file's attributes:
+/// the adapter passes them on and formats them, and calls nothing of
+/// the spool.
+pub use crate::write::spool::{Spool, Stat};
 pub use handles::{Handles, Held, Open};
 pub use list::STAGED_OFFSET;
 pub use shown::{Entry, Opened};
@@ -107,6 +111,11 @@ impl Mount {
     /// The open handles that hold something.
     pub fn handles(&self) -> &Handles {
         &self.handles
+    }
+
+    /// Whether the mount takes writes.
+    pub fn is_writable(&self) -> bool {
+        self.spool.is_some()
     }
 
     /// The spool, when the mount is writable.

@@ -451,15 +451,26 @@ pub enum MetadataTtl {
     Every(u32),
 }
 
+/// Why a `--metadata-ttl` value is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetadataTtlError {
+    /// Zero seconds.
+    #[error("0 would look at the store at every request; give 1 or more seconds, or never")]
+    Zero,
+    /// Neither a number nor `never` (the value given).
+    #[error("`{0}` is neither a number of seconds (e.g. 60) nor `never`")]
+    NotANumber(String),
+}
+
 impl std::str::FromStr for MetadataTtl {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = MetadataTtlError;
+    fn from_str(s: &str) -> Result<Self, MetadataTtlError> {
         match s.trim_end_matches('s') {
             "never" | "off" => Ok(MetadataTtl::Never),
             n => match n.parse::<u32>() {
-                Ok(0) => Err("0 would look at the store at every request; give 1 or more seconds, or never".into()),
+                Ok(0) => Err(MetadataTtlError::Zero),
                 Ok(secs) => Ok(MetadataTtl::Every(secs)),
-                Err(_) => Err(format!("`{s}` is neither a number of seconds (e.g. 60) nor `never`")),
+                Err(_) => Err(MetadataTtlError::NotANumber(s.to_string())),
             },
         }
     }

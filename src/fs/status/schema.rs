@@ -408,10 +408,21 @@ impl StatusDoc {
     }
 
     /// The document read from JSON text.
-    pub fn parse(text: &[u8]) -> Result<StatusDoc, String> {
-        let v = crate::json::parse(text).map_err(|e| e.to_string())?;
-        StatusDoc::from_json(&v).ok_or_else(|| format!("a JSON {}, not an object", v.kind()))
+    pub fn parse(text: &[u8]) -> Result<StatusDoc, StatusError> {
+        let v = crate::json::parse(text)?;
+        StatusDoc::from_json(&v).ok_or(StatusError::NotAnObject(v.kind()))
     }
+}
+
+/// Why a status document could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    /// Not JSON.
+    #[error(transparent)]
+    Json(#[from] crate::json::JsonError),
+    /// JSON, but not an object (its kind).
+    #[error("a JSON {0}, not an object")]
+    NotAnObject(&'static str),
 }
 
 #[cfg(test)]
@@ -462,6 +473,6 @@ mod tests {
                 ..Default::default()
             }]
         );
-        assert!(StatusDoc::parse(b"[]").unwrap_err().contains("array"));
+        assert!(StatusDoc::parse(b"[]").unwrap_err().to_string().contains("array"));
     }
 }

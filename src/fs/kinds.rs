@@ -10,54 +10,45 @@
 //! A chunk file, of which an array has many, and a directory are the two
 //! inodes that are not in the table.
 //!
-//! Invariants: each kind's tag is one bit above every node number
-//! ([`crate::zarr::hierarchy::MAX_NODES`] < 2^22) and the generation of
-//! the node's files above it (bits 22 to 53), and below the chunk files'
-//! bit, and no two kinds share one, so an inode number names its kind,
-//! node and generation alone; the table's order is the listing's order; a
-//! kind's name never parses as a chunk file's name (those are digits).
+//! Invariants: a kind's inode numbers carry its index in the table, plus
+//! one, in the kind field of the inode layout (`layout.rs`), so an inode
+//! number names its kind, node and generation alone; the table's order is
+//! the listing's order; a kind's name never parses as a chunk file's name
+//! (those are digits).
 
+use super::layout::{FILE_GEN_SHIFT, KIND_BITS, KIND_SHIFT};
 use super::view::FileView;
 use super::{Inode, NzFs};
 
-/// One line of the table: the kind's inode tag and its view.
+/// One line of the table: the kind's view.
 struct Entry {
-    tag: u64,
     view: &'static dyn FileView,
 }
 
 /// Every kind of named file, in the order a listing gives them.
 static TABLE: [Entry; 8] = [
     Entry {
-        tag: 1 << 62,
         view: &super::views::Header,
     },
     Entry {
-        tag: 1 << 60,
         view: &super::views::NetCdf,
     },
     Entry {
-        tag: 1 << 55,
         view: &super::tiff::OmeTiffFile,
     },
     Entry {
-        tag: 1 << 61,
         view: &super::read::DataBin,
     },
     Entry {
-        tag: 1 << 56,
         view: &super::tiff::DataTif,
     },
     Entry {
-        tag: 1 << 59,
         view: &super::text::DataTxt,
     },
     Entry {
-        tag: 1 << 58,
         view: &super::previews::PreviewPng,
     },
     Entry {
-        tag: 1 << 57,
         view: &super::previews::IndexHtml,
     },
 ];
@@ -79,20 +70,24 @@ impl FileKind {
         TABLE[self.0 as usize].view
     }
 
-    /// Its bit in the inode numbers of its files.
+    /// Its field in the inode numbers of its files: its index plus 1, at
+    /// the layout's kind bits.
     pub(super) fn tag(self) -> u64 {
-        TABLE[self.0 as usize].tag
+        (u64::from(self.0) + 1) << KIND_SHIFT
     }
 
-    /// The kind whose tag inode number `ino` carries, the node below, and
-    /// the generation of the node's files between them
-    /// ([`super::FILE_GEN_SHIFT`]).
+    /// The kind whose field inode number `ino` (not a chunk file's)
+    /// carries, the node below, and the generation of the node's files
+    /// between them.
     pub(super) fn of_ino(ino: u64) -> Option<(FileKind, usize, u32)> {
-        Self::all().find(|k| ino & k.tag() != 0).map(|k| {
-            let rest = ino & !k.tag();
-            let node = rest & ((1 << super::FILE_GEN_SHIFT) - 1);
-            (k, node as usize, (rest >> super::FILE_GEN_SHIFT) as u32)
-        })
+        let field = (ino >> KIND_SHIFT) & ((1 << KIND_BITS) - 1);
+        let index = usize::try_from(field.checked_sub(1)?)
+            .ok()
+            .filter(|&i| i < TABLE.len())?;
+        let kind = FileKind(index as u8);
+        let rest = ino & !(((1 << KIND_BITS) - 1) << KIND_SHIFT);
+        let node = rest & ((1 << FILE_GEN_SHIFT) - 1);
+        Some((kind, node as usize, (rest >> FILE_GEN_SHIFT) as u32))
     }
 }
 
@@ -139,37 +134,5 @@ impl NzFs {
         FileKind::all()
             .filter_map(|k| k.view().name(self, n).map(str::to_string))
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fs::STAGED_INO as SPOOL_INO;
-
-    /// Tags are single bits, all different, clear of node numbers,
-    /// generations, the spool's bit (a writable mount's staged files) and
-    /// the chunk files' bit: an inode number names one kind and one node.
-    #[test]
-    fn every_kind_has_its_own_bit() {
-        let mut seen = 0u64;
-        for k in FileKind::all() {
-            let t = k.tag();
-            assert_eq!(t.count_ones(), 1, "{k:?}");
-            assert_eq!(seen & t, 0, "{k:?} shares its bit");
-            // Above the spool's bit (a writable mount's staged files),
-            // which is above every node number and generation.
-            assert!(t > SPOOL_INO && t < super::super::CHUNK, "{k:?}");
-            seen |= t;
-            for n in [0usize, 1, 77, crate::zarr::hierarchy::MAX_NODES - 1] {
-                assert_eq!(FileKind::of_ino(t | n as u64), Some((k, n, 0)));
-                let newer = t | (u32::MAX as u64) << super::super::FILE_GEN_SHIFT | n as u64;
-                assert_eq!(FileKind::of_ino(newer), Some((k, n, u32::MAX)));
-                assert!(newer < super::super::CHUNK && newer & !t < SPOOL_INO);
-            }
-        }
-        assert_eq!(FileKind::of_ino(1), None);
-        assert_eq!(seen & SPOOL_INO, 0);
-        assert_eq!(FileKind::of_ino(SPOOL_INO | 5), None, "a staged file is no view");
     }
 }

@@ -20,9 +20,9 @@
 //! lookup, listing, attributes and reads go through the table.
 //!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
-//! nothing until it is read: node `n` is `n + 1` (root = 1), a named file
-//! of node `n` is its kind's tag bit `| g << 22 | n`, and chunk `j` of
-//! array `n` is `CHUNK | n << 40 | j`. `g`, the generation of node `n`'s
+//! nothing until it is read (`layout.rs`: node `n` is `n + 1`, root = 1, a
+//! named file of node `n` is its kind's field `| g << 22 | n`, and chunk
+//! `j` of array `n` is `CHUNK | n << 40 | j`). `g`, the generation of node `n`'s
 //! files, is 0 at the mount and changes when a mount that follows its
 //! store serves new metadata for the node or one below it (`renew.rs`): a
 //! changed file is a new file, as one replaced by a rename is, so that a
@@ -55,6 +55,9 @@ mod compose;
 mod dir;
 pub mod error;
 mod kinds;
+mod layout;
+use layout::{CHUNK_BITS, FILE_GEN_SHIFT};
+pub use layout::{Inode, STAGED_INO};
 pub mod names;
 mod prefetch;
 mod previews;
@@ -95,15 +98,6 @@ pub const TEXT_NAME: &str = "data.txt";
 /// dimensions.
 pub const TIFF_NAME: &str = "data.tif";
 
-const CHUNK: u64 = 1 << 63;
-const CHUNK_BITS: u32 = 40;
-/// The bit a writable mount's staged files' inode numbers carry
-/// (`write::spool`): above every node number and generation, below every
-/// view's tag (`kinds.rs`, whose test keeps the layout).
-pub const STAGED_INO: u64 = 1 << 54;
-/// A named file's inode number carries, from this bit up, the generation
-/// of its node's files ([`NzFs::ino`]).
-const FILE_GEN_SHIFT: u32 = 22;
 /// The longest name a directory entry holds (Linux's `NAME_MAX`).
 const NAME_MAX: usize = 255;
 
@@ -186,63 +180,6 @@ pub struct Ownership {
     /// With a umask, every node's mode is `0555` (directories) or `0444`
     /// (files) less the umask, whatever the store says.
     pub umask: Option<u32>,
-}
-
-/// What an inode number stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inode {
-    /// The directory of group or array `n`.
-    Node(usize),
-    /// A named file of node `n`'s directory, of a kind in the table
-    /// (`kinds`).
-    File(FileKind, usize),
-    /// A chunk file of array `node`.
-    Chunk {
-        /// The array.
-        node: usize,
-        /// The chunk's linear index in the chunk grid (C order).
-        index: u64,
-    },
-}
-
-impl Inode {
-    /// The node the inode shows, or one of whose files it is.
-    pub fn node(self) -> usize {
-        match self {
-            Inode::Node(n) | Inode::File(_, n) => n,
-            Inode::Chunk { node, .. } => node,
-        }
-    }
-
-    /// Its inode number: the kind in the high bits, the node (and chunk)
-    /// below.
-    pub fn to_ino(self) -> u64 {
-        match self {
-            Inode::Node(n) => n as u64 + 1,
-            Inode::File(kind, n) => kind.tag() | n as u64,
-            Inode::Chunk { node, index } => CHUNK | (node as u64) << CHUNK_BITS | index,
-        }
-    }
-
-    /// What an inode number stands for, and the generation of a named
-    /// file's node it carries (0 for other inodes); `None` for one nzfs
-    /// never gives. [`NzFs::inode`] checks the generation.
-    pub fn from_ino(ino: u64) -> Option<(Inode, u32)> {
-        if ino & CHUNK != 0 {
-            let rest = ino & !CHUNK;
-            return Some((
-                Inode::Chunk {
-                    node: (rest >> CHUNK_BITS) as usize,
-                    index: rest & ((1 << CHUNK_BITS) - 1),
-                },
-                0,
-            ));
-        }
-        match FileKind::of_ino(ino) {
-            Some((kind, n, generation)) => Some((Inode::File(kind, n), generation)),
-            None => (ino as usize).checked_sub(1).map(|n| (Inode::Node(n), 0)),
-        }
-    }
 }
 
 /// Directory or file.

@@ -357,7 +357,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let notifier = adapter.notifier_slot();
     let mut session = fuser::Session::new(adapter, &mountpoint, &fuse_config)
         .map_err(|e| CliError::new(format!("cannot mount on {}: {e}", config.mountpoint.display())))?;
-    let _ = notifier.set(session.notifier());
+    let _ = notifier.set(std::sync::Arc::new(session.notifier()));
     let mut unmounter = session.unmount_callable();
     // After INIT (done by Session::new), which sets the mount's readahead.
     raise_readahead(&mountpoint);

@@ -38,7 +38,7 @@
 //! instead of three. Directories are still opened by the daemon, so a
 //! broken group fails at `opendir` as before. A file whose inode number
 //! is of an older version of the metadata (a reader held it open across a
-//! change) is answered from that version (`follow.rs`).
+//! change) is answered from that version (`mount/live.rs`).
 
 use std::ffi::OsStr;
 use std::path::Path;
@@ -54,15 +54,12 @@ use fuser::{
 
 use crate::fs::backing::BackingPool;
 use crate::fs::{FsError, NzFs};
-use crate::mount::{Asker, Entry, Held, Mount, Opened, Sized};
+use crate::mount::{Asker, Entry, Held, Kernel, KernelSlot, Mount, Opened, Sized};
 
-mod follow;
 mod init;
-mod invalidate;
 mod passthrough;
 mod replies;
-pub use follow::Live;
-pub use invalidate::Invalidator;
+pub use crate::mount::{Invalidator, Live};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, STAGED_TTL, errno, file_type};
 
@@ -103,7 +100,7 @@ pub struct FuseAdapter {
     /// The session's notifier, set once the session exists
     /// ([`FuseAdapter::notifier_slot`]): what drops the kernel's pages of
     /// files whose objects changed ([`Invalidator`]).
-    notifier: Arc<std::sync::OnceLock<fuser::Notifier>>,
+    notifier: KernelSlot,
     /// The mount core: what the mount takes writes into (`--writable`)
     /// and every write decision.
     mount: Mount,
@@ -116,7 +113,7 @@ impl FuseAdapter {
         let budget = fs.config().cache_bytes;
         let fs = Arc::new(fs);
         fs.start_prefetcher();
-        let notifier: Arc<std::sync::OnceLock<fuser::Notifier>> = Arc::default();
+        let notifier: KernelSlot = Arc::default();
         // A store whose objects are followed (a local one, or object
         // storage the mount follows): a change drops the kernel's pages of
         // every file that showed the old object.
@@ -180,7 +177,7 @@ impl FuseAdapter {
 
     /// Where the session's notifier goes once the session exists (fuser
     /// makes it from the session, which owns this adapter).
-    pub fn notifier_slot(&self) -> Arc<std::sync::OnceLock<fuser::Notifier>> {
+    pub fn notifier_slot(&self) -> KernelSlot {
         Arc::clone(&self.notifier)
     }
 }
@@ -289,7 +286,7 @@ impl fuser::Filesystem for FuseAdapter {
         // Answered by whichever thread finishes the chunk's decode, so this
         // worker is free for the next request meanwhile.
         // A file opened before the store changed is read in the version
-        // it was opened in (follow.rs).
+        // it was opened in (mount/live.rs).
         let now = self.fs();
         let old = self.live.version_of(&now, ino);
         let core = old.as_ref().unwrap_or(&now);
@@ -609,5 +606,16 @@ fn asker(req: &Request) -> Asker {
     Asker {
         uid: req.uid(),
         pid: req.pid(),
+    }
+}
+
+/// The session's notifier is how the mount core tells the kernel.
+impl Kernel for fuser::Notifier {
+    fn drop_inode(&self, ino: u64, offset: i64, len: i64) -> std::io::Result<()> {
+        self.inval_inode(INodeNo(ino), offset, len)
+    }
+
+    fn drop_entry(&self, parent: u64, name: &OsStr) -> std::io::Result<()> {
+        self.inval_entry(INodeNo(parent), name)
     }
 }

@@ -29,7 +29,10 @@ use crate::write::Landed;
 mod edits;
 mod errors;
 mod handles;
+mod invalidate;
+mod kernel;
 mod list;
+mod live;
 mod nodes;
 mod shown;
 mod staged;
@@ -40,7 +43,10 @@ mod status;
 /// the spool.
 pub use crate::write::spool::{Spool, Stat};
 pub use handles::{Handles, Held, Open};
+pub use invalidate::Invalidator;
+pub use kernel::{Kernel, KernelSlot};
 pub use list::STAGED_OFFSET;
+pub use live::Live;
 pub use shown::{Entry, Opened};
 pub use staged::Sized;
 

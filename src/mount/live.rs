@@ -51,15 +51,14 @@
 use std::collections::VecDeque;
 use std::ffi::OsStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use arc_swap::ArcSwap;
-use fuser::{INodeNo, Notifier};
-
 use super::Invalidator;
+use super::kernel::{Kernel, KernelSlot};
 use crate::fs::status::schema::Metadata;
 use crate::fs::{NzFs, OwnCommit, Rereading};
+use arc_swap::ArcSwap;
 
 /// The most chunk files the kernel is told to drop after one change (a
 /// notification each, about a microsecond when the kernel holds none).
@@ -94,7 +93,7 @@ pub struct Live {
     /// inode number: its lookups of each not yet forgotten.
     held: Mutex<std::collections::HashMap<u64, u64>>,
     invalidator: Option<Arc<Invalidator>>,
-    notifier: Arc<OnceLock<Notifier>>,
+    notifier: KernelSlot,
 }
 
 /// How often a look at the store's metadata is due, and what the last
@@ -131,7 +130,7 @@ impl Live {
         fs: Arc<NzFs>,
         follow: Option<(Duration, Arc<dyn Rereading>)>,
         invalidator: Option<Arc<Invalidator>>,
-        notifier: Arc<OnceLock<Notifier>>,
+        notifier: KernelSlot,
     ) -> Arc<Live> {
         // The first look is what later looks compare with (a change from
         // then on is seen); none is made while the mount is idle.
@@ -425,12 +424,12 @@ impl Live {
         self.prune(&renewed);
         match (tell_later, self.notifier.get()) {
             (_, None) => {}
-            (false, Some(n)) => tell_kernel(n, &old, &renewed, &changed),
+            (false, Some(n)) => tell_kernel(n.as_ref(), &old, &renewed, &changed),
             (true, Some(n)) => {
                 let (n, old, now, changed) = (n.clone(), Arc::clone(&old), Arc::clone(&renewed), changed.clone());
                 let _ = std::thread::Builder::new()
                     .name("nzfs-tell-kernel".into())
-                    .spawn(move || tell_kernel(&n, &old, &now, &changed));
+                    .spawn(move || tell_kernel(n.as_ref(), &old, &now, &changed));
             }
         }
         let mut st = crate::sync::lock(&f.state);
@@ -486,7 +485,7 @@ fn may_go_stale(ino: u64) -> bool {
 /// Drop what the kernel caches of each node `changed` (numbers) and of
 /// the nodes above it, in the filesystem now served; and the names of
 /// the nodes `old` listed that are gone.
-fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
+fn tell_kernel(n: &dyn Kernel, old: &NzFs, now: &NzFs, changed: &[usize]) {
     let h = now.hierarchy();
     // Each node whose named files are new files (new inode numbers):
     // its listing, and its files' names, which are looked up again
@@ -496,10 +495,10 @@ fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
     // with the readers that hold them open. ENOENT: the kernel holds no
     // such inode or name; nothing to drop.
     for i in now.renamed().take(MAX_CHUNK_DROPS as usize) {
-        let dir = INodeNo(i as u64 + 1);
-        let _ = n.inval_inode(dir, 0, 0);
+        let dir = i as u64 + 1;
+        let _ = n.drop_inode(dir, 0, 0);
         for name in old.file_names(i) {
-            let _ = n.inval_entry(dir, OsStr::new(&name));
+            let _ = n.drop_entry(dir, OsStr::new(&name));
         }
     }
     // The chunk files of each changed array as the old metadata had
@@ -510,21 +509,21 @@ fn tell_kernel(n: &Notifier, old: &NzFs, now: &NzFs, changed: &[usize]) {
     for &c in changed {
         for ino in old.chunk_inodes(c, budget) {
             budget -= 1;
-            let _ = n.inval_inode(INodeNo(ino), 0, 0);
+            let _ = n.drop_inode(ino, 0, 0);
         }
     }
     // Removed nodes: their names in the directories that listed them.
     for (i, was) in old.hierarchy().nodes.iter().enumerate() {
         let gone = h.nodes.get(i).is_none_or(|now| now.parent.is_none() && i != 0);
         if let (true, Some(parent), Some(name)) = (gone, was.parent, old.listed_name(i)) {
-            let _ = n.inval_entry(INodeNo(parent as u64 + 1), OsStr::new(name));
+            let _ = n.drop_entry(parent as u64 + 1, OsStr::new(name));
         }
     }
 }
 
 /// The mount core's view of the live version: what it serves, and a look
 /// or a version served after its own commits.
-impl crate::mount::Served for Arc<Live> {
+impl super::Served for Arc<Live> {
     fn now(&self) -> Arc<NzFs> {
         self.poke();
         self.fs_arc()

@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
-use fuser::{INodeNo, Notifier};
+use super::kernel::{Kernel, KernelSlot};
 
 use crate::fs::NzFs;
 
@@ -47,7 +47,7 @@ pub struct Invalidator {
 impl Invalidator {
     /// Start the thread; it writes through the notifier once the session
     /// has put it in `slot` (nothing is cached before).
-    pub fn start(slot: Arc<OnceLock<Notifier>>) -> std::io::Result<Arc<Invalidator>> {
+    pub fn start(slot: KernelSlot) -> std::io::Result<Arc<Invalidator>> {
         let (tx, rx) = channel::<Job>();
         std::thread::Builder::new()
             .name("nzfs-invalidate".into())
@@ -99,13 +99,13 @@ fn ranges_of(ino: u64, serving: Option<(u64, u64, u64)>) -> Vec<(u64, i64, i64)>
     }
 }
 
-fn run(jobs: &Receiver<Job>, slot: &OnceLock<Notifier>) {
+fn run(jobs: &Receiver<Job>, slot: &OnceLock<Arc<dyn Kernel>>) {
     for job in jobs {
         if let Some(n) = slot.get() {
             for (ino, offset, len) in job.ranges {
                 // ENOENT: the kernel holds no such inode (never looked up,
                 // or forgotten), so nothing of it is cached.
-                if let Err(e) = n.inval_inode(INodeNo(ino), offset, len)
+                if let Err(e) = n.drop_inode(ino, offset, len)
                     && e.kind() != std::io::ErrorKind::NotFound
                 {
                     tracing::debug!(ino, error = %e, "the kernel's pages of a changed file were not dropped");

@@ -105,7 +105,9 @@ impl FuseAdapter {
             // A writable mount's owner writes where writes are taken (the
             // kernel checks the mode under allow_other); others read, as
             // the store lets them.
-            perm: match self.mount.takes_writes(&self.fs(), a.ino) {
+            // (A read-only mount asks for no filesystem: every attribute
+            // reply passes here.)
+            perm: match self.mount.is_writable() && self.mount.takes_writes(&self.fs(), a.ino) {
                 true => a.perm | 0o200,
                 false => a.perm,
             },

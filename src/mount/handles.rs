@@ -32,6 +32,18 @@ pub enum Held {
     StagedWrite,
 }
 
+impl Held {
+    /// What a handle that holds `held` (`None`: nothing) is to the core's
+    /// requests.
+    pub fn handle(held: Option<Held>) -> Handle {
+        match held {
+            Some(Held::StagedWrite) => Handle::StagedWrite,
+            Some(Held::Edit) => Handle::Edit,
+            Some(Held::Passthrough | Held::OverBudget) | None => Handle::Other,
+        }
+    }
+}
+
 /// One recorded open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Open {
@@ -72,11 +84,7 @@ impl Handles {
 
     /// What handle `fh` is, as the core's requests need to know.
     pub fn handle(&self, fh: u64) -> Handle {
-        match lock(&self.table).open.get(&fh).map(|o| o.held) {
-            Some(Held::StagedWrite) => Handle::StagedWrite,
-            Some(Held::Edit) => Handle::Edit,
-            Some(Held::Passthrough | Held::OverBudget) | None => Handle::Other,
-        }
+        Held::handle(lock(&self.table).open.get(&fh).map(|o| o.held))
     }
 
     /// Forget handle `fh` at its release: what it was, if recorded.

@@ -231,9 +231,8 @@ impl Mount {
     /// logged with where the bytes are kept (a release has no answer to
     /// fail).
     pub fn release(&self, ino: u64, fh: u64, pid: u32) -> Option<Open> {
-        let handle = self.handles.handle(fh);
         let open = self.handles.release(fh);
-        self.committed_at_release(ino, handle, pid);
+        self.committed_at_release(ino, Held::handle(open.map(|o| o.held)), pid);
         open
     }
 

@@ -62,7 +62,11 @@ fn mount(args: &MountArgs) -> Result<(), CliError> {
 /// `nzfs check`: exit 0 conforms, 1 violates or declares no NZ-1.0, 2
 /// cannot be opened.
 fn check(args: &CheckArgs) -> ExitCode {
-    let dataset = match daemon::open_dataset(&args.store, &args.symlinks, 256 << 20) {
+    let dataset = match args
+        .symlinks
+        .source(&args.store)
+        .and_then(|s| Ok(daemon::open_dataset(&s, 256 << 20)?))
+    {
         Ok(d) => d,
         Err(e) => {
             eprintln!("nzfs: {}", nzfs::store::redact_text(&e.message));
@@ -166,7 +170,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             Ok(())
         }
         Command::Cdl(args) => {
-            let opened = daemon::open_store(&args.store, &args.symlinks)?;
+            let opened = daemon::open(&args.symlinks.source(&args.store)?)?;
             let h = &opened.hierarchy;
             let path = args.node_path.as_deref().unwrap_or("").trim_matches('/');
             let id = h.nodes.iter().position(|n| n.path == path).ok_or_else(|| {

@@ -264,7 +264,7 @@ fn a_parquet_record_that_expands_is_refused_before_its_pages_are_decompressed() 
     // Measured from the mount's start: a lookup may read the record.
     let before = CURRENT.load(Ordering::SeqCst);
     PEAK.store(before, Ordering::SeqCst);
-    let opened = nzfs::open::open_store(&set, &StoreArgs::default()).unwrap();
+    let opened = nzfs::open::open(&StoreArgs::default().source(&set).unwrap()).unwrap();
     let (fs, ino) = first_chunk_file(opened.store, opened.hierarchy);
     let err = fs.read(ino, 0, 64).unwrap_err();
     let grew = PEAK.load(Ordering::SeqCst) - before;

@@ -1,6 +1,6 @@
-//! The command line as this build can honour it: which store kinds it
-//! reads ([`Built`]), the help texts that name them, built from that one
-//! statement, and the refusal of a store this build cannot read.
+//! The command line as this build can honour it: the help texts that name
+//! the store kinds it reads, built from the opener's one statement of
+//! them ([`Built`], which also refuses a store this build cannot read).
 //!
 //! Invariants: every help text comes from [`command`], so none names a
 //! store kind, URL scheme or option that this build refuses (those options
@@ -12,41 +12,10 @@
 use clap::CommandFactory;
 
 use super::Cli;
+pub use crate::open::Built;
 
-/// What this nzfs was built to read, besides local stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Built {
-    /// Object storage and HTTP (the `remote` feature).
-    pub remote: bool,
-    /// Icechunk repositories (the `icechunk` feature).
-    pub icechunk: bool,
-}
-
+/// The help texts of what this nzfs was built to read.
 impl Built {
-    /// This build.
-    pub const THIS: Built = Built {
-        remote: cfg!(feature = "remote"),
-        icechunk: cfg!(feature = "icechunk"),
-    };
-
-    /// Why this build cannot read `store`, with the fix; `None` when it
-    /// can (or when `store` is none of the kinds a feature reads).
-    pub fn refusal(&self, store: &str) -> Option<String> {
-        let shown = crate::store::redact_url(store);
-        let rebuild = "it is in the default features: cargo build --release";
-        if !self.icechunk && crate::store::icechunk_source(store) {
-            return Some(format!(
-                "{shown} is an Icechunk repository: this nzfs was built without Icechunk support ({rebuild})"
-            ));
-        }
-        if !self.remote && crate::store::object_url(store) {
-            return Some(format!(
-                "{shown} is an object storage URL: this nzfs was built without object storage support ({rebuild})"
-            ));
-        }
-        None
-    }
-
     /// The help of a command's STORE argument.
     fn store_help(&self) -> String {
         let mut s = String::from("The store: a directory (e.g. data.zarr), a zip of one (data.zarr.zip");

@@ -396,6 +396,32 @@ impl StoreArgs {
             .or_else(|| self.snapshot.clone().map(Version::Snapshot))
     }
 
+    /// What to open: `store` read as these flags say, told its kind (a
+    /// refusal exits as [`CliError`]'s `From<SourceError>` says).
+    pub fn source(&self, store: &std::path::Path) -> Result<crate::open::Source, CliError> {
+        let mut options = Vec::new();
+        for kv in &self.store_options {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| CliError::new(format!("--store-option {kv:?}: expected KEY=VALUE")))?;
+            options.push((k.trim().to_ascii_lowercase(), v.to_string()));
+        }
+        let access = crate::open::Access {
+            symlinks: self.policy(),
+            options,
+            anonymous: self.anonymous,
+            retries: self.retries,
+            connect_timeout: std::time::Duration::from_secs(self.connect_timeout),
+            request_timeout: std::time::Duration::from_secs(self.request_timeout),
+            disk_cache: self.disk_cache.clone().map(|d| (d, self.disk_cache_size)),
+        };
+        let versions = match self.all_versions {
+            true => crate::open::Versions::All,
+            false => crate::open::Versions::One(self.version()),
+        };
+        Ok(crate::open::Source::new(store, access, versions)?)
+    }
+
     /// Which symlinks of a local store are followed.
     pub fn policy(&self) -> crate::store::Symlinks {
         if self.follow_symlinks {
@@ -583,8 +609,21 @@ impl CliError {
 /// answers `NOT_FOUND` for it). 1 is any other failure, 2 a usage error.
 pub const EXIT_NOT_FOUND: u8 = 3;
 
-impl<E: std::fmt::Display> From<E> for CliError {
-    fn from(e: E) -> Self {
+/// A source that cannot be opened: one that is not there exits with
+/// [`EXIT_NOT_FOUND`], a version that does not exist with 2.
+impl From<crate::open::SourceError> for CliError {
+    fn from(e: crate::open::SourceError) -> Self {
+        use crate::open::SourceError;
+        match e {
+            SourceError::NotFound(m) => CliError::not_found(m),
+            SourceError::NoSuchVersion(m) => CliError::new(m).with_code(2),
+            SourceError::Refused(m) => CliError::new(m),
+        }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
         CliError::new(e.to_string())
     }
 }

@@ -23,7 +23,7 @@ fn shell_word(s: &str) -> String {
 /// repository without `icechunk`): refused before the mount point is
 /// looked at, as its fix is another build.
 pub(super) fn check_built(store: &Path) -> Result<(), CliError> {
-    match store.to_str().and_then(|s| crate::cli::Built::THIS.refusal(s)) {
+    match store.to_str().and_then(|s| crate::open::Built::THIS.refusal(s)) {
         Some(why) => Err(CliError::new(why)),
         None => Ok(()),
     }

@@ -42,7 +42,7 @@ pub const READY: &str = "nzfs: mount is live";
 const NOTE: &str = "nzfs: note: ";
 
 pub use crate::cli::CliError;
-pub use crate::open::{Opened, open_dataset, open_store, shown_store};
+pub use crate::open::{Opened, open, open_dataset, shown_store};
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, CliError> {
     Err(CliError::new(msg.into()))
@@ -122,7 +122,7 @@ pub fn mount_background(mut config: MountConfig, log_file: &Path) -> Result<(), 
     check_mountpoint(&config.mountpoint, config.mount.nonempty)?;
     check_dev_fuse()?;
     check_fusermount()?;
-    crate::open::check_version(&config.store, &config.store_args)?;
+    crate::open::check_version(&config.store_args.source(&config.store)?)?;
     if let Some(dir) = log_file.parent() {
         if log::default_log_dir().is_ok_and(|d| d == dir) {
             log::own_log_dir(dir)?;
@@ -256,11 +256,11 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
         check_fusermount()?;
     }
     crate::memory::tune_allocator();
-    let opened = open_store(&config.store, &config.store_args)?;
+    let source = config.store_args.source(&config.store)?;
+    let opened = open(&source)?;
     let spool = match config.mount.writable {
         true => Some(std::sync::Arc::new(crate::open::writable_spool(
-            &config.store,
-            &config.store_args,
+            &source,
             &config.spool_dir,
             config.spool_size,
         )?)),
@@ -551,7 +551,8 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let path = std::ffi::CString::new(mp.as_os_str().as_encoded_bytes())?;
+            let path = std::ffi::CString::new(mp.as_os_str().as_encoded_bytes())
+                .map_err(|_| CliError::new(format!("cannot unmount {}: a NUL in its name", mp.display())))?;
             let flags = if lazy { libc::MNT_DETACH } else { 0 };
             // SAFETY: a valid NUL-terminated path.
             if unsafe { libc::umount2(path.as_ptr(), flags) } == 0 {

@@ -11,8 +11,7 @@
 
 use std::path::Path;
 
-use super::{LOCAL_METADATA_TTL, Opened, open_store};
-use crate::cli::StoreArgs;
+use super::{LOCAL_METADATA_TTL, Opened, Source, open};
 use crate::store::ReadableStore;
 use crate::zarr::hierarchy::Hierarchy;
 
@@ -25,22 +24,21 @@ impl Opened {
         }
     }
 
-    /// A zip or reference set in object storage mounted as `store` with
-    /// `args`, followed by a `HEAD` of object `name` in directory `parent`
+    /// A zip or reference set in object storage mounted as `source`,
+    /// followed by a `HEAD` of object `name` in directory `parent`
     /// (a URL: the zip or JSON set itself, or a Parquet set's `.zmetadata`)
     /// every [`super::REMOTE_METADATA_TTL`] by default. Where that directory
     /// cannot be opened for the looks, it is read once.
     #[cfg(feature = "remote")]
-    pub(super) fn followed_remote_file(self, store: &Path, args: &StoreArgs, parent: &str, name: &str) -> Opened {
-        let home = super::reference_options(args)
+    pub(super) fn followed_remote_file(self, source: &Source, parent: &str, name: &str) -> Opened {
+        let home = super::reference_options(&source.access)
             .ok()
             .and_then(|(_, o)| crate::store::object::RemoteStore::open(&format!("{parent}/"), &o).ok());
         let (Some(home), Ok(name)) = (home, crate::store::StoreKey::new(name)) else {
             return self;
         };
         let file = RemoteFile {
-            store: store.to_path_buf(),
-            args: args.clone(),
+            source: source.clone(),
             home,
             name,
         };
@@ -50,14 +48,13 @@ impl Opened {
         }
     }
 
-    /// A local zip or reference set opened from `store` with `args`,
-    /// followed by a stat of `watched`: the file itself, or a Parquet
+    /// A local zip or reference set opened as `source`, followed by a
+    /// stat of `watched`: the file itself, or a Parquet
     /// set's `.zmetadata` (which its writer rewrites with the set).
-    pub(super) fn followed_file(self, watched: &Path, store: &Path, args: &StoreArgs) -> Opened {
+    pub(super) fn followed_file(self, watched: &Path, source: &Source) -> Opened {
         let file = SameFile {
             path: watched.to_path_buf(),
-            store: store.to_path_buf(),
-            args: args.clone(),
+            source: source.clone(),
         };
         Opened {
             follows: Some((LOCAL_METADATA_TTL, std::sync::Arc::new(file))),
@@ -66,10 +63,10 @@ impl Opened {
     }
 }
 
-/// `store` opened again whole with `args` after a look found it `replaced`
-/// (what the log says): the new store and its hierarchy.
-fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::Reread, crate::fs::RereadError> {
-    let opened = open_store(store, args).map_err(|e| crate::fs::RereadError::Reopen(e.message))?;
+/// `source` opened again whole after a look found it `replaced` (what the
+/// log says): the new store and its hierarchy.
+fn reopen(source: &Source, replaced: &str) -> Result<crate::fs::Reread, crate::fs::RereadError> {
+    let opened = open(source).map_err(|e| crate::fs::RereadError::Reopen(e.message().to_string()))?;
     tracing::info!(store = %opened.shown, "{replaced}: read again");
     Ok(crate::fs::Reread {
         hierarchy: opened.hierarchy,
@@ -83,9 +80,8 @@ fn reopen(store: &Path, args: &StoreArgs, replaced: &str) -> Result<crate::fs::R
 /// it was replaced, as [`SameFile`] is.
 #[cfg(feature = "remote")]
 struct RemoteFile {
-    /// What was mounted, as given.
-    store: std::path::PathBuf,
-    args: StoreArgs,
+    /// What was mounted.
+    source: Source,
     /// The object's directory, and its name there.
     home: crate::store::object::RemoteStore,
     name: crate::store::StoreKey,
@@ -105,7 +101,7 @@ impl crate::fs::Rereading for RemoteFile {
         h.finish()
     }
     fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
-        reopen(&self.store, &self.args, "the object was replaced")
+        reopen(&self.source, "the object was replaced")
     }
     fn cheap(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> bool {
         false
@@ -122,8 +118,7 @@ struct SameFile {
     /// The file looked at.
     path: std::path::PathBuf,
     /// What was mounted, opened again when `path` changed.
-    store: std::path::PathBuf,
-    args: StoreArgs,
+    source: Source,
 }
 
 impl crate::fs::Rereading for SameFile {
@@ -150,6 +145,6 @@ impl crate::fs::Rereading for SameFile {
         h.finish()
     }
     fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
-        reopen(&self.store, &self.args, "the file was replaced or rewritten")
+        reopen(&self.source, "the file was replaced or rewritten")
     }
 }

@@ -6,47 +6,46 @@
 //! cannot be asked exits 1; without the `icechunk` feature a repository is
 //! refused with how to build one that reads it.
 
-use std::path::Path;
-
-use super::Opened;
 #[cfg(feature = "icechunk")]
-use super::{LOCAL_METADATA_TTL, REMOTE_METADATA_TTL, fail, remote_options};
+use super::{Kind, LOCAL_METADATA_TTL, REMOTE_METADATA_TTL, fail, refused, remote_options};
+use super::{Opened, Source, SourceError, Versions};
 #[cfg(feature = "icechunk")]
 use crate::cdl::VersionRoot;
-use crate::cli::{CliError, StoreArgs};
 #[cfg(feature = "icechunk")]
 use crate::store::ReadableStore;
 #[cfg(feature = "icechunk")]
 use crate::zarr::hierarchy::Hierarchy;
 
-/// A version that is not there exits 2; a repository that cannot be asked, 1.
+/// A version that is not there is [`SourceError::NoSuchVersion`].
 #[cfg(feature = "icechunk")]
-fn version_error(e: crate::store::icechunk::VersionError) -> CliError {
+fn version_error(e: crate::store::icechunk::VersionError) -> SourceError {
     match e {
-        crate::store::icechunk::VersionError::NoSuch(m) => CliError::new(m).with_code(2),
-        crate::store::icechunk::VersionError::Io(e) => CliError::new(format!("repository {e}")),
+        crate::store::icechunk::VersionError::NoSuch(m) => SourceError::NoSuchVersion(m),
+        crate::store::icechunk::VersionError::Io(e) => refused(format!("repository {e}")),
     }
 }
 
 /// Before `nzfs mount` starts its daemon: the Icechunk version asked for
-/// exists, so that a wrong name fails in the foreground with exit 2.
-pub fn check_version(store: &Path, args: &StoreArgs) -> Result<(), CliError> {
+/// exists, so that a wrong name fails in the foreground.
+pub fn check_version(source: &Source) -> Result<(), SourceError> {
     #[cfg(feature = "icechunk")]
-    if let Some(source) = store.to_str().filter(|s| crate::store::icechunk_source(s))
-        && let Some(version) = args.version()
+    if let Kind::Icechunk(versions) = &source.kind
+        && let Some(version) = versions.named()
     {
-        let repo = crate::store::icechunk::Repo::open(source, &remote_options(args)?)
-            .map_err(|e| CliError::new(format!("repository {e}")))?;
-        repo.resolve(&version).map_err(version_error)?;
+        let repo =
+            crate::store::icechunk::Repo::open(&source.given.to_string_lossy(), &remote_options(&source.access)?)
+                .map_err(|e| refused(format!("repository {e}")))?;
+        repo.resolve(version).map_err(version_error)?;
     }
-    let _ = (store, args);
+    let _ = source;
     Ok(())
 }
 
 #[cfg(not(feature = "icechunk"))]
-pub(super) fn open_icechunk(source: &str, _args: &StoreArgs) -> Result<Opened, CliError> {
-    let why = crate::cli::Built::THIS.refusal(source);
-    super::fail(why.unwrap_or_else(|| format!("{source}: not an Icechunk repository this build reads")))
+pub(super) fn open_icechunk(source: &Source, _versions: &Versions) -> Result<Opened, SourceError> {
+    let given = source.given.to_string_lossy();
+    let why = super::Built::THIS.refusal(&given);
+    super::fail(why.unwrap_or_else(|| format!("{}: not an Icechunk repository this build reads", source.shown())))
 }
 
 /// Snapshot `s` shown at `path` of the mount (`""`: the whole mount).
@@ -59,35 +58,40 @@ fn shown_at(s: &crate::store::icechunk::Snapshot, path: String) -> VersionRoot {
     }
 }
 
-/// Open an Icechunk repository at the version `args` names (the tip of
-/// `main` by default), or every version with `--all-versions`. A version
-/// that does not exist exits 2.
+/// The version shown of `versions` (the tip of `main` when none is named).
 #[cfg(feature = "icechunk")]
-pub(super) fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, CliError> {
+fn shown_version(versions: &Versions) -> crate::store::icechunk::Version {
+    (versions.named().cloned()).unwrap_or_else(|| crate::store::icechunk::Version::Branch("main".into()))
+}
+
+/// Open an Icechunk repository at the version `versions` names (the tip
+/// of `main` by default), or every version. A version that does not
+/// exist is [`SourceError::NoSuchVersion`].
+#[cfg(feature = "icechunk")]
+pub(super) fn open_icechunk(from: &Source, versions: &Versions) -> Result<Opened, SourceError> {
     use crate::store::icechunk::{AllVersions, Repo, Version};
     use std::sync::Arc;
-    let shown = crate::store::redact_url(source);
+    let given = from.given.to_string_lossy();
+    let source: &str = &given;
+    let shown = from.shown();
+    let all_versions = *versions == Versions::All;
     // Its cache of snapshots sized for the one shown (every version's,
     // with --all-versions: the crate's own size).
-    let opts = remote_options(args)?;
-    let repo = match args.all_versions {
+    let opts = remote_options(&from.access)?;
+    let repo = match all_versions {
         true => Repo::open(source, &opts),
-        false => Repo::open_for(
-            source,
-            &opts,
-            &args.version().unwrap_or_else(|| Version::Branch("main".into())),
-        ),
+        false => Repo::open_for(source, &opts, &shown_version(versions)),
     };
-    let repo = repo.map_err(|e| CliError::new(format!("repository {e}")))?;
+    let repo = repo.map_err(|e| refused(format!("repository {e}")))?;
     tracing::info!(repository = %shown, format = repo.spec_version(), "opened an Icechunk repository");
     let repo = Arc::new(repo);
     let mut follows = None;
-    let (store, versions, shown): (Box<dyn ReadableStore>, _, _) = if args.all_versions {
-        let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| CliError::new(format!("repository {e}")))?;
+    let (store, versions, shown): (Box<dyn ReadableStore>, _, _) = if all_versions {
+        let all = AllVersions::new(Arc::clone(&repo)).map_err(|e| refused(format!("repository {e}")))?;
         let versions = all.versions().map(|(dir, s)| shown_at(s, dir)).collect();
         (Box::new(all), versions, format!("{shown} (all versions)"))
     } else {
-        let version = args.version().unwrap_or_else(|| Version::Branch("main".into()));
+        let version = shown_version(versions);
         // A branch moves with every commit: a mount follows its tip.
         if let Version::Branch(branch) = &version {
             let every = match source.contains("://") {
@@ -105,14 +109,14 @@ pub(super) fn open_icechunk(source: &str, args: &StoreArgs) -> Result<Opened, Cl
         tracing::info!(repository = %shown, %version, snapshot = %snapshot.id, "showing {version}: {}", snapshot.note());
         let store = repo
             .version_store(&snapshot)
-            .map_err(|e| CliError::new(format!("repository {e}")))?;
+            .map_err(|e| refused(format!("repository {e}")))?;
         let versions = vec![shown_at(&snapshot, String::new())];
         (Box::new(store), versions, format!("{shown}@{}", snapshot.id))
     };
     let hierarchy = match Hierarchy::open(store.as_ref()) {
         Ok(h) => h,
         // The initial commit of a repository has no root group yet.
-        Err(crate::zarr::hierarchy::OpenError::NotZarr) if !args.all_versions => {
+        Err(crate::zarr::hierarchy::OpenError::NotZarr) if !all_versions => {
             return fail(format!("{shown} is empty at this version (no root group)"));
         }
         Err(e) => return fail(format!("repository {shown}: {e}")),
@@ -213,24 +217,36 @@ impl crate::fs::Rereading for BranchTip {
     }
 }
 
-/// The spool of a writable mount (`--writable`) of the Icechunk branch at
-/// `store`: files closed there are committed to that branch. What an
-/// earlier daemon left in the spool is logged.
+/// The spool of a writable mount (`--writable`) of the Icechunk branch
+/// `source` shows: files closed there are committed to that branch. What
+/// an earlier daemon left in the spool is logged.
 #[cfg(feature = "icechunk")]
 pub fn writable_spool(
-    store: &Path,
-    args: &StoreArgs,
-    dir: &Path,
+    source: &Source,
+    dir: &std::path::Path,
     size: u64,
-) -> Result<crate::write::spool::Spool, CliError> {
-    let source = store.to_string_lossy();
-    let branch = args.branch.clone().unwrap_or_else(|| "main".to_string());
-    let version = crate::store::icechunk::Version::Branch(branch.clone());
-    let repo = crate::store::icechunk::Repo::open_for(&source, &remote_options(args)?, &version)
-        .map_err(|e| CliError::new(format!("repository {e}")))?;
+) -> Result<crate::write::spool::Spool, SourceError> {
+    use crate::store::icechunk::Version;
+    let branch = match &source.kind {
+        Kind::Icechunk(Versions::One(None)) => "main".to_string(),
+        Kind::Icechunk(Versions::One(Some(Version::Branch(b)))) => b.clone(),
+        _ => {
+            return fail(format!(
+                "--writable: {} is not an Icechunk branch; only a branch can be mounted writable",
+                source.shown()
+            ));
+        }
+    };
+    let version = Version::Branch(branch.clone());
+    let repo = crate::store::icechunk::Repo::open_for(
+        &source.given.to_string_lossy(),
+        &remote_options(&source.access)?,
+        &version,
+    )
+    .map_err(|e| refused(format!("repository {e}")))?;
     let target = crate::write::Branch { repo, branch };
     let (spool, left) = crate::write::spool::Spool::open(dir, size, crate::fs::STAGED_INO, Box::new(target))
-        .map_err(|e| CliError::new(format!("--writable: {e}")))?;
+        .map_err(|e| refused(format!("--writable: {e}")))?;
     for file in left {
         tracing::warn!(
             file = %file.display(),
@@ -243,14 +259,13 @@ pub fn writable_spool(
 /// Without the `icechunk` feature nothing is writable.
 #[cfg(not(feature = "icechunk"))]
 pub fn writable_spool(
-    store: &Path,
-    _args: &StoreArgs,
-    _dir: &Path,
+    source: &Source,
+    _dir: &std::path::Path,
     _size: u64,
-) -> Result<crate::write::spool::Spool, CliError> {
-    Err(CliError::new(format!(
+) -> Result<crate::write::spool::Spool, SourceError> {
+    Err(SourceError::Refused(format!(
         "--writable: {} cannot be mounted writable: only an Icechunk branch can, and this nzfs was built \
          without Icechunk support (it is in the default features: cargo build --release)",
-        super::shown_store(store)
+        source.shown()
     )))
 }

@@ -38,6 +38,7 @@ pub mod mounts;
 pub mod naming;
 pub mod netcdf;
 pub mod nz;
+pub mod odometer;
 pub mod open;
 pub mod owned;
 pub mod preview;

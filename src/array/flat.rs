@@ -100,19 +100,12 @@ impl Array {
         }
         // One contiguous run of the flat array per row of the region.
         let mut pos = start.to_vec();
+        let end: Vec<u64> = start.iter().zip(shape).map(|(s, n)| s + n).collect();
         for dst in out.chunks_mut(row) {
             let flat = (0..nd).fold(0u64, |acc, d| acc * m.shape[d] + pos[d]);
             self.copy_flat(flat * item, dst)?;
             // Next row: carry through the outer dimensions of the region.
-            let mut d = nd - 1;
-            while d > 0 {
-                d -= 1;
-                pos[d] += 1;
-                if pos[d] < start[d] + shape[d] {
-                    break;
-                }
-                pos[d] = start[d];
-            }
+            crate::odometer::next_from(&mut pos[..nd - 1], &start[..nd - 1], &end[..nd - 1]);
         }
         Ok(out)
     }

@@ -419,12 +419,11 @@ impl Array {
 /// that all lie in its last row: along the last dimension, carrying into
 /// the outer ones at the row's end.
 fn advance(pos: &mut [u64], shape: &[u64], run: u64) {
-    let mut d = pos.len() - 1;
-    pos[d] += run;
-    while d > 0 && pos[d] >= shape[d] {
-        pos[d] = 0;
-        pos[d - 1] += 1;
-        d -= 1;
+    let last = pos.len() - 1;
+    pos[last] += run;
+    if pos[last] >= shape[last] {
+        pos[last] = 0;
+        crate::odometer::next(&mut pos[..last], &shape[..last]);
     }
 }
 

@@ -259,17 +259,8 @@ impl Array {
                 f(within + i, flat + i)?;
             }
             // The next row of the chunk's inside part.
-            let mut d = nd - 1;
-            loop {
-                if d == 0 {
-                    return Ok(());
-                }
-                d -= 1;
-                local[d] += 1;
-                if local[d] < extent[d] {
-                    break;
-                }
-                local[d] = 0;
+            if !crate::odometer::next(&mut local[..nd - 1], &extent[..nd - 1]) {
+                return Ok(());
             }
         }
     }

@@ -19,6 +19,7 @@ use std::fmt::Write;
 
 use super::is_bool_attribute;
 use crate::naming;
+use crate::netcdf::NcType;
 use crate::zarr::data_type::DataType;
 use crate::zarr::data_type::record::Record;
 use crate::zarr::hierarchy::{Hierarchy, NodeKind};
@@ -117,25 +118,18 @@ fn record_name(r: &Record) -> String {
     format!("nz_struct_{hash:08x}")
 }
 
-/// The CDL type name of a data type.
+/// The CDL type name of a data type: a classic type's is the netCDF
+/// vocabulary's (as CDF-5 types it), the others' a user-defined type's
+/// or `string`.
 pub fn type_name(dt: &DataType) -> String {
     match dt {
         DataType::Bool => "nz_bool".into(),
-        DataType::Int8 => "byte".into(),
-        DataType::Int16 => "short".into(),
-        DataType::Int32 => "int".into(),
-        DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => "int64".into(),
         DataType::FixedBytes(_) | DataType::FixedUtf32(_) | DataType::String | DataType::Bytes => "string".into(),
-        DataType::UInt8 => "ubyte".into(),
-        DataType::UInt16 => "ushort".into(),
-        DataType::UInt32 => "uint".into(),
-        DataType::UInt64 => "uint64".into(),
-        DataType::Float16 | DataType::BFloat16 | DataType::Float32 => "float".into(),
-        DataType::Float64 => "double".into(),
         DataType::Complex64 => "nz_complex64".into(),
         DataType::Complex128 => "nz_complex128".into(),
         DataType::Raw(n) => format!("nz_r{}", n * 8),
         DataType::Struct(r) => record_name(r),
         DataType::Narrow(n) => type_name(&n.shown()),
+        atomic => NcType::of_zarr(atomic, true).map_or_else(|| "string".into(), |(t, _)| t.name().into()),
     }
 }

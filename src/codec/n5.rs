@@ -180,13 +180,7 @@ fn place(block: &[u8], shape: &[u64], chunk: &mut [u8], chunk_shape: &[u64], ite
             .fold(0u64, |a, (&i, &c)| a * c + i);
         let at = at as usize * chunk_shape[ndim - 1] as usize * item;
         chunk[at..at + row].copy_from_slice(&block[r * row..(r + 1) * row]);
-        for d in (0..ndim - 1).rev() {
-            index[d] += 1;
-            if index[d] < shape[d] {
-                break;
-            }
-            index[d] = 0;
-        }
+        crate::odometer::next(&mut index, &shape[..ndim - 1]);
     }
 }
 

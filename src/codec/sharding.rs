@@ -292,13 +292,7 @@ impl ShardingCodec {
         for _ in 0..total {
             let (inner, within) = self.inner_of(&pos);
             out.extend_from_slice(lines[inner as usize][within as usize]);
-            for d in (0..nd).rev() {
-                pos[d] += 1;
-                if pos[d] < self.shard_shape[d] {
-                    break;
-                }
-                pos[d] = 0;
-            }
+            crate::odometer::next(&mut pos, &self.shard_shape);
         }
         Ok(out)
     }

@@ -98,24 +98,16 @@ impl Transpose {
         let inner = decoded_shape[ndim - 1] as usize;
         let inner_stride = a_strides_in_b[ndim - 1] * item;
         let mut pos = vec![0usize; ndim - 1];
+        let outer: Vec<usize> = decoded_shape[..ndim - 1].iter().map(|&n| n as usize).collect();
         loop {
             let base: usize = pos.iter().zip(&a_strides_in_b).map(|(p, s)| p * s).sum::<usize>() * item;
             for k in 0..inner {
                 let at = base + k * inner_stride;
                 out.extend_from_slice(&encoded[at..at + item]);
             }
-            // Advance the odometer over the outer dimensions of A.
-            let mut d = ndim - 1;
-            loop {
-                if d == 0 {
-                    return out;
-                }
-                d -= 1;
-                pos[d] += 1;
-                if pos[d] < decoded_shape[d] as usize {
-                    break;
-                }
-                pos[d] = 0;
+            // The next index over the outer dimensions of A.
+            if !crate::odometer::next(&mut pos, &outer) {
+                return out;
             }
         }
     }

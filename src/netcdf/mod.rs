@@ -1,4 +1,7 @@
-//! A virtual netCDF classic file per group, synthesized on the fly.
+//! netCDF classic both ways: a virtual classic file per group,
+//! synthesized on the fly (here), and a classic file read back
+//! ([`classic`]), through one vocabulary of types and attributes
+//! ([`vocabulary`]).
 //!
 //! Format: netCDF-C's "file format specifications" (CDF-1/2), and CDF-5
 //! (64-bit data) as PnetCDF defines it. The header is computed from the
@@ -33,8 +36,12 @@
 //! variable's are packed values), so that they never make a file CDF-5
 //! ([`crate::zarr::metadata::TYPED_BY_VARIABLE`]).
 
+pub mod classic;
 mod order;
+pub mod vocabulary;
+
 pub use order::{copy_in_file_order, to_file_order};
+pub use vocabulary::{AttrValue, NcType};
 
 use crate::json::Value;
 use crate::naming;
@@ -49,18 +56,6 @@ pub const ALIGN: u64 = 4096;
 /// `st_blksize`): netCDF-C reads a whole `st_blksize` at open, and with no
 /// data in it, `ncdump -h` decodes no chunk.
 pub const HEADER_SPAN: u64 = 1 << 20;
-
-const NC_BYTE: u32 = 1;
-const NC_CHAR: u32 = 2;
-const NC_SHORT: u32 = 3;
-const NC_INT: u32 = 4;
-const NC_FLOAT: u32 = 5;
-const NC_DOUBLE: u32 = 6;
-const NC_UBYTE: u32 = 7;
-const NC_USHORT: u32 = 8;
-const NC_UINT: u32 = 9;
-const NC_INT64: u32 = 10;
-const NC_UINT64: u32 = 11;
 
 /// One variable of the file: which array, how its elements are stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +101,9 @@ impl Writer {
     fn u32(&mut self, v: u32) {
         self.out.extend(v.to_be_bytes());
     }
+    fn nc_type(&mut self, t: NcType) {
+        self.u32(t.code());
+    }
     fn u64(&mut self, v: u64) {
         self.out.extend(v.to_be_bytes());
     }
@@ -139,29 +137,6 @@ pub fn nc_name(s: &str) -> String {
     if clean.is_empty() { "_".into() } else { clean }
 }
 
-/// The classic type of a data type: `(nc_type, unsigned_in_cdf2)`, or None.
-fn var_type(dt: &DataType, cdf5: bool) -> Option<(u32, bool)> {
-    Some(match dt {
-        DataType::Bool => (if cdf5 { NC_UBYTE } else { NC_BYTE }, false),
-        DataType::Int8 => (NC_BYTE, false),
-        DataType::Int16 => (NC_SHORT, false),
-        DataType::Int32 => (NC_INT, false),
-        DataType::Int64 | DataType::DateTime64 { .. } | DataType::TimeDelta64 { .. } => (NC_INT64, false),
-        DataType::UInt8 if cdf5 => (NC_UBYTE, false),
-        DataType::UInt8 => (NC_BYTE, true),
-        DataType::UInt16 if cdf5 => (NC_USHORT, false),
-        DataType::UInt16 => (NC_SHORT, true),
-        DataType::UInt32 if cdf5 => (NC_UINT, false),
-        DataType::UInt32 => (NC_INT, true),
-        DataType::UInt64 => (NC_UINT64, false),
-        DataType::Float16 | DataType::BFloat16 | DataType::Float32 | DataType::Complex64 => (NC_FLOAT, false),
-        DataType::Float64 | DataType::Complex128 => (NC_DOUBLE, false),
-        DataType::FixedBytes(_) | DataType::FixedUtf32(_) => (NC_CHAR, false),
-        DataType::Raw(_) | DataType::String | DataType::Bytes | DataType::Struct(_) => return None,
-        DataType::Narrow(n) => return var_type(&n.shown(), cdf5),
-    })
-}
-
 /// The length of the trailing character dimension of a fixed-length string
 /// variable (`S n`: n bytes; `U n`: up to 4 UTF-8 bytes per character).
 fn strlen(dt: &DataType) -> Option<u64> {
@@ -179,67 +154,6 @@ fn needs_cdf5_type(dt: &DataType) -> bool {
     )
 }
 
-/// A value written into an attribute.
-enum AttrValue {
-    Text(String),
-    Ints(Vec<i64>),
-    Doubles(Vec<f64>),
-    /// Raw big-endian values of a given type (for `_FillValue`).
-    Typed(u32, Vec<u8>),
-}
-
-fn attr_value(v: &Value) -> AttrValue {
-    match v {
-        Value::Str(s) => AttrValue::Text(s.clone()),
-        Value::Int(i) => AttrValue::Ints(vec![*i]),
-        Value::Float(f) => AttrValue::Doubles(vec![*f]),
-        Value::Array(items) if !items.is_empty() && items.iter().all(|i| matches!(i, Value::Int(_))) => {
-            AttrValue::Ints(
-                items
-                    .iter()
-                    .filter_map(|i| if let Value::Int(x) = i { Some(*x) } else { None })
-                    .collect(),
-            )
-        }
-        Value::Array(items)
-            if !items.is_empty() && items.iter().all(|i| matches!(i, Value::Int(_) | Value::Float(_))) =>
-        {
-            AttrValue::Doubles(items.iter().filter_map(Value::as_f64).collect())
-        }
-        other => AttrValue::Text(other.to_string()),
-    }
-}
-
-/// `_FillValue` as big-endian bytes of the variable's type.
-fn fill_value(v: &Value, nc_type: u32) -> Option<Vec<u8>> {
-    let n = crate::zarr::data_type::fill_value_number(v).ok()?;
-    let x = n.as_f64();
-    // CDF-2 keeps unsigned values in the signed type: accept both ranges.
-    let int = |lo: i128, hi: i128| n.integral().filter(|i| (lo..=hi).contains(i));
-    Some(match nc_type {
-        NC_BYTE => vec![int(-128, 255)? as u8],
-        NC_UBYTE => vec![int(0, 255)? as u8],
-        NC_SHORT => (int(-32768, 65535)? as u16).to_be_bytes().to_vec(),
-        NC_USHORT => (int(0, 65535)? as u16).to_be_bytes().to_vec(),
-        NC_INT => (int(-2147483648, 4294967295)? as u32).to_be_bytes().to_vec(),
-        NC_UINT => (int(0, 4294967295)? as u32).to_be_bytes().to_vec(),
-        NC_INT64 => (int(i64::MIN.into(), i64::MAX.into())? as i64).to_be_bytes().to_vec(),
-        NC_UINT64 => (int(0, u64::MAX.into())? as u64).to_be_bytes().to_vec(),
-        NC_FLOAT => (x as f32).to_be_bytes().to_vec(),
-        NC_DOUBLE => x.to_be_bytes().to_vec(),
-        _ => return None,
-    })
-}
-
-fn type_size(t: u32) -> usize {
-    match t {
-        NC_BYTE | NC_CHAR | NC_UBYTE => 1,
-        NC_SHORT | NC_USHORT => 2,
-        NC_INT | NC_FLOAT | NC_UINT => 4,
-        _ => 8,
-    }
-}
-
 fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
     if attrs.is_empty() {
         return w.absent();
@@ -250,54 +164,39 @@ fn write_attrs(w: &mut Writer, attrs: &[(String, AttrValue)]) {
         w.name(name);
         match v {
             AttrValue::Text(s) => {
-                w.u32(NC_CHAR);
+                w.nc_type(NcType::Char);
                 w.count(s.len() as u64);
                 w.out.extend(s.as_bytes());
             }
             AttrValue::Ints(items) if w.cdf5 => {
-                w.u32(NC_INT64);
+                w.nc_type(NcType::Int64);
                 w.count(items.len() as u64);
                 items.iter().for_each(|i| w.out.extend(i.to_be_bytes()));
             }
             AttrValue::Ints(items) if items.iter().all(|&i| i32::try_from(i).is_ok()) => {
-                w.u32(NC_INT);
+                w.nc_type(NcType::Int);
                 w.count(items.len() as u64);
                 items.iter().for_each(|&i| w.out.extend((i as i32).to_be_bytes()));
             }
             // CDF-2 has no 64-bit integers: such a list becomes doubles.
             AttrValue::Ints(items) => {
-                w.u32(NC_DOUBLE);
+                w.nc_type(NcType::Double);
                 w.count(items.len() as u64);
                 items.iter().for_each(|&i| w.out.extend((i as f64).to_be_bytes()));
             }
             AttrValue::Doubles(items) => {
-                w.u32(NC_DOUBLE);
+                w.nc_type(NcType::Double);
                 w.count(items.len() as u64);
                 items.iter().for_each(|d| w.out.extend(d.to_be_bytes()));
             }
             AttrValue::Typed(t, bytes) => {
-                w.u32(*t);
-                w.count((bytes.len() / type_size(*t)) as u64);
+                w.nc_type(*t);
+                w.count(bytes.len() as u64 / t.size());
                 w.out.extend(bytes);
             }
         }
         w.pad();
     }
-}
-
-/// `v` (one number or a list) as big-endian values of netCDF type `t`, if
-/// every value fits.
-fn typed_values(v: &Value, t: u32) -> Option<Vec<u8>> {
-    let items = match v {
-        Value::Array(items) if !items.is_empty() => items.as_slice(),
-        Value::Array(_) => return None,
-        one => std::slice::from_ref(one),
-    };
-    let mut bytes = Vec::new();
-    for i in items {
-        bytes.extend(fill_value(i, t)?);
-    }
-    Some(bytes)
 }
 
 /// An attribute in the netCDF type the store recorded for it (NCZarr's
@@ -306,8 +205,8 @@ fn typed_attr(v: &Value, dt: &DataType, cdf5: bool) -> Option<AttrValue> {
     if !cdf5 && needs_cdf5_type(dt) {
         return None;
     }
-    let (t, _) = var_type(dt, cdf5)?;
-    Some(AttrValue::Typed(t, typed_values(v, t)?))
+    let (t, _) = NcType::of_zarr(dt, cdf5)?;
+    Some(AttrValue::Typed(t, t.encode_all(v)?))
 }
 
 /// Attributes under NZ's default mapping, or in their recorded types, with
@@ -318,7 +217,7 @@ fn attrs_of(
     attrs: &[(String, Value)],
     types: &[(String, DataType)],
     cdf5: bool,
-    var: Option<u32>,
+    var: Option<NcType>,
     group: bool,
 ) -> Vec<(String, AttrValue)> {
     // Keywords keep their own spelling in the file (naming::in_file).
@@ -333,7 +232,7 @@ fn attrs_of(
         .map(|((k, v), shown)| {
             let tied = var.filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str()));
             if let Some(t) = tied.filter(|_| k == "_FillValue") {
-                return match fill_value(v, t) {
+                return match t.encode(v) {
                     Some(bytes) => ("_FillValue".into(), AttrValue::Typed(t, bytes)),
                     None => ("_nz_FillValue".into(), AttrValue::Text(v.to_string())),
                 };
@@ -341,14 +240,14 @@ fn attrs_of(
             // The others tied to the variable's type: integers that fit it.
             let in_var_type = tied
                 .filter(|_| crate::zarr::metadata::integers(v))
-                .and_then(|t| Some(AttrValue::Typed(t, typed_values(v, t)?)));
+                .and_then(|t| Some(AttrValue::Typed(t, t.encode_all(v)?)));
             let typed = in_var_type.or_else(|| {
                 types
                     .iter()
                     .find(|(n, _)| n == k)
                     .and_then(|(_, t)| typed_attr(v, t, cdf5))
             });
-            (shown.clone(), typed.unwrap_or_else(|| attr_value(v)))
+            (shown.clone(), typed.unwrap_or_else(|| AttrValue::of_json(v)))
         })
         .collect();
     let pairs = attrs
@@ -424,7 +323,7 @@ pub fn layout(
             NodeKind::Array(a) if matches!(a.metadata.data_type, DataType::Struct(_)) => {
                 "records (a compound type), which classic netCDF cannot hold: read data.bin, described by header.cdl"
             }
-            NodeKind::Array(a) if var_type(&a.metadata.data_type, true).is_none() => {
+            NodeKind::Array(a) if NcType::of_zarr(&a.metadata.data_type, true).is_none() => {
                 "a type classic netCDF cannot hold"
             }
             NodeKind::Array(a) if format == NcFormat::Cdf2 && needs_cdf5_type(&a.metadata.data_type) => {
@@ -463,8 +362,8 @@ pub fn layout(
             types.iter().any(|(n, t)| n == k && !needs_cdf5_type(t))
                 || var
                     .filter(|_| TYPED_BY_VARIABLE.contains(&k.as_str()) && crate::zarr::metadata::integers(v))
-                    .and_then(|dt| var_type(dt, false))
-                    .is_some_and(|(t, _)| typed_values(v, t).is_some())
+                    .and_then(|dt| NcType::of_zarr(dt, false))
+                    .is_some_and(|(t, _)| t.encode_all(v).is_some())
                 || match v {
                     Value::Int(_) => false,
                     Value::Array(items) => !items.iter().all(|i| matches!(i, Value::Int(_))) || items.is_empty(),
@@ -569,7 +468,7 @@ pub fn layout(
             w.count(arrays.len() as u64);
             for (k, (c, a)) in arrays.iter().enumerate() {
                 let m = &a.metadata;
-                let (t, unsigned) = var_type(&m.data_type, cdf5).expect("filtered");
+                let (t, unsigned) = NcType::of_zarr(&m.data_type, cdf5).expect("filtered");
                 let var = shown_of(*c);
                 w.name(&var);
                 w.count(var_dims[k].len() as u64);
@@ -588,14 +487,14 @@ pub fn layout(
                     attrs.push(("_Encoding".into(), AttrValue::Text("utf-8".into())));
                 }
                 write_attrs(&mut w, &attrs);
-                w.u32(t);
+                w.nc_type(t);
                 let n: u64 = m.shape.iter().product::<u64>()
                     * if matches!(m.data_type, DataType::Complex64 | DataType::Complex128) {
                         2
                     } else {
                         strlen(&m.data_type).unwrap_or(1)
                     };
-                let vsize = (n * type_size(t) as u64).next_multiple_of(4);
+                let vsize = (n * t.size() as usize as u64).next_multiple_of(4);
                 w.count(if cdf5 { vsize } else { vsize.min(u64::from(u32::MAX)) });
                 w.u64(begins.get(k).copied().unwrap_or(0));
             }
@@ -608,15 +507,15 @@ pub fn layout(
     let mut at = header_len.next_multiple_of(HEADER_SPAN);
     for (c, a) in &arrays {
         let m = &a.metadata;
-        let (t, _) = var_type(&m.data_type, cdf5).expect("filtered");
+        let (t, _) = NcType::of_zarr(&m.data_type, cdf5).expect("filtered");
         let elems: u64 = m.shape.iter().product();
         let (item_in, item_out, swap_unit) = match &m.data_type {
-            DataType::Complex64 | DataType::Complex128 => (m.data_type.size(), m.data_type.size(), type_size(t)),
+            DataType::Complex64 | DataType::Complex128 => (m.data_type.size(), m.data_type.size(), t.size() as usize),
             DataType::Float16 => (2, 4, 4),
             dt @ (DataType::FixedBytes(_) | DataType::FixedUtf32(_)) => {
                 (dt.size(), strlen(dt).unwrap_or(1) as usize, 1)
             }
-            dt => (dt.size(), type_size(t), type_size(t)),
+            dt => (dt.size(), t.size() as usize, t.size() as usize),
         };
         let len = elems * item_out as u64;
         begins.push(at);

@@ -31,8 +31,9 @@
 
 use std::fs::File;
 
-use super::classic::{Attr, Classic, ClassicError, NcType, Var};
 use crate::json::Value;
+use crate::netcdf::classic::{Attr, Classic, ClassicError, NcType, Var};
+use crate::netcdf::vocabulary::attribute_json;
 use crate::zarr::documents::ZARR_JSON;
 
 /// The most bytes one chunk holds, decoded.
@@ -59,83 +60,9 @@ pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {
     chunk
 }
 
-/// The Zarr v3 data type of a numeric netCDF type (`None`: `char`, whose
-/// type is its strings' length: [`text_length`]).
-fn zarr_type(t: NcType) -> Option<&'static str> {
-    Some(match t {
-        NcType::Byte => "int8",
-        NcType::Char => return None,
-        NcType::Short => "int16",
-        NcType::Int => "int32",
-        NcType::Float => "float32",
-        NcType::Double => "float64",
-        NcType::UByte => "uint8",
-        NcType::UShort => "uint16",
-        NcType::UInt => "uint32",
-        NcType::Int64 => "int64",
-        NcType::UInt64 => "uint64",
-    })
-}
-
-/// netCDF's default fill value of each type, as its big-endian bytes.
-fn default_fill(t: NcType) -> Vec<u8> {
-    match t {
-        NcType::Byte => (-127i8).to_be_bytes().to_vec(),
-        NcType::Char => vec![0],
-        NcType::Short => (-32767i16).to_be_bytes().to_vec(),
-        NcType::Int => (-2147483647i32).to_be_bytes().to_vec(),
-        NcType::Float => f32::from_bits(0x7cf0_0000).to_be_bytes().to_vec(),
-        NcType::Double => f64::from_bits(0x479e_0000_0000_0000).to_be_bytes().to_vec(),
-        NcType::UByte => vec![255],
-        NcType::UShort => 65535u16.to_be_bytes().to_vec(),
-        NcType::UInt => 4294967295u32.to_be_bytes().to_vec(),
-        NcType::Int64 => (-9223372036854775806i64).to_be_bytes().to_vec(),
-        NcType::UInt64 => 18446744073709551614u64.to_be_bytes().to_vec(),
-    }
-}
-
-/// One big-endian value of type `t` as JSON (`fill`: as a Zarr
-/// `fill_value`, whose non-finite floats are strings).
-fn value(t: NcType, b: &[u8], fill: bool) -> Value {
-    let float = |x: f64| match (fill, x.is_finite()) {
-        (true, false) if x.is_nan() => Value::Str("NaN".into()),
-        (true, false) => Value::Str(if x > 0.0 { "Infinity" } else { "-Infinity" }.into()),
-        _ => Value::Float(x),
-    };
-    match t {
-        NcType::Byte => Value::Int(i64::from(b[0] as i8)),
-        NcType::Char | NcType::UByte => Value::Int(i64::from(b[0])),
-        NcType::Short => Value::Int(i64::from(i16::from_be_bytes([b[0], b[1]]))),
-        NcType::UShort => Value::Int(i64::from(u16::from_be_bytes([b[0], b[1]]))),
-        NcType::Int => Value::Int(i64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
-        NcType::UInt => Value::Int(i64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
-        NcType::Float => {
-            let x = f32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-            // The fewest digits that give this float back, read as a double.
-            float(format!("{x:?}").parse::<f64>().unwrap_or(f64::from(x)))
-        }
-        NcType::Double => float(f64::from_be_bytes(b[..8].try_into().expect("8 bytes"))),
-        NcType::Int64 => Value::Int(i64::from_be_bytes(b[..8].try_into().expect("8 bytes"))),
-        NcType::UInt64 => {
-            let u = u64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
-            i64::try_from(u).map_or(Value::UInt(u), Value::Int)
-        }
-    }
-}
-
 /// An attribute's value as JSON.
 fn attribute(a: &Attr) -> Value {
-    if a.nc_type == NcType::Char {
-        let text = a.raw.strip_suffix(&[0]).unwrap_or(&a.raw);
-        let end = text.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
-        return Value::Str(String::from_utf8_lossy(&text[..end]).into_owned());
-    }
-    let size = a.nc_type.size() as usize;
-    let mut values: Vec<Value> = a.raw.chunks_exact(size).map(|b| value(a.nc_type, b, false)).collect();
-    match values.len() {
-        1 => values.remove(0),
-        _ => Value::Array(values),
-    }
+    attribute_json(a.nc_type, &a.raw)
 }
 
 fn attributes(attrs: &[Attr]) -> Value {
@@ -171,7 +98,7 @@ fn fill_of(v: &Var) -> Vec<u8> {
     v.attrs
         .iter()
         .find(|a| a.name == "_FillValue" && a.nc_type == v.nc_type && a.count == 1)
-        .map_or_else(|| default_fill(v.nc_type), |a| a.raw.clone())
+        .map_or_else(|| v.nc_type.default_fill(), |a| a.raw.clone())
 }
 
 /// What [`convert`] wrote.
@@ -313,7 +240,7 @@ fn array(
             ("name", Value::Str("null_terminated_bytes".into())),
             ("configuration", conf(vec![("length_bytes", Value::UInt(n))])),
         ]),
-        None => Value::Str(zarr_type(v.nc_type).unwrap_or_default().into()),
+        None => Value::Str(v.nc_type.zarr().unwrap_or_default().into()),
     };
     let bytes_codec = match text {
         Some(_) => conf(vec![("name", Value::Str("bytes".into()))]),
@@ -343,7 +270,7 @@ fn array(
             "fill_value",
             match text {
                 Some(_) => Value::Str(String::new()),
-                None => value(v.nc_type, &fill, true),
+                None => v.nc_type.decode(&fill, true),
             },
         ),
         (
@@ -490,15 +417,7 @@ fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, f
         }
         let o = offset as usize * size;
         place(&mut out[o..o + row], &values[r * row..(r + 1) * row]);
-        let mut a = rank - 1;
-        while a > 0 {
-            a -= 1;
-            at[a] += 1;
-            if at[a] < count[a] {
-                break;
-            }
-            at[a] = 0;
-        }
+        crate::odometer::next(&mut at[..rank - 1], &count[..rank - 1]);
     }
     out
 }

@@ -1,14 +1,14 @@
 //! Write-back: what a program writes into a writable mount becomes Zarr
 //! in an Icechunk commit.
 //!
-//! - [`classic`] reads a netCDF classic file (CDF-1, CDF-2, CDF-5) as its
-//!   writer left it;
-//! - [`group`] turns it into a Zarr v3 group, object by object;
+//! - [`group`] turns a netCDF classic file (CDF-1, CDF-2, CDF-5), as
+//!   [`crate::netcdf::classic`] reads it, into a Zarr v3 group, object by
+//!   object;
 //! - [`netcdf_group`] makes that group one commit on a branch;
 //! - [`spool`] stages what a program writes into a writable mount until it
 //!   closes the file, and [`Branch`] commits it there;
 //! - [`edit`] turns bytes written into an existing array's `data.bin` or
-//!   chunk files into its chunks, re-encoded by [`encode`];
+//!   chunk files into its chunks, re-encoded through the codec chain;
 //! - [`names`] says which names a commit takes, for files and nodes;
 //! - [`Stage`] is what a commit reads, sets and deletes at the branch's
 //!   tip ([`spool::Target::change`]): a new group (`mkdir`), a removed
@@ -19,7 +19,6 @@
 //! converted leaves the branch as it was (it is checked whole before the
 //! first object is set, and an error before the commit drops the session).
 
-pub mod classic;
 pub mod edit;
 pub mod group;
 pub mod names;
@@ -157,7 +156,7 @@ fn write_group(
     message: &str,
     replace: Option<&[String]>,
 ) -> Result<(String, group::Written), WriteError> {
-    let parsed = classic::Classic::parse(file).map_err(group::ConvertError::from)?;
+    let parsed = crate::netcdf::classic::Classic::parse(file).map_err(group::ConvertError::from)?;
     let convert = |commit: &crate::store::icechunk::Commit<'_>| {
         group::convert(&parsed, file, path, &mut |key, bytes| commit.put(&key, bytes)).map_err(WriteError::from)
     };

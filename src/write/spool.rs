@@ -432,7 +432,7 @@ impl Spool {
             (s.file.try_clone()?, at, s.writes, s.made.clone(), message, wanted)
         };
         file.sync_data()?;
-        if !wanted || super::classic::Classic::parse(&file).is_err() {
+        if !wanted || crate::netcdf::classic::Classic::parse(&file).is_err() {
             return Ok(None);
         }
         let result = self.target.commit((&at.0, &at.1), &file, &message, replace.as_deref());

@@ -305,6 +305,7 @@ fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result
     }
     let dims = dimensions(g)?;
     let mut at = vec![0usize; dims.len()];
+    let lens: Vec<usize> = dims.iter().map(|(_, values)| values.len()).collect();
     // One scope for every key: the dimensions' values replace their own.
     let mut scope: HashMap<&str, Val> = templates.clone();
     loop {
@@ -333,17 +334,8 @@ fn expand(g: &Value, templates: &Scope, out: &mut Vec<(String, Spec)>) -> Result
             }
         }
         // The next index, the last dimension fastest.
-        let mut d = dims.len();
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            at[d] += 1;
-            if at[d] < dims[d].1.len() {
-                break;
-            }
-            at[d] = 0;
+        if !crate::odometer::next(&mut at, &lens) {
+            return Ok(());
         }
     }
 }

@@ -51,14 +51,14 @@ fn attributes_and_fills_are_written_as_nz_reads_them() {
     };
     assert_eq!(attribute(&floats).to_string(), "[0.1,2.5]");
     assert_eq!(
-        value(NcType::Float, &f32::NAN.to_be_bytes(), true),
+        NcType::Float.decode(&f32::NAN.to_be_bytes(), true),
         Value::Str("NaN".into())
     );
     assert_eq!(
-        value(NcType::UInt64, &u64::MAX.to_be_bytes(), true),
+        NcType::UInt64.decode(&u64::MAX.to_be_bytes(), true),
         Value::UInt(u64::MAX)
     );
-    assert_eq!(value(NcType::Byte, &[0x81], false), Value::Int(-127));
+    assert_eq!(NcType::Byte.decode(&[0x81], false), Value::Int(-127));
 }
 
 #[test]

@@ -16,6 +16,8 @@ use std::fs::File;
 use std::io::{BufReader, Read};
 use std::os::unix::fs::FileExt;
 
+pub use super::vocabulary::NcType;
+
 /// Why a file is not a netCDF classic file nzfs can take.
 #[derive(Debug, thiserror::Error)]
 pub enum ClassicError {
@@ -45,81 +47,13 @@ pub enum Format {
     Data64,
 }
 
-/// The external types of the classic formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NcType {
-    /// `byte`: int8.
-    Byte,
-    /// `char`: one byte of text.
-    Char,
-    /// `short`: int16.
-    Short,
-    /// `int`: int32.
-    Int,
-    /// `float`: float32.
-    Float,
-    /// `double`: float64.
-    Double,
-    /// `ubyte` (CDF-5).
-    UByte,
-    /// `ushort` (CDF-5).
-    UShort,
-    /// `uint` (CDF-5).
-    UInt,
-    /// `int64` (CDF-5).
-    Int64,
-    /// `uint64` (CDF-5).
-    UInt64,
-}
-
-impl NcType {
-    fn of(code: u32, format: Format) -> Result<NcType, ClassicError> {
-        let t = match code {
-            1 => NcType::Byte,
-            2 => NcType::Char,
-            3 => NcType::Short,
-            4 => NcType::Int,
-            5 => NcType::Float,
-            6 => NcType::Double,
-            7 => NcType::UByte,
-            8 => NcType::UShort,
-            9 => NcType::UInt,
-            10 => NcType::Int64,
-            11 => NcType::UInt64,
-            other => return Err(ClassicError::Corrupt(format!("unknown type code {other}"))),
-        };
-        if code > 6 && format != Format::Data64 {
-            return Err(ClassicError::Corrupt(format!("type code {code} outside CDF-5")));
-        }
-        Ok(t)
+/// The type of `code` in a header of `format`.
+fn nc_type(code: u32, format: Format) -> Result<NcType, ClassicError> {
+    let t = NcType::of(code).ok_or_else(|| ClassicError::Corrupt(format!("unknown type code {code}")))?;
+    if t.cdf5_only() && format != Format::Data64 {
+        return Err(ClassicError::Corrupt(format!("type code {code} outside CDF-5")));
     }
-
-    /// Bytes per value.
-    pub fn size(self) -> u64 {
-        match self {
-            NcType::Byte | NcType::Char | NcType::UByte => 1,
-            NcType::Short | NcType::UShort => 2,
-            NcType::Int | NcType::UInt | NcType::Float => 4,
-            NcType::Double | NcType::Int64 | NcType::UInt64 => 8,
-        }
-    }
-
-    /// The CDL name.
-    pub fn name(self) -> &'static str {
-        match self {
-            NcType::Byte => "byte",
-            NcType::Char => "char",
-            NcType::Short => "short",
-            NcType::Int => "int",
-            NcType::Float => "float",
-            NcType::Double => "double",
-            NcType::UByte => "ubyte",
-            NcType::UShort => "ushort",
-            NcType::UInt => "uint",
-            NcType::Int64 => "int64",
-            NcType::UInt64 => "uint64",
-        }
-    }
+    Ok(t)
 }
 
 /// A dimension: its name and length (the record dimension's is the file's
@@ -270,7 +204,7 @@ impl<R: Read> Header<R> {
         let mut attrs = Vec::new();
         for _ in 0..n {
             let name = self.name()?;
-            let nc_type = NcType::of(self.u32("an attribute's type")?, self.format)?;
+            let nc_type = nc_type(self.u32("an attribute's type")?, self.format)?;
             let count = self.count("an attribute's length")?;
             let bytes = count
                 .checked_mul(nc_type.size())
@@ -358,7 +292,7 @@ impl Classic {
                 }
             }
             let vattrs = h.attrs("a variable's attributes")?;
-            let nc_type = NcType::of(h.u32("a variable's type")?, h.format)?;
+            let nc_type = nc_type(h.u32("a variable's type")?, h.format)?;
             let _vsize = h.count("a variable's size")?;
             let begin = match h.format {
                 Format::Classic => u64::from(h.u32("a variable's offset")?),
@@ -548,6 +482,7 @@ impl Classic {
             s *= shape[a];
         }
         let mut index: Vec<u64> = start.to_vec();
+        let end: Vec<u64> = start.iter().zip(count).map(|(s, n)| s + n).collect();
         let mut written = 0usize;
         loop {
             let mut offset = v.begin;
@@ -559,18 +494,9 @@ impl Classic {
             }
             file.read_exact_at(&mut out[written..written + run as usize], offset)?;
             written += run as usize;
-            // The next outer index, odometer-wise over the axes before the run.
-            let mut a = run_axis;
-            loop {
-                if a == 0 {
-                    return Ok(out);
-                }
-                a -= 1;
-                index[a] += 1;
-                if index[a] < start[a] + count[a] {
-                    break;
-                }
-                index[a] = start[a];
+            // The next outer index, over the axes before the run.
+            if !crate::odometer::next_from(&mut index[..run_axis], &start[..run_axis], &end[..run_axis]) {
+                return Ok(out);
             }
         }
     }

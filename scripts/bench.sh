@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=local
 case "${1:-}" in
-    local|disk|hierarchy|cores|remote|refs|probe|write) what=$1; shift ;;
+    local|disk|hierarchy|cores|remote|refs|probe|write|commit) what=$1; shift ;;
 esac
 bash scripts/setup.sh
 cargo build --release --locked --quiet

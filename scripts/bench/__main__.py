@@ -15,6 +15,8 @@ sets up the venv first.
   probe      two or more nzfs builds against each other, interleaved
   write      a 1 GiB netCDF file written through a writable mount of an
              Icechunk repository beside xarray's open_dataset().to_zarr()
+  commit     a one-value edit's commit and an append seen by a live mount,
+             in 20 and in 2,000 arrays, beside zarr-python's edit
 
 The modules beside this one: common.py (the one mount helper, on the
 wheel's own `nzfs.mount`; timing; page cache; the table), datasets.py (the
@@ -25,7 +27,7 @@ import importlib
 import os
 import sys
 
-WHAT = ["local", "disk", "hierarchy", "cores", "remote", "refs", "probe", "write"]
+WHAT = ["local", "disk", "hierarchy", "cores", "remote", "refs", "probe", "write", "commit"]
 
 
 def main():

@@ -4,13 +4,14 @@
 //!
 //! The new filesystem reads the same store (or, for an Icechunk branch, the
 //! branch's new snapshot; counted on the same counters, so `nzfs status`
-//! keeps counting), with every setting of the old one, and a
-//! new decoded-chunk cache: a chunk decoded under the old metadata (its
-//! shape, its codecs) is never served under the new. After a commit of
-//! the mount's own, which says what it changed, the cache is shared: each
+//! keeps counting), with every setting of the old one. Where it reads the
+//! same store, or a commit of the mount's own (which says what it
+//! changed) made the new one, the decoded-chunk cache is shared: each
 //! array's decodes are keyed by its node's generation, so a changed
-//! array's are never served under the new, and every other array keeps
-//! its own. Node numbers, and so
+//! array's are never served under the new (a chunk decoded under the old
+//! metadata, its shape or its codecs), and every other array keeps its
+//! own. Another store (another writer's snapshot, a zip or reference set
+//! replaced) gets a new, empty cache. Node numbers, and so
 //! inode numbers, are kept for every node still in the store
 //! ([`Hierarchy::keep_numbers_of`]). Its files' times are the time it was
 //! made, so that the kernel, which compares them, drops the pages it holds
@@ -288,6 +289,11 @@ impl NzFs {
                 at = hierarchy.nodes[i].parent;
             }
         }
+        // The decodes stay where the store is the one served (a Zarr
+        // directory read again from itself) or the mount's own commit made
+        // the new one: neither changed chunks but those of the changed
+        // nodes, whose generations moved.
+        let keep_decodes = own_commit.is_some() || store.is_none();
         let mut config = self.config.clone();
         config.mtime = SystemTime::now();
         let handle: std::sync::Arc<dyn ReadableStore> = match store {
@@ -303,11 +309,10 @@ impl NzFs {
             }
             None => self.dataset.store_handle(),
         };
-        // The mount's own commit changed only what it says: the decodes of
-        // every other array stay (under their generations), and a
-        // preview, which may combine arrays, is made again.
-        let cache = match own_commit {
-            Some(_) => {
+        // Every other array's decodes stay (under their generations), and
+        // a preview, which may combine arrays, is made again.
+        let cache = match keep_decodes {
+            true => {
                 let cache = self.dataset.cache_handle();
                 let live = |k: &crate::array::CacheKey| {
                     k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
@@ -315,7 +320,7 @@ impl NzFs {
                 cache.retain(live);
                 cache
             }
-            None => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
+            false => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
         };
         let dataset = Dataset::sharing(handle, hierarchy, (cache, &of_node), config.missing_chunks);
         let mut fs = Self::serve(dataset, config);

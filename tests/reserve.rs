@@ -1,0 +1,216 @@
+//! A change re-serves only what changed, in a store of 2,000 arrays (20
+//! groups of 100): after an append to one array seen by a live mount of
+//! a plain store, and after a one-value edit of one array committed
+//! through a writable mount of an Icechunk branch, every other array's
+//! files keep their inode numbers (so the kernel keeps their pages) and
+//! every other array's decoded chunks stay in the cache (`nzfs status`'s
+//! decode count does not move when they are read again).
+//!
+//! The store is written here, each array one zstd chunk of four float32s
+//! (`i + j/4` for array `i`): what numpy's `tobytes()` gives for those
+//! values is what each `data.bin` must read.
+
+mod common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::mount::{Mount, read_file};
+
+const GROUPS: usize = 20;
+const PER_GROUP: usize = 100;
+
+fn f32s(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// Array `i`'s values from element `from` on, `n` of them.
+fn values(i: usize, from: usize, n: usize) -> Vec<u8> {
+    f32s(&(from..from + n).map(|j| i as f32 + j as f32 / 4.0).collect::<Vec<_>>())
+}
+
+fn array_json(len: u64) -> String {
+    format!(
+        r#"{{"zarr_format": 3, "node_type": "array", "shape": [{len}], "data_type": "float32",
+"chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [4]}}}},
+"chunk_key_encoding": {{"name": "default", "configuration": {{"separator": "/"}}}},
+"fill_value": 0.0, "dimension_names": ["x"],
+"codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}},
+{{"name": "zstd", "configuration": {{"level": 1, "checksum": false}}}}]}}"#
+    )
+}
+
+const GROUP_JSON: &str = r#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#;
+
+/// Write `bytes` to `path` as a writer replaces an object: beside it,
+/// then renamed over it.
+fn replace(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let tmp = path.with_extension("writing");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// The store of 20 groups of 100 arrays (`g{g}/a{a}`, array number
+/// `g * 100 + a`), at `dir/wide.zarr`.
+fn wide_store(dir: &Path) -> PathBuf {
+    let store = dir.join("wide.zarr");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(store.join("zarr.json"), GROUP_JSON).unwrap();
+    for g in 0..GROUPS {
+        let group = store.join(format!("g{g}"));
+        std::fs::create_dir(&group).unwrap();
+        std::fs::write(group.join("zarr.json"), GROUP_JSON).unwrap();
+        for a in 0..PER_GROUP {
+            let array = group.join(format!("a{a}"));
+            std::fs::create_dir_all(array.join("c")).unwrap();
+            std::fs::write(array.join("zarr.json"), array_json(4)).unwrap();
+            let chunk = zstd::bulk::compress(&values(g * PER_GROUP + a, 0, 4), 1).unwrap();
+            std::fs::write(array.join("c/0"), chunk).unwrap();
+        }
+    }
+    store
+}
+
+/// Every array's path in the mount, but `skip`.
+fn arrays_but(skip: &str) -> Vec<String> {
+    (0..GROUPS)
+        .flat_map(|g| (0..PER_GROUP).map(move |a| format!("g{g}/a{a}")))
+        .filter(|p| p != skip)
+        .collect()
+}
+
+/// The inode numbers of each array's `data.bin` and `header.cdl`.
+fn inodes(mp: &Path, arrays: &[String]) -> Vec<(String, u64, u64)> {
+    let ino = |p: PathBuf| {
+        std::fs::metadata(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            .ino()
+    };
+    arrays
+        .iter()
+        .map(|a| {
+            let dir = mp.join(a);
+            (a.clone(), ino(dir.join("data.bin")), ino(dir.join("header.cdl")))
+        })
+        .collect()
+}
+
+/// `nzfs status`'s cache counts: (hits, decodes).
+fn counts(m: &Mount) -> (u64, u64) {
+    let status = m.status();
+    let count = |name: &str| {
+        status
+            .get("cache")
+            .and_then(|c| c.get(name))
+            .and_then(|v| v.as_u64())
+            .unwrap()
+    };
+    (count("hits"), count("decodes"))
+}
+
+/// One array of each group (`g{g}/a3`), read through the daemon
+/// (`O_DIRECT`), each compared with its values.
+fn read_one_per_group(m: &Mount) {
+    for g in 0..GROUPS {
+        let got = read_file(&m.mp.join(format!("g{g}/a3/data.bin")), true);
+        assert_eq!(got, values(g * PER_GROUP + 3, 0, 4), "g{g}/a3");
+    }
+}
+
+/// Read the 20 arrays again (counts `before` taken after the change and
+/// the changed array's read): no decode, and hits.
+fn assert_decoded_once(m: &Mount, before: (u64, u64), what: &str) {
+    read_one_per_group(m);
+    let after = counts(m);
+    assert_eq!(
+        after.1,
+        before.1,
+        "after {what}, the other arrays were not decoded again (decodes {} -> {}): {}",
+        before.1,
+        after.1,
+        m.log()
+    );
+    assert!(
+        after.0 >= before.0 + GROUPS as u64,
+        "they came from the cache: {before:?} -> {after:?}"
+    );
+}
+
+/// Old code: every look that found a change served a new, empty cache, so
+/// the 20 arrays read before the append were decoded again.
+#[test]
+fn an_append_to_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = wide_store(dir.path());
+    let m = Mount::at(&store, &["--metadata-ttl", "1"]);
+    read_one_per_group(&m);
+    let others = arrays_but("g7/a5");
+    let before = inodes(&m.mp, &others);
+
+    // The append: the new chunk, then the metadata that shows it.
+    let grown = store.join("g7/a5");
+    let chunk = zstd::bulk::compress(&values(705, 4, 4), 1).unwrap();
+    replace(&grown.join("c/1"), &chunk);
+    replace(&grown.join("zarr.json"), array_json(8).as_bytes());
+    let start = Instant::now();
+    let data = m.mp.join("g7/a5/data.bin");
+    while std::fs::metadata(&data).map(|md| md.len()).unwrap_or(0) != 32 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the append never showed: {}",
+            m.log()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(read_file(&data, true), values(705, 0, 8), "the grown array");
+    let counted = counts(&m);
+
+    assert_eq!(
+        inodes(&m.mp, &others),
+        before,
+        "every other array's files are the same files"
+    );
+    assert_decoded_once(&m, counted, "the append");
+}
+
+/// Through a writable mount of a copy of the fixture repository: the 20
+/// groups are committed as 20 netCDF files (each the `.nc` a read-only
+/// mount of the plain store shows), then one value of `g7/a5` is written.
+#[cfg(feature = "icechunk")]
+#[test]
+fn a_one_value_edit_of_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = wide_store(dir.path());
+    let plain = Mount::at(&store, &[]);
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::data_dir().join(common::repos::REPO), &repo);
+    let spool = dir.path().join("spool");
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    for g in 0..GROUPS {
+        let nc = plain.mp.join(format!("g{g}/g{g}.nc"));
+        std::fs::copy(&nc, m.mp.join(format!("g{g}.nc"))).unwrap_or_else(|e| panic!("g{g}.nc: {e}: {}", m.log()));
+    }
+    drop(plain);
+    read_one_per_group(&m);
+    let others = arrays_but("g7/a5");
+    let before = inodes(&m.mp, &others);
+
+    let data = m.mp.join("g7/a5/data.bin");
+    let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &f32s(&[-1.0]), 4).unwrap();
+    let fd = std::os::fd::IntoRawFd::into_raw_fd(f);
+    assert_eq!(unsafe { libc::close(fd) }, 0, "the edit's commit: {}", m.log());
+    let mut want = values(705, 0, 4);
+    want[4..8].copy_from_slice(&f32s(&[-1.0]));
+    assert_eq!(read_file(&data, true), want, "the edited array");
+    let counted = counts(&m);
+
+    assert_eq!(
+        inodes(&m.mp, &others),
+        before,
+        "every other array's files are the same files"
+    );
+    assert_decoded_once(&m, counted, "the edit's commit");
+}

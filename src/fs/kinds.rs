@@ -3,7 +3,8 @@
 //! `data.bin`, `data.tif`, `data.txt` and `preview.png`, the root's
 //! `index.html`) is one [`FileView`], and [`TABLE`] lists them.
 //!
-//! `lookup`, `readdir`, `getattr`, `read`, the follow-the-store rules,
+//! `lookup`, `readdir`, `getattr`, `read`, the names a node may not be
+//! listed under, the follow-the-store rules,
 //! drop-behind and the kernel's invalidation all go through the table; no
 //! other code asks which kind a file is. Adding a file kind is one
 //! `impl FileView` beside the code that renders it, and one line here.
@@ -123,6 +124,16 @@ impl NzFs {
             .and_then(|i| i.chunk_names.as_ref())
             .map_or(0, |c| c.count());
         (0..count.min(most)).map(move |index| Inode::Chunk { node: n, index }.to_ino())
+    }
+
+    /// Whether node `dir`'s directory holds a named file called `name`:
+    /// the table says (a kind of fixed name is asked only when `name` is
+    /// it, so that no view's plan is made for a name that is not).
+    pub(super) fn generated_in(&self, dir: usize, name: &str) -> bool {
+        FileKind::all().any(|k| {
+            let view = k.view();
+            view.fixed_name().is_none_or(|fixed| fixed == name) && view.name(self, dir) == Some(name)
+        })
     }
 
     /// The names of the named files node `n`'s directory holds (none for

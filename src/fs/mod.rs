@@ -385,11 +385,9 @@ impl NzFs {
                 info[id].dir_name = name;
             }
         }
-        // Generated names win; a node that collides is listed with `.node`
-        // appended (again while that is taken too).
+        // Every group has a .nc, and so does a store whose root is one
+        // array (of that array alone).
         for (id, node) in hierarchy.nodes.iter().enumerate() {
-            // Every group has a .nc, and so does a store whose root is one
-            // array (of that array alone).
             let root_array = id == 0 && matches!(node.kind, NodeKind::Array(_));
             if !matches!(node.kind, NodeKind::Group { .. }) && !root_array {
                 continue;
@@ -401,34 +399,10 @@ impl NzFs {
                 crate::naming::cut(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
             );
             info[id].nc_name = Some(nc.clone());
-            let ome = tiff::ome_name(hierarchy, id, &nc);
-            info[id].ome_name = ome.clone();
-            for &c in &node.children {
-                let generated = info[c].dir_name == HEADER_NAME
-                    || info[c].dir_name == nc
-                    || Some(&info[c].dir_name) == ome.as_ref()
-                    || (id == 0 && info[c].dir_name == crate::preview::INDEX_NAME);
-                if generated {
-                    let mut name = format!("{}.node", info[c].dir_name);
-                    while node.children.iter().any(|&o| hierarchy.nodes[o].name == name) {
-                        name.push_str(".node");
-                    }
-                    tracing::warn!(path = %hierarchy.nodes[c].path, listed_as = %name, "a node is named like a generated file");
-                    info[c].dir_name = name;
-                }
-            }
-        }
-        for (id, node) in hierarchy.nodes.iter().enumerate() {
-            if node.children.is_empty() {
-                continue;
-            }
-            // Node ids fit u32: there are at most MAX_NODES (checked).
-            let mut by_name: Vec<u32> = node.children.iter().map(|&c| c as u32).collect();
-            by_name.sort_unstable_by(|&a, &b| info[a as usize].dir_name.cmp(&info[b as usize].dir_name));
-            info[id].by_name = by_name;
+            info[id].ome_name = tiff::ome_name(hierarchy, id, &nc);
         }
         let status = status::Status::of_store(config.store_name.clone());
-        NzFs {
+        let mut fs = NzFs {
             dataset,
             info,
             config,
@@ -439,6 +413,42 @@ impl NzFs {
             time_coords: OnceLock::new(),
             index_len: OnceLock::new(),
             generations: renew::Generations::default(),
+        };
+        fs.list_colliding_nodes_apart();
+        fs
+    }
+
+    /// Generated names win (the table of file kinds says which a directory
+    /// holds): a node named like one is listed with `.node` appended
+    /// (again while that is taken too). Then each directory's children are
+    /// sorted by their listed names.
+    fn list_colliding_nodes_apart(&mut self) {
+        let hierarchy = self.dataset.hierarchy();
+        let mut renamed = Vec::new();
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
+            for &c in &node.children {
+                if self.generated_in(id, &self.info[c].dir_name) {
+                    let mut name = format!("{}.node", self.info[c].dir_name);
+                    while node.children.iter().any(|&o| hierarchy.nodes[o].name == name) {
+                        name.push_str(".node");
+                    }
+                    tracing::warn!(path = %hierarchy.nodes[c].path, listed_as = %name, "a node is named like a generated file");
+                    renamed.push((c, name));
+                }
+            }
+        }
+        for (c, name) in renamed {
+            self.info[c].dir_name = name;
+        }
+        let info = &mut self.info;
+        for (id, node) in hierarchy.nodes.iter().enumerate() {
+            if node.children.is_empty() {
+                continue;
+            }
+            // Node ids fit u32: there are at most MAX_NODES (checked).
+            let mut by_name: Vec<u32> = node.children.iter().map(|&c| c as u32).collect();
+            by_name.sort_unstable_by(|&a, &b| info[a as usize].dir_name.cmp(&info[b as usize].dir_name));
+            info[id].by_name = by_name;
         }
     }
 

@@ -61,7 +61,7 @@ impl Mount {
             (node, &array_path, &path),
             shown,
             size,
-            (writer(who.pid, who.uid), who.pid),
+            writer(who.pid, who.uid),
             base,
         )?;
         Ok(())

@@ -102,6 +102,17 @@ impl Handles {
         Some(open)
     }
 
+    /// The processes (the threads that opened them) holding `ino` open
+    /// for writing: a file being written, or an array's file.
+    pub fn writers(&self, ino: u64) -> Vec<u32> {
+        lock(&self.table)
+            .open
+            .values()
+            .filter(|o| o.ino == ino && matches!(o.held, Held::StagedWrite | Held::Edit))
+            .map(|o| o.pid)
+            .collect()
+    }
+
     /// Whether `ino` is open through the daemon for want of room for a
     /// backing.
     pub fn through_daemon(&self, ino: u64) -> bool {
@@ -148,5 +159,21 @@ mod tests {
         assert_eq!(h.len(), 2);
         let e = h.open(open(5, Held::Passthrough));
         assert!(e > d, "numbers are not reused");
+        // Who holds a file open for writing: the writers' handles alone.
+        let f = h.open(Open {
+            ino: 6,
+            held: Held::Edit,
+            pid: 9,
+        });
+        h.open(open(6, Held::Passthrough));
+        assert_eq!(sorted(h.writers(6)), [7, 9]);
+        h.release(f);
+        assert_eq!(h.writers(6), [7]);
+        assert_eq!(h.writers(5), Vec::<u32>::new());
+    }
+
+    fn sorted(mut v: Vec<u32>) -> Vec<u32> {
+        v.sort_unstable();
+        v
     }
 }

@@ -126,7 +126,7 @@ impl Mount {
         // `creatable` took only UTF-8 names.
         let name = name.to_str().ok_or(FsError::NotFound)?;
         let by = writer(who.pid, who.uid);
-        let st = spool.create(parent, &group, name, (who.uid, gid, who.pid, perm), by)?;
+        let st = spool.create(parent, &group, name, (who.uid, gid, perm), by)?;
         Ok((st, self.record(who, st.ino, Held::StagedWrite)))
     }
 
@@ -212,7 +212,7 @@ impl Mount {
         // A copy of a writer's handle closed by another process (a child's,
         // at its exec) while every writer lives: the file may not be whole
         // yet, and the writers' own close commits it.
-        let writers = spool.writers(ino);
+        let writers = self.handles.writers(ino);
         if !writers.is_empty() && writers.iter().all(|&w| another_process(w, who.pid)) {
             return Ok(());
         }

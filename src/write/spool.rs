@@ -141,8 +141,6 @@ struct Staged {
     write_opens: u32,
     /// Who wrote it, for the commit's message.
     writer: String,
-    /// The process that created it.
-    pid: u32,
 }
 
 /// The files being written into one mount.
@@ -273,15 +271,15 @@ impl Spool {
     }
 
     /// Stage a new file `name` in the group directory `parent_ino` (at
-    /// hierarchy path `parent`), created by process `pid` of `uid`:`gid`
-    /// with permission bits `perm`, written by `writer` (for the commit's
+    /// hierarchy path `parent`), created by `uid`:`gid` with permission
+    /// bits `perm`, written by `writer` (for the commit's
     /// message); its create is its first handle open for writing.
     pub fn create(
         &self,
         parent_ino: u64,
         parent: &str,
         name: &str,
-        (uid, gid, pid, perm): (u32, u32, u32, u16),
+        (uid, gid, perm): (u32, u32, u16),
         writer: String,
     ) -> Result<Stat, SpoolError> {
         let (n, path, file) = self.new_file(name)?;
@@ -303,7 +301,6 @@ impl Spool {
             perm: perm & 0o7777,
             write_opens: 1,
             writer,
-            pid,
         };
         let stat = stat_of(ino, &staged);
         lock(&self.files).insert(ino, staged);
@@ -325,15 +322,6 @@ impl Spool {
             .filter(|(_, s)| s.parent_ino == parent_ino)
             .map(|(&ino, s)| (s.name.clone(), stat_of(ino, s)))
             .collect()
-    }
-
-    /// The processes that write file `ino`: the one that created a
-    /// staged file, those that opened an edited one for writing.
-    pub fn writers(&self, ino: u64) -> Vec<u32> {
-        match lock(&self.files).get(&ino) {
-            Some(s) => vec![s.pid],
-            None => self.edit_openers(ino),
-        }
     }
 
     /// A staged file's attributes.

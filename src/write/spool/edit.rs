@@ -64,8 +64,6 @@ pub(super) struct Edit {
     /// Writes since the edit began (a commit taken meanwhile keeps them).
     writes: u64,
     opens: u32,
-    /// The processes that opened it for writing.
-    openers: Vec<u32>,
     writer: String,
     base: Base,
 }
@@ -152,14 +150,13 @@ impl Spool {
         (node, array, named): (usize, &str, &str),
         shown: Shown,
         size: u64,
-        (writer, pid): (String, u32),
+        writer: String,
         base: Base,
     ) -> Result<(), SpoolError> {
         let mut edits = lock(&self.edits);
         if let Some(e) = edits.get_mut(&ino) {
             e.opens += 1;
             e.writer = writer;
-            e.openers.push(pid);
             return Ok(());
         }
         let (_, path, file) = self.new_file(&format!("edit-{array}"))?;
@@ -177,17 +174,11 @@ impl Spool {
                 bytes: 0,
                 writes: 0,
                 opens: 1,
-                openers: vec![pid],
                 writer,
                 base,
             },
         );
         Ok(())
-    }
-
-    /// The processes that opened edited file `ino` for writing.
-    pub(super) fn edit_openers(&self, ino: u64) -> Vec<u32> {
-        lock(&self.edits).get(&ino).map_or_else(Vec::new, |e| e.openers.clone())
     }
 
     /// Whether file `ino` is being edited.

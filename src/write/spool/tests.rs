@@ -56,7 +56,7 @@ fn spool(limit: u64) -> (tempfile::TempDir, Spool, Arc<Recorder>) {
 fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
     let (dir, s, rec) = spool(1 << 20);
     let st = s
-        .create(1, "derived", "mean.nc", (1000, 100, 7, 0o644), "cdo (pid 7)".into())
+        .create(1, "derived", "mean.nc", (1000, 100, 0o644), "cdo (pid 7)".into())
         .unwrap();
     assert!(s.owns(st.ino) && !s.owns(5) && !s.owns(1 << 55 | 3));
     assert_eq!(s.write(st.ino, 4, b"world").unwrap(), 5);
@@ -83,8 +83,8 @@ fn a_written_file_is_one_commit_at_its_close_and_then_leaves_the_spool() {
 #[test]
 fn the_limit_refuses_a_write_and_a_failed_commit_keeps_the_bytes() {
     let (_dir, s, rec) = spool(10);
-    let a = s.create(1, "", "a.nc", (0, 0, 1, 0o644), "w".into()).unwrap().ino;
-    let b = s.create(1, "", "b.nc", (0, 0, 1, 0o644), "w".into()).unwrap().ino;
+    let a = s.create(1, "", "a.nc", (0, 0, 0o644), "w".into()).unwrap().ino;
+    let b = s.create(1, "", "b.nc", (0, 0, 0o644), "w".into()).unwrap().ino;
     s.write(a, 0, b"123456").unwrap();
     let e = s.write(b, 0, b"12345").unwrap_err();
     assert!(
@@ -148,7 +148,7 @@ fn a_spool_others_may_enter_is_refused_and_leftovers_are_reported() {
 fn a_temporary_name_waits_for_its_rename_to_name_nc() {
     let (_dir, s, rec) = spool(1 << 20);
     let ino = s
-        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0, 1, 0o644), "ncks".into())
+        .create(1, "", "out.nc.pid9.ncks.tmp", (0, 0, 0o644), "ncks".into())
         .unwrap()
         .ino;
     s.write(ino, 0, b"CDF\x02").unwrap();
@@ -173,7 +173,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
         (3, "t2m", "t2m/data.bin"),
         Shown::Data,
         40,
-        ("dd (pid 1)".into(), 1),
+        "dd (pid 1)".into(),
         Arc::clone(&base),
     )
     .unwrap();
@@ -194,7 +194,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
     assert_eq!(p.extents, [(2, 3), (10, 16)], "touching writes merge");
     assert_eq!((p.node, p.array.as_str(), p.shown), (3, "t2m", Shown::Data));
     // The limit is shared: a new file may take what the edit leaves.
-    let ino = s.create(1, "", "a.nc", (0, 0, 1, 0o644), "x".into()).unwrap().ino;
+    let ino = s.create(1, "", "a.nc", (0, 0, 0o644), "x".into()).unwrap().ino;
     assert!(matches!(s.write(ino, 0, &[0; 58]), Err(SpoolError::Full { .. })));
     s.write(ino, 0, &[0; 57]).unwrap();
     assert!(matches!(s.edit_write(9, 20, b"q"), Err(SpoolError::Full { .. })));
@@ -208,7 +208,7 @@ fn an_edit_keeps_its_size_shows_its_writes_and_counts_against_the_limit() {
         (3, "t2m", "t2m/data.bin"),
         Shown::Data,
         40,
-        ("dd".into(), 2),
+        "dd".into(),
         Arc::clone(&base),
     )
     .unwrap();

@@ -254,6 +254,22 @@ impl Array {
         })
     }
 
+    /// This array in another dataset (`shared`: its store and cache), as
+    /// `node` there: its codec chain is this one's, not built again.
+    fn again(&self, node: Arc<ArrayNode>, shared: Arc<Shared>) -> Array {
+        Array {
+            id: self.id,
+            generation: self.generation,
+            path: self.path.clone(),
+            node,
+            chain: Arc::clone(&self.chain),
+            shape_chains: self.shape_chains.as_ref().map(|_| Default::default()),
+            grid_shape: self.grid_shape.clone(),
+            chunk_count: self.chunk_count,
+            shared,
+        }
+    }
+
     /// The extent along dimension `d` of what one read decodes: an inner
     /// chunk of a shard read in part, else a chunk (the longest edge of a
     /// rectilinear axis).
@@ -485,17 +501,21 @@ impl Dataset {
         missing_chunks: MissingChunks,
     ) -> Dataset {
         let cache = Arc::new(ChunkCache::new(cache_bytes));
-        Dataset::sharing(store, hierarchy, (cache, &[]), missing_chunks)
+        Dataset::sharing(store, hierarchy, (cache, &[]), None, missing_chunks)
     }
 
     /// [`Dataset::new`] with `cache`, shared with another dataset, each
     /// array's decodes under its node's generation (`generations`, by node
     /// number; 0 past its end): a version served after a commit of the
     /// mount's own keeps the decodes of every array it did not change.
+    /// An array of `previous` (the dataset this one replaces) whose node
+    /// keeps its number, its generation and its metadata is taken as it
+    /// is, its codec chain not built again.
     pub fn sharing(
         store: Arc<dyn ReadableStore>,
         mut hierarchy: Hierarchy,
         (cache, generations): (Arc<ArrayCache>, &[u32]),
+        previous: Option<&Dataset>,
         missing_chunks: MissingChunks,
     ) -> Dataset {
         let shared = Arc::new(Shared {
@@ -513,6 +533,15 @@ impl Dataset {
                 continue;
             };
             let generation = generations.get(id).copied().unwrap_or(0);
+            let kept = previous.and_then(|p| p.array(id)).filter(|old| {
+                old.generation == generation
+                    && old.path == node.path
+                    && (Arc::ptr_eq(&old.node, a) || old.node.metadata == a.metadata)
+            });
+            if let Some(old) = kept {
+                arrays.push(Some(Box::new(old.again(a.clone(), shared.clone()))));
+                continue;
+            }
             match Array::new((id, generation), &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(Box::new(array))),
                 Err(reason) => {

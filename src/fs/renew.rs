@@ -322,7 +322,13 @@ impl NzFs {
             }
             false => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
         };
-        let dataset = Dataset::sharing(handle, hierarchy, (cache, &of_node), config.missing_chunks);
+        let dataset = Dataset::sharing(
+            handle,
+            hierarchy,
+            (cache, &of_node),
+            Some(&self.dataset),
+            config.missing_chunks,
+        );
         let mut fs = Self::serve(dataset, config);
         fs.status.carry_from(&self.status);
         fs.generations = Generations {

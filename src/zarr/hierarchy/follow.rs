@@ -23,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Hierarchy, Node, NodeKind};
@@ -116,13 +117,23 @@ impl Hierarchy {
     /// [`Hierarchy::keep_numbers_of`] `old`) that differ from `old`'s: new,
     /// removed, or with other metadata or other children.
     pub fn changed_since(&self, old: &Hierarchy) -> Vec<usize> {
-        let names = |h: &Hierarchy, i: usize| -> Vec<String> {
-            h.nodes[i].children.iter().map(|&c| h.nodes[c].name.clone()).collect()
+        // An array shared with the old hierarchy (a version made from it
+        // without a read) is the same array; no child name is copied.
+        let same_kind = |o: &NodeKind, n: &NodeKind| match (o, n) {
+            (NodeKind::Array(a), NodeKind::Array(b)) => Arc::ptr_eq(a, b) || a == b,
+            (o, n) => o == n,
+        };
+        let same_children = |o: &Node, n: &Node| {
+            o.children.len() == n.children.len()
+                && o.children
+                    .iter()
+                    .zip(&n.children)
+                    .all(|(&a, &b)| old.nodes[a].name == self.nodes[b].name)
         };
         (0..self.nodes.len())
             .filter(|&i| match old.nodes.get(i) {
                 None => true,
-                Some(o) => o.kind != self.nodes[i].kind || names(old, i) != names(self, i),
+                Some(o) => !same_kind(&o.kind, &self.nodes[i].kind) || !same_children(o, &self.nodes[i]),
             })
             .collect()
     }

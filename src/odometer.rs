@@ -12,14 +12,7 @@ pub fn next_from<T>(pos: &mut [T], start: &[T], end: &[T]) -> bool
 where
     T: Copy + PartialOrd + std::ops::AddAssign + From<u8>,
 {
-    for a in (0..pos.len()).rev() {
-        pos[a] += T::from(1);
-        if pos[a] < end[a] {
-            return true;
-        }
-        pos[a] = start[a];
-    }
-    false
+    step(pos, end, |a| start[a])
 }
 
 /// Move `pos` to the next index of an array of `shape` (from 0); `false`
@@ -28,12 +21,20 @@ pub fn next<T>(pos: &mut [T], shape: &[T]) -> bool
 where
     T: Copy + PartialOrd + std::ops::AddAssign + From<u8>,
 {
+    step(pos, shape, |_| T::from(0))
+}
+
+/// The walk of both: axis `a` wraps to `first(a)`.
+fn step<T>(pos: &mut [T], end: &[T], first: impl Fn(usize) -> T) -> bool
+where
+    T: Copy + PartialOrd + std::ops::AddAssign + From<u8>,
+{
     for a in (0..pos.len()).rev() {
         pos[a] += T::from(1);
-        if pos[a] < shape[a] {
+        if pos[a] < end[a] {
             return true;
         }
-        pos[a] = T::from(0);
+        pos[a] = first(a);
     }
     false
 }

@@ -97,19 +97,6 @@ fn inodes(mp: &Path, arrays: &[String]) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
-/// `nzfs status`'s cache counts: (hits, decodes).
-fn counts(m: &Mount) -> (u64, u64) {
-    let status = m.status();
-    let count = |name: &str| {
-        status
-            .get("cache")
-            .and_then(|c| c.get(name))
-            .and_then(|v| v.as_u64())
-            .unwrap()
-    };
-    (count("hits"), count("decodes"))
-}
-
 /// One array of each group (`g{g}/a3`), read through the daemon
 /// (`O_DIRECT`), each compared with its values.
 fn read_one_per_group(m: &Mount) {
@@ -123,7 +110,7 @@ fn read_one_per_group(m: &Mount) {
 /// the changed array's read): no decode, and hits.
 fn assert_decoded_once(m: &Mount, before: (u64, u64), what: &str) {
     read_one_per_group(m);
-    let after = counts(m);
+    let after = m.cache_counts();
     assert_eq!(
         after.1,
         before.1,
@@ -165,7 +152,7 @@ fn an_append_to_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks(
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(read_file(&data, true), values(705, 0, 8), "the grown array");
-    let counted = counts(&m);
+    let counted = m.cache_counts();
 
     assert_eq!(
         inodes(&m.mp, &others),
@@ -205,7 +192,7 @@ fn a_one_value_edit_of_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_
     let mut want = values(705, 0, 4);
     want[4..8].copy_from_slice(&f32s(&[-1.0]));
     assert_eq!(read_file(&data, true), want, "the edited array");
-    let counted = counts(&m);
+    let counted = m.cache_counts();
 
     assert_eq!(
         inodes(&m.mp, &others),

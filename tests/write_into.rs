@@ -152,17 +152,7 @@ fn a_write_into_one_array_keeps_the_decoded_chunks_of_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let (repo, spool) = setup(dir.path());
     let m = writable(&repo, &spool);
-    let counts = || {
-        let status = m.status();
-        let count = |name: &str| {
-            status
-                .get("cache")
-                .and_then(|c| c.get(name))
-                .and_then(|v| v.as_u64())
-                .unwrap()
-        };
-        (count("hits"), count("decodes"))
-    };
+    let counts = || m.cache_counts();
     assert_eq!(
         common::mount::read_file(&m.mp.join("pressure/data.bin"), true),
         expected("pressure")

@@ -167,6 +167,19 @@ impl Mount {
         std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
     }
 
+    /// The decoded-chunk cache's counts in `nzfs status`: (hits, decodes).
+    pub fn cache_counts(&self) -> (u64, u64) {
+        let status = self.status();
+        let count = |name: &str| {
+            status
+                .get("cache")
+                .and_then(|c| c.get(name))
+                .and_then(|v| v.as_u64())
+                .unwrap()
+        };
+        (count("hits"), count("decodes"))
+    }
+
     /// `nzfs status --json` of this mount.
     pub fn status(&self) -> nzfs::json::Value {
         let out = nzfs(&["status", "--json", self.mp.to_str().unwrap()]);

@@ -4,14 +4,15 @@
 //!
 //! The new filesystem reads the same store (or, for an Icechunk branch, the
 //! branch's new snapshot; counted on the same counters, so `nzfs status`
-//! keeps counting), with every setting of the old one. Where it reads the
-//! same store, or a commit of the mount's own (which says what it
-//! changed) made the new one, the decoded-chunk cache is shared: each
-//! array's decodes are keyed by its node's generation, so a changed
-//! array's are never served under the new (a chunk decoded under the old
-//! metadata, its shape or its codecs), and every other array keeps its
-//! own. Another store (another writer's snapshot, a zip or reference set
-//! replaced) gets a new, empty cache. Node numbers, and so
+//! keeps counting), with every setting of the old one. Where a commit of
+//! the mount's own (which says what it changed) made the new one, the
+//! decoded-chunk cache is shared: each array's decodes are keyed by its
+//! node's generation, so a changed array's are never served under the new
+//! (a chunk decoded under the old metadata, its shape or its codecs), and
+//! every other array keeps its own. Any other change gets a new, empty
+//! cache: another writer's snapshot, a zip or reference set replaced, and
+//! a store read again from itself, whose cached decodes' freshness stamps
+//! (`array::fresh`) belong to the dataset they were decoded in. Node numbers, and so
 //! inode numbers, are kept for every node still in the store
 //! ([`Hierarchy::keep_numbers_of`]). Its files' times are the time it was
 //! made, so that the kernel, which compares them, drops the pages it holds
@@ -289,11 +290,12 @@ impl NzFs {
                 at = hierarchy.nodes[i].parent;
             }
         }
-        // The decodes stay where the store is the one served (a Zarr
-        // directory read again from itself) or the mount's own commit made
-        // the new one: neither changed chunks but those of the changed
-        // nodes, whose generations moved.
-        let keep_decodes = own_commit.is_some() || store.is_none();
+        // The decodes stay where the mount's own commit made the new
+        // version: it changed no chunks but those of the changed nodes,
+        // whose generations moved. A store read again from itself gets a
+        // new cache: the stamps that say whether a cached decode still
+        // shows its object are its dataset's, and a new dataset has none.
+        let keep_decodes = own_commit.is_some();
         let mut config = self.config.clone();
         config.mtime = SystemTime::now();
         let handle: std::sync::Arc<dyn ReadableStore> = match store {

@@ -108,6 +108,7 @@ fn read_one_per_group(m: &Mount) {
 
 /// Read the 20 arrays again (counts `before` taken after the change and
 /// the changed array's read): no decode, and hits.
+#[cfg(feature = "icechunk")]
 fn assert_decoded_once(m: &Mount, before: (u64, u64), what: &str) {
     read_one_per_group(m);
     let after = m.cache_counts();

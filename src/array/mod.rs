@@ -509,8 +509,9 @@ impl Dataset {
     /// number; 0 past its end): a version served after a commit of the
     /// mount's own keeps the decodes of every array it did not change.
     /// An array of `previous` (the dataset this one replaces) whose node
-    /// keeps its number, its generation and its metadata is taken as it
-    /// is, its codec chain not built again.
+    /// keeps its number and its generation is taken as it is, its codec
+    /// chain not built again: a generation moves with any change of the
+    /// node's metadata, which is what the cache's keys rely on too.
     pub fn sharing(
         store: Arc<dyn ReadableStore>,
         mut hierarchy: Hierarchy,
@@ -533,11 +534,9 @@ impl Dataset {
                 continue;
             };
             let generation = generations.get(id).copied().unwrap_or(0);
-            let kept = previous.and_then(|p| p.array(id)).filter(|old| {
-                old.generation == generation
-                    && old.path == node.path
-                    && (Arc::ptr_eq(&old.node, a) || old.node.metadata == a.metadata)
-            });
+            let kept = previous
+                .and_then(|p| p.array(id))
+                .filter(|old| old.generation == generation);
             if let Some(old) = kept {
                 arrays.push(Some(Box::new(old.again(a.clone(), shared.clone()))));
                 continue;

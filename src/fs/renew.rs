@@ -290,12 +290,6 @@ impl NzFs {
                 at = hierarchy.nodes[i].parent;
             }
         }
-        // The decodes stay where the mount's own commit made the new
-        // version: it changed no chunks but those of the changed nodes,
-        // whose generations moved. A store read again from itself gets a
-        // new cache: the stamps that say whether a cached decode still
-        // shows its object are its dataset's, and a new dataset has none.
-        let keep_decodes = own_commit.is_some();
         let mut config = self.config.clone();
         config.mtime = SystemTime::now();
         let handle: std::sync::Arc<dyn ReadableStore> = match store {
@@ -311,10 +305,13 @@ impl NzFs {
             }
             None => self.dataset.store_handle(),
         };
-        // Every other array's decodes stay (under their generations), and
-        // a preview, which may combine arrays, is made again.
-        let cache = match keep_decodes {
-            true => {
+        // The mount's own commit changed only what it says: every other
+        // array's decodes stay (under their generations), and a preview,
+        // which may combine arrays, is made again. Any other change gets a
+        // new cache: the stamps that say whether a cached decode still
+        // shows its object are its dataset's, and a new dataset has none.
+        let cache = match own_commit {
+            Some(_) => {
                 let cache = self.dataset.cache_handle();
                 let live = |k: &crate::array::CacheKey| {
                     k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
@@ -322,7 +319,7 @@ impl NzFs {
                 cache.retain(live);
                 cache
             }
-            false => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
+            None => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
         };
         let dataset = Dataset::sharing(
             handle,

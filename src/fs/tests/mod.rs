@@ -331,3 +331,34 @@ fn a_cold_local_chunk_is_resolved_once() {
     assert_eq!(fs.recheck_open(ino), crate::array::Check::Changed);
     assert_eq!(&fs.chunk(node, 3).unwrap()[..], &[9u8; 1024][..]);
 }
+
+/// A child named like a file its directory shows is listed with `.node`
+/// appended, as the table of file kinds says the directory holds it:
+/// `index.html` only where previews are shown.
+#[test]
+fn a_node_named_like_a_file_its_directory_shows_is_listed_apart() {
+    for previews in [true, false] {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", r#"{"zarr_format": 3, "node_type": "group"}"#);
+        for g in ["header.cdl", "index.html", "t.nc", "plain"] {
+            m.insert(&format!("{g}/zarr.json"), r#"{"zarr_format": 3, "node_type": "group"}"#);
+        }
+        let h = Hierarchy::open(&m).unwrap();
+        let config = FsConfig {
+            cache_bytes: 1 << 20,
+            dataset_name: "t".into(),
+            previews,
+            ..Default::default()
+        };
+        let fs = NzFs::new(Box::new(m), h, config).unwrap();
+        let listed = |path: &str| {
+            let n = fs.hierarchy().nodes.iter().position(|n| n.path == path).unwrap();
+            fs.listed_name(n).unwrap().to_string()
+        };
+        assert_eq!(listed("header.cdl"), "header.cdl.node");
+        assert_eq!(listed("t.nc"), "t.nc.node", "{:?}", fs.file_names(0));
+        assert_eq!(listed("plain"), "plain");
+        let index = if previews { "index.html.node" } else { "index.html" };
+        assert_eq!(listed("index.html"), index, "previews {previews}");
+    }
+}

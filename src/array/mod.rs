@@ -164,8 +164,9 @@ struct Shared {
     /// Whether the hierarchy came from consolidated metadata (then an
     /// array's presence is vouched for by the root `zarr.json`).
     consolidated: bool,
-    /// The stamps of the chunk objects behind cached decodes.
-    fresh: fresh::Freshness,
+    /// The stamps of the chunk objects behind cached decodes: shared by
+    /// the datasets of one store that share one cache.
+    fresh: Arc<fresh::Freshness>,
 }
 
 /// An opened array: its metadata, its codec chain and its chunk grid.
@@ -216,7 +217,7 @@ impl Array {
             return Err(unreadable("a group, not an array".into()));
         };
         let shared = Arc::new(Shared {
-            fresh: fresh::Freshness::for_store(store.as_ref()),
+            fresh: Arc::new(fresh::Freshness::for_store(store.as_ref())),
             store,
             cache: Arc::new(ChunkCache::new(cache_bytes)),
             missing_chunks: MissingChunks::Fill,
@@ -379,6 +380,12 @@ impl Array {
     }
 
     /// The cache key of chunk `index` decoded whole.
+    /// The array as the freshness checks know it: its node and its node's
+    /// generation.
+    fn checked_as(&self) -> fresh::Of {
+        (self.id, self.generation)
+    }
+
     fn whole_key(&self, index: u64) -> CacheKey {
         CacheKey::whole(self.id, index).of_generation(self.generation)
     }
@@ -507,8 +514,10 @@ impl Dataset {
     /// [`Dataset::new`] with `cache`, shared with another dataset, each
     /// array's decodes under its node's generation (`generations`, by node
     /// number; 0 past its end): a version served after a commit of the
-    /// mount's own keeps the decodes of every array it did not change.
-    /// An array of `previous` (the dataset this one replaces) whose node
+    /// mount's own keeps the decodes of every array it did not change, and
+    /// so does one read again from the same store into the same cache,
+    /// whose freshness checks (the stamps its decodes were read under) it
+    /// shares with `previous`. An array of `previous` (the dataset this one replaces) whose node
     /// keeps its number and its generation is taken as it is, its codec
     /// chain not built again: a generation moves with any change of the
     /// node's metadata, which is what the cache's keys rely on too.
@@ -519,8 +528,16 @@ impl Dataset {
         previous: Option<&Dataset>,
         missing_chunks: MissingChunks,
     ) -> Dataset {
+        // The same store read again into the same cache: its cached
+        // decodes' stamps go on being checked where they were taken.
+        let fresh = match previous {
+            Some(p) if Arc::ptr_eq(&p.shared.store, &store) && Arc::ptr_eq(&p.shared.cache, &cache) => {
+                p.shared.fresh.clone()
+            }
+            _ => Arc::new(fresh::Freshness::for_store(store.as_ref())),
+        };
         let shared = Arc::new(Shared {
-            fresh: fresh::Freshness::for_store(store.as_ref()),
+            fresh,
             store,
             cache,
             missing_chunks,

@@ -169,7 +169,7 @@ impl Array {
     ) {
         // The kernel may now hold pages of them: a remote store's objects
         // are looked at for the views' generation from here on.
-        self.shared.fresh.shown(self.id);
+        self.shared.fresh.shown(self.checked_as());
         let (start, end) = self.flat_range(offset, size);
         let mut runs = self.runs(start, end);
         match (runs.next(), runs.next()) {
@@ -198,8 +198,12 @@ impl Array {
     /// is not tracked). Its views put it in their mtime.
     pub fn values_generation(&self) -> Option<u64> {
         let s = &self.shared;
-        s.fresh
-            .generation(self.id, s.store.as_ref(), |i| self.chunk_key(i).ok(), &s.cache)
+        s.fresh.generation(
+            self.checked_as(),
+            s.store.as_ref(),
+            |i| self.chunk_key(i).ok(),
+            &s.cache,
+        )
     }
 
     /// Watch the array's directories and objects `places` (each with its
@@ -207,13 +211,13 @@ impl Array {
     /// modes or bytes changed: the values generation counts one up when
     /// one changes.
     pub fn watch(&self, places: Vec<super::fresh::Watched>) {
-        self.shared.fresh.watch(self.id, places);
+        self.shared.fresh.watch(self.checked_as(), places);
     }
 
     /// [`Array::values_generation`] as last counted (no look at the store):
     /// what caches derived from values compare with.
     pub fn last_generation(&self) -> u64 {
-        self.shared.fresh.last_generation(self.id)
+        self.shared.fresh.last_generation(self.checked_as())
     }
 
     /// The version of chunk `index`'s object as the store holds it now (0:
@@ -231,7 +235,8 @@ impl Array {
             return None;
         }
         let key = self.chunk_key(index).ok()?;
-        s.fresh.current(self.id, index, s.store.as_ref(), &key, &s.cache)
+        s.fresh
+            .current(self.checked_as(), index, s.store.as_ref(), &key, &s.cache)
     }
 
     /// An absent chunk means the fill value only while the array itself is
@@ -446,7 +451,7 @@ impl Array {
         let store = self.shared.store.as_ref();
         self.shared.cache.get_or_decode(&self.index_key(index), || {
             let stat = store.stat(key).map_err(|e| ArrayError::store(key, e))?;
-            self.shared.fresh.note(self.id, index, stat);
+            self.shared.fresh.note(self.checked_as(), index, stat);
             let Some(stamp) = stat else {
                 return self.absent(key, Vec::new);
             };

@@ -5,14 +5,15 @@
 //! The new filesystem reads the same store (or, for an Icechunk branch, the
 //! branch's new snapshot; counted on the same counters, so `nzfs status`
 //! keeps counting), with every setting of the old one. Where a commit of
-//! the mount's own (which says what it changed) made the new one, the
-//! decoded-chunk cache is shared: each array's decodes are keyed by its
-//! node's generation, so a changed array's are never served under the new
-//! (a chunk decoded under the old metadata, its shape or its codecs), and
-//! every other array keeps its own. Any other change gets a new, empty
-//! cache: another writer's snapshot, a zip or reference set replaced, and
-//! a store read again from itself, whose cached decodes' freshness stamps
-//! (`array::fresh`) belong to the dataset they were decoded in. Node numbers, and so
+//! the mount's own (which says what it changed) made the new one, or the
+//! store was read again from itself, the decoded-chunk cache is shared:
+//! each array's decodes are keyed by its node's generation, so a changed
+//! array's are never served under the new (a chunk decoded under the old
+//! metadata, its shape or its codecs), and every other array keeps its
+//! own; a store read again from itself also shares the stamps its decodes
+//! were read under (`array::fresh`), so that each is still checked against
+//! its object. Any other change gets a new, empty cache: another writer's
+//! snapshot, a zip or reference set replaced. Node numbers, and so
 //! inode numbers, are kept for every node still in the store
 //! ([`Hierarchy::keep_numbers_of`]). Its files' times are the time it was
 //! made, so that the kernel, which compares them, drops the pages it holds
@@ -290,6 +291,7 @@ impl NzFs {
                 at = hierarchy.nodes[i].parent;
             }
         }
+        let other_store = store.is_some();
         let mut config = self.config.clone();
         config.mtime = SystemTime::now();
         let handle: std::sync::Arc<dyn ReadableStore> = match store {
@@ -305,13 +307,15 @@ impl NzFs {
             }
             None => self.dataset.store_handle(),
         };
-        // The mount's own commit changed only what it says: every other
-        // array's decodes stay (under their generations), and a preview,
-        // which may combine arrays, is made again. Any other change gets a
-        // new cache: the stamps that say whether a cached decode still
-        // shows its object are its dataset's, and a new dataset has none.
-        let cache = match own_commit {
-            Some(_) => {
+        // The mount's own commit changed only what it says, and a store
+        // read again from itself is checked object by object: every other
+        // array's decodes stay (under their generations; the stamps that
+        // say whether each still shows its object go with them, see
+        // `Dataset::sharing`), and a preview, which may combine arrays, is
+        // made again. Another snapshot or a replaced zip or reference set
+        // gets a new cache.
+        let cache = match own_commit.is_some() || !other_store {
+            true => {
                 let cache = self.dataset.cache_handle();
                 let live = |k: &crate::array::CacheKey| {
                     k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
@@ -319,7 +323,7 @@ impl NzFs {
                 cache.retain(live);
                 cache
             }
-            None => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
+            false => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
         };
         let dataset = Dataset::sharing(
             handle,

@@ -37,6 +37,11 @@
 //! before anything decoded from the changed object is served (the FUSE
 //! adapter drops the kernel's pages of every view that showed it).
 //!
+//! The datasets that one store read again gives share one [`Freshness`]
+//! (and one cache): an array is known by its node's number and its node's
+//! generation ([`Of`]), so a node whose metadata changed is noted afresh,
+//! and a dataset that no longer serves it notes nothing of it.
+//!
 //! Invariants: a chunk is never served from a decode whose object is known
 //! to have changed; the table holds an entry per cached chunk, pruned to
 //! what the cache still holds whenever it doubles; the stamp is taken
@@ -44,7 +49,7 @@
 //! check, never missed.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{ArrayCache, CacheKey};
@@ -85,6 +90,10 @@ fn in_turn(len: usize, cursor: &mut usize, batch: usize) -> impl Iterator<Item =
 /// What was read for one array's decodes.
 #[derive(Default)]
 struct Noted {
+    /// The generation of the array's node these were noted under
+    /// ([`super::CacheKey::generation`]): a node whose metadata changed is
+    /// another array, noted afresh.
+    node_generation: u32,
     stamps: HashMap<u64, Option<Stamp>>,
     /// The noted chunks in the order they were first noted (none is ever
     /// dropped), and where the next look starts.
@@ -168,8 +177,38 @@ pub(super) struct Freshness {
     /// By array: the stamps of the objects its decodes read.
     noted: Mutex<(HashMap<usize, Noted>, usize)>,
     /// Who is told of a change (the FUSE adapter drops the kernel's pages
-    /// of the views that showed the old object).
-    on_change: std::sync::OnceLock<OnChange>,
+    /// of the views that showed the old object): the filesystem served
+    /// now, which the datasets sharing these checks each set in turn.
+    on_change: std::sync::RwLock<Option<Arc<OnChange>>>,
+}
+
+/// An array as the checks know it: its node's number and its node's
+/// generation ([`super::CacheKey`]'s `node` and `generation`).
+pub(super) type Of = (usize, u32);
+
+/// The entry of the array `(node, generation)` in `by_array`, noted
+/// afresh where its node's generation moved on (its metadata changed: its
+/// chunks may be other objects now); `None` where a dataset that no longer
+/// serves it asks (an older generation), which notes nothing.
+fn entry_of<'a>(
+    by_array: &'a mut HashMap<usize, Noted>,
+    total: &mut usize,
+    (node, generation): Of,
+) -> Option<&'a mut Noted> {
+    let noted = by_array.entry(node).or_insert_with(|| Noted {
+        node_generation: generation,
+        ..Noted::default()
+    });
+    if noted.node_generation < generation {
+        *total = total.saturating_sub(noted.order.len());
+        // One more than the old count: a view's mtime never comes back.
+        *noted = Noted {
+            node_generation: generation,
+            generation: noted.generation + 1,
+            ..Noted::default()
+        };
+    }
+    (noted.node_generation == generation).then_some(noted)
 }
 
 impl Freshness {
@@ -197,21 +236,22 @@ impl Freshness {
                 prune_at: 1024,
             }),
             noted: Mutex::new((HashMap::new(), 0)),
-            on_change: std::sync::OnceLock::new(),
+            on_change: std::sync::RwLock::new(None),
         }
     }
 
-    /// Tell `f` of every change found from now on (once; later calls are
-    /// ignored).
+    /// Tell `f` of every change found from now on, in place of whoever
+    /// was told before.
     pub(super) fn on_change(&self, f: OnChange) {
-        let _ = self.on_change.set(f);
+        *self.on_change.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(f));
     }
 
     /// Chunk `chunk` of `array` was found changed (called with no lock
     /// held: the callee may wait on the kernel).
-    fn changed(&self, array: usize, chunk: u64) {
-        if let Some(f) = self.on_change.get() {
-            f(array, chunk);
+    fn changed(&self, (node, _): Of, chunk: u64) {
+        let told = self.on_change.read().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(f) = told {
+            f(node, chunk);
         }
     }
 
@@ -250,13 +290,15 @@ impl Freshness {
     /// absent) for a decode; whether it was noted as read before with
     /// another stamp (its views' generation counted up and whoever drops
     /// the kernel's pages told).
-    pub(super) fn note(&self, array: usize, chunk: u64, stamp: Option<Stamp>) -> bool {
+    pub(super) fn note(&self, array: Of, chunk: u64, stamp: Option<Stamp>) -> bool {
         if !self.stamps() {
             return false;
         }
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
-        let noted = by_array.entry(array).or_default();
+        let Some(noted) = entry_of(by_array, total, array) else {
+            return false;
+        };
         let mut changed = false;
         if noted.stamps.contains_key(&chunk) || *total < MAX_NOTED {
             match noted.stamps.insert(chunk, stamp) {
@@ -283,12 +325,15 @@ impl Freshness {
 
     /// A file that combines array `array`'s values served bytes (see
     /// `Noted::shown`); a remote store's alone is noted.
-    pub(super) fn shown(&self, array: usize) {
+    pub(super) fn shown(&self, array: Of) {
         if self.on || !self.stamps() {
             return;
         }
         let mut guard = crate::sync::lock(&self.noted);
-        let noted = guard.0.entry(array).or_default();
+        let (by_array, total) = &mut *guard;
+        let Some(noted) = entry_of(by_array, total, array) else {
+            return;
+        };
         if !noted.shown {
             // What it showed is as fresh as the decodes: the first look is
             // due an interval from now.
@@ -299,10 +344,11 @@ impl Freshness {
 
     /// Drop what was decoded from chunk `chunk` of `array` (the chunk, or a
     /// shard's index) and its check: its object changed.
-    fn forget(&self, array: usize, chunk: u64, cache: &ArrayCache) {
-        cache.invalidate(&CacheKey::whole(array, chunk));
-        cache.invalidate(&CacheKey::index(array, chunk));
-        self.table().seen.remove(&CacheKey::whole(array, chunk));
+    fn forget(&self, (node, generation): Of, chunk: u64, cache: &ArrayCache) {
+        let whole = CacheKey::whole(node, chunk).of_generation(generation);
+        cache.invalidate(&whole);
+        cache.invalidate(&CacheKey::index(node, chunk).of_generation(generation));
+        self.table().seen.remove(&whole);
     }
 
     /// The version of chunk `chunk`'s object (`key`) as the store holds it
@@ -311,7 +357,7 @@ impl Freshness {
     /// `None` when untracked or the look fails.
     pub(super) fn current(
         &self,
-        array: usize,
+        array: Of,
         chunk: u64,
         store: &dyn ReadableStore,
         key: &StoreKey,
@@ -322,7 +368,7 @@ impl Freshness {
         }
         let now = store.stat(key).ok()?;
         let mut guard = crate::sync::lock(&self.noted);
-        if let Some(noted) = guard.0.get_mut(&array)
+        if let Some(noted) = guard.0.get_mut(&array.0).filter(|n| n.node_generation == array.1)
             && let Some(before) = noted.stamps.get_mut(&chunk)
             && *before != now
         {
@@ -337,22 +383,25 @@ impl Freshness {
 
     /// Watch `places` (at most [`MAX_WATCHED`]), each with its stamp from
     /// the walk, in place of those watched for `array` before.
-    pub(super) fn watch(&self, array: usize, mut places: Vec<Watched>) {
+    pub(super) fn watch(&self, array: Of, mut places: Vec<Watched>) {
         if !self.on {
             return;
         }
         places.truncate(MAX_WATCHED);
         let mut guard = crate::sync::lock(&self.noted);
-        let noted = guard.0.entry(array).or_default();
+        let (by_array, total) = &mut *guard;
+        let Some(noted) = entry_of(by_array, total, array) else {
+            return;
+        };
         noted.watched = places;
         noted.watch_cursor = 0;
     }
 
     /// The generation of array `array`'s values as last counted, without a
     /// look at the store.
-    pub(super) fn last_generation(&self, array: usize) -> u64 {
+    pub(super) fn last_generation(&self, (node, _): Of) -> u64 {
         let guard = crate::sync::lock(&self.noted);
-        guard.0.get(&array).map_or(0, |n| n.generation)
+        guard.0.get(&node).map_or(0, |n| n.generation)
     }
 
     /// The generation of array `array`'s values: the noted objects are
@@ -362,37 +411,48 @@ impl Freshness {
     /// untracked.
     pub(super) fn generation(
         &self,
-        array: usize,
+        array: Of,
         store: &dyn ReadableStore,
         key: impl Fn(u64) -> Option<StoreKey>,
         cache: &ArrayCache,
     ) -> Option<u64> {
         let interval = self.interval()?;
         let lock = || crate::sync::lock(&self.noted);
-        let (listed, watched): (Vec<(u64, Option<Stamp>)>, Vec<WatchedAt>) = match lock().0.get_mut(&array) {
-            None => return Some(0),
-            // A remote store's objects are looked at once per interval, and
-            // only once a combined file showed them.
-            Some(n) if !self.on && (!n.shown || n.looked.is_some_and(|t| t.elapsed() < interval)) => {
-                return Some(n.generation);
+        let (listed, watched): (Vec<(u64, Option<Stamp>)>, Vec<WatchedAt>) = {
+            let mut guard = lock();
+            let (by_array, total) = &mut *guard;
+            match by_array.get(&array.0) {
+                None => return Some(0),
+                // Asked by a dataset that no longer serves the array (an
+                // older generation of its node): what the checks counted.
+                Some(n) if n.node_generation > array.1 => return Some(n.generation),
+                Some(_) => {}
             }
-            Some(n) => {
-                // The next batch of them, and as many of the watched
-                // places, in turn.
-                let batch = if self.on {
-                    GENERATION_BATCH
-                } else {
-                    REMOTE_GENERATION_BATCH
-                };
-                n.looked = Some(Instant::now());
-                let objects = in_turn(n.order.len(), &mut n.cursor, batch)
-                    .map(|i| n.order[i])
-                    .map(|c| (c, n.stamps.get(&c).copied().flatten()))
-                    .collect();
-                let watched = in_turn(n.watched.len(), &mut n.watch_cursor, batch)
-                    .map(|i| (i, n.watched[i].clone()))
-                    .collect();
-                (objects, watched)
+            match entry_of(by_array, total, array) {
+                None => return Some(0),
+                // A remote store's objects are looked at once per interval,
+                // and only once a combined file showed them.
+                Some(n) if !self.on && (!n.shown || n.looked.is_some_and(|t| t.elapsed() < interval)) => {
+                    return Some(n.generation);
+                }
+                Some(n) => {
+                    // The next batch of them, and as many of the watched
+                    // places, in turn.
+                    let batch = if self.on {
+                        GENERATION_BATCH
+                    } else {
+                        REMOTE_GENERATION_BATCH
+                    };
+                    n.looked = Some(Instant::now());
+                    let objects = in_turn(n.order.len(), &mut n.cursor, batch)
+                        .map(|i| n.order[i])
+                        .map(|c| (c, n.stamps.get(&c).copied().flatten()))
+                        .collect();
+                    let watched = in_turn(n.watched.len(), &mut n.watch_cursor, batch)
+                        .map(|i| (i, n.watched[i].clone()))
+                        .collect();
+                    (objects, watched)
+                }
             }
         };
         let mut places_changed = Vec::new();
@@ -420,7 +480,10 @@ impl Freshness {
             self.forget(array, chunk, cache);
         }
         let mut guard = lock();
-        let noted = guard.0.entry(array).or_default();
+        let (by_array, total) = &mut *guard;
+        let Some(noted) = entry_of(by_array, total, array) else {
+            return Some(0);
+        };
         if !changed.is_empty() || !places_changed.is_empty() {
             noted.generation += 1;
         }
@@ -459,7 +522,7 @@ impl Freshness {
             self.table().seen.remove(&ck);
             return;
         };
-        self.note(ck.node, ck.chunk, stamp);
+        self.note((ck.node, ck.generation), ck.chunk, stamp);
         let mut t = self.table();
         let checked = Instant::now();
         t.seen.insert(ck, Seen { stamp, checked });
@@ -514,10 +577,10 @@ impl Freshness {
             // does not count the same change again.
             // A remote object past the noted bound is told here.
             if let Some(now) = current
-                && !self.note(ck.node, ck.chunk, now)
+                && !self.note((ck.node, ck.generation), ck.chunk, now)
                 && !self.on
             {
-                self.changed(ck.node, ck.chunk);
+                self.changed((ck.node, ck.generation), ck.chunk);
             }
         } else if let Some(s) = t.seen.get_mut(&ck) {
             s.checked = Instant::now();

@@ -55,10 +55,7 @@ impl NzFs {
             Inode::File(k, _) => k.view().blksize(),
             _ => FILE_BLKSIZE,
         };
-        let mtime = self
-            .version(inode.node())
-            .and_then(|v| v.time)
-            .unwrap_or(self.config.mtime);
+        let mtime = self.made(inode.node());
         let mtime = match version {
             Some(v) => following(mtime, v),
             None => mtime,

@@ -15,9 +15,11 @@
 //! its object. Any other change gets a new, empty cache: another writer's
 //! snapshot, a zip or reference set replaced. Node numbers, and so
 //! inode numbers, are kept for every node still in the store
-//! ([`Hierarchy::keep_numbers_of`]). Its files' times are the time it was
-//! made, so that the kernel, which compares them, drops the pages it holds
-//! of the old files.
+//! ([`Hierarchy::keep_numbers_of`]). The files of each node the change
+//! touched show the time the new filesystem was made (an Icechunk
+//! branch's: the new snapshot's), so that the kernel, which compares
+//! them, drops the pages it holds of the old files; every other node's
+//! keep their times, and the kernel its pages.
 
 use std::time::SystemTime;
 
@@ -171,6 +173,12 @@ pub(super) struct Generations {
     /// The generations of the filesystem that replaced this one reading
     /// the same store, once one did.
     superseded: OnceLock<Vec<u32>>,
+    /// By node: the time of the filesystem its generation is this one's
+    /// or an earlier one's, the mtime its files show (empty for the
+    /// mount's first: its times are its version's, or the mount's). A node
+    /// the change did not touch keeps its files' times, so that the
+    /// kernel, which compares them, keeps their pages.
+    made: Vec<SystemTime>,
 }
 
 impl Generations {
@@ -196,6 +204,15 @@ impl NzFs {
             None => Err(FsError::NotFound),
             Some((Inode::File(_, n), g)) if g != self.generations.of(n) => Err(FsError::Stale),
             Some((inode, _)) => Ok(inode),
+        }
+    }
+
+    /// The mtime of node `n`'s files (but what follows its objects):
+    /// the time of the filesystem that last changed it.
+    pub(super) fn made(&self, n: usize) -> SystemTime {
+        match self.generations.made.get(n) {
+            Some(&t) => t,
+            None => self.version(n).and_then(|v| v.time).unwrap_or(self.config.mtime),
         }
     }
 
@@ -332,6 +349,17 @@ impl NzFs {
             Some(&self.dataset),
             config.missing_chunks,
         );
+        // A node the change touched shows the new version's time (the
+        // snapshot's), every other the time it showed.
+        let now = config.versions.first().and_then(|v| v.time).unwrap_or(config.mtime);
+        let made = of_node
+            .iter()
+            .enumerate()
+            .map(|(n, &g)| match g == this {
+                true => now,
+                false => self.made(n),
+            })
+            .collect();
         let mut fs = Self::serve(dataset, config);
         fs.status.carry_from(&self.status);
         fs.generations = Generations {
@@ -339,6 +367,7 @@ impl NzFs {
             of_node,
             changed,
             superseded: OnceLock::new(),
+            made,
         };
         Ok(fs)
     }

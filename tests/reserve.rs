@@ -81,10 +81,13 @@ fn arrays_but(skip: &str) -> Vec<String> {
         .collect()
 }
 
+/// A file's inode number and mtime (seconds, nanoseconds).
+type Seen = (u64, (i64, u32));
+
 /// `path`'s inode number and mtime (seconds, nanoseconds) as the daemon
 /// says them now (`AT_STATX_FORCE_SYNC`: not the kernel's cached
 /// attributes).
-fn statx(path: &Path) -> (u64, (i64, u32)) {
+fn statx(path: &Path) -> Seen {
     let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
     let flags = libc::AT_STATX_FORCE_SYNC;
@@ -97,7 +100,7 @@ fn statx(path: &Path) -> (u64, (i64, u32)) {
 /// The inode numbers and mtimes of each array's `data.bin` and
 /// `header.cdl`: the same inode and the same mtime, the kernel keeps the
 /// pages it holds of them (it drops them when the mtime moves).
-fn inodes(mp: &Path, arrays: &[String]) -> Vec<(String, (u64, (i64, u32)), (u64, (i64, u32)))> {
+fn inodes(mp: &Path, arrays: &[String]) -> Vec<(String, Seen, Seen)> {
     arrays
         .iter()
         .map(|a| {

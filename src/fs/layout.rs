@@ -75,7 +75,7 @@ impl Inode {
 
     /// What an inode number stands for, and the generation of a named
     /// file's node it carries (0 for other inodes); `None` for one nzfs
-    /// never gives. [`NzFs::inode`] checks the generation.
+    /// never gives. [`NzFs::inode`](super::NzFs::inode) checks the generation.
     pub fn from_ino(ino: u64) -> Option<(Inode, u32)> {
         if ino & CHUNK != 0 {
             let rest = ino & !CHUNK;

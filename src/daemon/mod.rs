@@ -261,6 +261,7 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let spool = match config.mount.writable {
         true => Some(std::sync::Arc::new(crate::open::writable_spool(
             &source,
+            &opened,
             &config.spool_dir,
             config.spool_size,
         )?)),

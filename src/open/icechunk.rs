@@ -127,6 +127,7 @@ pub(super) fn open_icechunk(from: &Source, versions: &Versions) -> Result<Opened
         shown,
         versions,
         follows,
+        repository: Some(repo),
     })
 }
 
@@ -218,11 +219,13 @@ impl crate::fs::Rereading for BranchTip {
 }
 
 /// The spool of a writable mount (`--writable`) of the Icechunk branch
-/// `source` shows: files closed there are committed to that branch. What
-/// an earlier daemon left in the spool is logged.
+/// `source` shows (`opened`: what the mount reads, whose repository the
+/// commits go through): files closed there are committed to that branch.
+/// What an earlier daemon left in the spool is logged.
 #[cfg(feature = "icechunk")]
 pub fn writable_spool(
     source: &Source,
+    opened: &Opened,
     dir: &std::path::Path,
     size: u64,
 ) -> Result<crate::write::spool::Spool, SourceError> {
@@ -237,13 +240,17 @@ pub fn writable_spool(
             ));
         }
     };
-    let version = Version::Branch(branch.clone());
-    let repo = crate::store::icechunk::Repo::open_for(
-        &source.given.to_string_lossy(),
-        &remote_options(&source.access)?,
-        &version,
-    )
-    .map_err(|e| refused(format!("repository {e}")))?;
+    let repo = match &opened.repository {
+        Some(repo) => std::sync::Arc::clone(repo),
+        None => std::sync::Arc::new(
+            crate::store::icechunk::Repo::open_for(
+                &source.given.to_string_lossy(),
+                &remote_options(&source.access)?,
+                &Version::Branch(branch.clone()),
+            )
+            .map_err(|e| refused(format!("repository {e}")))?,
+        ),
+    };
     let target = crate::write::Branch { repo, branch };
     let (spool, left) = crate::write::spool::Spool::open(dir, size, crate::fs::STAGED_INO, Box::new(target))
         .map_err(|e| refused(format!("--writable: {e}")))?;
@@ -260,6 +267,7 @@ pub fn writable_spool(
 #[cfg(not(feature = "icechunk"))]
 pub fn writable_spool(
     source: &Source,
+    _opened: &Opened,
     _dir: &std::path::Path,
     _size: u64,
 ) -> Result<crate::write::spool::Spool, SourceError> {

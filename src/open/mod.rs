@@ -65,6 +65,11 @@ pub struct Opened {
     /// and how (`None`: it is read once: a zip, a reference set, a pinned
     /// Icechunk version).
     pub follows: Option<(std::time::Duration, std::sync::Arc<dyn crate::fs::Rereading>)>,
+    /// The Icechunk repository it reads, where it is one: a writable
+    /// mount commits through the same handle, so that the snapshot it
+    /// reads back after a commit of its own is the one its cache holds.
+    #[cfg(feature = "icechunk")]
+    pub repository: Option<std::sync::Arc<crate::store::icechunk::Repo>>,
 }
 
 /// How often a mount of a local directory looks at its metadata again: a
@@ -84,6 +89,8 @@ impl Opened {
             shown,
             versions: Vec::new(),
             follows: None,
+            #[cfg(feature = "icechunk")]
+            repository: None,
         }
     }
 }

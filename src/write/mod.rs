@@ -196,7 +196,7 @@ fn write_group(
 #[cfg(feature = "icechunk")]
 pub struct Branch {
     /// The repository.
-    pub repo: crate::store::icechunk::Repo,
+    pub repo: std::sync::Arc<crate::store::icechunk::Repo>,
     /// The branch's name.
     pub branch: String,
 }

@@ -336,7 +336,7 @@ impl Users {
         let u = Users(["nzfs-s-owner", "nzfs-s-other"]);
         u.remove(); // left over from an interrupted run
         for name in u.0 {
-            ok(Command::new("useradd").args(["-M", "-N", "-s", "/usr/sbin/nologin", name]));
+            common::users::accounts(Command::new("useradd").args(["-M", "-N", "-s", "/usr/sbin/nologin", name]));
         }
         u
     }

@@ -26,7 +26,7 @@ impl Users {
             group: "nzfs-t-group".into(),
         };
         u.remove(); // left over from an interrupted run
-        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        let ok = |c: &mut Command| accounts(c);
         ok(Command::new("groupadd").arg(&u.group));
         for (name, groups) in [(&u.member, Some(&u.group)), (&u.other, None)] {
             let mut c = Command::new("useradd");
@@ -55,6 +55,29 @@ impl Users {
             .trim()
             .parse()
             .unwrap()
+    }
+}
+
+/// Run `c` (a `groupadd` or `useradd`), again while it fails, for a
+/// second at most: the shadow tools refuse at once while another process
+/// holds the password files' lock (CI saw `useradd` fail so, now and then,
+/// with nothing of this suite's running beside it). Its stderr is in the
+/// panic.
+pub fn accounts(c: &mut Command) {
+    let mut tries = 0;
+    loop {
+        let out = c.output().unwrap();
+        if out.status.success() {
+            return;
+        }
+        tries += 1;
+        assert!(
+            tries < 10,
+            "{c:?}: {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
 

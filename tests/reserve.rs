@@ -174,6 +174,19 @@ fn an_append_to_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks(
         "every other array's files are the same files, with the same times"
     );
     assert_decoded_once(&m, counted, "the append");
+
+    // A kept decode is still checked against its object: a chunk of
+    // another array replaced in the store reads new at the next open of
+    // its chunk file (kept without its stamp, the old decode was served).
+    replace(
+        &store.join("g3/a3/c/0"),
+        &zstd::bulk::compress(&values(9_999, 0, 4), 1).unwrap(),
+    );
+    assert_eq!(
+        read_file(&m.mp.join("g3/a3/0.bin"), true),
+        values(9_999, 0, 4),
+        "a replaced chunk of a kept array, at the next open"
+    );
 }
 
 /// Through a writable mount of a copy of the fixture repository: the 20

@@ -331,16 +331,15 @@ impl NzFs {
         // `Dataset::sharing`), and a preview, which may combine arrays, is
         // made again. Another snapshot or a replaced zip or reference set
         // gets a new cache.
-        let cache = match own_commit.is_some() || !other_store {
-            true => {
-                let cache = self.dataset.cache_handle();
-                let live = |k: &crate::array::CacheKey| {
-                    k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
-                };
-                cache.retain(live);
-                cache
-            }
-            false => std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes)),
+        let cache = if own_commit.is_some() || !other_store {
+            let cache = self.dataset.cache_handle();
+            let live = |k: &crate::array::CacheKey| {
+                k.part != super::previews::PREVIEW_PART && of_node.get(k.node) == Some(&k.generation)
+            };
+            cache.retain(live);
+            cache
+        } else {
+            std::sync::Arc::new(crate::cache::ChunkCache::new(config.cache_bytes))
         };
         let dataset = Dataset::sharing(
             handle,
@@ -349,19 +348,16 @@ impl NzFs {
             Some(&self.dataset),
             config.missing_chunks,
         );
-        // A node the change touched shows the new version's time (the
-        // snapshot's), every other the time it showed.
-        let now = config.versions.first().and_then(|v| v.time).unwrap_or(config.mtime);
+        let mut fs = Self::serve(dataset, config);
+        fs.status.carry_from(&self.status);
+        // A node the change touched shows the new filesystem's time (its
+        // version's, as a first filesystem's nodes do: `made` is empty
+        // until set here), every other the time it showed.
         let made = of_node
             .iter()
             .enumerate()
-            .map(|(n, &g)| match g == this {
-                true => now,
-                false => self.made(n),
-            })
+            .map(|(n, &g)| if g == this { fs.made(n) } else { self.made(n) })
             .collect();
-        let mut fs = Self::serve(dataset, config);
-        fs.status.carry_from(&self.status);
         fs.generations = Generations {
             this,
             of_node,

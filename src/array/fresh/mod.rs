@@ -188,13 +188,14 @@ pub(super) type Of = (usize, u32);
 
 /// The entry of the array `(node, generation)` in `by_array`, noted
 /// afresh where its node's generation moved on (its metadata changed: its
-/// chunks may be other objects now); `None` where a dataset that no longer
-/// serves it asks (an older generation), which notes nothing.
+/// chunks may be other objects now). Where a dataset that no longer serves
+/// it asks (an older generation), which notes nothing: `Err` with what the
+/// newer generation counted.
 fn entry_of<'a>(
     by_array: &'a mut HashMap<usize, Noted>,
     total: &mut usize,
     (node, generation): Of,
-) -> Option<&'a mut Noted> {
+) -> Result<&'a mut Noted, u64> {
     let noted = by_array.entry(node).or_insert_with(|| Noted {
         node_generation: generation,
         ..Noted::default()
@@ -208,7 +209,10 @@ fn entry_of<'a>(
             ..Noted::default()
         };
     }
-    (noted.node_generation == generation).then_some(noted)
+    match noted.node_generation == generation {
+        true => Ok(noted),
+        false => Err(noted.generation),
+    }
 }
 
 impl Freshness {
@@ -296,7 +300,7 @@ impl Freshness {
         }
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
-        let Some(noted) = entry_of(by_array, total, array) else {
+        let Ok(noted) = entry_of(by_array, total, array) else {
             return false;
         };
         let mut changed = false;
@@ -331,7 +335,7 @@ impl Freshness {
         }
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
-        let Some(noted) = entry_of(by_array, total, array) else {
+        let Ok(noted) = entry_of(by_array, total, array) else {
             return;
         };
         if !noted.shown {
@@ -390,7 +394,7 @@ impl Freshness {
         places.truncate(MAX_WATCHED);
         let mut guard = crate::sync::lock(&self.noted);
         let (by_array, total) = &mut *guard;
-        let Some(noted) = entry_of(by_array, total, array) else {
+        let Ok(noted) = entry_of(by_array, total, array) else {
             return;
         };
         noted.watched = places;
@@ -421,21 +425,19 @@ impl Freshness {
         let (listed, watched): (Vec<(u64, Option<Stamp>)>, Vec<WatchedAt>) = {
             let mut guard = lock();
             let (by_array, total) = &mut *guard;
-            match by_array.get(&array.0) {
-                None => return Some(0),
-                // Asked by a dataset that no longer serves the array (an
-                // older generation of its node): what the checks counted.
-                Some(n) if n.node_generation > array.1 => return Some(n.generation),
-                Some(_) => {}
+            // Nothing noted: nothing to look at (and no entry made for it).
+            if !by_array.contains_key(&array.0) {
+                return Some(0);
             }
             match entry_of(by_array, total, array) {
-                None => return Some(0),
+                // Asked by a dataset that no longer serves the array.
+                Err(counted) => return Some(counted),
                 // A remote store's objects are looked at once per interval,
                 // and only once a combined file showed them.
-                Some(n) if !self.on && (!n.shown || n.looked.is_some_and(|t| t.elapsed() < interval)) => {
+                Ok(n) if !self.on && (!n.shown || n.looked.is_some_and(|t| t.elapsed() < interval)) => {
                     return Some(n.generation);
                 }
-                Some(n) => {
+                Ok(n) => {
                     // The next batch of them, and as many of the watched
                     // places, in turn.
                     let batch = if self.on {
@@ -481,8 +483,9 @@ impl Freshness {
         }
         let mut guard = lock();
         let (by_array, total) = &mut *guard;
-        let Some(noted) = entry_of(by_array, total, array) else {
-            return Some(0);
+        let noted = match entry_of(by_array, total, array) {
+            Ok(noted) => noted,
+            Err(counted) => return Some(counted),
         };
         if !changed.is_empty() || !places_changed.is_empty() {
             noted.generation += 1;

@@ -150,6 +150,12 @@ fn an_append_to_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks(
     let others = arrays_but("g7/a5");
     let before = inodes(&m.mp, &others);
 
+    let requests = |m: &Mount| {
+        let status = m.status();
+        let reads = status.get("store_reads").and_then(|r| r.get("requests"));
+        reads.and_then(|v| v.as_u64()).unwrap()
+    };
+    let asked = requests(&m);
     // The append: the new chunk, then the metadata that shows it.
     let grown = store.join("g7/a5");
     let chunk = zstd::bulk::compress(&values(705, 4, 4), 1).unwrap();
@@ -166,6 +172,14 @@ fn an_append_to_one_of_2000_arrays_keeps_every_others_inodes_and_decoded_chunks(
         std::thread::sleep(Duration::from_millis(200));
     }
     assert_eq!(read_file(&data, true), values(705, 0, 8), "the grown array");
+    // Only the changed document was read again: the looks list the 21
+    // groups each (a second apart), a read of the whole store would get
+    // 2,021 documents.
+    let asked = requests(&m) - asked;
+    assert!(
+        asked < 1_000,
+        "{asked} requests from the append to its read: the store was read whole again"
+    );
     let counted = m.cache_counts();
 
     assert_eq!(

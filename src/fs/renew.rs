@@ -29,7 +29,7 @@ use super::{FileKind, FsError, Inode, NzFs, TooManyNodes};
 use crate::array::Dataset;
 use crate::cdl::VersionRoot;
 use crate::store::ReadableStore;
-use crate::zarr::hierarchy::Hierarchy;
+use crate::zarr::hierarchy::{Hierarchy, NodeLooks};
 
 /// Why a store's metadata could not be read again.
 #[derive(Debug, thiserror::Error)]
@@ -56,8 +56,11 @@ pub trait Rereading: Send + Sync {
     /// One look at what `hierarchy` was read from `store`: equal for two
     /// looks at an unchanged store.
     fn look(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> u64;
-    /// The metadata as the store holds it now.
-    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, RereadError>;
+    /// The metadata as the store holds it now; `served`: the hierarchy
+    /// read from `store`, served now, that the last look (one that found
+    /// a change) was taken of, and `since`, the look before it, where
+    /// there was one: what changed between them may be all that is read.
+    fn reread(&self, store: &dyn ReadableStore, served: &Hierarchy, since: Option<u64>) -> Result<Reread, RereadError>;
     /// Whether a look costs little enough to take the first one before
     /// the mount is live (else it is taken just after, in the background).
     fn cheap(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> bool {
@@ -139,15 +142,44 @@ pub struct Reread {
 }
 
 /// A Zarr directory (local or in object storage), read again from itself.
-pub struct SameStore;
+/// It keeps what its last two looks found of each node (16 bytes a node),
+/// so that where only arrays' documents changed between them (an append,
+/// an array resized), only those are read again
+/// ([`Hierarchy::with_documents_read_again`]); any other change reads the
+/// store whole.
+#[derive(Default)]
+pub struct SameStore {
+    /// The last two looks that differ, the newest last.
+    looks: std::sync::Mutex<Vec<(u64, NodeLooks)>>,
+}
 
 impl Rereading for SameStore {
     fn look(&self, store: &dyn ReadableStore, hierarchy: &Hierarchy) -> u64 {
-        hierarchy.fingerprint(store).value()
+        let (seen, nodes) = hierarchy.look_at(store);
+        let seen = seen.value();
+        let mut looks = crate::sync::lock(&self.looks);
+        // The newest of two equal looks (it may be of a newer hierarchy).
+        if looks.last().is_some_and(|l| l.0 == seen) {
+            looks.pop();
+        }
+        looks.push((seen, nodes));
+        if looks.len() > 2 {
+            looks.remove(0);
+        }
+        seen
     }
-    fn reread(&self, store: &dyn ReadableStore) -> Result<Reread, RereadError> {
+    fn reread(&self, store: &dyn ReadableStore, served: &Hierarchy, since: Option<u64>) -> Result<Reread, RereadError> {
+        let changed = since.and_then(|since| {
+            let looks = crate::sync::lock(&self.looks);
+            let before = looks.iter().find(|l| l.0 == since)?;
+            served.differ(&before.1, &looks.last()?.1)
+        });
+        let hierarchy = match changed.and_then(|c| served.with_documents_read_again(store, &c)) {
+            Some(h) => h,
+            None => Hierarchy::open(store)?,
+        };
         Ok(Reread {
-            hierarchy: Hierarchy::open(store)?,
+            hierarchy,
             store: None,
             own_commit: None,
         })

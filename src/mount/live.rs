@@ -362,7 +362,7 @@ impl Live {
                 before => before,
             }
         };
-        match f.how.reread(fs.store()) {
+        match f.how.reread(fs.store(), fs.hierarchy(), before) {
             Ok(reread) => self.serve(&fs, reread, (before, now), tell_later),
             Err(e) => self.failed(e.to_string(), before),
         }

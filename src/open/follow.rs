@@ -19,7 +19,7 @@ impl Opened {
     /// A Zarr directory followed every `every` by default.
     pub(super) fn followed(self, every: std::time::Duration) -> Opened {
         Opened {
-            follows: Some((every, std::sync::Arc::new(crate::fs::SameStore))),
+            follows: Some((every, std::sync::Arc::new(crate::fs::SameStore::default()))),
             ..self
         }
     }
@@ -100,7 +100,12 @@ impl crate::fs::Rereading for RemoteFile {
         }
         h.finish()
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
+    fn reread(
+        &self,
+        _store: &dyn ReadableStore,
+        _served: &Hierarchy,
+        _since: Option<u64>,
+    ) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         reopen(&self.source, "the object was replaced")
     }
     fn cheap(&self, _store: &dyn ReadableStore, _hierarchy: &Hierarchy) -> bool {
@@ -144,7 +149,12 @@ impl crate::fs::Rereading for SameFile {
             .hash(&mut h);
         h.finish()
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
+    fn reread(
+        &self,
+        _store: &dyn ReadableStore,
+        _served: &Hierarchy,
+        _since: Option<u64>,
+    ) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         reopen(&self.source, "the file was replaced or rewritten")
     }
 }

@@ -189,7 +189,12 @@ impl crate::fs::Rereading for BranchTip {
         let tip = self.tip().map_err(|e| e.to_string());
         seen(tip.as_ref().map(|s| s.id.as_str()).map_err(String::as_str))
     }
-    fn reread(&self, _store: &dyn ReadableStore) -> Result<crate::fs::Reread, crate::fs::RereadError> {
+    fn reread(
+        &self,
+        _store: &dyn ReadableStore,
+        _served: &Hierarchy,
+        _since: Option<u64>,
+    ) -> Result<crate::fs::Reread, crate::fs::RereadError> {
         let snapshot = self.tip()?;
         let store = self.repo.version_store(&snapshot)?;
         let hierarchy = Hierarchy::open(&store)?;

@@ -8,7 +8,11 @@
 //! `HEAD` on object storage) each, and the names in each group's
 //! directory, one listing each (a new array or group adds one); for a
 //! hierarchy read from consolidated metadata, only the root's documents.
-//! Never a look at a chunk. [`Hierarchy::changed_since`] names the nodes
+//! Never a look at a chunk. [`Hierarchy::look_at`] keeps what a look
+//! found of each node, [`Hierarchy::differ`] names the nodes two looks
+//! found different, and [`Hierarchy::with_documents_read_again`] reads
+//! only their documents where only arrays' changed (an append), giving
+//! what a read of the whole store would. [`Hierarchy::changed_since`] names the nodes
 //! that differ once the metadata is read again. [`Hierarchy::keep_numbers_of`] gives a hierarchy read
 //! again the node numbers of the one it replaces: a node at the same path
 //! keeps its number (so its inodes name the same files), a new node takes
@@ -81,36 +85,141 @@ fn node_hash(store: &dyn ReadableStore, id: usize, node: &Node, listed: bool) ->
     h.finish()
 }
 
+/// What one look found of each node: the hash of each node's documents
+/// (and listing), in the order of the hierarchy looked at, and the hash of
+/// that order's paths, which tells whether two looks were taken of the
+/// same nodes. 8 bytes a node looked at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeLooks {
+    paths: u64,
+    hashes: Vec<u64>,
+}
+
 impl Hierarchy {
     /// One look at the store's metadata as this hierarchy was read from it
     /// (see the module doc). A document or listing that cannot be read
     /// counts as its error's kind, so that a store that fails the same way
     /// twice compares equal.
     pub fn fingerprint(&self, store: &dyn ReadableStore) -> Fingerprint {
-        // Read from consolidated metadata, the hierarchy is the root's
-        // documents': a node added without consolidating again is not
-        // shown, so only they are looked at (two requests).
-        let nodes = match self.consolidated {
-            true => &self.nodes[..self.nodes.len().min(1)],
-            false => &self.nodes[..],
-        };
+        self.look_at(store).0
+    }
+
+    /// [`Hierarchy::fingerprint`], and what it found of each node, for
+    /// [`Hierarchy::differ`].
+    pub fn look_at(&self, store: &dyn ReadableStore) -> (Fingerprint, NodeLooks) {
+        let nodes = self.looked_at();
         let hashes: Vec<std::sync::Mutex<u64>> = nodes.iter().map(|_| Default::default()).collect();
         let next = AtomicUsize::new(0);
         let work = || {
             loop {
                 let id = next.fetch_add(1, Ordering::Relaxed);
                 let Some(node) = nodes.get(id) else { break };
-                *crate::sync::lock(&hashes[id]) = node_hash(store, id, node, !self.consolidated);
+                let mut h = DefaultHasher::new();
+                (&node.path, node_hash(store, id, node, !self.consolidated)).hash(&mut h);
+                *crate::sync::lock(&hashes[id]) = h.finish();
             }
         };
         // As many at once as the store serves well (a round trip each on
         // object storage).
         crate::sync::on_threads(store.profile().concurrency.min(nodes.len()).max(1), "nzfs-follow", work);
+        let hashes: Vec<u64> = hashes.into_iter().map(crate::sync::into_inner).collect();
         let mut h = DefaultHasher::new();
-        for (node, hash) in nodes.iter().zip(hashes) {
-            (&node.path, crate::sync::into_inner(hash)).hash(&mut h);
+        hashes.hash(&mut h);
+        let looks = NodeLooks {
+            paths: self.paths_hash(),
+            hashes,
+        };
+        (Fingerprint(h.finish()), looks)
+    }
+
+    /// The nodes a look looks at. Read from consolidated metadata, the
+    /// hierarchy is the root's documents': a node added without
+    /// consolidating again is not shown, so only they are looked at (two
+    /// requests).
+    fn looked_at(&self) -> &[Node] {
+        match self.consolidated {
+            true => &self.nodes[..self.nodes.len().min(1)],
+            false => &self.nodes[..],
         }
-        Fingerprint(h.finish())
+    }
+
+    fn paths_hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        for n in self.looked_at() {
+            n.path.hash(&mut h);
+        }
+        h.finish()
+    }
+
+    /// The nodes of this hierarchy whose documents (or, for a group, whose
+    /// listing) differ between looks `before` and `now`; `None` unless
+    /// both were taken of this hierarchy's nodes.
+    pub fn differ(&self, before: &NodeLooks, now: &NodeLooks) -> Option<Vec<usize>> {
+        let paths = self.paths_hash();
+        let n = self.looked_at().len();
+        if before.paths != paths || now.paths != paths || before.hashes.len() != n || now.hashes.len() != n {
+            return None;
+        }
+        Some((0..n).filter(|&i| before.hashes[i] != now.hashes[i]).collect())
+    }
+
+    /// This hierarchy (as served: see [`Hierarchy::keep_numbers_of`]) as a
+    /// read of `store` gives it now, where only the documents of nodes
+    /// `changed` (as [`Hierarchy::differ`] names them) may differ since it
+    /// was read: their documents read again, every other node as it is
+    /// (an array shared, so that it is the same array). `None` where
+    /// that would not be what a read gives, and the store is read whole: a
+    /// hierarchy of consolidated metadata or past its budget; a changed
+    /// node that is the root, a group or unreadable, one below an OME-Zarr
+    /// image (whose levels take the image's axis names), or one that is no
+    /// longer an array of the same Zarr format (a group now, or gone).
+    pub fn with_documents_read_again(&self, store: &dyn ReadableStore, changed: &[usize]) -> Option<Hierarchy> {
+        if self.consolidated || self.budget.read > self.budget.limit {
+            return None;
+        }
+        let mut paths = std::collections::HashSet::with_capacity(changed.len());
+        for &i in changed {
+            let n = self.nodes.get(i)?;
+            if n.parent.is_none() || !matches!(n.kind, NodeKind::Array(_)) || self.in_image(i) {
+                return None;
+            }
+            paths.insert(n.path.as_str());
+        }
+        let mut h = self.as_read();
+        let at: Vec<usize> = (0..h.nodes.len())
+            .filter(|&i| paths.contains(h.nodes[i].path.as_str()))
+            .collect();
+        for i in at {
+            let NodeKind::Array(old) = &h.nodes[i].kind else {
+                return None;
+            };
+            let format = old.metadata.zarr_format;
+            let path = h.nodes[i].path.clone();
+            h.budget.read = h.budget.read.saturating_sub(h.nodes[i].kept);
+            let (kind, kept) = h.kind_of(&path, super::walk::find(store, &path, super::MAX_METADATA_BYTES))?;
+            match &kind {
+                NodeKind::Array(a) if a.metadata.zarr_format == format => {}
+                NodeKind::Broken { .. } => {}
+                _ => return None,
+            }
+            h.nodes[i].kind = kind;
+            h.nodes[i].kept = kept;
+        }
+        (h.budget.read <= h.budget.limit).then_some(h)
+    }
+
+    /// Whether a group above node `n` describes an OME-Zarr image.
+    fn in_image(&self, n: usize) -> bool {
+        let mut at = self.nodes[n].parent;
+        while let Some(p) = at {
+            if let NodeKind::Group { metadata: Some(g) } = &self.nodes[p].kind
+                && super::ngff_attribute(&g.attributes, "multiscales").is_some()
+            {
+                return true;
+            }
+            at = self.nodes[p].parent;
+        }
+        false
     }
 
     /// The nodes of this hierarchy (read again, and renumbered by
@@ -173,6 +282,7 @@ impl Hierarchy {
             parent: Some(at),
             children: Vec::new(),
             kind: super::node_kind(crate::zarr::metadata::NodeMetadata::parse(document)),
+            kept: 0,
         });
         let names: Vec<&str> = h.nodes[at].children.iter().map(|&c| h.nodes[c].name.as_str()).collect();
         let slot = names.partition_point(|&n| n < name);
@@ -217,6 +327,7 @@ impl Hierarchy {
                 parent: n.parent.map(|p| number[p]),
                 children: n.children.iter().filter(|&&c| !gone[c]).map(|&c| number[c]).collect(),
                 kind: n.kind.clone(),
+                kept: n.kept,
             })
             .collect();
         Hierarchy {
@@ -274,6 +385,7 @@ impl Hierarchy {
                         parent: None,
                         children: Vec::new(),
                         kind: NodeKind::broken("no longer in the store (removed since the mount)"),
+                        kept: 0,
                     }
                 }
             })
@@ -432,5 +544,103 @@ mod tests {
             .map(|&i| now.nodes[i].path.as_str())
             .collect();
         assert_eq!(changed, ["", "a", "b"]);
+    }
+
+    /// A store of arrays that a look and a read of only what changed
+    /// compares with a read of the whole store.
+    fn followed() -> MemoryStore {
+        let mut m = MemoryStore::default();
+        m.insert("zarr.json", GROUP.to_string());
+        m.insert("g/zarr.json", GROUP.to_string());
+        m.insert("g/a/zarr.json", ARRAY.to_string());
+        m.insert("g/b/zarr.json", ARRAY.to_string());
+        m.insert("v2/.zarray", V2_ARRAY.to_string());
+        m.insert("v2/.zattrs", r#"{"units": "m"}"#.to_string());
+        let image = r#"{"zarr_format": 3, "node_type": "group", "attributes": {"ome": {"version": "0.5",
+            "multiscales": [{"axes": [{"name": "x", "type": "space"}], "datasets": [{"path": "0",
+            "coordinateTransformations": [{"type": "scale", "scale": [1.0]}]}]}]}}}"#;
+        m.insert("img/zarr.json", image.to_string());
+        m.insert("img/0/zarr.json", ARRAY.to_string());
+        m
+    }
+
+    const V2_ARRAY: &str = r#"{"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<u1",
+        "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#;
+
+    /// What reading only the changed documents gives for `change` made to
+    /// `followed()`: `None` where the store must be read whole, else the
+    /// hierarchy, checked against a read of the whole store (its shape and
+    /// its documents' bytes) and found to share every unchanged array.
+    fn read_changed(change: impl FnOnce(&mut MemoryStore)) -> Option<Vec<String>> {
+        let mut m = followed();
+        let served = Hierarchy::open(&m).unwrap();
+        let (_, before) = served.look_at(&m);
+        change(&mut m);
+        let (_, now) = served.look_at(&m);
+        let changed = served.differ(&before, &now).expect("two looks of the same nodes");
+        let names: Vec<String> = changed.iter().map(|&i| served.nodes[i].path.clone()).collect();
+        let got = served.with_documents_read_again(&m, &changed)?;
+        let read = Hierarchy::open(&m).unwrap();
+        assert_eq!(shape(&got), shape(&read));
+        assert_eq!(got.document_bytes(), read.document_bytes());
+        assert_eq!(got.zarr_format, read.zarr_format);
+        for (old, new) in served.nodes.iter().zip(&got.nodes) {
+            if let (NodeKind::Array(o), NodeKind::Array(n)) = (&old.kind, &new.kind)
+                && !names.contains(&old.path)
+            {
+                assert!(Arc::ptr_eq(o, n), "{}: the same array", old.path);
+            }
+        }
+        Some(names)
+    }
+
+    /// An array's documents changed (resized, its attributes, written
+    /// broken): only they are read again, and the hierarchy is a whole
+    /// read's. A group's documents or names, an image's level, an array
+    /// become a group or gone: the store is read whole.
+    #[test]
+    fn only_the_changed_arrays_documents_are_read_again_where_a_read_would_give_the_same() {
+        let resized = read_changed(|m| m.insert("g/a/zarr.json", ARRAY.replace("[4]", "[16]")));
+        assert_eq!(resized.unwrap(), ["g/a"]);
+        let both = read_changed(|m| {
+            // (Another length: a memory store gives every object version 0.)
+            m.insert("g/a/zarr.json", ARRAY.replace("[4]", "[64]"));
+            m.insert("v2/.zattrs", r#"{"units": "km", "long_name": "depth"}"#.to_string());
+        });
+        assert_eq!(both.unwrap(), ["g/a", "v2"]);
+        let broken = read_changed(|m| m.insert("g/b/zarr.json", "{not json".to_string()));
+        assert_eq!(broken.unwrap(), ["g/b"]);
+        let group = r#"{"zarr_format": 3, "node_type": "group", "attributes": {"title": "t"}}"#;
+        assert!(read_changed(|m| m.insert("g/zarr.json", group.to_string())).is_none());
+        assert!(read_changed(|m| m.insert("g/c/zarr.json", ARRAY.to_string())).is_none());
+        assert!(read_changed(|m| m.insert("img/0/zarr.json", ARRAY.replace("[4]", "[64]"))).is_none());
+        assert!(read_changed(|m| m.insert("g/a/zarr.json", GROUP.to_string())).is_none());
+        assert!(read_changed(|m| m.remove("g/b/zarr.json")).is_none());
+        let v2 = read_changed(|m| {
+            m.remove("g/a/zarr.json");
+            m.insert("g/a/.zarray", V2_ARRAY.to_string());
+        });
+        assert!(v2.is_none(), "another Zarr format");
+    }
+
+    /// Documents that outgrow the budget are not read alone: a read of
+    /// the whole store decides which node goes unread.
+    #[test]
+    fn a_change_past_the_documents_budget_reads_the_store_whole() {
+        let mut m = followed();
+        let full = Hierarchy::open(&m).unwrap().document_bytes();
+        let served = Hierarchy::open_within(&m, full + 8).unwrap();
+        let (_, before) = served.look_at(&m);
+        let big = ARRAY.replace(
+            "\"fill_value\": 0",
+            "\"fill_value\": 0, \"attributes\": {\"history\": \"a long history of it\"}",
+        );
+        m.insert("g/a/zarr.json", big);
+        let (_, now) = served.look_at(&m);
+        let changed = served.differ(&before, &now).unwrap();
+        assert!(served.with_documents_read_again(&m, &changed).is_none());
+        // Two looks of other nodes name none.
+        let other = Hierarchy::open(&m).unwrap().without("g/b").unwrap();
+        assert!(other.differ(&before, &now).is_none());
     }
 }

@@ -17,7 +17,7 @@
 mod consolidated;
 mod follow;
 use crate::zarr::documents::{ZARR_JSON, ZARRAY, ZGROUP, ZMETADATA};
-pub use follow::Fingerprint;
+pub use follow::{Fingerprint, NodeLooks};
 mod ngff;
 pub use ngff::{Axis, Channel, NgffImage, ngff_attribute};
 mod walk;
@@ -125,6 +125,11 @@ pub struct Node {
     pub children: Vec<usize>,
     /// What it is.
     pub kind: NodeKind,
+    /// The bytes of its documents counted against the hierarchy's budget
+    /// when it was read as a child (0 for the root, a node of
+    /// consolidated metadata, or one made without a read), so that reading
+    /// them again counts the difference.
+    kept: u64,
 }
 
 impl Node {
@@ -279,7 +284,7 @@ impl Hierarchy {
                 return Err(OpenError::References);
             }
             h.add_consolidated_v2(&doc).map_err(bad_root(ZMETADATA))?;
-        } else if let Some(kind) = walk::v2_docs(store, "", MAX_METADATA_BYTES)?.map(|d| d.kind(&mut h.budget)) {
+        } else if let Some((kind, _)) = walk::v2_docs(store, "", MAX_METADATA_BYTES)?.map(|d| d.kind(&mut h.budget)) {
             h.zarr_format = 2;
             if let NodeKind::Broken {
                 reason,
@@ -332,6 +337,7 @@ impl Hierarchy {
             parent,
             children: Vec::new(),
             kind,
+            kept: 0,
         });
         if let Some(p) = parent {
             self.nodes[p].children.push(id);

@@ -61,7 +61,7 @@ pub(super) struct V2Docs {
 }
 
 /// What a child prefix holds.
-enum Found {
+pub(super) enum Found {
     /// A `zarr.json`, parsed where it was read (by a worker of the first
     /// pass): its length as read, and the document with the bytes kept.
     V3 {
@@ -276,9 +276,10 @@ pub(super) fn v2_kind(array: bool, doc: &Value, zattrs: Option<&Value>, what: &s
 }
 
 impl V2Docs {
-    /// The node these documents make; a broken document (or `.zattrs`)
-    /// makes a [`NodeKind::Broken`] node, logged with its key.
-    pub(super) fn kind(&self, budget: &mut Budget) -> NodeKind {
+    /// The node these documents make, and the bytes counted against
+    /// `budget`; a broken document (or `.zattrs`) makes a
+    /// [`NodeKind::Broken`] node, logged with its key.
+    pub(super) fn kind(&self, budget: &mut Budget) -> (NodeKind, u64) {
         let name = if self.array { ZARRAY } else { ZGROUP };
         let attrs = match &self.attrs {
             None => Ok(None),
@@ -290,7 +291,7 @@ impl V2Docs {
         let kept = doc.as_ref().map_or(0, |d| d.1) + attrs.as_ref().map_or(0, |a| a.as_ref().map_or(0, |a| a.1));
         if let Some(reason) = budget.spend(kept) {
             tracing::warn!(key = %self.key, %reason, "node is unreadable");
-            return NodeKind::broken(reason);
+            return (NodeKind::broken(reason), kept as u64);
         }
         let kind = match (doc, attrs) {
             (Ok((doc, _)), Ok(attrs)) => v2_kind(self.array, &doc, attrs.as_ref().map(|a| &a.0), name),
@@ -300,13 +301,13 @@ impl V2Docs {
         if let NodeKind::Broken { reason, .. } = &kind {
             tracing::warn!(key = %self.key, %reason, "node is unreadable");
         }
-        kind
+        (kind, kept as u64)
     }
 }
 
 /// What the child prefix `path` holds, reading each document at most
 /// `limit` bytes.
-fn find(store: &dyn ReadableStore, path: &str, limit: u64) -> io::Result<Found> {
+pub(super) fn find(store: &dyn ReadableStore, path: &str, limit: u64) -> io::Result<Found> {
     let key = join(path, ZARR_JSON)?;
     if let Some(bytes) = store.get(&key, limit)? {
         // Parsed before it is counted: what its attributes leave out is
@@ -428,25 +429,9 @@ impl Hierarchy {
         if self.nodes.len() >= r.max_nodes {
             return Err(OpenError::TooManyNodes);
         }
-        let kind = match found {
-            Ok(Found::V3 { key, parsed, .. }) => {
-                let kind = match parsed {
-                    Err(e) => node_kind(Err(e.into())),
-                    Ok((doc, kept)) => match self.budget.spend(kept) {
-                        Some(reason) => NodeKind::broken(reason),
-                        None => node_kind(NodeMetadata::from_json(&doc)),
-                    },
-                };
-                if let NodeKind::Broken { reason, .. } = &kind {
-                    tracing::warn!(key = %key, %reason, "node is unreadable");
-                }
-                kind
-            }
-            Ok(Found::V2(docs)) => {
-                self.zarr_format = 2;
-                docs.kind(&mut self.budget)
-            }
-            Ok(Found::Nothing) => {
+        let (kind, kept) = match self.kind_of(path, found) {
+            Some(k) => k,
+            None => {
                 // Perhaps an implicit group: kept only if it holds nodes.
                 let child = self.push(Some(id), name, NodeKind::Group { metadata: None });
                 if self.walk(r, child, depth + 1)? {
@@ -455,17 +440,45 @@ impl Hierarchy {
                 self.pop_leaf(id, child);
                 return Ok(false);
             }
-            Err(e) => {
-                tracing::warn!(prefix = %path, error = %e, "cannot read metadata; node is unreadable");
-                NodeKind::broken(e.to_string())
-            }
         };
         let is_group = matches!(kind, NodeKind::Group { .. });
         let child = self.push(Some(id), name, kind);
+        self.nodes[child].kept = kept;
         if is_group {
             self.walk(r, child, depth + 1)?;
         }
         Ok(true)
+    }
+
+    /// The node that `found`, what prefix `path` holds, makes, and the
+    /// bytes of its documents counted against the budget; `None` where it
+    /// holds no documents (perhaps an implicit group). A node that cannot
+    /// be read is logged.
+    pub(super) fn kind_of(&mut self, path: &str, found: io::Result<Found>) -> Option<(NodeKind, u64)> {
+        match found {
+            Ok(Found::V3 { key, parsed, .. }) => {
+                let (kind, kept) = match parsed {
+                    Err(e) => (node_kind(Err(e.into())), 0),
+                    Ok((doc, kept)) => match self.budget.spend(kept) {
+                        Some(reason) => (NodeKind::broken(reason), kept as u64),
+                        None => (node_kind(NodeMetadata::from_json(&doc)), kept as u64),
+                    },
+                };
+                if let NodeKind::Broken { reason, .. } = &kind {
+                    tracing::warn!(key = %key, %reason, "node is unreadable");
+                }
+                Some((kind, kept))
+            }
+            Ok(Found::V2(docs)) => {
+                self.zarr_format = 2;
+                Some(docs.kind(&mut self.budget))
+            }
+            Ok(Found::Nothing) => None,
+            Err(e) => {
+                tracing::warn!(prefix = %path, error = %e, "cannot read metadata; node is unreadable");
+                Some((NodeKind::broken(e.to_string()), 0))
+            }
+        }
     }
 
     /// Remove the most recently added subtree rooted at `child` of `parent`.

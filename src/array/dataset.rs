@@ -92,7 +92,7 @@ impl Dataset {
             match Array::new((id, generation), &node.path, a.clone(), shared.clone()) {
                 Ok(array) => arrays.push(Some(Box::new(array))),
                 Err(reason) => {
-                    let meta = node.metadata_name().unwrap_or("zarr.json");
+                    let meta = node.metadata_name().unwrap_or(crate::zarr::documents::ZARR_JSON);
                     let key = join(&node.path, meta).map_or_else(|_| node.path.clone(), |k| k.to_string());
                     tracing::warn!(%key, %reason, "the array's values cannot be decoded; its header is shown");
                     undecodable.insert(id, reason.to_string());

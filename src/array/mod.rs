@@ -203,7 +203,7 @@ impl Array {
     /// Open the array at hierarchy path `path` (`""` for a root array) of
     /// `store` on its own, with a cache of `cache_bytes`.
     pub fn open(store: Arc<dyn ReadableStore>, path: &str, cache_bytes: u64) -> Result<Array, ArrayError> {
-        let key = join(path, "zarr.json").map_err(|e| ArrayError::Unreadable {
+        let key = join(path, crate::zarr::documents::ZARR_JSON).map_err(|e| ArrayError::Unreadable {
             path: path.into(),
             reason: e.to_string(),
         })?;

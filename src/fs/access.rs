@@ -32,6 +32,18 @@ pub(super) struct ByGeneration(std::sync::Mutex<Option<(u64, Shown)>>);
 /// `Err` when the store could not say.
 type Shown = Result<Option<Access>, ()>;
 
+/// What a node keeps of who may read it, each found on first use: its
+/// store directory, its metadata object, and the files that combine
+/// several objects (its `header.cdl`; the values: an array's
+/// `data.bin`/`data.txt`, a group's `.nc`).
+#[derive(Default)]
+pub(super) struct NodeAccess {
+    dir: std::sync::OnceLock<Shown>,
+    meta: std::sync::OnceLock<Shown>,
+    header: std::sync::OnceLock<Shown>,
+    values: ByGeneration,
+}
+
 impl ByGeneration {
     /// The meet for `generation`, made by `make` unless held for it.
     pub(super) fn get(&self, generation: u64, make: impl FnOnce() -> Shown) -> Shown {
@@ -58,7 +70,8 @@ impl NzFs {
     /// Who may read node `n`'s directory.
     pub(super) fn dir_access(&self, n: usize) -> Result<Option<Access>, ()> {
         *self.info[n]
-            .dir_access
+            .access
+            .dir
             .get_or_init(|| self.store_access(&self.hierarchy().nodes[n].path))
     }
 
@@ -66,7 +79,7 @@ impl NzFs {
     /// implicit group, or a node known only from consolidated metadata) its
     /// directory.
     pub(super) fn meta_access(&self, n: usize) -> Result<Option<Access>, ()> {
-        *self.info[n].meta_access.get_or_init(|| {
+        *self.info[n].access.meta.get_or_init(|| {
             let node = &self.hierarchy().nodes[n];
             let key = crate::store::join(&node.path, node.metadata_name().unwrap_or(ZARR_JSON));
             match key.map(|k| self.store_access(k.as_str())) {
@@ -111,7 +124,7 @@ impl NzFs {
     /// Who may read node `n`'s `header.cdl`: a group's shows the metadata of
     /// every node below it, and the directories on the way.
     pub(super) fn header_access(&self, n: usize) -> Result<Option<Access>, ()> {
-        *self.info[n].header_access.get_or_init(|| {
+        *self.info[n].access.header.get_or_init(|| {
             self.combined(n, |meet| {
                 let h = self.hierarchy();
                 // A level of a multiscale image shows its image group's
@@ -138,7 +151,7 @@ impl NzFs {
         };
         let mut meet = Meet::new(header.uid, header.gid);
         meet.require(&header, Need::Read);
-        let times = self.time_coords.get_or_init(|| {
+        let times = self.index.time_coords.get_or_init(|| {
             let nodes = self.hierarchy().nodes.iter().enumerate();
             nodes
                 .filter(|(_, node)| match &node.kind {
@@ -165,7 +178,7 @@ impl NzFs {
             NodeKind::Array(_) => std::slice::from_ref(&n),
             _ => &h.nodes[n].children,
         };
-        self.info[n].values_access.get(self.shown_generation(shown), || {
+        self.info[n].access.values.get(self.shown_generation(shown), || {
             self.combined(n, |meet| {
                 if matches!(h.nodes[n].kind, NodeKind::Array(_)) {
                     return self.array_sources(n, meet);

@@ -17,7 +17,12 @@
 //! Every named file (`header.cdl`, `data.bin`, the `.nc`, …) is a kind in
 //! one table (`kinds`): whether a directory has it, its name, size,
 //! access, version and reads are the kind's `view::FileView`, and
-//! lookup, listing, attributes and reads go through the table.
+//! lookup, listing, attributes and reads go through the table. What a
+//! view keeps of a node (a rendered header, the `.nc`'s name and layout,
+//! an OME-TIFF, a preview's plan, the text views) is a type of the view's
+//! own module (`views::HeaderOf`, `views::NetCdfOf`, `tiff::OmeOf`,
+//! `previews::PreviewOf`, `text::TextView`), and who may read a node's
+//! files `access::NodeAccess`; each node's entry holds one of each.
 //!
 //! Inode numbers are computed, not stored, so a million-chunk array costs
 //! nothing until it is read (`layout.rs`: node `n` is `n + 1`, root = 1, a
@@ -82,10 +87,9 @@ use names::ChunkNames;
 
 use crate::array::{Array, ArrayCache, Dataset};
 pub use crate::array::{CacheKey, MissingChunks, ReadData};
-use crate::cache::Chunk;
 use crate::cdl;
 pub use crate::cdl::VersionRoot;
-use crate::store::{Access, ReadableStore};
+use crate::store::ReadableStore;
 use crate::zarr::hierarchy::{Hierarchy, MAX_NODES, NodeKind};
 
 /// The name of the generated header in every directory.
@@ -241,33 +245,22 @@ struct NodeInfo {
     /// Name in the parent directory (after collision renaming).
     dir_name: String,
     chunk_names: Option<ChunkNames>,
-    header: OnceLock<Chunk>,
-    /// The group's virtual netCDF file name (`None` for arrays).
-    nc_name: Option<String>,
-    nc_layout: OnceLock<Box<crate::netcdf::Layout>>,
-    /// A multiscale image group's OME-TIFF name, and the file once made.
-    ome_name: Option<String>,
-    ome: OnceLock<Option<Box<tiff::OmeTiff>>>,
     /// The sequential reader's prefetch state.
     run: prefetch::Run,
-    /// Who may read the node's store directory, and its metadata object.
-    dir_access: OnceLock<Result<Option<Access>, ()>>,
-    meta_access: OnceLock<Result<Option<Access>, ()>>,
-    /// Who may read the files that combine several objects
-    /// ([`access`]): the header, and an array's `data.bin`/`data.txt` or a
-    /// group's `.nc` (the values).
-    header_access: OnceLock<Result<Option<Access>, ()>>,
-    values_access: access::ByGeneration,
-    /// The text views of a string-valued array.
-    text: Option<Box<text::TextView>>,
+    /// Who may read the node's objects and the files that combine them.
+    access: access::NodeAccess,
     /// The version it belongs to: an index into [`FsConfig::versions`].
     version: Option<usize>,
     /// A group's children ordered by `dir_name`, so that `lookup` in a
     /// group of 100,000 arrays is a binary search, not a scan.
     by_name: Vec<u32>,
-    /// What an array's `preview.png` shows, from metadata, and
-    /// the latitude coordinate that decides its orientation.
-    preview: OnceLock<Option<(crate::preview::Plan, Option<usize>)>>,
+    /// What each view keeps of the node, each in the view's own type.
+    header: views::HeaderOf,
+    nc: views::NetCdfOf,
+    ome: tiff::OmeOf,
+    preview: previews::PreviewOf,
+    /// The text views of a string-valued array.
+    text: Option<Box<text::TextView>>,
 }
 
 /// The read-only filesystem over one store.
@@ -278,12 +271,8 @@ pub struct NzFs {
     prefetch: OnceLock<prefetch::Prefetcher>,
     served: served::Served,
     status: status::Status,
-    /// The rendered `index.html`.
-    index: OnceLock<Chunk>,
-    /// The time coordinates whose dates `index.html` gives (made once).
-    time_coords: OnceLock<Vec<usize>>,
-    /// `index.html`'s length, made from metadata alone.
-    index_len: OnceLock<u64>,
+    /// What the root's `index.html` keeps.
+    index: previews::IndexOf,
     /// Following the store: the generation of each node's named files
     /// (empty: all 0), and what the next filesystem made says
     /// ([`renew::Generations`]).
@@ -359,19 +348,14 @@ impl NzFs {
                     ))),
                     _ => None,
                 },
-                header: OnceLock::new(),
-                nc_name: None,
-                nc_layout: OnceLock::new(),
-                ome_name: None,
-                ome: OnceLock::new(),
                 run: prefetch::Run::default(),
-                dir_access: OnceLock::new(),
-                meta_access: OnceLock::new(),
-                header_access: OnceLock::new(),
-                values_access: Default::default(),
+                access: access::NodeAccess::default(),
                 version: config.versions.iter().position(|v| v.holds(&n.path)),
                 by_name: Vec::new(),
-                preview: OnceLock::new(),
+                header: views::HeaderOf::default(),
+                nc: views::NetCdfOf::default(),
+                ome: tiff::OmeOf::default(),
+                preview: previews::PreviewOf::default(),
             })
             .collect();
         // A directory entry holds at most NAME_MAX (255) bytes: a longer node
@@ -398,8 +382,8 @@ impl NzFs {
                 "{}.nc",
                 crate::naming::cut(&crate::netcdf::nc_name(base).replace('/', "_"), NAME_MAX - 3)
             );
-            info[id].nc_name = Some(nc.clone());
-            info[id].ome_name = tiff::ome_name(hierarchy, id, &nc);
+            info[id].ome = tiff::OmeOf::named(tiff::ome_name(hierarchy, id, &nc));
+            info[id].nc = views::NetCdfOf::named(nc);
         }
         let status = status::Status::of_store(config.store_name.clone());
         let mut fs = NzFs {
@@ -409,9 +393,7 @@ impl NzFs {
             prefetch: OnceLock::new(),
             served: served::Served::default(),
             status,
-            index: OnceLock::new(),
-            time_coords: OnceLock::new(),
-            index_len: OnceLock::new(),
+            index: previews::IndexOf::default(),
             generations: renew::Generations::default(),
         };
         fs.list_colliding_nodes_apart();

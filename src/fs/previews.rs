@@ -22,6 +22,22 @@ use crate::store::Access;
 use crate::store::{Meet, Need};
 use crate::zarr::hierarchy::NodeKind;
 
+/// What the preview view keeps of an array: what its `preview.png`
+/// shows (from metadata, made on first use), and the latitude coordinate
+/// that decides its orientation.
+#[derive(Default)]
+pub(super) struct PreviewOf(std::sync::OnceLock<Option<(Plan, Option<usize>)>>);
+
+/// What the root's `index.html` keeps, each made on first use: the page,
+/// its length (from metadata alone), and the time coordinates whose dates
+/// it gives.
+#[derive(Default)]
+pub(super) struct IndexOf {
+    page: std::sync::OnceLock<Chunk>,
+    len: std::sync::OnceLock<u64>,
+    pub(super) time_coords: std::sync::OnceLock<Vec<usize>>,
+}
+
 /// The cache key part of a rendered preview (chunk parts are below it).
 pub(super) const PREVIEW_PART: u64 = CacheKey::INDEX - 1;
 
@@ -40,6 +56,7 @@ impl NzFs {
         self.info
             .get(n)?
             .preview
+            .0
             .get_or_init(|| preview::plan(self.hierarchy(), n))
             .as_ref()
     }
@@ -116,10 +133,10 @@ impl NzFs {
         if !self.has_index() {
             return Err(FsError::NotFound);
         }
-        if let Some(page) = self.index.get() {
+        if let Some(page) = self.index.page.get() {
             return Ok(page.len() as u64);
         }
-        Ok(*self.index_len.get_or_init(|| self.render_index(false).len() as u64))
+        Ok(*self.index.len.get_or_init(|| self.render_index(false).len() as u64))
     }
 
     /// The page at the root, made on first use from metadata and the first
@@ -130,9 +147,10 @@ impl NzFs {
         }
         Ok(self
             .index
+            .page
             .get_or_init(|| {
                 let page = self.render_index(true);
-                debug_assert!(self.index_len.get().is_none_or(|&l| l == page.len() as u64));
+                debug_assert!(self.index.len.get().is_none_or(|&l| l == page.len() as u64));
                 Arc::new(page)
             })
             .clone())
@@ -152,7 +170,7 @@ impl NzFs {
             parts.reverse();
             parts.join("/")
         };
-        let nc = |n: usize| self.info[n].nc_name.clone();
+        let nc = |n: usize| self.info[n].nc.name.clone();
         let shown_preview = |n: usize| {
             self.has_preview(n)
                 .then(|| self.plan_of(n).map(|(p, _)| (p.width, p.height)))

@@ -81,6 +81,25 @@ pub(super) struct OmeTiff {
     pub access: super::access::ByGeneration,
 }
 
+/// What the OME-TIFF view keeps of a group: the file's name (`None`
+/// where the group is no multiscale image), and the file, made on first
+/// use (`None` where it cannot be).
+#[derive(Default)]
+pub(super) struct OmeOf {
+    name: Option<String>,
+    file: std::sync::OnceLock<Option<Box<OmeTiff>>>,
+}
+
+impl OmeOf {
+    /// An image's OME-TIFF named `name`, where it has one.
+    pub(super) fn named(name: Option<String>) -> OmeOf {
+        OmeOf {
+            name,
+            file: std::sync::OnceLock::new(),
+        }
+    }
+}
+
 /// The OME-TIFF name of group `id` whose `.nc` is `nc`: `<name>.ome.tif`
 /// for a group with NGFF `multiscales`, else `None`.
 pub(super) fn ome_name(h: &Hierarchy, id: usize, nc: &str) -> Option<String> {
@@ -102,9 +121,10 @@ impl NzFs {
         if !self.config.tiff {
             return None;
         }
-        let name = self.info.get(g)?.ome_name.as_deref()?;
+        let name = self.info.get(g)?.ome.name.as_deref()?;
         self.info[g]
             .ome
+            .file
             .get_or_init(|| {
                 self.make_ome_tiff(g, name.strip_suffix(OME_SUFFIX).unwrap_or(name))
                     .map(Box::new)
@@ -171,7 +191,7 @@ impl NzFs {
     /// The name group `g`'s OME-TIFF is listed as, where it has one.
     pub(super) fn ome_file(&self, g: usize) -> Option<&str> {
         self.ome_tiff(g)?;
-        self.info[g].ome_name.as_deref()
+        self.info[g].ome.name.as_deref()
     }
 
     /// The layout of group `g`'s OME-TIFF, or `NotFound`.

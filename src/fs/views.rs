@@ -1,9 +1,10 @@
 //! The files rendered from metadata alone, each built once per node and
 //! kept: `header.cdl` (and the header-only directory of an array whose data
 //! type nzfs does not know) and the layout of a group's virtual `.nc`,
-//! and these two files' views.
+//! these two files' views, and what each keeps of a node ([`HeaderOf`],
+//! [`NetCdfOf`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::view::{FileView, Then};
 use super::{FsError, HEADER_NAME, NzFs, ReadData};
@@ -62,11 +63,11 @@ impl NzFs {
     /// The layout of group `n`'s virtual netCDF file.
     pub(super) fn nc_layout(&self, n: usize) -> Result<&crate::netcdf::Layout, FsError> {
         let node = self.node_dir(n)?;
-        if self.info[n].nc_name.is_none() {
+        if self.info[n].nc.name.is_none() {
             return Err(FsError::NotFound);
         }
         let root_array = matches!(node.kind, NodeKind::Array(_));
-        Ok(self.info[n].nc_layout.get_or_init(|| {
+        Ok(self.info[n].nc.layout.get_or_init(|| {
             let h = self.hierarchy();
             let members: &[usize] = if root_array {
                 std::slice::from_ref(&n)
@@ -95,6 +96,7 @@ impl NzFs {
         self.hierarchy().nodes.get(n).ok_or(FsError::NotFound)?;
         Ok(self.info[n]
             .header
+            .0
             .get_or_init(|| {
                 let (h, version) = (self.hierarchy(), self.version(n));
                 let title = cdl::title(h, n, &self.config.dataset_name, version);
@@ -109,6 +111,30 @@ impl NzFs {
                 Arc::new(cdl::with_note(text, version).into_bytes())
             })
             .clone())
+    }
+}
+
+/// What the header view keeps of a node: its `header.cdl`, rendered on
+/// first use.
+#[derive(Default)]
+pub(super) struct HeaderOf(OnceLock<Chunk>);
+
+/// What the `.nc` view keeps of a node: the file's name (a group's, or a
+/// store's whose root is one array; `None` for every other node), and
+/// its layout, made on first use.
+#[derive(Default)]
+pub(super) struct NetCdfOf {
+    pub(super) name: Option<String>,
+    layout: OnceLock<Box<crate::netcdf::Layout>>,
+}
+
+impl NetCdfOf {
+    /// The `.nc` named `name`.
+    pub(super) fn named(name: String) -> NetCdfOf {
+        NetCdfOf {
+            name: Some(name),
+            layout: OnceLock::new(),
+        }
     }
 }
 
@@ -143,7 +169,7 @@ impl FileView for NetCdf {
         None
     }
     fn name<'a>(&self, fs: &'a NzFs, n: usize) -> Option<&'a str> {
-        fs.info.get(n)?.nc_name.as_deref()
+        fs.info.get(n)?.nc.name.as_deref()
     }
     fn size(&self, fs: &NzFs, n: usize) -> Result<u64, FsError> {
         Ok(fs.nc_layout(n)?.size)
@@ -165,7 +191,7 @@ impl FileView for NetCdf {
         }
     }
     fn shows_values_of(&self, fs: &NzFs, n: usize, array: usize) -> bool {
-        n != array || fs.info[n].nc_name.is_some()
+        n != array || fs.info[n].nc.name.is_some()
     }
     fn blksize(&self) -> u32 {
         super::NC_BLKSIZE

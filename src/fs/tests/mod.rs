@@ -9,7 +9,7 @@ mod reads;
 use std::ffi::OsStr;
 
 use super::*;
-use crate::store::{MemoryStore, Stamp, StoreKey};
+use crate::store::{Access, MemoryStore, Stamp, StoreKey};
 
 /// A store with no notion of owners (as object storage will be).
 fn ownerless() -> NzFs {

@@ -322,7 +322,7 @@ fn a_data_bin_read_across_chunks_is_answered_while_a_decode_is_pending() {
 #[test]
 fn a_netcdf_read_is_answered_while_a_decode_is_pending() {
     answered_while_a_decode_is_pending(|fs, node| {
-        let name = fs.info[0].nc_name.clone().unwrap();
+        let name = fs.info[0].nc.name.clone().unwrap();
         let begin = fs
             .nc_layout(0)
             .unwrap()

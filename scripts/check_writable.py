@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Write back, as users' programs write and as xarray reads (docs/writing.md):
-netCDF4-python (CDF-1, CDF-2 and CDF-5) and a Fortran model
+netCDF4-python (CDF-1, CDF-2, CDF-5, netCDF-4 and its classic model),
+xarray's default to_netcdf (netCDF-4) and its h5netcdf engine, and a Fortran model
 (tests/legacy/write_model.f90: netCDF-C through ISO_C_BINDING, as
 netCDF-Fortran is) write NAME.nc through a writable mount of a copy of the
 Icechunk fixture repository; icechunk-python then opens each new commit,
@@ -8,7 +9,9 @@ and xarray on the group NAME must equal xarray on the file the same
 program wrote to local disk: the variables, dimensions, types and stored
 values, the attributes (compared as the file's types), the fill values, and
 the decoded values, masked where the file's are; a char variable reads as
-the same fixed-length strings. A file that is not netCDF classic must fail its close() and leave
+the same fixed-length strings. netCDF4-python's nested groups and two
+unlimited dimensions read back by zarr-python as netCDF4-python reads the
+local file. A file that is not netCDF must fail its close() and leave
 the branch where it was.
 
 Writes into what is there, read back by zarr-python through icechunk:
@@ -76,6 +79,57 @@ def python_model(path, fmt):
         if fmt == "NETCDF3_64BIT_DATA":
             u = ds.createVariable("counts", "u8", ("lat",))
             u[:] = np.arange(7, dtype="u8") * (1 << 40)
+
+
+def xarray_default(path, engine=None):
+    """What xarray's to_netcdf writes with no arguments (netCDF-4 through
+    netCDF4-python), or through h5netcdf: a dataset with a time
+    coordinate, NaNs and attributes."""
+    rng = np.random.default_rng(20261204)
+    values = rng.normal(280, 10, (3, 4, 5)).astype("f4")
+    values[0, 1, 2] = np.nan
+    ds = xr.Dataset(
+        {"t2m": (("time", "lat", "lon"), values, {"units": "K", "long_name": "2 m temperature"}),
+         "mask": (("lat", "lon"), (rng.integers(0, 2, (4, 5))).astype("u1"))},
+        coords={"time": np.array(["2026-01-01", "2026-01-02", "2026-01-03"], "datetime64[ns]"),
+                "lat": np.linspace(-30, 30, 4), "lon": np.arange(5, dtype="i4")},
+        attrs={"title": "xarray's default", "version": np.int32(3)},
+    )
+    ds.to_netcdf(path, **({"engine": engine} if engine else {}))
+
+
+def nested_groups(path):
+    """netCDF4-python with nested groups and two unlimited dimensions."""
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("obs", None)
+        t = ds.createVariable("time", "f8", ("time",))
+        t[0:3] = [0.0, 1.0, 2.0]
+        o = ds.createVariable("obs", "i8", ("obs",))
+        o[0:2] = [1 << 40, -7]
+        ds.title = "nested"
+        inner = ds.createGroup("forecast")
+        inner.createDimension("member", 4)
+        v = inner.createVariable("t2m", "f4", ("time", "member"), zlib=True, complevel=4)
+        v.units = "K"
+        v[:] = np.arange(12, dtype="f4").reshape(3, 4)
+        deeper = inner.createGroup("stats")
+        d = deeper.createVariable("count", "u2", ("member",))
+        d[:] = [1, 2, 3, 65000]
+
+
+def nested_values(path):
+    """Each variable of every group, by its path: what netCDF4-python reads."""
+    out = {}
+    with netCDF4.Dataset(path) as ds:
+        pending = [("", ds)]
+        while pending:
+            prefix, g = pending.pop()
+            for name, v in g.variables.items():
+                v.set_auto_maskandscale(False)
+                out[prefix + name] = (v.dimensions, v.dtype, v[:].tolist(), {a: v.getncattr(a) for a in v.ncattrs()})
+            pending.extend((prefix + n + "/", sub) for n, sub in g.groups.items())
+    return out
 
 
 def fortran_model(path, exe):
@@ -161,6 +215,14 @@ def same_attrs(got, want):
     return True
 
 
+def same_fill(got, want):
+    """The same fill value (NaN is NaN's), or none for both."""
+    if got is None or want is None:
+        return got is want
+    got, want = np.asarray(got), np.asarray(want)
+    return np.array_equal(got, want, equal_nan=want.dtype.kind == "f")
+
+
 def compare(name, local, repo):
     """xarray on the commit against xarray on the file the program wrote."""
     raw = {"mask_and_scale": False, "decode_times": False}
@@ -185,7 +247,7 @@ def compare(name, local, repo):
             continue
         check(np.array_equal(np.isnan(g), np.isnan(w)) and np.allclose(g, w, rtol=1e-6, equal_nan=True),
               f"{name}/{v}: decoded, masked where the file is")
-        check(np.array_equal(got[v].encoding.get("_FillValue"), want[v].encoding.get("_FillValue")),
+        check(same_fill(got[v].encoding.get("_FillValue"), want[v].encoding.get("_FillValue")),
               f"{name}/{v}: fill value {want[v].encoding.get('_FillValue')}")
 
 
@@ -203,6 +265,10 @@ def main():
         ("py_offset64", lambda p: python_model(p, "NETCDF3_64BIT_OFFSET")),
         ("py_cdf5", lambda p: python_model(p, "NETCDF3_64BIT_DATA")),
         ("fortran", lambda p: fortran_model(p, exe)),
+        ("py_netcdf4", lambda p: python_model(p, "NETCDF4")),
+        ("py_netcdf4_classic", lambda p: python_model(p, "NETCDF4_CLASSIC")),
+        ("xarray_default", xarray_default),
+        ("xarray_h5netcdf", lambda p: xarray_default(p, "h5netcdf")),
     ]
     subprocess.run([NZFS, "mount", "--writable", "--spool-dir", os.path.join(work, "spool"), repo, mp], check=True)
     try:
@@ -214,6 +280,20 @@ def main():
             check(refs(repo) != before, f"{name}: one commit on main")
             check(os.path.isdir(os.path.join(mp, name)), f"{name}: the mount shows the group {name}")
             compare(name, local, repo)
+        # Nested groups: each a group of the commit, zarr-python reading
+        # what netCDF4-python reads of the file written to local disk.
+        local = os.path.join(work, "nested.nc")
+        nested_groups(local)
+        before = refs(repo)
+        nested_groups(os.path.join(mp, "nested.nc"))
+        check(refs(repo) != before, "nested: one commit on main")
+        r = icechunk.Repository.open(icechunk.local_filesystem_storage(repo))
+        root = zarr.open_group(r.readonly_session(branch="main").store, mode="r", path="nested")
+        for name, (dims, dtype, values, attrs) in nested_values(local).items():
+            a = root[name]
+            check(tuple(a.metadata.dimension_names) == dims and a.dtype == dtype and a[...].tolist() == values
+                  and {k: a.attrs[k] for k in attrs} == attrs,
+                  f"nested/{name}: {dtype} {dims}, the values and attributes netCDF4-python reads")
         before = refs(repo)
         bad = os.path.join(mp, "notes.nc")
         failed = False

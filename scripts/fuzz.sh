@@ -10,7 +10,9 @@
 #        many targets there are)
 # The targets run side by side, one per CPU (NZFS_FUZZ_JOBS to change):
 # with --total, each gets SECONDS x jobs / targets.
-# Targets: metadata, codecs, sharding, cdl, names, references, http, zip (tests/fuzz/fuzz_targets/).
+# Targets: metadata, codecs, sharding, cdl, names, references, http, zip, netcdf (tests/fuzz/fuzz_targets/).
+#
+# The netcdf target's seeds are made by scripts/netcdf_seeds.sh.
 #
 # A crash fails the run; the crashing input is kept under
 # tests/fuzz/artifacts/<target>/ and printed to the log as base64, so a CI
@@ -41,7 +43,7 @@ elif [ $# -gt 0 ]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip)
+[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip netcdf)
 jobs=${NZFS_FUZZ_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] || jobs=1
 if [ -n "$total" ]; then

@@ -211,9 +211,11 @@ fn a_file_that_is_no_classic_netcdf_or_a_name_taken_leaves_the_branch_as_it_was(
     let repo_dir = repository(dir.path());
     let repo = Repo::open(repo_dir.to_str().unwrap(), &options()).unwrap();
     let before = refs(&repo_dir);
-    // netCDF-4 is HDF5.
-    let nc4 = ncgen(dir.path(), "four", "netCDF-4", CDL);
-    let e = netcdf_group(&repo, "main", "four", &std::fs::File::open(&nc4).unwrap(), "m").unwrap_err();
+    // Neither netCDF classic nor netCDF-4 (HDF5), which is taken
+    // (tests/write_netcdf4.rs).
+    let notes = dir.path().join("notes.nc");
+    std::fs::write(&notes, "these are notes").unwrap();
+    let e = netcdf_group(&repo, "main", "notes", &std::fs::File::open(&notes).unwrap(), "m").unwrap_err();
     assert!(
         e.to_string().contains("not a netCDF classic file") && e.to_string().contains("HDF5"),
         "{e}"

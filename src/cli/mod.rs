@@ -267,7 +267,8 @@ pub struct MountArgs {
     #[arg(long, value_name = "SECONDS|never")]
     pub metadata_ttl: Option<MetadataTtl>,
     /// Mount an Icechunk repository's branch writable (also -o rw): a
-    /// netCDF classic file (CDF-1, CDF-2 or CDF-5) written as NAME.nc into
+    /// netCDF file (classic CDF-1, CDF-2 or CDF-5, or netCDF-4, nested
+    /// groups included) written as NAME.nc into
     /// a group's directory becomes, when its writer closes it, the group
     /// NAME beside it, in one commit on the branch (`cdo timmean in.nc
     /// /mnt/repo/derived/mean.nc`); writes into an array's data.bin or chunk

@@ -268,7 +268,7 @@ impl Mount {
 
     /// An `fsync` of `ino` through handle `fh`: a staged file's bytes reach
     /// the spool's disk, and it is committed when it is whole netCDF
-    /// classic; an array's file opened for writing commits what was
+    /// (classic or netCDF-4); an array's file opened for writing commits what was
     /// written; [`FsError::Unsupported`] on a read-only mount, as
     /// [`Mount::flush`]. A reader's `fsync` of a file being written is
     /// its disk flush alone.

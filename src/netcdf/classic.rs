@@ -23,7 +23,7 @@ pub use super::vocabulary::NcType;
 pub enum ClassicError {
     /// Not `CDF\x01`, `CDF\x02` or `CDF\x05`: another format (HDF5, which
     /// is netCDF-4, or no netCDF at all).
-    #[error("not a netCDF classic file (CDF-1, CDF-2 or CDF-5): it starts with {0}")]
+    #[error("not a netCDF classic file (CDF-1, CDF-2 or CDF-5) nor netCDF-4 (HDF5): it starts with {0}")]
     NotClassic(String),
     /// A header that breaks the format's grammar or points past the file.
     #[error("a corrupt netCDF classic header: {0}")]
@@ -45,6 +45,9 @@ pub enum Format {
     Offset64,
     /// CDF-5: 64-bit data (counts, sizes, offsets) and the CDF-5 types.
     Data64,
+    /// A netCDF-4 file read as its classic model ([`super::nc4`]): no
+    /// header of this grammar, and no offsets.
+    Netcdf4,
 }
 
 /// The type of `code` in a header of `format`.
@@ -240,8 +243,7 @@ impl Classic {
             b"CDF\x05" => Format::Data64,
             other => {
                 let shown = if other.starts_with(b"\x89HDF") {
-                    "HDF5's signature (netCDF-4 is HDF5: write NC_CLASSIC_MODEL as classic, 64-bit offset or CDF-5)"
-                        .to_string()
+                    "HDF5's signature (a netCDF-4 file, which netcdf::nc4 reads)".to_string()
                 } else {
                     format!("{other:02x?}")
                 };
@@ -442,6 +444,18 @@ impl Classic {
     /// The shape of `v`.
     pub fn shape(&self, v: &Var) -> Vec<u64> {
         v.dims.iter().map(|&d| self.dims[d].len).collect()
+    }
+
+    /// A model of a file read otherwise (netCDF-4): no record dimension.
+    pub fn model(format: Format, dims: Vec<Dim>, attrs: Vec<Attr>, vars: Vec<Var>) -> Classic {
+        Classic {
+            format,
+            dims,
+            unlimited: None,
+            attrs,
+            vars,
+            recsize: 0,
+        }
     }
 
     /// The values of `v` in the region `start .. start + count` (inside its

@@ -1,7 +1,8 @@
 //! netCDF classic both ways: a virtual classic file per group,
 //! synthesized on the fly (here), and a classic file read back
 //! ([`classic`]), through one vocabulary of types and attributes
-//! ([`vocabulary`]).
+//! ([`vocabulary`]); a netCDF-4 file is read back as the classic model
+//! of each of its groups ([`nc4`]).
 //!
 //! Format: netCDF-C's "file format specifications" (CDF-1/2), and CDF-5
 //! (64-bit data) as PnetCDF defines it. The header is computed from the
@@ -37,6 +38,7 @@
 //! ([`crate::zarr::metadata::TYPED_BY_VARIABLE`]).
 
 pub mod classic;
+pub mod nc4;
 mod order;
 pub mod vocabulary;
 

@@ -1,4 +1,5 @@
-//! A netCDF classic file as a Zarr v3 group: each variable one array, its
+//! A netCDF file (classic, or netCDF-4 read as its classic model:
+//! [`crate::netcdf::nc4`]) as a Zarr v3 group: each variable one array, its
 //! chunks encoded with `bytes` (little-endian) and `zstd`, and the
 //! attributes as JSON.
 //!
@@ -29,10 +30,9 @@
 //! nothing is handed out for a file that is refused, since every variable
 //! is checked first.
 
-use std::fs::File;
-
 use crate::json::Value;
 use crate::netcdf::classic::{Attr, Classic, ClassicError, NcType, Var};
+use crate::netcdf::nc4::Values;
 use crate::netcdf::vocabulary::attribute_json;
 use crate::zarr::documents::ZARR_JSON;
 
@@ -184,11 +184,12 @@ fn check(c: &Classic) -> Result<(), ConvertError> {
 /// The longest strings a `char` variable's last dimension may give.
 const MAX_TEXT_LENGTH: u64 = 1 << 20;
 
-/// The group `path` (`""`: the root) holding the file `c` was read from:
+/// The group `path` (`""`: the root) holding the file `c` was read from
+/// (classic or netCDF-4), its values read from `values`:
 /// every object, key and bytes, handed to `put` in turn.
 pub fn convert(
     c: &Classic,
-    file: &File,
+    values: &dyn Values,
     path: &str,
     put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
 ) -> Result<Written, ConvertError> {
@@ -199,18 +200,82 @@ pub fn convert(
     let mut written = Written::default();
     for v in &c.vars {
         let prefix = key(&v.name);
-        written.bytes += array(c, file, v, &prefix, put, &mut written)?;
+        written.bytes += array(c, values, v, &prefix, put, &mut written)?;
         written.arrays += 1;
         written.names.push(v.name.clone());
     }
     Ok(written)
 }
 
+/// Every group of the file `opened` (its root as the group `path`, each
+/// group below it as the group of its path below `path`), parents
+/// first: what [`convert`] makes of each. The names it returns are those
+/// of the root group's children (its arrays and groups), as a replace
+/// checks them; each group's names are checked against its arrays'
+/// first.
+pub fn convert_all(
+    opened: &crate::netcdf::nc4::Opened,
+    path: &str,
+    put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
+) -> Result<Written, ConvertError> {
+    for (i, (at, c)) in opened.groups.iter().enumerate() {
+        let subgroups = opened
+            .groups
+            .iter()
+            .filter(|(p, _)| is_child(p, at))
+            .map(|(p, _)| leaf(p));
+        let names: Vec<&str> = c.vars.iter().map(|v| v.name.as_str()).chain(subgroups).collect();
+        if let Some(dup) = super::names::duplicate(names.iter().copied()) {
+            return Err(ConvertError::Duplicate(format!(
+                "a group and a variable, or two groups, named \"{}\"",
+                crate::naming::escaped(dup)
+            )));
+        }
+        if i > 0 {
+            super::names::node_name(leaf(at)).map_err(ConvertError::Name)?;
+        }
+        check(c)?;
+    }
+    let mut written = Written::default();
+    for (i, (at, c)) in opened.groups.iter().enumerate() {
+        let group = match at.is_empty() {
+            true => path.to_string(),
+            false => super::node_path(path, at),
+        };
+        let w = convert(c, &*opened.values(i), &group, put)?;
+        written.arrays += w.arrays;
+        written.chunks += w.chunks;
+        written.bytes += w.bytes;
+        if at.is_empty() {
+            written.names.extend(w.names);
+        } else if !at.contains('/') {
+            written.names.push(at.clone());
+        }
+    }
+    Ok(written)
+}
+
+/// Whether group path `p` is a child of group path `of` (`""`: the root).
+fn is_child(p: &str, of: &str) -> bool {
+    match of.is_empty() {
+        true => !p.is_empty() && !p.contains('/'),
+        false => p
+            .strip_prefix(of)
+            .and_then(|r| r.strip_prefix('/'))
+            .is_some_and(|r| !r.contains('/')),
+    }
+}
+
+/// The last name of a group path.
+fn leaf(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
 /// One variable: its `zarr.json`, then its chunks. Returns the bytes
 /// handed out.
 fn array(
     c: &Classic,
-    file: &File,
+    values: &dyn Values,
     v: &Var,
     prefix: &str,
     put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
@@ -343,9 +408,9 @@ fn array(
             let values = match text {
                 // The strings whole: their last dimension from 0.
                 Some(n) if !v.dims.is_empty() => {
-                    c.read(file, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
+                    values.read(c, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
                 }
-                _ => c.read(file, v, &start, &count)?,
+                _ => values.read(c, v, &start, &count)?,
             };
             read.push((format!("{prefix}/{}", keys.key(&index)), values, count));
         }

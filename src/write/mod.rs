@@ -1,9 +1,9 @@
 //! Write-back: what a program writes into a writable mount becomes Zarr
 //! in an Icechunk commit.
 //!
-//! - [`group`] turns a netCDF classic file (CDF-1, CDF-2, CDF-5), as
-//!   [`crate::netcdf::classic`] reads it, into a Zarr v3 group, object by
-//!   object;
+//! - [`group`] turns a netCDF file, classic (CDF-1, CDF-2, CDF-5) as
+//!   [`crate::netcdf::classic`] reads it or netCDF-4 as
+//!   [`crate::netcdf::nc4`] does, into Zarr v3 groups, object by object;
 //! - [`netcdf_group`] makes that group one commit on a branch;
 //! - [`spool`] stages what a program writes into a writable mount until it
 //!   closes the file, and [`Branch`] commits it there;
@@ -128,7 +128,7 @@ fn at_tip<T>(
     }
 }
 
-/// The netCDF classic file `file` as the new group `path` of `branch` of
+/// The netCDF file `file` (classic or netCDF-4) as the new group `path` of `branch` of
 /// `repo`, in one commit with `message`: the snapshot's id and what was
 /// written.
 #[cfg(feature = "icechunk")]
@@ -156,9 +156,9 @@ fn write_group(
     message: &str,
     replace: Option<&[String]>,
 ) -> Result<(String, group::Written), WriteError> {
-    let parsed = crate::netcdf::classic::Classic::parse(file).map_err(group::ConvertError::from)?;
+    let opened = crate::netcdf::nc4::open(file).map_err(group::ConvertError::from)?;
     let convert = |commit: &crate::store::icechunk::Commit<'_>| {
-        group::convert(&parsed, file, path, &mut |key, bytes| commit.put(&key, bytes)).map_err(WriteError::from)
+        group::convert_all(&opened, path, &mut |key, bytes| commit.put(&key, bytes)).map_err(WriteError::from)
     };
     let Some(made) = replace else {
         // A new group: absent at the tip, and a node of the same name

@@ -401,7 +401,7 @@ impl Spool {
 
     /// A staged file's `fsync`: its bytes to the spool's disk, and, when
     /// it is named `NAME.nc`, was written since its last commit and is
-    /// whole netCDF classic, a commit of it (replacing the group an earlier
+    /// whole netCDF (classic or netCDF-4), a commit of it (replacing the group an earlier
     /// one made). It stays staged: its writer's close commits what it
     /// writes after. `Some(id)`: the new snapshot.
     pub fn sync(&self, ino: u64) -> Result<Option<String>, SpoolError> {
@@ -420,7 +420,7 @@ impl Spool {
             (s.file.try_clone()?, at, s.writes, s.made.clone(), message, wanted)
         };
         file.sync_data()?;
-        if !wanted || crate::netcdf::classic::Classic::parse(&file).is_err() {
+        if !wanted || crate::netcdf::nc4::open(&file).is_err() {
             return Ok(None);
         }
         let result = self.target.commit((&at.0, &at.1), &file, &message, replace.as_deref());

@@ -1,0 +1,341 @@
+//! netCDF-4 files written through a writable mount of an Icechunk branch
+//! by netCDF-C's `nccopy` and `ncgen`, NCO's `ncks` and CDO: each file
+//! closed as `NAME.nc` becomes the group `NAME`, one commit each, whose
+//! `.nc` ncdump prints with the values of the file written elsewhere;
+//! each writer exits 0. A netCDF-4 file of what is not taken yet (a
+//! nested group) fails its close with `EIO`, names why in the log, and
+//! leaves the branch as it was.
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::mount::Mount;
+use common::repos::{REPO, refs};
+
+/// A model's output: a record variable, a fill value, attributes.
+const CDL: &str = r#"netcdf out {
+dimensions:
+	time = UNLIMITED ;
+	n = 3 ;
+variables:
+	double time(time) ;
+		time:units = "days since 2000-01-01" ;
+	float v(time, n) ;
+		v:_FillValue = -1.f ;
+		v:units = "K" ;
+// global attributes:
+		:title = "written through nzfs" ;
+data:
+ time = 0, 1 ;
+ v = 1.5, _, 3, 4, 5, 6.25 ;
+}
+"#;
+
+/// netCDF-4's own types, two unlimited dimensions and a fill value of
+/// an unsigned type, as `ncgen -k nc4` writes them.
+const CDL_NC4: &str = r#"netcdf types {
+dimensions:
+	t = UNLIMITED ;
+	s = UNLIMITED ;
+	k = 2 ;
+variables:
+	int64 big(t, k) ;
+		big:long_name = "past 2^53" ;
+	ubyte flag(s) ;
+		flag:_FillValue = 255UB ;
+	ushort count(k) ;
+	uint64 id(k) ;
+// global attributes:
+		:source = "ncgen -k nc4" ;
+data:
+ big = 9007199254740993, -2, 3, 4 ;
+ flag = 1, _, 3 ;
+ count = 7, 65535 ;
+ id = 18446744073709551615, 0 ;
+}
+"#;
+
+fn ok(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} exits 0: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// ncdump's data section.
+fn data(nc: &Path) -> String {
+    let dump = ok(Command::new("ncdump").arg(nc));
+    dump.split("\ndata:\n")
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Each variable's values as ncdump prints them, by name: a Zarr group
+/// keeps no order of its arrays, and its `.nc` lists them by name.
+fn by_variable(nc: &Path) -> std::collections::BTreeMap<String, String> {
+    data(nc)
+        .split(';')
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && *v != "}")
+        .filter_map(|v| v.split_once(" = ").map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect()
+}
+
+/// Old code: every netCDF-4 file failed its close ("not a netCDF classic
+/// file"), and netCDF-C's writers then died.
+#[test]
+fn netcdf4_files_become_groups_one_commit_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let spool = dir.path().join("spool");
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let source = dir.path().join("source.nc");
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(&source)
+        .arg(&cdl));
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let mut tips = vec![refs(&repo)];
+    let writers: Vec<(&str, Command)> = vec![
+        ("nccopy_nc4", {
+            let mut c = Command::new("nccopy");
+            c.args(["-k", "nc4"]).arg(&source).arg(m.mp.join("nccopy_nc4.nc"));
+            c
+        }),
+        ("nccopy_nc7", {
+            let mut c = Command::new("nccopy");
+            c.args(["-k", "nc7"]).arg(&source).arg(m.mp.join("nccopy_nc7.nc"));
+            c
+        }),
+        ("nccopy_zip", {
+            let mut c = Command::new("nccopy");
+            c.args(["-k", "nc4", "-d", "5", "-s"])
+                .arg(&source)
+                .arg(m.mp.join("nccopy_zip.nc"));
+            c
+        }),
+        ("ncks_4", {
+            let mut c = Command::new("ncks");
+            c.args(["-O", "-4"]).arg(&source).arg(m.mp.join("ncks_4.nc"));
+            c
+        }),
+    ];
+    let want = data(&source);
+    for (name, mut writer) in writers {
+        ok(&mut writer);
+        // NCO renames its temporary file: the kernel is told of the group
+        // after the rename's answer.
+        let start = std::time::Instant::now();
+        while !m.mp.join(name).is_dir() {
+            assert!(start.elapsed().as_secs() < 10, "{name} never showed: {}", m.log());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        tips.push(refs(&repo));
+        assert_eq!(
+            data(&m.mp.join(name).join(format!("{name}.nc"))),
+            want,
+            "{name}: the values ncdump prints"
+        );
+        let header = std::fs::read_to_string(m.mp.join(name).join("header.cdl")).unwrap();
+        for line in [
+            "float v(time, n) ;",
+            "v:_FillValue = -1.f ;",
+            "v:units = \"K\" ;",
+            ":title = \"written through nzfs\" ;",
+        ] {
+            assert!(header.contains(line), "{name}: {line:?} in\n{header}");
+        }
+    }
+    // CDO's time mean, written as netCDF-4 with zlib.
+    ok(Command::new("cdo")
+        .args(["-s", "-f", "nc4", "-z", "zip_5", "timmean"])
+        .arg(&source)
+        .arg(m.mp.join("cdo_nc4.nc")));
+    tips.push(refs(&repo));
+    let mean = ok(Command::new("ncdump")
+        .args(["-v", "v"])
+        .arg(m.mp.join("cdo_nc4/cdo_nc4.nc")));
+    assert!(mean.contains("2.75, 5, 4.625"), "{mean}");
+    // netCDF-4's own types and two unlimited dimensions.
+    let types = dir.path().join("types.cdl");
+    std::fs::write(&types, CDL_NC4).unwrap();
+    ok(Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("types.nc"))
+        .arg(&types));
+    tips.push(refs(&repo));
+    let elsewhere = dir.path().join("types.nc");
+    ok(Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(&elsewhere)
+        .arg(&types));
+    let read = by_variable(&m.mp.join("types/types.nc"));
+    assert_eq!(read, by_variable(&elsewhere));
+    assert_eq!(read.len(), 4, "{read:?}");
+    let header = std::fs::read_to_string(m.mp.join("types/header.cdl")).unwrap();
+    for line in [
+        "int64 big(t, k) ;",
+        "ubyte flag(s) ;",
+        "flag:_FillValue = 255UB ;",
+        "uint64 id(k) ;",
+    ] {
+        assert!(header.contains(line), "types: {line:?} in\n{header}");
+    }
+    for pair in tips.windows(2) {
+        assert_ne!(pair[0], pair[1], "each file moved the branch");
+    }
+}
+
+/// Nested groups become nested groups, a variable of a group below using
+/// a dimension of the one above; a `char` variable its strings.
+#[test]
+fn a_netcdf4_file_s_nested_groups_become_nested_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let spool = dir.path().join("spool");
+    let cdl = dir.path().join("nested.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf nested {\ndimensions:\n\tx = 2 ;\n\tlen = 5 ;\nvariables:\n\tint a(x) ;\n\tchar name(x, len) ;\n\
+         data:\n a = 1, 2 ;\n name = \"alpha\", \"beta\" ;\n\
+         group: inner {\nvariables:\n\tint b(x) ;\n\t\tb:units = \"m\" ;\ndata:\n b = 3, 4 ;\n\
+         group: deeper {\ndimensions:\n\ty = 3 ;\nvariables:\n\tdouble c(y) ;\ndata:\n c = 0.5, 1.5, 2.5 ;\n}\n}\n}\n",
+    )
+    .unwrap();
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let before = refs(&repo);
+    ok(Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("nested.nc"))
+        .arg(&cdl));
+    assert_ne!(refs(&repo), before, "one commit");
+    let top = by_variable(&m.mp.join("nested/nested.nc"));
+    assert_eq!(top.get("a").map(String::as_str), Some("1, 2"), "{top:?}");
+    assert_eq!(
+        top.get("name").map(String::as_str),
+        Some("\"alpha\", \"beta\""),
+        "{top:?}"
+    );
+    let inner = by_variable(&m.mp.join("nested/inner/inner.nc"));
+    assert_eq!(inner.get("b").map(String::as_str), Some("3, 4"), "{inner:?}");
+    let deeper = by_variable(&m.mp.join("nested/inner/deeper/deeper.nc"));
+    assert_eq!(deeper.get("c").map(String::as_str), Some("0.5, 1.5, 2.5"), "{deeper:?}");
+    let header = std::fs::read_to_string(m.mp.join("nested/inner/header.cdl")).unwrap();
+    assert!(header.contains("b:units = \"m\" ;"), "{header}");
+}
+
+/// A type with no Zarr form here yet (a `string` variable, an opaque
+/// one) fails the close with `EIO`, names why in the log, and leaves the
+/// branch as it was.
+#[test]
+fn a_netcdf4_file_of_what_is_not_taken_fails_its_close_and_leaves_the_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let spool = dir.path().join("spool");
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    for (name, cdl) in [
+        (
+            "strings",
+            "netcdf strings {\ndimensions:\n\tx = 2 ;\nvariables:\n\tstring s(x) ;\ndata:\n s = \"a\", \"bc\" ;\n}\n",
+        ),
+        (
+            "opaque",
+            "netcdf opaque {\ntypes:\n\topaque(4) blob ;\ndimensions:\n\tx = 1 ;\nvariables:\n\tblob o(x) ;\n\
+             data:\n o = 0X01020304 ;\n}\n",
+        ),
+    ] {
+        let path = dir.path().join(format!("{name}.cdl"));
+        std::fs::write(&path, cdl).unwrap();
+        let before = refs(&repo);
+        let out = Command::new("ncgen")
+            .args(["-k", "nc4", "-o"])
+            .arg(m.mp.join(format!("{name}.nc")))
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name}: the close fails, and ncgen says so");
+        assert!(
+            m.log().contains("not taken from a netCDF-4 file yet"),
+            "{name}: {}",
+            m.log()
+        );
+        assert_eq!(refs(&repo), before, "{name}: the branch did not move");
+    }
+}
+
+/// A netCDF-4 file cut short or with bytes changed anywhere in its first
+/// 4 KiB (its superblock, object headers, heaps) is refused or read, never
+/// a panic or a hang; and what reads gives values only within the bounds
+/// the reader is opened with.
+#[test]
+fn a_damaged_netcdf4_file_is_refused_or_read_and_never_takes_the_daemon_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = dir.path().join("types.cdl");
+    std::fs::write(&cdl, CDL_NC4).unwrap();
+    let whole = dir.path().join("whole.nc");
+    ok(Command::new("ncgen").args(["-k", "nc4", "-o"]).arg(&whole).arg(&cdl));
+    let bytes = std::fs::read(&whole).unwrap();
+    let damaged = dir.path().join("damaged.nc");
+    let try_one = |b: &[u8]| {
+        std::fs::write(&damaged, b).unwrap();
+        let f = std::fs::File::open(&damaged).unwrap();
+        if let Ok(opened) = nzfs::netcdf::nc4::open(&f) {
+            for (i, (_, model)) in opened.groups.iter().enumerate() {
+                for v in &model.vars {
+                    let shape = model.shape(v);
+                    let zeros = vec![0; shape.len()];
+                    let _ = opened.values(i).read(model, v, &zeros, &shape);
+                }
+            }
+        }
+    };
+    for len in (0..bytes.len()).step_by(97) {
+        try_one(&bytes[..len]);
+    }
+    let mut refused = 0;
+    for at in (0..bytes.len().min(4096)).step_by(7) {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.clone();
+            b[at] ^= flip;
+            try_one(&b);
+            let f = std::fs::File::open(&damaged).unwrap();
+            refused += usize::from(nzfs::netcdf::nc4::open(&f).is_err());
+        }
+    }
+    assert!(refused > 0, "some damage is seen");
+}
+
+/// A small file that declares a vast variable (its chunks unwritten, so
+/// it would read as fill values) is refused at once, before any read.
+#[test]
+fn a_small_netcdf4_file_declaring_vast_variables_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = dir.path().join("vast.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf vast {\ndimensions:\n\tx = 1000000 ;\n\ty = 1000000 ;\nvariables:\n\tdouble v(x, y) ;\n\
+         \t\tv:_ChunkSizes = 1000, 1000 ;\n}\n",
+    )
+    .unwrap();
+    let nc = dir.path().join("vast.nc");
+    ok(Command::new("ncgen").args(["-k", "nc4", "-o"]).arg(&nc).arg(&cdl));
+    assert!(std::fs::metadata(&nc).unwrap().len() < 1 << 20);
+    let f = std::fs::File::open(&nc).unwrap();
+    let e = nzfs::netcdf::nc4::open(&f).err().expect("refused").to_string();
+    assert!(e.contains("mostly unwritten"), "{e}");
+}

@@ -49,8 +49,8 @@ const MAX_CHUNK_BYTES: usize = 64 << 20;
 /// The reader's cache of decoded chunks.
 const CHUNK_CACHE_BYTES: usize = 32 << 20;
 
-/// Where a variable's values are read from.
-pub trait Values {
+/// Where a variable's values are read from (by several threads at once).
+pub trait Values: Sync {
     /// The values of `v` (a variable of `c`) in the region
     /// `start .. start + count`, row-major, big-endian.
     fn read(&self, c: &Classic, v: &Var, start: &[u64], count: &[u64]) -> Result<Vec<u8>, ClassicError>;

@@ -390,12 +390,13 @@ fn array(
         false => fill.clone(),
     };
     let keys = crate::zarr::chunk_key::ChunkKeyEncoding::Default { separator: '/' };
-    // Chunks are read in order, a batch of them encoded at once, one per
-    // CPU (at most ENCODE_BATCH), and handed out in order.
+    // A batch of chunks at a time, one per CPU (at most ENCODE_BATCH),
+    // each read and encoded on a thread of its own (a netCDF-4 file's
+    // read is its decompression), and handed out in order.
     let batch = crate::cpus::available().count.clamp(1, ENCODE_BATCH) as u64;
     let total: u64 = grid.iter().product();
     for first in (0..total).step_by(batch as usize) {
-        let mut read = Vec::with_capacity(batch as usize);
+        let mut regions = Vec::with_capacity(batch as usize);
         for linear in first..total.min(first + batch) {
             let index = crate::zarr::chunk_key::unravel(&grid, linear);
             let start: Vec<u64> = index.iter().zip(&chunk).map(|(&i, &c)| i * c).collect();
@@ -405,22 +406,25 @@ fn array(
                 .zip(&shape)
                 .map(|((&s, &c), &n)| c.min(n - s))
                 .collect();
-            let values = match text {
-                // The strings whole: their last dimension from 0.
-                Some(n) if !v.dims.is_empty() => {
-                    values.read(c, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())?
-                }
-                _ => values.read(c, v, &start, &count)?,
-            };
-            read.push((format!("{prefix}/{}", keys.key(&index)), values, count));
+            regions.push((format!("{prefix}/{}", keys.key(&index)), start, count));
         }
-        let encoded: Vec<Result<(String, Vec<u8>), crate::codec::EncodeError>> = std::thread::scope(|scope| {
-            let jobs: Vec<_> = read
+        let encoded: Vec<Result<(String, Vec<u8>), ConvertError>> = std::thread::scope(|scope| {
+            let jobs: Vec<_> = regions
                 .into_iter()
-                .map(|(key, values, count)| {
+                .map(|(key, start, count)| {
                     let (chunk, fill_native, chain) = (&chunk, &fill_native, &chain);
-                    let job =
-                        move || chain.encode(whole_chunk(values, &count, chunk, size as usize, fill_native, swap));
+                    let job = move || {
+                        let read = match text {
+                            // The strings whole: their last dimension from 0.
+                            Some(n) if !v.dims.is_empty() => {
+                                values.read(c, v, &[&start[..], &[0]].concat(), &[&count[..], &[n]].concat())
+                            }
+                            _ => values.read(c, v, &start, &count),
+                        }?;
+                        chain
+                            .encode(whole_chunk(read, &count, chunk, size as usize, fill_native, swap))
+                            .map_err(|e| ConvertError::Encode(prefix.into(), e))
+                    };
                     (key, scope.spawn(job))
                 })
                 .collect();
@@ -428,17 +432,20 @@ fn array(
                 .map(|(key, job)| {
                     job.join()
                         .unwrap_or_else(|_| {
-                            Err(crate::codec::EncodeError::Failed {
-                                codec: "codecs",
-                                reason: "the encoder panicked".into(),
-                            })
+                            Err(ConvertError::Encode(
+                                prefix.into(),
+                                crate::codec::EncodeError::Failed {
+                                    codec: "codecs",
+                                    reason: "the encoder panicked".into(),
+                                },
+                            ))
                         })
                         .map(|e| (key, e))
                 })
                 .collect()
         });
         for item in encoded {
-            let (key, encoded) = item.map_err(|e| ConvertError::Encode(prefix.into(), e))?;
+            let (key, encoded) = item?;
             bytes += encoded.len() as u64;
             put(key, encoded).map_err(ConvertError::Put)?;
             written.chunks += 1;

@@ -2,6 +2,7 @@
 """Write back, as users' programs write and as xarray reads (docs/writing.md):
 netCDF4-python (CDF-1, CDF-2, CDF-5, netCDF-4 and its classic model),
 xarray's default to_netcdf (netCDF-4) and its h5netcdf engine, and a Fortran model
+(classic and netCDF-4)
 (tests/legacy/write_model.f90: netCDF-C through ISO_C_BINDING, as
 netCDF-Fortran is) write NAME.nc through a writable mount of a copy of the
 Icechunk fixture repository; icechunk-python then opens each new commit,
@@ -132,8 +133,8 @@ def nested_values(path):
     return out
 
 
-def fortran_model(path, exe):
-    subprocess.run([exe, path], check=True)
+def fortran_model(path, exe, *kind):
+    subprocess.run([exe, path, *kind], check=True)
 
 
 def refs(repo):
@@ -265,6 +266,7 @@ def main():
         ("py_offset64", lambda p: python_model(p, "NETCDF3_64BIT_OFFSET")),
         ("py_cdf5", lambda p: python_model(p, "NETCDF3_64BIT_DATA")),
         ("fortran", lambda p: fortran_model(p, exe)),
+        ("fortran_netcdf4", lambda p: fortran_model(p, exe, "netcdf4")),
         ("py_netcdf4", lambda p: python_model(p, "NETCDF4")),
         ("py_netcdf4_classic", lambda p: python_model(p, "NETCDF4_CLASSIC")),
         ("xarray_default", xarray_default),

@@ -1,7 +1,9 @@
 ! A model's output, as a Fortran program writes it: netCDF-C called
 ! through ISO_C_BINDING (netCDF-Fortran's nf90_* are thin wrappers of
 ! these), a CDF-1 file with two dimensions, one float field, a record
-! variable and text attributes. Usage: write_model PATH
+! variable and text attributes; with `netcdf4` after the path, the same
+! as netCDF-4 (NC_NETCDF4, as nf90_create(..., NF90_NETCDF4, ...) makes).
+! Usage: write_model PATH [netcdf4]
 program write_model
   use iso_c_binding
   implicit none
@@ -52,8 +54,10 @@ program write_model
       integer(c_int), value :: ncid
     end function
   end interface
-  integer(c_int), parameter :: NC_CLOBBER = 0, NC_FLOAT = 5, NC_DOUBLE = 6, NC_GLOBAL = -1
+  integer(c_int), parameter :: NC_CLOBBER = 0, NC_NETCDF4 = 4096, NC_FLOAT = 5, NC_DOUBLE = 6, NC_GLOBAL = -1
   character(len=4096) :: path
+  character(len=16) :: kind
+  integer(c_int) :: cmode
   integer(c_int) :: ncid, xdim, ydim, tdim, field, time, dims(2)
   real(c_float) :: values(4, 3)
   real(c_double) :: t(1)
@@ -61,7 +65,10 @@ program write_model
   integer :: i, j, step
 
   call get_command_argument(1, path)
-  call check(nc_create(trim(path)//c_null_char, NC_CLOBBER, ncid))
+  call get_command_argument(2, kind)
+  cmode = NC_CLOBBER
+  if (trim(kind) == "netcdf4") cmode = NC_CLOBBER + NC_NETCDF4
+  call check(nc_create(trim(path)//c_null_char, cmode, ncid))
   call check(nc_def_dim(ncid, "x"//c_null_char, 4_c_size_t, xdim))
   call check(nc_def_dim(ncid, "y"//c_null_char, 3_c_size_t, ydim))
   call check(nc_def_dim(ncid, "time"//c_null_char, 0_c_size_t, tdim))

@@ -175,7 +175,7 @@ const REMOTE_ONLY: [&str; 6] = [
 const ICECHUNK_ONLY: [&str; 4] = ["branch", "tag", "snapshot", "all_versions"];
 
 /// `nzfs mount`'s options only a writable Icechunk branch uses.
-const WRITABLE_ONLY: [&str; 3] = ["writable", "spool_dir", "spool_size"];
+const WRITABLE_ONLY: [&str; 4] = ["writable", "spool_dir", "spool_size", "commit"];
 
 /// nzfs's command line with the help texts of `built`.
 pub fn command_for(built: Built) -> clap::Command {
@@ -195,6 +195,12 @@ pub fn command_for(built: Built) -> clap::Command {
             })
             .unwrap_or_default();
         cmd = cmd.long_about(long);
+        // `nzfs commit` is for writable mounts, which such a build has not.
+        let without =
+            "This nzfs was built without Icechunk support: no mount is writable, so none holds files to commit.";
+        cmd = cmd.mut_subcommand("commit", |s| {
+            s.hide(true).about(without).long_about(without).after_help(without)
+        });
     }
     for sub in ["mount", "check", "cdl"] {
         cmd = cmd.mut_subcommand(sub, |mut s| {

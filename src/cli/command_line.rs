@@ -270,7 +270,7 @@ mod tests {
             assert_eq!(kind(kept), None, "{kept}");
         }
         assert_eq!(kind("metadata_ttl"), Some(("--metadata-ttl", true)));
-        assert_eq!(o_options().len(), 26);
+        assert_eq!(o_options().len(), 27);
         assert_eq!(
             norm(&["nzfs", "s", "m", "-o", "follow_symlinks,disk_cache_size=1GB"]),
             [

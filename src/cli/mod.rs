@@ -65,6 +65,16 @@ pub enum Command {
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
+    /// Commit what a writable mount made with --commit explicit holds: every new NAME.nc closed since the last commit, as one commit
+    #[command(
+        after_help = "Examples:\n  nzfs mount --writable --commit explicit repo/ /mnt/repo\n  \
+        cdo timmean in.nc /mnt/repo/mean.nc; cdo timmax in.nc /mnt/repo/max.nc\n  \
+        nzfs status /mnt/repo                      # lists what is held\n  \
+        nzfs commit /mnt/repo -m \"run 42: mean and max\"   # one commit of both\n\n\
+        A file still open for writing is not committed: the commit is refused until it is closed.\n\
+        rm /mnt/repo/max.nc drops a held file instead."
+    )]
+    Commit(CommitArgs),
     /// Check a store against the NZ-1.0 convention (exit 0 conforms, 1 violates it or does not declare it, 2 unreadable)
     #[command(
         after_help = "Examples:\n  nzfs check data.zarr\n  nzfs check --json data.zarr | jq .findings\n  \
@@ -279,6 +289,15 @@ pub struct MountArgs {
     /// --snapshot and --all-versions (docs/writing.md)
     #[arg(long)]
     pub writable: bool,
+    /// When a writable mount commits a new NAME.nc: at its close, one
+    /// commit each (close, the default), or all of them in one commit at
+    /// `nzfs commit MOUNTPOINT` (explicit; also -o commit=explicit): a
+    /// model run's files land together, and a reader of the branch never
+    /// sees the run half done. `nzfs status` lists what is held, and
+    /// `nzfs unmount` refuses while anything is. Writes into arrays, mkdir
+    /// and rm -r still commit at once
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub commit: Option<CommitArg>,
     /// Where files being written wait for their writer's close (made 0700)
     /// [default: $XDG_STATE_HOME/nzfs/spool/<mountpoint>, else
     /// ~/.local/state/nzfs/spool/, else for root /var/lib/nzfs/spool/]
@@ -512,6 +531,15 @@ impl std::fmt::Display for MetadataTtl {
     }
 }
 
+/// `--commit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CommitArg {
+    /// Each new NAME.nc at its close (and fsync), one commit each
+    Close,
+    /// Every new NAME.nc held until `nzfs commit`, then one commit
+    Explicit,
+}
+
 /// `--passthrough`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PassthroughArg {
@@ -541,6 +569,16 @@ pub struct UnmountArgs {
     /// Detach now even if busy; the mount goes away when the last user closes it
     #[arg(short = 'z', long)]
     pub lazy: bool,
+}
+
+/// `nzfs commit`.
+#[derive(Debug, Args)]
+pub struct CommitArgs {
+    /// The mount point of a writable mount made with --commit explicit
+    pub mountpoint: PathBuf,
+    /// The commit's message [default: one naming the files, the program and you]
+    #[arg(short = 'm', long, value_name = "MESSAGE")]
+    pub message: Option<String>,
 }
 
 /// `nzfs check`.

@@ -26,7 +26,7 @@ use clap::ValueEnum;
 
 use super::options::{Access, MountPlan, mount_options};
 use super::{CliError, shown_store};
-use crate::cli::{MetadataTtl, MissingChunksArg, MountArgs, NcFormatArg, PassthroughArg, StoreArgs};
+use crate::cli::{CommitArg, MetadataTtl, MissingChunksArg, MountArgs, NcFormatArg, PassthroughArg, StoreArgs};
 use crate::fs::Ownership;
 
 /// The most bytes of settings a daemon child reads from its stdin.
@@ -107,6 +107,14 @@ impl MountConfig {
         // A `-o` list nzfs cannot take is a usage error, as `--bogus` is.
         let mut mount = mount_options(&args.options, &args.store, &mut store_args).map_err(|e| e.with_code(2))?;
         mount.writable |= args.writable;
+        mount.explicit_commit |= args.commit == Some(CommitArg::Explicit);
+        if mount.explicit_commit && !mount.writable {
+            return Err(CliError::new(
+                "--commit explicit (-o commit=explicit) holds what is written into a writable mount for `nzfs commit`; \
+                 add --writable (-o rw)",
+            )
+            .with_code(2));
+        }
         if mount.writable {
             writable_source(&args.store, &store_args).map_err(|e| e.with_code(2))?;
             if args.metadata_ttl == Some(MetadataTtl::Never) {
@@ -202,6 +210,7 @@ impl MountConfig {
             nonempty,
             ownership: Ownership { uid, gid, umask },
             writable,
+            explicit_commit,
         } = mount;
         let mut w = Records::default();
         w.bytes("store", store.as_os_str().as_bytes());
@@ -245,6 +254,7 @@ impl MountConfig {
         w.optional_path("log_file", log_file.as_deref());
         w.text("verbose", verbose);
         w.flag("writable", *writable);
+        w.flag("explicit_commit", *explicit_commit);
         w.bytes("spool_dir", spool_dir.as_os_str().as_bytes());
         w.text("spool_size", spool_size);
         w.0
@@ -296,6 +306,7 @@ impl MountConfig {
                     umask: r.optional("umask")?,
                 },
                 writable: r.flag("writable")?,
+                explicit_commit: r.flag("explicit_commit")?,
             },
             log_file: r.optional_path("log_file"),
             verbose: r.number("verbose")?,

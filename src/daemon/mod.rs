@@ -259,12 +259,13 @@ pub fn serve(config: &MountConfig, serving: Serving) -> Result<(), CliError> {
     let source = config.store_args.source(&config.store)?;
     let opened = open(&source)?;
     let spool = match config.mount.writable {
-        true => Some(std::sync::Arc::new(crate::open::writable_spool(
-            &source,
-            &opened,
-            &config.spool_dir,
-            config.spool_size,
-        )?)),
+        true => {
+            let mut spool = crate::open::writable_spool(&source, &opened, &config.spool_dir, config.spool_size)?;
+            if config.mount.explicit_commit {
+                spool.hold_until_commit();
+            }
+            Some(std::sync::Arc::new(spool))
+        }
         false => None,
     };
     let follow = match (config.metadata_ttl, opened.follows.clone()) {

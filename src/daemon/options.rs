@@ -72,6 +72,9 @@ pub struct MountPlan {
     pub ownership: Ownership,
     /// Writable (`rw`, or `--writable`): an Icechunk branch only.
     pub writable: bool,
+    /// New files wait for `nzfs commit` (`--commit explicit`, which
+    /// `-o commit=explicit` is), not each its own close.
+    pub explicit_commit: bool,
 }
 
 impl MountPlan {
@@ -155,6 +158,7 @@ pub(super) fn mount_options(raw: &[String], store: &Path, store_args: &mut Store
         nonempty: false,
         ownership: Ownership::default(),
         writable: false,
+        explicit_commit: false,
     };
     for o in raw
         .iter()

@@ -572,8 +572,9 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     /// The status document ([`crate::fs::status::STATUS_IOCTL`] on the
-    /// mount root, as `nzfs status` asks): it returns the document's length.
-    /// Any other ioctl is `ENOTTY`.
+    /// mount root, as `nzfs status` asks): it returns the document's length;
+    /// `nzfs commit` ([`crate::fs::status::COMMIT_IOCTL`]) commits what a
+    /// `--commit explicit` mount holds. Any other ioctl is `ENOTTY`.
     #[allow(clippy::too_many_arguments)]
     fn ioctl(
         &self,
@@ -582,10 +583,21 @@ impl fuser::Filesystem for FuseAdapter {
         _fh: FileHandle,
         _flags: IoctlFlags,
         cmd: u32,
-        _in_data: &[u8],
+        in_data: &[u8],
         out_size: u32,
         reply: ReplyIoctl,
     ) {
+        if ino == INodeNo::ROOT && cmd == crate::fs::status::COMMIT_IOCTL {
+            let message = in_data.split(|&b| b == 0).next().unwrap_or_default();
+            let message = String::from_utf8_lossy(message);
+            return match self.mount.commit_held(&message, asker(req)) {
+                Ok(made) => {
+                    let answer = commit_answer(made, out_size as usize);
+                    reply.ioctl(0, &answer)
+                }
+                Err(e) => reply.error(self.failed(req, "commit", ino.0, &e)),
+            };
+        }
         if ino != INodeNo::ROOT || cmd != crate::fs::status::STATUS_IOCTL {
             return reply.error(Errno::from_i32(libc::ENOTTY));
         }
@@ -599,6 +611,22 @@ impl fuser::Filesystem for FuseAdapter {
     fn fallocate(&self, req: &Request, i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {
         reply.error(self.failed(req, "fallocate", i.0, &FsError::ReadOnly));
     }
+}
+
+/// `nzfs commit`'s answer: the snapshot's id, then each file committed,
+/// a line each, as many as `room` holds.
+fn commit_answer(made: Option<(String, Vec<String>)>, room: usize) -> Vec<u8> {
+    let Some((id, files)) = made else { return Vec::new() };
+    let mut out = format!("{id}\n").into_bytes();
+    for f in files {
+        if out.len() + f.len() + 1 > room {
+            break;
+        }
+        out.extend_from_slice(f.as_bytes());
+        out.push(b'\n');
+    }
+    out.truncate(room);
+    out
 }
 
 /// Who made a request, as the mount core needs to know.

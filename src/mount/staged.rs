@@ -296,3 +296,36 @@ fn refused(group: &str, name: &OsStr, what: &str, e: NameError) -> FsError {
     let at = node_path(group, &name.to_string_lossy());
     FsError::Invalid(format!("{}: {what}: {e}", naming::escaped(&at)))
 }
+
+impl Mount {
+    /// `nzfs commit` by `who`: every file held for it (`--commit
+    /// explicit`) as one commit, with `message` (empty: one naming the
+    /// files and who committed them); then the mount looks at the branch,
+    /// so that the groups show as this returns. The snapshot and the
+    /// files, or `None` when nothing was held.
+    pub fn commit_held(&self, message: &str, who: Asker) -> Result<Option<(String, Vec<String>)>, FsError> {
+        let spool = self.writable_spool()?;
+        self.owner_only(who.uid)?;
+        if !spool.holds() {
+            return Err(FsError::Invalid(
+                "this mount commits each file at its close; `nzfs commit` is for a mount made with --commit explicit"
+                    .into(),
+            ));
+        }
+        let held = spool.held();
+        let message = match message.trim() {
+            "" => format!(
+                "{} committed through nzfs by {}",
+                naming::escaped(&held.join(", ")),
+                writer(who.pid, who.uid)
+            ),
+            m => naming::escaped(m),
+        };
+        let made = spool.commit_held(&message)?;
+        if let Some((id, files)) = &made {
+            tracing::info!(pid = who.pid, snapshot = %id, files = files.len(), "committed the held files");
+            self.served.look_now(false);
+        }
+        Ok(made)
+    }
+}

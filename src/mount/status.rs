@@ -39,6 +39,7 @@ impl Mount {
                 })
                 .collect(),
             staged_paths: s.staged_paths().iter().map(|p| p.display().to_string()).collect(),
+            held: s.held(),
         })
     }
 }

@@ -219,6 +219,7 @@ pub fn convert_all(
     put: &mut dyn FnMut(String, Vec<u8>) -> Result<(), crate::store::StoreError>,
 ) -> Result<Written, ConvertError> {
     for (i, (at, c)) in opened.groups.iter().enumerate() {
+        check(c)?;
         let subgroups = opened
             .groups
             .iter()
@@ -234,7 +235,6 @@ pub fn convert_all(
         if i > 0 {
             super::names::node_name(leaf(at)).map_err(ConvertError::Name)?;
         }
-        check(c)?;
     }
     let mut written = Written::default();
     for (i, (at, c)) in opened.groups.iter().enumerate() {

@@ -190,6 +190,25 @@ fn write_group(
     .map(|(landed, written)| (landed.snapshot, written))
 }
 
+/// The netCDF file `file` (classic or netCDF-4) staged as the new group
+/// `path` in `stage`: refused where a node of that path is at the tip.
+pub fn stage_group(stage: &dyn Stage, path: &str, file: &std::fs::File) -> Result<group::Written, WriteError> {
+    let opened = crate::netcdf::nc4::open(file).map_err(group::ConvertError::from)?;
+    if stage
+        .get(&node_path(path, crate::zarr::documents::ZARR_JSON), 1 << 20)?
+        .is_some()
+    {
+        return Err(WriteError::Exists(path.to_string()));
+    }
+    group::convert_all(&opened, path, &mut |key, bytes| {
+        stage.put(&key, bytes).map_err(|e| match e {
+            WriteError::Store(s) => s,
+            other => crate::store::StoreError::Io(std::io::Error::other(other.to_string())),
+        })
+    })
+    .map_err(WriteError::from)
+}
+
 /// A branch of a repository, where a writable mount's closed files go: a
 /// file `NAME.nc` written in a group's directory becomes the group `NAME`
 /// beside it.

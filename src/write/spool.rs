@@ -30,6 +30,7 @@ use super::WriteError;
 use crate::sync::lock;
 
 mod edit;
+mod held;
 mod history;
 pub use edit::{Base, Pending, Shown, Version};
 pub use history::{Failed, Kept, Made};
@@ -167,6 +168,9 @@ pub struct Spool {
     /// Held while an edit is committed.
     edit_commit: Mutex<()>,
     target: Box<dyn Target>,
+    /// New files wait for [`Spool::commit_held`] (`--commit explicit`),
+    /// not their close.
+    explicit: bool,
 }
 
 impl Spool {
@@ -245,6 +249,7 @@ impl Spool {
             ),
             edit_commit: Mutex::default(),
             target,
+            explicit: false,
         };
         Ok((spool, left))
     }
@@ -420,7 +425,7 @@ impl Spool {
             (s.file.try_clone()?, at, s.writes, s.made.clone(), message, wanted)
         };
         file.sync_data()?;
-        if !wanted || crate::netcdf::nc4::open(&file).is_err() {
+        if self.explicit || !wanted || crate::netcdf::nc4::open(&file).is_err() {
             return Ok(None);
         }
         let result = self.target.commit((&at.0, &at.1), &file, &message, replace.as_deref());
@@ -469,6 +474,8 @@ impl Spool {
             let mut files = lock(&self.files);
             match files.get(&ino) {
                 None => return Ok(None),
+                // Held for `nzfs commit`.
+                Some(_) if self.explicit => return Ok(None),
                 // Committed whole at its last fsync: it leaves the spool.
                 Some(s) if !s.dirty && s.made.is_some() => {
                     let s = files.remove(&ino).expect("present");

@@ -28,6 +28,14 @@ pub const STATUS_BYTES: usize = (1 << 14) - 1;
 /// The ioctl of the mount root that answers the status document:
 /// `_IOR('N', 0x53, [u8; STATUS_BYTES])`; it returns the document's length.
 pub const STATUS_IOCTL: u32 = (2 << 30) | ((STATUS_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x53;
+/// The most bytes `nzfs commit`'s message, and the mount's answer, hold.
+pub const COMMIT_BYTES: usize = 4096;
+/// The ioctl of the mount root that commits the files a writable mount
+/// holds (`--commit explicit`): `_IOWR('N', 0x43, [u8; COMMIT_BYTES])`.
+/// In: the commit's message, NUL-terminated (empty: one naming the
+/// files). Out: the snapshot's id on the first line (empty when nothing
+/// was held), then each file committed, one a line, as many as fit.
+pub const COMMIT_IOCTL: u32 = (3 << 30) | ((COMMIT_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x43;
 /// What stands for a recent error's message in the document others than
 /// root and the mount's owner get.
 pub const WITHHELD: &str = "(left out: messages name store keys; root and the mount's owner see them)";
@@ -211,7 +219,7 @@ pub fn status_text(mut doc: StatusDoc, to_owner: bool) -> String {
                 k.path = note.to_string();
                 k.why = note.to_string();
             }
-            for p in &mut w.staged_paths {
+            for p in w.staged_paths.iter_mut().chain(w.held.iter_mut()) {
                 *p = note.to_string();
             }
         }

@@ -185,6 +185,10 @@ object! {
         pub kept: Vec<KeptFile>,
         /// The spool paths of the files being written now.
         pub staged_paths: Vec<String>,
+        /// The new files held for `nzfs commit` (`--commit explicit`), by
+        /// their paths in the mount; empty on a mount that commits each
+        /// at its close.
+        pub held: Vec<String>,
     }
 }
 

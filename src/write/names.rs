@@ -72,7 +72,7 @@ pub enum FileName<'a> {
 }
 
 /// What the names a commit takes are, for the messages of a refusal.
-pub const TAKEN: &str = "a new file is taken as NAME.nc (netCDF classic, which becomes the group NAME at its close) \
+pub const TAKEN: &str = "a new file is taken as NAME.nc (netCDF, classic or netCDF-4, which becomes the group NAME at its close) \
      or as a writer's temporary NAME.nc.SUFFIX that it renames to NAME.nc; mkdir NAME makes a group";
 
 /// What a new file `name` becomes, or why no commit would take it.

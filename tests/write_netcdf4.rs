@@ -238,6 +238,60 @@ fn a_netcdf4_file_s_nested_groups_become_nested_groups() {
     assert!(header.contains("b:units = \"m\" ;"), "{header}");
 }
 
+/// The file's chunk shape is kept where it is sensible (`nccopy -c`):
+/// 50 x 400 floats a chunk of a 100 x 400 variable make two chunk files;
+/// chunks of 2 x 2 (16 bytes) are not kept, and the variable is one chunk.
+#[test]
+fn a_netcdf4_variable_keeps_the_file_s_chunk_shape_where_it_is_sensible() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let spool = dir.path().join("spool");
+    let values: Vec<String> = (0..40_000).map(|i| (i % 977).to_string()).collect();
+    let cdl = dir.path().join("big.cdl");
+    std::fs::write(
+        &cdl,
+        format!(
+            "netcdf big {{\ndimensions:\n\ty = 100 ;\n\tx = 400 ;\nvariables:\n\tfloat v(y, x) ;\ndata:\n v = {} ;\n}}\n",
+            values.join(", ")
+        ),
+    )
+    .unwrap();
+    let classic = dir.path().join("big.nc");
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(&classic)
+        .arg(&cdl));
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    ok(Command::new("nccopy")
+        .args(["-k", "nc4", "-c", "y/50,x/400"])
+        .arg(&classic)
+        .arg(m.mp.join("kept.nc")));
+    ok(Command::new("nccopy")
+        .args(["-k", "nc4", "-c", "y/2,x/2"])
+        .arg(&classic)
+        .arg(m.mp.join("tiny.nc")));
+    let chunks = |group: &str| {
+        let mut names: Vec<String> = std::fs::read_dir(m.mp.join(group).join("v"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".bin") && n != "data.bin")
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(chunks("kept"), ["0.0.bin", "1.0.bin"], "the file's 50 x 400 chunks");
+    assert_eq!(
+        chunks("tiny"),
+        ["0.0.bin"],
+        "16-byte chunks not kept: the variable fits one"
+    );
+    let want = std::fs::read(m.mp.join("kept/v/data.bin")).unwrap();
+    assert_eq!(std::fs::read(m.mp.join("tiny/v/data.bin")).unwrap(), want);
+    let expect: Vec<u8> = (0..40_000).flat_map(|i| ((i % 977) as f32).to_ne_bytes()).collect();
+    assert_eq!(want, expect, "the values ncgen wrote");
+}
+
 /// A type with no Zarr form here yet (a `string` variable, an opaque
 /// one) fails the close with `EIO`, names why in the log, and leaves the
 /// branch as it was.

@@ -98,6 +98,9 @@ pub struct Var {
     pub begin: u64,
     /// Whether its first dimension is the record dimension.
     pub record: bool,
+    /// The chunk shape the file stores it in (a netCDF-4 file's chunked
+    /// variable; `None` for a classic file's, which are contiguous).
+    pub chunks: Option<Vec<u64>>,
 }
 
 /// A parsed netCDF classic file.
@@ -313,6 +316,7 @@ impl Classic {
                 nc_type,
                 begin,
                 record,
+                chunks: None,
             });
         }
         let mut c = Classic {

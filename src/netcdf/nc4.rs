@@ -29,7 +29,7 @@
 
 use std::fs::File;
 
-use netcdf_reader::{NcAttrValue, NcFile, NcOpenOptions, NcSliceInfo, NcSliceInfoElem};
+use netcdf_reader::{FileStorage, NcAttrValue, NcFile, NcOpenOptions, NcSliceInfo, NcSliceInfoElem};
 
 use super::classic::{Attr, Classic, ClassicError, Dim, Format, Var};
 use super::vocabulary::NcType;
@@ -133,7 +133,7 @@ pub fn open(file: &File) -> Result<Opened, ClassicError> {
             source: Source::Classic(file.try_clone()?),
         });
     }
-    let storage = netcdf_reader::FileStorage::from_file(file.try_clone()?).map_err(corrupt)?;
+    let storage = FileStorage::from_file(file.try_clone()?).map_err(corrupt)?;
     let nc = NcFile::from_storage_with_options(std::sync::Arc::new(storage), options()).map_err(corrupt)?;
     let mut groups = Vec::new();
     let mut pending = vec![(String::new(), nc.root_group().map_err(corrupt)?, 0usize)];
@@ -154,6 +154,7 @@ pub fn open(file: &File) -> Result<Opened, ClassicError> {
         }
     }
     bounded(&groups, file.metadata()?.len())?;
+    keep_chunks(file, &mut groups);
     Ok(Opened {
         groups,
         source: Source::Nc4(std::sync::Arc::new(nc)),
@@ -166,6 +167,40 @@ fn corrupt(e: impl std::fmt::Display) -> ClassicError {
 
 fn unsupported(what: String) -> ClassicError {
     ClassicError::Unsupported(format!("{what}; not taken from a netCDF-4 file yet"))
+}
+
+/// Each chunked variable's chunk shape, as the file stores it, read from
+/// its dataset's layout (no data is read). Where that cannot be read the
+/// writer's own rule chunks the variable.
+fn keep_chunks(file: &File, groups: &mut [(String, Classic)]) {
+    let Ok(storage) = file
+        .try_clone()
+        .map_err(|_| ())
+        .and_then(|f| FileStorage::from_file(f).map_err(|_| ()))
+    else {
+        return;
+    };
+    let options = hdf5_reader::OpenOptions {
+        chunk_cache_bytes: 0,
+        ..hdf5_reader::OpenOptions::default()
+    };
+    let Ok(h5) = hdf5_reader::Hdf5File::from_storage_with_options(std::sync::Arc::new(storage), options) else {
+        return;
+    };
+    for (path, c) in groups.iter_mut() {
+        for v in &mut c.vars {
+            let name = match path.is_empty() {
+                true => format!("/{}", v.name),
+                false => format!("/{path}/{}", v.name),
+            };
+            v.chunks = h5
+                .dataset(&name)
+                .ok()
+                .and_then(|d| d.chunks())
+                .map(|dims| dims.into_iter().map(u64::from).collect::<Vec<u64>>())
+                .filter(|dims| dims.len() == v.dims.len());
+        }
+    }
 }
 
 /// One group of a netCDF-4 file as the classic model.
@@ -208,6 +243,7 @@ fn model(root: &netcdf_reader::NcGroup) -> Result<Classic, ClassicError> {
             nc_type,
             begin: 0,
             record: false,
+            chunks: None,
         });
     }
     Ok(Classic::model(

@@ -12,6 +12,10 @@
 //!   `float64`, and CDF-5's `ubyte` to `uint64` their unsigned kin); a
 //!   `char` variable's last dimension is its strings' length, and it is
 //!   an array of `null_terminated_bytes` of that length over the others;
+//! - a netCDF-4 variable keeps the file's chunk shape (each extent at most
+//!   the variable's) where that holds at most [`CHUNK_BYTES`] and at least
+//!   [`MIN_KEPT_CHUNK_BYTES`] (or the whole variable); otherwise, and for
+//!   a classic file's,
 //! - its chunks hold at most [`CHUNK_BYTES`]: the whole variable when it
 //!   fits, or else its leading dimensions halved (rounding up) in turn,
 //!   from the first, until a chunk fits;
@@ -58,6 +62,25 @@ pub fn chunk_shape(shape: &[u64], size: u64) -> Vec<u64> {
         }
     }
     chunk
+}
+
+/// The least bytes a chunk the file chose is kept with (smaller ones make
+/// too many objects), unless it holds the whole variable.
+pub const MIN_KEPT_CHUNK_BYTES: u64 = 64 << 10;
+
+/// The file's chunk shape `kept` of a variable of `shape` and `size`-byte
+/// values, each extent at most the variable's (and at least 1), where it
+/// is kept: its bytes at most [`CHUNK_BYTES`], and at least
+/// [`MIN_KEPT_CHUNK_BYTES`] unless it holds the whole variable.
+fn kept_chunk(kept: &[u64], shape: &[u64], size: u64) -> Option<Vec<u64>> {
+    let bytes = |c: &[u64]| c.iter().fold(size, |b, &n| b.saturating_mul(n));
+    if kept.len() != shape.len() || kept.contains(&0) {
+        return None;
+    }
+    let clipped: Vec<u64> = kept.iter().zip(shape).map(|(&k, &n)| k.min(n.max(1))).collect();
+    let whole = clipped.iter().zip(shape).all(|(&k, &n)| k >= n);
+    let b = bytes(&clipped);
+    (b <= CHUNK_BYTES && (b >= MIN_KEPT_CHUNK_BYTES || whole)).then_some(clipped)
 }
 
 /// An attribute's value as JSON.
@@ -295,7 +318,10 @@ fn array(
         }
         None => v.nc_type.size(),
     };
-    let chunk = chunk_shape(&shape, size);
+    let chunk = match (&v.chunks, text) {
+        (Some(kept), None) => kept_chunk(kept, &shape, size).unwrap_or_else(|| chunk_shape(&shape, size)),
+        _ => chunk_shape(&shape, size),
+    };
     let fill = match text {
         Some(n) => vec![0; n as usize],
         None => fill_of(v),

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mount::{Mount, nzfs, vm_hwm};
+use common::netcdf_tools::{data_section, ncdump, ok};
 use common::repos::{REPO, refs};
 
 /// A model's output: a record variable, a fill value, attributes.
@@ -40,16 +41,6 @@ fn run(cmd: &mut Command) -> std::process::Output {
         .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"))
 }
 
-fn ok(cmd: &mut Command) -> String {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The fixture repository copied into `dir`, the CDL's netCDF classic file
 /// beside it, and a spool directory.
 fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
@@ -60,17 +51,6 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let nc = dir.join("source.nc");
     ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(&nc).arg(&cdl));
     (repo, nc, dir.join("spool"))
-}
-
-/// ncdump's data section.
-fn data(nc: &Path) -> String {
-    let dump = ok(Command::new("ncdump").arg(nc));
-    dump.split("\ndata:\n")
-        .nth(1)
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[test]
@@ -112,7 +92,7 @@ fn netcdf_programs_write_new_groups_one_commit_each() {
     for pair in tips.windows(2) {
         assert_ne!(pair[0], pair[1], "each file moved the branch");
     }
-    let want = data(&source);
+    let want = data_section(&source);
     for name in ["from_ncgen", "from_nccopy", "from_ncks"] {
         let group = m.mp.join(name);
         assert!(group.is_dir(), "{name}: {}", m.log());
@@ -121,7 +101,7 @@ fn netcdf_programs_write_new_groups_one_commit_each() {
             "{name}.nc left the directory"
         );
         assert_eq!(
-            data(&group.join(format!("{name}.nc"))),
+            data_section(&group.join(format!("{name}.nc"))),
             want,
             "{name}: the values ncdump prints"
         );
@@ -136,9 +116,7 @@ fn netcdf_programs_write_new_groups_one_commit_each() {
         }
     }
     // CDO's mean of the two records, with a fill value in one of them.
-    let mean = ok(Command::new("ncdump")
-        .args(["-v", "v"])
-        .arg(m.mp.join("from_cdo/from_cdo.nc")));
+    let mean = ncdump(&["-v", "v"], &m.mp.join("from_cdo/from_cdo.nc"));
     assert!(mean.contains("2.75, 5, 4.625"), "{mean}");
     // Each commit names its file, program and user.
     let log = m.log();
@@ -151,7 +129,7 @@ fn netcdf_programs_write_new_groups_one_commit_each() {
     drop(m);
     // A new read-only mount of the branch shows the same groups.
     let again = Mount::at(&repo, &[]);
-    assert_eq!(data(&again.mp.join("from_nccopy/from_nccopy.nc")), want);
+    assert_eq!(data_section(&again.mp.join("from_nccopy/from_nccopy.nc")), want);
 }
 
 #[test]
@@ -330,7 +308,12 @@ fn a_repository_on_s3_takes_a_commit_through_the_mount() {
         .args(["-k", "classic"])
         .arg(&source)
         .arg(m.mp.join("on_s3.nc")));
-    assert_eq!(data(&m.mp.join("on_s3/on_s3.nc")), data(&source), "{}", m.log());
+    assert_eq!(
+        data_section(&m.mp.join("on_s3/on_s3.nc")),
+        data_section(&source),
+        "{}",
+        m.log()
+    );
     // A write into an array (pressure: 4 x int32, chunks of 2) and a new
     // group, each a commit in the bucket.
     let f = std::fs::OpenOptions::new()
@@ -346,7 +329,7 @@ fn a_repository_on_s3_takes_a_commit_through_the_mount() {
     let options = moto.options();
     let args: Vec<&str> = options.iter().map(String::as_str).collect();
     let again = Mount::at(url, &args);
-    assert_eq!(data(&again.mp.join("on_s3/on_s3.nc")), data(&source));
+    assert_eq!(data_section(&again.mp.join("on_s3/on_s3.nc")), data_section(&source));
     let mut pressure = std::fs::read(common::data_dir().join("expected/icechunk/branches/main/pressure.bin")).unwrap();
     pressure[8..12].copy_from_slice(&77i32.to_le_bytes());
     assert_eq!(std::fs::read(again.mp.join("pressure/data.bin")).unwrap(), pressure);
@@ -400,7 +383,7 @@ fn a_copy_of_the_handle_closed_by_a_child_commits_nothing_and_the_writers_close_
     );
     drop(f);
     assert_ne!(refs(&repo), before, "the writer's close committed: {}", m.log());
-    assert_eq!(data(&m.mp.join("forked/forked.nc")), data(&source));
+    assert_eq!(data_section(&m.mp.join("forked/forked.nc")), data_section(&source));
 }
 
 #[test]
@@ -426,14 +409,14 @@ fn fsync_commits_a_whole_file_and_the_close_after_more_writes_replaces_its_group
     f.sync_all().unwrap();
     let synced = refs(&repo);
     assert_ne!(synced, before, "a whole file's fsync commits: {}", m.log());
-    assert_eq!(data(&m.mp.join("run/run.nc")), data(&source));
+    assert_eq!(data_section(&m.mp.join("run/run.nc")), data_section(&source));
     // The writer goes on: the close commits again, replacing the group.
     f.set_len(0).unwrap();
     use std::os::unix::fs::FileExt;
     f.write_all_at(&std::fs::read(&later).unwrap(), 0).unwrap();
     drop(f);
     assert_ne!(refs(&repo), synced, "{}", m.log());
-    assert_eq!(data(&m.mp.join("run/run.nc")), data(&later));
+    assert_eq!(data_section(&m.mp.join("run/run.nc")), data_section(&later));
     assert!(!m.mp.join("run.nc").exists(), "the file left the spool");
     assert!(m.log().contains("run.nc synced through nzfs by"), "{}", m.log());
 }

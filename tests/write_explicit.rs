@@ -9,22 +9,11 @@ mod common;
 use std::process::Command;
 
 use common::mount::{Mount, nzfs};
-use common::repos::{REPO, refs};
+use common::netcdf_tools::{ncdump, ok};
+use common::repos::refs;
 
 const CDL: &str = "netcdf out {\ndimensions:\n\tx = 3 ;\nvariables:\n\tfloat v(x) ;\n\t\tv:units = \"K\" ;\n\
                    data:\n v = 1.5, 2.5, 3.5 ;\n}\n";
-
-fn ok(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn held(m: &Mount) -> Vec<String> {
     let status = m.status();
@@ -48,9 +37,7 @@ fn commits_made(m: &Mount) -> u64 {
 #[test]
 fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
-    let spool = dir.path().join("spool");
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
     let m = Mount::at(
@@ -96,9 +83,7 @@ fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
     assert_ne!(refs(&repo), before, "the branch moved");
     assert_eq!(commits_made(&m), made + 1, "one commit for the three");
     for name in ["run_a", "run_b", "run_c"] {
-        let dump = ok(Command::new("ncdump")
-            .args(["-v", "v"])
-            .arg(m.mp.join(name).join(format!("{name}.nc"))));
+        let dump = ncdump(&["-v", "v"], &m.mp.join(name).join(format!("{name}.nc")));
         assert!(dump.contains("v = 1.5, 2.5, 3.5 ;"), "{name}: {dump}");
         assert!(
             !m.mp.join(format!("{name}.nc")).exists(),
@@ -120,11 +105,9 @@ fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
 #[test]
 fn a_held_file_removed_is_dropped_and_commit_needs_commit_explicit() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
-    let spool = dir.path().join("spool");
     let m = Mount::at(
         &repo,
         &[
@@ -156,4 +139,58 @@ fn a_held_file_removed_is_dropped_and_commit_needs_commit_explicit() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `nzfs commit` is all or nothing: a held file it cannot take (its
+/// group made meanwhile by a `mkdir`) refuses the commit, the branch does
+/// not move and every file stays held; and while a `NAME.nc` is open for
+/// writing, nothing is committed.
+#[test]
+fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let m = Mount::at(
+        &repo,
+        &[
+            "--writable",
+            "--spool-dir",
+            spool.to_str().unwrap(),
+            "--commit",
+            "explicit",
+        ],
+    );
+    for name in ["ok", "taken"] {
+        ok(Command::new("ncgen")
+            .args(["-k", "classic", "-o"])
+            .arg(m.mp.join(format!("{name}.nc")))
+            .arg(&cdl));
+    }
+    // mkdir commits at once, and takes the name a held file's group needs.
+    std::fs::create_dir(m.mp.join("taken")).unwrap();
+    let before = refs(&repo);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "refused: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    assert_eq!(held(&m), ["ok.nc", "taken.nc"], "both still held");
+
+    // A file open for writing holds every commit back.
+    std::fs::remove_file(m.mp.join("taken.nc")).unwrap();
+    let mut open = std::fs::File::create(m.mp.join("later.nc")).unwrap();
+    open.write_all(b"CDF").unwrap();
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(!out.status.success(), "refused while later.nc is open");
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    std::fs::remove_file(m.mp.join("later.nc")).unwrap();
+    drop(open);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("committed 1 file"), "{said}");
+    assert!(m.mp.join("ok").is_dir() && held(&m).is_empty());
 }

@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::mount::Mount;
-use common::repos::{REPO, refs};
+use common::netcdf_tools::{data_section, ncdump, ok};
+use common::repos::refs;
 
 /// A model's output: a record variable, a fill value, attributes.
 const CDL: &str = r#"netcdf out {
@@ -34,8 +35,9 @@ data:
 }
 "#;
 
-/// netCDF-4's own types, two unlimited dimensions and a fill value of
-/// an unsigned type, as `ncgen -k nc4` writes them.
+/// netCDF-4's own types, two unlimited dimensions, a fill value of an
+/// unsigned type and a variable stored with fletcher32 checksums, as
+/// `ncgen -k nc4` writes them.
 const CDL_NC4: &str = r#"netcdf types {
 dimensions:
 	t = UNLIMITED ;
@@ -44,6 +46,7 @@ dimensions:
 variables:
 	int64 big(t, k) ;
 		big:long_name = "past 2^53" ;
+		big:_Fletcher32 = "true" ;
 	ubyte flag(s) ;
 		flag:_FillValue = 255UB ;
 	ushort count(k) ;
@@ -58,33 +61,10 @@ data:
 }
 "#;
 
-fn ok(cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"));
-    assert!(
-        out.status.success(),
-        "{cmd:?} exits 0: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// ncdump's data section.
-fn data(nc: &Path) -> String {
-    let dump = ok(Command::new("ncdump").arg(nc));
-    dump.split("\ndata:\n")
-        .nth(1)
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Each variable's values as ncdump prints them, by name: a Zarr group
 /// keeps no order of its arrays, and its `.nc` lists them by name.
 fn by_variable(nc: &Path) -> std::collections::BTreeMap<String, String> {
-    data(nc)
+    data_section(nc)
         .split(';')
         .map(str::trim)
         .filter(|v| !v.is_empty() && *v != "}")
@@ -97,9 +77,7 @@ fn by_variable(nc: &Path) -> std::collections::BTreeMap<String, String> {
 #[test]
 fn netcdf4_files_become_groups_one_commit_each() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
-    let spool = dir.path().join("spool");
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
     let source = dir.path().join("source.nc");
@@ -133,7 +111,7 @@ fn netcdf4_files_become_groups_one_commit_each() {
             c
         }),
     ];
-    let want = data(&source);
+    let want = data_section(&source);
     for (name, mut writer) in writers {
         ok(&mut writer);
         // NCO renames its temporary file: the kernel is told of the group
@@ -145,7 +123,7 @@ fn netcdf4_files_become_groups_one_commit_each() {
         }
         tips.push(refs(&repo));
         assert_eq!(
-            data(&m.mp.join(name).join(format!("{name}.nc"))),
+            data_section(&m.mp.join(name).join(format!("{name}.nc"))),
             want,
             "{name}: the values ncdump prints"
         );
@@ -165,9 +143,7 @@ fn netcdf4_files_become_groups_one_commit_each() {
         .arg(&source)
         .arg(m.mp.join("cdo_nc4.nc")));
     tips.push(refs(&repo));
-    let mean = ok(Command::new("ncdump")
-        .args(["-v", "v"])
-        .arg(m.mp.join("cdo_nc4/cdo_nc4.nc")));
+    let mean = ncdump(&["-v", "v"], &m.mp.join("cdo_nc4/cdo_nc4.nc"));
     assert!(mean.contains("2.75, 5, 4.625"), "{mean}");
     // netCDF-4's own types and two unlimited dimensions.
     let types = dir.path().join("types.cdl");
@@ -204,9 +180,7 @@ fn netcdf4_files_become_groups_one_commit_each() {
 #[test]
 fn a_netcdf4_file_s_nested_groups_become_nested_groups() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
-    let spool = dir.path().join("spool");
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("nested.cdl");
     std::fs::write(
         &cdl,
@@ -244,9 +218,7 @@ fn a_netcdf4_file_s_nested_groups_become_nested_groups() {
 #[test]
 fn a_netcdf4_variable_keeps_the_file_s_chunk_shape_where_it_is_sensible() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
-    let spool = dir.path().join("spool");
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let values: Vec<String> = (0..40_000).map(|i| (i % 977).to_string()).collect();
     let cdl = dir.path().join("big.cdl");
     std::fs::write(
@@ -298,9 +270,7 @@ fn a_netcdf4_variable_keeps_the_file_s_chunk_shape_where_it_is_sensible() {
 #[test]
 fn a_netcdf4_file_of_what_is_not_taken_fails_its_close_and_leaves_the_branch() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = dir.path().join("repo");
-    common::copy_dir(&common::data_dir().join(REPO), &repo);
-    let spool = dir.path().join("spool");
+    let (repo, spool) = common::repos::writable_copy(dir.path());
     let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
     for (name, cdl) in [
         (

@@ -77,6 +77,8 @@ pub trait Stage {
     fn get(&self, key: &str, max_len: u64) -> Result<Option<Vec<u8>>, WriteError>;
     /// Set `key`.
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), WriteError>;
+    /// Whether `key` is there (nothing of it read).
+    fn exists(&self, key: &str) -> Result<bool, WriteError>;
     /// Delete node `path` and all below it.
     fn delete_node(&self, path: &str) -> Result<(), WriteError>;
     /// The names of the nodes directly below group `path`, at most `max`
@@ -95,6 +97,9 @@ impl Stage for crate::store::icechunk::Commit<'_> {
     }
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<(), WriteError> {
         Ok(crate::store::icechunk::Commit::put(self, key, bytes)?)
+    }
+    fn exists(&self, key: &str) -> Result<bool, WriteError> {
+        Ok(crate::store::icechunk::Commit::exists(self, key)?)
     }
     fn delete_node(&self, path: &str) -> Result<(), WriteError> {
         Ok(crate::store::icechunk::Commit::delete_node(self, path)?)
@@ -157,17 +162,11 @@ fn write_group(
     replace: Option<&[String]>,
 ) -> Result<(String, group::Written), WriteError> {
     let opened = crate::netcdf::nc4::open(file).map_err(group::ConvertError::from)?;
-    let convert = |commit: &crate::store::icechunk::Commit<'_>| {
-        group::convert_all(&opened, path, &mut |key, bytes| commit.put(&key, bytes)).map_err(WriteError::from)
-    };
     let Some(made) = replace else {
         // A new group: absent at the tip, and a node of the same name
         // committed meanwhile is a conflict Icechunk's rebase sees.
         let commit = repo.begin(branch)?;
-        if commit.exists(&node_path(path, crate::zarr::documents::ZARR_JSON))? {
-            return Err(WriteError::Exists(path.to_string()));
-        }
-        let written = convert(&commit)?;
+        let written = stage_opened(&commit, path, &opened)?;
         return Ok((commit.commit(message)?, written));
     };
     at_tip(
@@ -183,7 +182,7 @@ fn write_group(
                 )));
             }
             commit.delete_node(path)?;
-            convert(commit)
+            put_groups(commit, path, &opened)
         },
         message,
     )
@@ -194,13 +193,29 @@ fn write_group(
 /// `path` in `stage`: refused where a node of that path is at the tip.
 pub fn stage_group(stage: &dyn Stage, path: &str, file: &std::fs::File) -> Result<group::Written, WriteError> {
     let opened = crate::netcdf::nc4::open(file).map_err(group::ConvertError::from)?;
-    if stage
-        .get(&node_path(path, crate::zarr::documents::ZARR_JSON), 1 << 20)?
-        .is_some()
-    {
+    stage_opened(stage, path, &opened)
+}
+
+/// [`stage_group`] of a file opened already.
+fn stage_opened(
+    stage: &dyn Stage,
+    path: &str,
+    opened: &crate::netcdf::nc4::Opened,
+) -> Result<group::Written, WriteError> {
+    if stage.exists(&node_path(path, crate::zarr::documents::ZARR_JSON))? {
         return Err(WriteError::Exists(path.to_string()));
     }
-    group::convert_all(&opened, path, &mut |key, bytes| {
+    put_groups(stage, path, opened)
+}
+
+/// Every object of the groups of `opened`, as the group `path`, put in
+/// `stage`.
+fn put_groups(
+    stage: &dyn Stage,
+    path: &str,
+    opened: &crate::netcdf::nc4::Opened,
+) -> Result<group::Written, WriteError> {
+    group::convert_all(opened, path, &mut |key, bytes| {
         stage.put(&key, bytes).map_err(|e| match e {
             WriteError::Store(s) => s,
             other => crate::store::StoreError::Io(std::io::Error::other(other.to_string())),

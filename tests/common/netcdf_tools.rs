@@ -37,3 +37,28 @@ pub fn ncgen(cdl: &Path, nc: &Path) {
         std::fs::read_to_string(cdl).unwrap_or_default()
     );
 }
+
+/// Run `cmd` (a netCDF tool, CDO, NCO), which must exit 0: its stdout; a
+/// failure shows its stderr.
+pub fn ok(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e} (scripts/setup.sh --test installs it)"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `ncdump FILE`'s data section, its whitespace folded to one space.
+pub fn data_section(nc: &Path) -> String {
+    ncdump(&[], nc)
+        .split("\ndata:\n")
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -135,3 +135,12 @@ pub fn refs(repo: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// A copy of the fixture repository in `dir` (`dir/repo`), for a test that
+/// writes to it, and where its writable mount's spool goes (`dir/spool`,
+/// not made).
+pub fn writable_copy(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let repo = dir.join("repo");
+    super::copy_dir(&super::data_dir().join(REPO), &repo);
+    (repo, dir.join("spool"))
+}

@@ -363,3 +363,62 @@ fn a_small_netcdf4_file_declaring_vast_variables_is_refused() {
     let e = nzfs::netcdf::nc4::open(&f).err().expect("refused").to_string();
     assert!(e.contains("mostly unwritten"), "{e}");
 }
+
+/// Hostile netCDF-4 files (`scripts/fixtures_hdf5.py`): group graphs that
+/// are not trees, groups too deep or too many, a heap claiming 2^60 bytes,
+/// chunk indexes that point back at themselves or lie about their sizes.
+/// Each written through the mount fails its close, names why in the log,
+/// leaves the branch as it was, and the daemon stays up and small; a file
+/// with an external link is taken without following it.
+#[test]
+fn hostile_netcdf4_files_are_refused_at_close_and_the_daemon_stays_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile_hdf5");
+    let mut names: Vec<_> = std::fs::read_dir(&hostile)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nc"))
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 11);
+    for path in &names {
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let before = refs(&repo);
+        // cp, which reports close(2)'s error (a File's drop does not).
+        let cp = Command::new("cp")
+            .arg(path)
+            .arg(m.mp.join(format!("{name}.nc")))
+            .output()
+            .unwrap();
+        assert!(!cp.status.success(), "{name}: the close fails");
+        assert_eq!(refs(&repo), before, "{name}: the branch did not move");
+        let log = m.log_with(&format!("{name}.nc"));
+        assert!(
+            log.contains(&format!("{name}.nc")),
+            "{name}: the log names the file: {log}"
+        );
+        assert!(!m.mp.join(name).exists(), "{name}: no group appeared");
+        // The daemon answers (nzfs status asks it, past the kernel's caches).
+        m.status();
+    }
+    let log = m.log();
+    for why in [
+        "links to a group already linked",
+        "nested deeper than 32",
+        "B-tree v1 traversal revisits",
+    ] {
+        assert!(log.contains(why), "{why}: {log}");
+    }
+    // Within the cache budget and a constant.
+    let peak = common::mount::vm_hwm(m.daemon_pid());
+    assert!(peak < 512 << 20, "daemon peak {peak} bytes");
+    // An external link is a name only: the file is taken, the link's
+    // target (outside the spool) never read.
+    ok(Command::new("cp")
+        .arg(hostile.join("external.nc.ok"))
+        .arg(m.mp.join("external.nc")));
+    assert!(m.mp.join("external/g/w").is_dir());
+    assert!(!m.mp.join("external/g/ext").exists());
+}

@@ -25,8 +25,9 @@ pub enum ClassicError {
     /// is netCDF-4, or no netCDF at all).
     #[error("not a netCDF classic file (CDF-1, CDF-2 or CDF-5) nor netCDF-4 (HDF5): it starts with {0}")]
     NotClassic(String),
-    /// A header that breaks the format's grammar or points past the file.
-    #[error("a corrupt netCDF classic header: {0}")]
+    /// A header (classic) or an object graph (netCDF-4) that breaks its
+    /// format or points past the file.
+    #[error("a corrupt netCDF file: {0}")]
     Corrupt(String),
     /// A type this conversion does not take.
     #[error("{0}")]

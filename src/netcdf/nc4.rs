@@ -133,6 +133,15 @@ pub fn open(file: &File) -> Result<Opened, ClassicError> {
             source: Source::Classic(file.try_clone()?),
         });
     }
+    let h5 = hdf5_reader::Hdf5File::from_storage_with_options(
+        std::sync::Arc::new(FileStorage::from_file(file.try_clone()?).map_err(corrupt)?),
+        hdf5_reader::OpenOptions {
+            chunk_cache_bytes: 0,
+            ..hdf5_reader::OpenOptions::default()
+        },
+    )
+    .map_err(corrupt)?;
+    a_tree(&h5)?;
     let storage = FileStorage::from_file(file.try_clone()?).map_err(corrupt)?;
     let nc = NcFile::from_storage_with_options(std::sync::Arc::new(storage), options()).map_err(corrupt)?;
     let mut groups = Vec::new();
@@ -154,11 +163,40 @@ pub fn open(file: &File) -> Result<Opened, ClassicError> {
         }
     }
     bounded(&groups, file.metadata()?.len())?;
-    keep_chunks(file, &mut groups);
+    keep_chunks(&h5, &mut groups);
     Ok(Opened {
         groups,
         source: Source::Nc4(std::sync::Arc::new(nc)),
     })
+}
+
+/// Refuse a file whose groups are not a tree: a link (hard or soft) to a
+/// group already seen, as a cycle back to a parent or to the root is,
+/// would have the group reader go round for ever. Walked without
+/// recursion, at most [`MAX_DEPTH`] deep and [`MAX_GROUPS`] groups, each
+/// group's links read once.
+fn a_tree(h5: &hdf5_reader::Hdf5File) -> Result<(), ClassicError> {
+    let root = h5.root_group().map_err(corrupt)?;
+    let mut seen = std::collections::HashSet::from([root.address()]);
+    let mut pending = vec![(root, 0usize)];
+    while let Some((g, depth)) = pending.pop() {
+        for sub in g.groups().map_err(corrupt)? {
+            if !seen.insert(sub.address()) {
+                return Err(ClassicError::Corrupt(format!(
+                    "netCDF-4 (HDF5): group {:?} links to a group already linked (a cycle, or one group under two \
+                     names), which netCDF-4 never writes",
+                    sub.name()
+                )));
+            }
+            if depth + 1 > MAX_DEPTH || seen.len() > MAX_GROUPS {
+                return Err(unsupported(format!(
+                    "groups nested deeper than {MAX_DEPTH} or more than {MAX_GROUPS} of them"
+                )));
+            }
+            pending.push((sub, depth + 1));
+        }
+    }
+    Ok(())
 }
 
 fn corrupt(e: impl std::fmt::Display) -> ClassicError {
@@ -172,21 +210,7 @@ fn unsupported(what: String) -> ClassicError {
 /// Each chunked variable's chunk shape, as the file stores it, read from
 /// its dataset's layout (no data is read). Where that cannot be read the
 /// writer's own rule chunks the variable.
-fn keep_chunks(file: &File, groups: &mut [(String, Classic)]) {
-    let Ok(storage) = file
-        .try_clone()
-        .map_err(|_| ())
-        .and_then(|f| FileStorage::from_file(f).map_err(|_| ()))
-    else {
-        return;
-    };
-    let options = hdf5_reader::OpenOptions {
-        chunk_cache_bytes: 0,
-        ..hdf5_reader::OpenOptions::default()
-    };
-    let Ok(h5) = hdf5_reader::Hdf5File::from_storage_with_options(std::sync::Arc::new(storage), options) else {
-        return;
-    };
+fn keep_chunks(h5: &hdf5_reader::Hdf5File, groups: &mut [(String, Classic)]) {
     for (path, c) in groups.iter_mut() {
         for v in &mut c.vars {
             let name = match path.is_empty() {

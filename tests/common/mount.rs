@@ -167,6 +167,20 @@ impl Mount {
         std::fs::read_to_string(self.dir.path().join("nzfs.log")).unwrap_or_default()
     }
 
+    /// The daemon's log once it holds `needle` (a line may be written
+    /// just after the reply it explains), or as it is after 10 seconds.
+    #[allow(dead_code)]
+    pub fn log_with(&self, needle: &str) -> String {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = self.log();
+            if log.contains(needle) || std::time::Instant::now() > until {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The decoded-chunk cache's counts in `nzfs status`: (hits, decodes).
     pub fn cache_counts(&self) -> (u64, u64) {
         let status = self.status();

@@ -212,6 +212,115 @@ fn a_netcdf4_file_s_nested_groups_become_nested_groups() {
     assert!(header.contains("b:units = \"m\" ;"), "{header}");
 }
 
+/// netCDF-4's user-defined types that have a Zarr form, as `ncgen -k nc4`
+/// writes them: an enum becomes its base type with CF's `flag_values` and
+/// `flag_meanings`; a compound (padded in the file, one nested in another)
+/// becomes a `struct` array of packed records, which the mount reads back
+/// field for field. (ncgen 4.9 lays out a compound whose last field leaves
+/// padding at its end wrongly, netCDF4-python reading it back as garbage
+/// too: the nested type here ends on an 8-byte field.)
+#[test]
+fn a_netcdf4_enum_and_compound_become_flags_and_a_struct_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("ud.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf ud {\ntypes:\n  ubyte enum cloud_t {Clear = 0, Cumulonimbus = 1, Stratus = 2, Missing = 255} ;\n\
+         \x20 compound obs_t {\n    double lat ;\n    float temp ;\n    short flags ;\n    int64 id ;\n  } ;\n\
+         \x20 compound nest_t {\n    obs_t o ;\n    int64 n ;\n  } ;\n\
+         dimensions:\n  x = 3 ;\nvariables:\n  cloud_t cloud(x) ;\n    cloud:_FillValue = Missing ;\n\
+         \x20 obs_t obs(x) ;\n    obs:long_name = \"observations\" ;\n  nest_t nest(x) ;\n\
+         data:\n  cloud = Clear, Stratus, _ ;\n\
+         \x20 obs = {1.5, 2.25, 3, 7}, {4, 5, 6, 9007199254740993}, {-1, -2, -3, -4} ;\n\
+         \x20 nest = {{1, 2, 3, 4}, 5}, {{6, 7, 8, 9}, 10}, {{11, 12, 13, 14}, 15} ;\n}\n",
+    )
+    .unwrap();
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let before = refs(&repo);
+    let out = Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("ud.nc"))
+        .arg(&cdl)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ncgen exits 0: {}", m.log());
+    assert_ne!(refs(&repo), before, "one commit");
+    assert_eq!(std::fs::read(m.mp.join("ud/cloud/data.bin")).unwrap(), [0, 2, 255]);
+    let header = std::fs::read_to_string(m.mp.join("ud/cloud/header.cdl")).unwrap();
+    assert!(
+        header.contains("cloud:flag_values = 0UB, 1UB, 2UB, 255UB ;"),
+        "{header}"
+    );
+    assert!(
+        header.contains("cloud:flag_meanings = \"Clear Cumulonimbus Stratus Missing\" ;"),
+        "{header}"
+    );
+    assert!(header.contains("cloud:_FillValue = 255UB ;"), "{header}");
+    // Packed records, each field little-endian: 8 + 4 + 2 + 8 bytes.
+    let obs = |lat: f64, temp: f32, flags: i16, id: i64| {
+        [
+            lat.to_le_bytes().as_slice(),
+            &temp.to_le_bytes(),
+            &flags.to_le_bytes(),
+            &id.to_le_bytes(),
+        ]
+        .concat()
+    };
+    let records = [
+        obs(1.5, 2.25, 3, 7),
+        obs(4.0, 5.0, 6, 9007199254740993),
+        obs(-1.0, -2.0, -3, -4),
+    ]
+    .concat();
+    assert_eq!(std::fs::read(m.mp.join("ud/obs/data.bin")).unwrap(), records);
+    let nested = [
+        obs(1.0, 2.0, 3, 4),
+        5i64.to_le_bytes().to_vec(),
+        obs(6.0, 7.0, 8, 9),
+        10i64.to_le_bytes().to_vec(),
+        obs(11.0, 12.0, 13, 14),
+        15i64.to_le_bytes().to_vec(),
+    ]
+    .concat();
+    assert_eq!(std::fs::read(m.mp.join("ud/nest/data.bin")).unwrap(), nested);
+    let doc = std::fs::read_to_string(m.mp.join("ud/obs/zarr.json"))
+        .or_else(|_| std::fs::read_to_string(m.mp.join("ud/obs/header.cdl")))
+        .unwrap();
+    assert!(doc.contains("observations"), "{doc}");
+    let header = std::fs::read_to_string(m.mp.join("ud/obs/header.cdl")).unwrap();
+    for line in [
+        "double lat ;",
+        "float temp ;",
+        "short flags ;",
+        "int64 id ;",
+        "{lat: float64 @ 0, temp: float32 @ 8, flags: int16 @ 12, id: int64 @ 14}",
+    ] {
+        assert!(header.contains(line), "{line}: {header}");
+    }
+    // The group's classic .nc holds the enum (flags of its type) and names
+    // the records it cannot hold.
+    let nc = ncdump(&[], &m.mp.join("ud/ud.nc"));
+    assert!(nc.contains("cloud:flag_values = 0b, 1b, 2b, -1b ;"), "{nc}");
+    assert!(nc.contains(":_nz_omitted = \"nest obs\" ;"), "{nc}");
+    // A record written into data.bin is one more commit, read back.
+    let before = refs(&repo);
+    let again = obs(40.0, 273.5, -7, 12345);
+    {
+        use std::os::unix::fs::FileExt;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(m.mp.join("ud/obs/data.bin"))
+            .unwrap();
+        f.write_all_at(&again, 22).unwrap();
+        f.sync_all().unwrap();
+    }
+    assert_ne!(refs(&repo), before, "the edit commits");
+    let mut edited = records.clone();
+    edited[22..44].copy_from_slice(&again);
+    assert_eq!(std::fs::read(m.mp.join("ud/obs/data.bin")).unwrap(), edited);
+}
+
 /// The file's chunk shape is kept where it is sensible (`nccopy -c`):
 /// 50 x 400 floats a chunk of a 100 x 400 variable make two chunk files;
 /// chunks of 2 x 2 (16 bytes) are not kept, and the variable is one chunk.

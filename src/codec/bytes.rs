@@ -81,11 +81,10 @@ impl BytesCodec {
                 got: input.len(),
             });
         }
-        if matches!(data_type, DataType::Struct(_)) {
-            return Err(EncodeError::NotEncodable {
-                codec: "bytes".into(),
-                reason: "records (struct data types) are only decoded",
-            });
+        if let DataType::Struct(r) = data_type {
+            // Each leaf to its stored order: the swap decoding undoes.
+            r.to_native(&mut input, self.endian == Some(Endian::Big));
+            return Ok(input);
         }
         self.swap(&mut input, data_type);
         Ok(input)

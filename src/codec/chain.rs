@@ -439,9 +439,6 @@ impl CodecChain {
             }
         }
         match &self.array_to_bytes {
-            ArrayToBytes::Bytes(_) if matches!(self.data_type, DataType::Struct(_)) => {
-                return Err(not("bytes", "records (struct data types) are only decoded"));
-            }
             ArrayToBytes::Bytes(_) => {}
             ArrayToBytes::Pcodec => return Err(not("numcodecs.pcodec", "an array -> bytes codec nzfs only decodes")),
             ArrayToBytes::Zfp(_) => return Err(not("zfp", "a lossy codec nzfs only decodes")),

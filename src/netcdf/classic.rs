@@ -102,6 +102,19 @@ pub struct Var {
     /// The chunk shape the file stores it in (a netCDF-4 file's chunked
     /// variable; `None` for a classic file's, which are contiguous).
     pub chunks: Option<Vec<u64>>,
+    /// A netCDF-4 compound variable's type, its values packed records
+    /// ([`nc_type`](Var::nc_type) is then `ubyte` and unused); `None` for
+    /// every other variable.
+    pub compound: Option<super::record::Record>,
+}
+
+impl Var {
+    /// The bytes of one of its values (a compound's packed record).
+    pub fn item_size(&self) -> u64 {
+        self.compound
+            .as_ref()
+            .map_or_else(|| self.nc_type.size(), super::record::Record::size)
+    }
 }
 
 /// A parsed netCDF classic file.
@@ -318,6 +331,7 @@ impl Classic {
                 begin,
                 record,
                 chunks: None,
+                compound: None,
             });
         }
         let mut c = Classic {

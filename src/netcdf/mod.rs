@@ -32,14 +32,16 @@
 //! string -> char, homogeneous number arrays -> lists; anything else
 //! (booleans, objects, nulls, string lists, mixed lists) is written as its
 //! JSON text in a char attribute. `_FillValue`, `missing_value`,
-//! `valid_min`, `valid_max` and `valid_range` take the variable's type
-//! where they are integers that fit it (the NUG and CF rule: a packed
-//! variable's are packed values), so that they never make a file CDF-5
+//! `valid_min`, `valid_max`, `valid_range`, `flag_values` and `flag_masks`
+//! take the variable's type where they are integers that fit it (the NUG
+//! and CF rule: a packed variable's are packed values, a flag variable's
+//! flags of its type), so that they never make a file CDF-5
 //! ([`crate::zarr::metadata::TYPED_BY_VARIABLE`]).
 
 pub mod classic;
 pub mod nc4;
 mod order;
+pub mod record;
 pub mod vocabulary;
 
 pub use order::{copy_in_file_order, to_file_order};

@@ -32,6 +32,7 @@ use std::fs::File;
 use netcdf_reader::{FileStorage, NcAttrValue, NcFile, NcOpenOptions, NcSliceInfo, NcSliceInfoElem};
 
 use super::classic::{Attr, Classic, ClassicError, Dim, Format, Var};
+use super::record;
 use super::vocabulary::NcType;
 
 /// The signature an HDF5 file starts with (netCDF-C writes its superblock
@@ -52,7 +53,8 @@ const CHUNK_CACHE_BYTES: usize = 32 << 20;
 /// Where a variable's values are read from (by several threads at once).
 pub trait Values: Sync {
     /// The values of `v` (a variable of `c`) in the region
-    /// `start .. start + count`, row-major, big-endian.
+    /// `start .. start + count`, row-major, big-endian (a compound's
+    /// records packed, each field in this machine's order).
     fn read(&self, c: &Classic, v: &Var, start: &[u64], count: &[u64]) -> Result<Vec<u8>, ClassicError>;
 }
 
@@ -247,7 +249,23 @@ fn model(root: &netcdf_reader::NcGroup) -> Result<Classic, ClassicError> {
     let mut vars = Vec::with_capacity(root.variables.len());
     for v in &root.variables {
         let what = || format!("variable {:?}", v.name);
-        let nc_type = atomic(&v.dtype).ok_or_else(|| unsupported(format!("{} of type {:?}", what(), v.dtype)))?;
+        let mut attrs = attributes(&v.attributes, &what())?;
+        let (nc_type, compound) = match &v.dtype {
+            netcdf_reader::NcType::Enum { base, members } => {
+                let base =
+                    record::numeric(base).ok_or_else(|| unsupported(format!("{} of an enum of {base:?}", what())))?;
+                attrs.extend(enum_attributes(base, members));
+                (base, None)
+            }
+            netcdf_reader::NcType::Compound { .. } => {
+                let r = record::Record::of(&v.dtype).map_err(|why| unsupported(format!("{}: {why}", what())))?;
+                (NcType::UByte, Some(r))
+            }
+            t => (
+                atomic(t).ok_or_else(|| unsupported(format!("{} of type {t:?}", what())))?,
+                None,
+            ),
+        };
         // A dimension of a group above is counted as this group's own.
         let mut ids = Vec::with_capacity(v.dimensions.len());
         for d in &v.dimensions {
@@ -263,11 +281,12 @@ fn model(root: &netcdf_reader::NcGroup) -> Result<Classic, ClassicError> {
         vars.push(Var {
             name: v.name.clone(),
             dims: ids,
-            attrs: attributes(&v.attributes, &what())?,
+            attrs,
             nc_type,
             begin: 0,
             record: false,
             chunks: None,
+            compound,
         });
     }
     Ok(Classic::model(
@@ -294,7 +313,7 @@ fn bounded(groups: &[(String, Classic)], len: u64) -> Result<(), ClassicError> {
             let bytes = c
                 .shape(v)
                 .iter()
-                .try_fold(v.nc_type.size(), |n, &d| n.checked_mul(d))
+                .try_fold(v.item_size(), |n, &d| n.checked_mul(d))
                 .and_then(|n| total.checked_add(n));
             total = match bytes {
                 Some(t) if t <= most => t,
@@ -313,21 +332,41 @@ fn bounded(groups: &[(String, Classic)], len: u64) -> Result<(), ClassicError> {
 
 /// The classic type of a netCDF-4 atomic type (but `string`).
 fn atomic(t: &netcdf_reader::NcType) -> Option<NcType> {
-    use netcdf_reader::NcType as T;
-    Some(match t {
-        T::Byte => NcType::Byte,
-        T::Char => NcType::Char,
-        T::Short => NcType::Short,
-        T::Int => NcType::Int,
-        T::Float => NcType::Float,
-        T::Double => NcType::Double,
-        T::UByte => NcType::UByte,
-        T::UShort => NcType::UShort,
-        T::UInt => NcType::UInt,
-        T::Int64 => NcType::Int64,
-        T::UInt64 => NcType::UInt64,
-        _ => return None,
-    })
+    match t {
+        netcdf_reader::NcType::Char => Some(NcType::Char),
+        t => record::numeric(t),
+    }
+}
+
+/// An enum's names and values as CF writes a flag variable's:
+/// `flag_values` (of its base type) and `flag_meanings` (the names, blank
+/// separated, a blank inside one written `_`).
+fn enum_attributes(base: NcType, members: &[netcdf_reader::NcEnumMember]) -> [Attr; 2] {
+    let mut raw = Vec::with_capacity(members.len() * base.size() as usize);
+    for m in members {
+        let v = m.value.as_i128().unwrap_or_default();
+        let be = v.to_be_bytes();
+        raw.extend_from_slice(&be[be.len() - base.size() as usize..]);
+    }
+    let meanings: Vec<String> = members
+        .iter()
+        .map(|m| m.name.split_whitespace().collect::<Vec<_>>().join("_"))
+        .collect();
+    let meanings = meanings.join(" ");
+    [
+        Attr {
+            name: "flag_values".into(),
+            nc_type: base,
+            count: members.len() as u64,
+            raw,
+        },
+        Attr {
+            name: "flag_meanings".into(),
+            nc_type: NcType::Char,
+            count: meanings.len() as u64,
+            raw: meanings.into_bytes(),
+        },
+    ]
 }
 
 /// Attributes as the classic model holds them: big-endian values.
@@ -379,11 +418,29 @@ impl Values for GroupValues {
             false => format!("{}/{}", self.path, v.name),
         };
         let failed = |e: netcdf_reader::Error| corrupt(format!("variable {name:?}: {e}"));
-        if v.nc_type == NcType::Char {
-            // Text is an HDF5 string of one byte an element: read whole
-            // (at most MAX_READ_BYTES), the region taken from it.
-            let raw = self.file.read_variable_raw_bytes(&name).map_err(failed)?;
-            return region(&raw, &c.shape(v), start, count).ok_or_else(|| corrupt(format!("variable {name:?}: short")));
+        let short = || corrupt(format!("variable {name:?}: short"));
+        if let Some(r) = &v.compound {
+            // Records, read whole (at most MAX_READ_BYTES) in this
+            // machine's order, each packed from the region.
+            let raw = self.file.read_variable_native_bytes(&name).map_err(failed)?;
+            let stored = region(&raw, r.stored as usize, &c.shape(v), start, count).ok_or_else(short)?;
+            let mut out = Vec::with_capacity(stored.len() / r.stored.max(1) as usize * r.size() as usize);
+            stored
+                .chunks_exact(r.stored as usize)
+                .for_each(|one| r.pack(one, &mut out));
+            return Ok(out);
+        }
+        if v.nc_type == NcType::Char || is_enum(&self.file, &name) {
+            // Text is an HDF5 string of one byte an element, an enum its
+            // base type's values: read whole (at most MAX_READ_BYTES),
+            // the region taken from it, big-endian.
+            let raw = self.file.read_variable_native_bytes(&name).map_err(failed)?;
+            let size = v.nc_type.size() as usize;
+            let mut out = region(&raw, size, &c.shape(v), start, count).ok_or_else(short)?;
+            if cfg!(target_endian = "little") {
+                out.chunks_exact_mut(size).for_each(<[u8]>::reverse);
+            }
+            return Ok(out);
         }
         let selection = NcSliceInfo {
             selections: start
@@ -421,27 +478,34 @@ impl Values for GroupValues {
     }
 }
 
-/// The region `start .. start + count` of the one-byte elements `raw` of
-/// an array of `shape`, row-major; `None` where `raw` is short.
-fn region(raw: &[u8], shape: &[u64], start: &[u64], count: &[u64]) -> Option<Vec<u8>> {
+/// Whether the variable `name` of `file` is of an enum type.
+fn is_enum(file: &NcFile, name: &str) -> bool {
+    file.variable(name)
+        .is_ok_and(|v| matches!(v.dtype, netcdf_reader::NcType::Enum { .. }))
+}
+
+/// The region `start .. start + count` of the elements `raw` (`size`
+/// bytes each) of an array of `shape`, row-major; `None` where `raw` is
+/// short.
+fn region(raw: &[u8], size: usize, shape: &[u64], start: &[u64], count: &[u64]) -> Option<Vec<u8>> {
     let total: u64 = count.iter().product();
-    let mut out = Vec::with_capacity(usize::try_from(total).ok()?);
+    let mut out = Vec::with_capacity(usize::try_from(total).ok()?.checked_mul(size)?);
     if total == 0 {
         return Some(out);
     }
     let rank = shape.len();
     if rank == 0 {
-        out.push(*raw.first()?);
+        out.extend_from_slice(raw.get(..size)?);
         return Some(out);
     }
-    let row = count[rank - 1] as usize;
+    let row = count[rank - 1] as usize * size;
     let mut at = vec![0u64; rank - 1];
     loop {
         let mut offset = 0u64;
         for a in 0..rank - 1 {
             offset = offset * shape[a] + start[a] + at[a];
         }
-        let first = (offset * shape[rank - 1] + start[rank - 1]) as usize;
+        let first = (offset * shape[rank - 1] + start[rank - 1]) as usize * size;
         out.extend_from_slice(raw.get(first..first + row)?);
         if !crate::odometer::next(&mut at, &count[..rank - 1]) {
             return Some(out);

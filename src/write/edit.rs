@@ -27,7 +27,6 @@ use super::{Stage, WriteError, node_path};
 use crate::array::Array;
 use crate::codec::EncodeError;
 use crate::store::{ReadableStore, StoreKey};
-use crate::zarr::data_type::DataType;
 use crate::zarr::documents::ZARR_JSON;
 
 /// Why an array's chunks are not written through the mount.
@@ -63,7 +62,7 @@ pub fn writable(array: &Array) -> Result<(), NotWritable> {
     if !m.is_regular() {
         return Err(NotWritable::NotRegular);
     }
-    if m.narrow.is_some() || matches!(m.data_type, DataType::Struct(_)) || m.data_type.size() == 0 {
+    if m.narrow.is_some() || m.data_type.size() == 0 {
         return Err(NotWritable::DataType(m.data_type.name()));
     }
     Ok(array.chain().encodable()?)

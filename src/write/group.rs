@@ -316,22 +316,26 @@ fn array(
             shape.pop();
             n
         }
-        None => v.nc_type.size(),
+        None => v.item_size(),
     };
     let chunk = match (&v.chunks, text) {
         (Some(kept), None) => kept_chunk(kept, &shape, size).unwrap_or_else(|| chunk_shape(&shape, size)),
         _ => chunk_shape(&shape, size),
     };
-    let fill = match text {
-        Some(n) => vec![0; n as usize],
-        None => fill_of(v),
+    let fill = match (text, &v.compound) {
+        (Some(n), _) => vec![0; n as usize],
+        (None, Some(r)) => vec![0; r.size() as usize],
+        (None, None) => fill_of(v),
     };
     let data_type = match text {
         Some(n) => conf(vec![
             ("name", Value::Str("null_terminated_bytes".into())),
             ("configuration", conf(vec![("length_bytes", Value::UInt(n))])),
         ]),
-        None => Value::Str(v.nc_type.zarr().unwrap_or_default().into()),
+        None => match &v.compound {
+            Some(r) => r.data_type(),
+            None => Value::Str(v.nc_type.zarr().unwrap_or_default().into()),
+        },
     };
     let bytes_codec = match text {
         Some(_) => conf(vec![("name", Value::Str("bytes".into()))]),
@@ -359,9 +363,10 @@ fn array(
         ),
         (
             "fill_value",
-            match text {
-                Some(_) => Value::Str(String::new()),
-                None => v.nc_type.decode(&fill, true),
+            match (text, &v.compound) {
+                (Some(_), _) => Value::Str(String::new()),
+                (None, Some(r)) => r.zero_fill(),
+                (None, None) => v.nc_type.decode(&fill, true),
             },
         ),
         (
@@ -409,8 +414,8 @@ fn array(
     }
     let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
     // netCDF's big-endian values in this machine's order, as a decoded
-    // chunk holds them (text as it is).
-    let swap = text.is_none() && cfg!(target_endian = "little");
+    // chunk holds them (text as it is, records read in this order).
+    let swap = text.is_none() && v.compound.is_none() && cfg!(target_endian = "little");
     let fill_native: Vec<u8> = match swap {
         true => fill.iter().rev().copied().collect(),
         false => fill.clone(),

@@ -167,12 +167,21 @@ pub struct GroupMetadata {
 
 /// The attributes of a variable whose type is the variable's own (the
 /// NUG's rule for `_FillValue`, `missing_value`, `valid_min`, `valid_max`
-/// and `valid_range`; CF: a packed variable's are packed values): the
+/// and `valid_range`; CF: a packed variable's are packed values, and
+/// `flag_values` and `flag_masks` of the variable's type): the
 /// header and the `.nc` give `_FillValue` that type, and the others where
 /// they are integers that fit it ([`integers`]; NZ would make them int64,
 /// which only CDF-5 holds). Floats keep double, as netCDF-C and xarray
 /// write them.
-pub const TYPED_BY_VARIABLE: [&str; 5] = ["_FillValue", "missing_value", "valid_min", "valid_max", "valid_range"];
+pub const TYPED_BY_VARIABLE: [&str; 7] = [
+    "_FillValue",
+    "missing_value",
+    "valid_min",
+    "valid_max",
+    "valid_range",
+    "flag_values",
+    "flag_masks",
+];
 
 /// Whether `v` is a JSON integer or a non-empty list of them.
 pub fn integers(v: &crate::json::Value) -> bool {

@@ -321,6 +321,69 @@ fn a_netcdf4_enum_and_compound_become_flags_and_a_struct_array() {
     assert_eq!(std::fs::read(m.mp.join("ud/obs/data.bin")).unwrap(), edited);
 }
 
+/// netCDF-4 `string` variables (xarray writes its `str` coordinates so)
+/// become Zarr's variable-length strings (`string`, `vlen-utf8`): each
+/// value as written, newlines, backslashes, UTF-8 and empty strings
+/// included, which the mount's `data.txt` shows one escaped line each.
+#[test]
+fn a_netcdf4_string_variable_becomes_variable_length_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("names.cdl");
+    std::fs::write(
+        &cdl,
+        "netcdf names {\ndimensions:\n\tstation = 3 ;\n\tk = 2 ;\nvariables:\n\tstring name(station, k) ;\n\
+         \t\tname:long_name = \"station names\" ;\n\tstring one ;\n\
+         data:\n name = \"Mawson\", \"\", \"two\\nlines\", \"back\\\\slash\", \"Vestfold Hills\", \"\u{e9}t\u{e9}\" ;\n\
+         \x20one = \"alone\" ;\n}\n",
+    )
+    .unwrap();
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let before = refs(&repo);
+    let out = Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("names.nc"))
+        .arg(&cdl)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "ncgen exits 0: {}", m.log());
+    assert_ne!(refs(&repo), before, "one commit");
+    assert_eq!(
+        std::fs::read_to_string(m.mp.join("names/name/data.txt")).unwrap(),
+        "Mawson\n\ntwo\\nlines\nback\\\\slash\nVestfold Hills\n\u{e9}t\u{e9}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(m.mp.join("names/one/data.txt")).unwrap(),
+        "alone\n"
+    );
+    let header = std::fs::read_to_string(m.mp.join("names/name/header.cdl")).unwrap();
+    assert!(header.contains("string name(station, k) ;"), "{header}");
+    assert!(header.contains("name:long_name = \"station names\" ;"), "{header}");
+    // Strings of more than 8 MiB in all are refused, counted from their
+    // lengths before one is read.
+    let long = "a".repeat(1 << 20);
+    let values = vec![format!("\"{long}\""); 9].join(", ");
+    std::fs::write(
+        &cdl,
+        format!("netcdf long {{\ndimensions:\n\tx = 9 ;\nvariables:\n\tstring s(x) ;\ndata:\n s = {values} ;\n}}\n"),
+    )
+    .unwrap();
+    let before = refs(&repo);
+    let out = Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("long.nc"))
+        .arg(&cdl)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "the close fails");
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    let log = m.log_with("in all (at most");
+    assert!(
+        log.contains("strings of 9437184 bytes in all (at most 8388608)"),
+        "{log}"
+    );
+}
+
 /// The file's chunk shape is kept where it is sensible (`nccopy -c`):
 /// 50 x 400 floats a chunk of a 100 x 400 variable make two chunk files;
 /// chunks of 2 x 2 (16 bytes) are not kept, and the variable is one chunk.
@@ -383,8 +446,9 @@ fn a_netcdf4_file_of_what_is_not_taken_fails_its_close_and_leaves_the_branch() {
     let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
     for (name, cdl) in [
         (
-            "strings",
-            "netcdf strings {\ndimensions:\n\tx = 2 ;\nvariables:\n\tstring s(x) ;\ndata:\n s = \"a\", \"bc\" ;\n}\n",
+            "vlen",
+            "netcdf vlen {\ntypes:\n\tint(*) ragged ;\ndimensions:\n\tx = 2 ;\nvariables:\n\tragged r(x) ;\n\
+             data:\n r = {1, 2}, {3} ;\n}\n",
         ),
         (
             "opaque",

@@ -443,8 +443,7 @@ impl CodecChain {
             ArrayToBytes::Pcodec => return Err(not("numcodecs.pcodec", "an array -> bytes codec nzfs only decodes")),
             ArrayToBytes::Zfp(_) => return Err(not("zfp", "a lossy codec nzfs only decodes")),
             ArrayToBytes::PackBits(_) => return Err(not("packbits", "an array -> bytes codec nzfs only decodes")),
-            ArrayToBytes::VarLen { bytes: false } => return Err(not("vlen-utf8", "variable-length elements")),
-            ArrayToBytes::VarLen { bytes: true } => return Err(not("vlen-bytes", "variable-length elements")),
+            ArrayToBytes::VarLen { .. } => {}
             ArrayToBytes::Sharding(_) => {
                 return Err(not("sharding_indexed", "a shard is rewritten whole, with its index"));
             }
@@ -474,13 +473,20 @@ impl CodecChain {
             }
         }
         let elements: u64 = self.bytes_shape.iter().product();
-        let ArrayToBytes::Bytes(b) = &self.array_to_bytes else {
-            return Err(EncodeError::NotEncodable {
-                codec: "codecs".into(),
-                reason: "no `bytes` codec",
-            });
+        let mut bytes = match &self.array_to_bytes {
+            ArrayToBytes::Bytes(b) => b.encode(array, &self.data_type, elements as usize)?,
+            ArrayToBytes::VarLen { bytes } => super::vlen::encode(
+                &array,
+                elements as usize,
+                if *bytes { "vlen-bytes" } else { "vlen-utf8" },
+            )?,
+            _ => {
+                return Err(EncodeError::NotEncodable {
+                    codec: "codecs".into(),
+                    reason: "no `bytes` codec",
+                });
+            }
         };
-        let mut bytes = b.encode(array, &self.data_type, elements as usize)?;
         for (codec, _) in &self.bytes_to_bytes {
             bytes = codec.encode(bytes)?;
         }

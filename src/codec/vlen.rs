@@ -10,8 +10,8 @@
 //! is checked against the bytes left, so output never exceeds four times
 //! the input plus one byte per element.
 
-use super::CodecError;
-use crate::zarr::text::push_line;
+use super::{CodecError, EncodeError};
+use crate::zarr::text::{parse_line, push_line};
 
 /// Decode one chunk of `elements` values into text lines.
 pub fn decode(input: &[u8], elements: usize, codec: &'static str) -> Result<Vec<u8>, CodecError> {
@@ -44,6 +44,40 @@ pub fn decode(input: &[u8], elements: usize, codec: &'static str) -> Result<Vec<
     Ok(out)
 }
 
+/// Encode `elements` values given as text lines (as [`decode`] gives
+/// them): the inverse of [`decode`].
+pub fn encode(text: &[u8], elements: usize, codec: &'static str) -> Result<Vec<u8>, EncodeError> {
+    let mut out = Vec::with_capacity(4 + text.len() + 4 * elements);
+    out.extend_from_slice(&(elements as u32).to_le_bytes());
+    let mut n = 0usize;
+    for line in text.split_inclusive(|&b| b == b'\n') {
+        let Some(line) = line.strip_suffix(b"\n") else {
+            return Err(EncodeError::Failed {
+                codec,
+                reason: "the last value has no newline".into(),
+            });
+        };
+        let value = parse_line(line).ok_or_else(|| EncodeError::Failed {
+            codec,
+            reason: format!("value {n}: a `\\` escape that is not \\\\, \\n, \\r or \\xNN"),
+        })?;
+        let len = u32::try_from(value.len()).map_err(|_| EncodeError::Failed {
+            codec,
+            reason: format!("value {n}: over 4 GiB"),
+        })?;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&value);
+        n += 1;
+    }
+    if n != elements {
+        return Err(EncodeError::Failed {
+            codec,
+            reason: format!("{n} values for a chunk of {elements}"),
+        });
+    }
+    Ok(out)
+}
+
 /// The lines of `text` (one per value, as [`decode`] gives them) in the
 /// order `from` says: line `k` of the result is line `from[k]`. A line
 /// missing from `text` (never, for a decode's output) is left out.
@@ -69,6 +103,20 @@ mod tests {
             out.extend(*i);
         }
         out
+    }
+
+    #[test]
+    fn encoding_undoes_decoding() {
+        let items: [&[u8]; 5] = [b"ab", b"c\nd\\e\r", b"", "\u{e9}t\u{e9}".as_bytes(), &[0xff, b'x']];
+        let enc = encode(&items);
+        let text = decode(&enc, 5, "vlen-utf8").unwrap();
+        assert_eq!(super::encode(&text, 5, "vlen-utf8").unwrap(), enc);
+        assert!(super::encode(&text, 4, "vlen-utf8").is_err());
+        assert!(
+            super::encode(b"a\\q\n", 1, "vlen-utf8").is_err(),
+            "not an escape push_line writes"
+        );
+        assert!(super::encode(b"a", 1, "vlen-utf8").is_err(), "no newline");
     }
 
     #[test]

@@ -102,18 +102,41 @@ pub struct Var {
     /// The chunk shape the file stores it in (a netCDF-4 file's chunked
     /// variable; `None` for a classic file's, which are contiguous).
     pub chunks: Option<Vec<u64>>,
-    /// A netCDF-4 compound variable's type, its values packed records
-    /// ([`nc_type`](Var::nc_type) is then `ubyte` and unused); `None` for
-    /// every other variable.
-    pub compound: Option<super::record::Record>,
+    /// What its values are beyond [`nc_type`](Var::nc_type): a netCDF-4
+    /// compound's records or `string`s (`nc_type` is then `ubyte` and
+    /// unused), or [`Form::Atomic`] for every other variable.
+    pub form: Form,
+}
+
+/// What a variable's values are.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Form {
+    /// Of its [`Var::nc_type`].
+    #[default]
+    Atomic,
+    /// A netCDF-4 compound type's records, packed.
+    Compound(super::record::Record),
+    /// netCDF-4 `string`s, of any length each.
+    Strings,
 }
 
 impl Var {
-    /// The bytes of one of its values (a compound's packed record).
+    /// The bytes of one of its values (a compound's packed record; a
+    /// string's reference in the file, 16 bytes, for bounds).
     pub fn item_size(&self) -> u64 {
-        self.compound
-            .as_ref()
-            .map_or_else(|| self.nc_type.size(), super::record::Record::size)
+        match &self.form {
+            Form::Atomic => self.nc_type.size(),
+            Form::Compound(r) => r.size(),
+            Form::Strings => 16,
+        }
+    }
+
+    /// Its compound type, if it is of one.
+    pub fn compound(&self) -> Option<&super::record::Record> {
+        match &self.form {
+            Form::Compound(r) => Some(r),
+            _ => None,
+        }
     }
 }
 
@@ -331,7 +354,7 @@ impl Classic {
                 begin,
                 record,
                 chunks: None,
-                compound: None,
+                form: Form::Atomic,
             });
         }
         let mut c = Classic {

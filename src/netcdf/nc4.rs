@@ -13,13 +13,16 @@
 //! length, any number of them; a dimension of a group above, as
 //! netCDF-4 lets a variable use, counted as the group's own), its
 //! variables of netCDF's atomic numeric types (`byte` … `uint64`,
-//! `float`, `double`) and `char` (at most [`MAX_READ_BYTES`] each), each
-//! read through its own chunks and filters (deflate, shuffle, fletcher32)
-//! and written again with the project's codecs, and the attributes of
-//! those types and of text (one string). What is refused, with the
-//! reason, before anything is written: `string` variables, user-defined
-//! types (compound, enum, opaque, variable-length), and attributes of
-//! several strings or of user-defined types.
+//! `float`, `double`), each read through its own chunks and filters
+//! (deflate, shuffle, fletcher32) and written again with the project's
+//! codecs; `char`, enum (as its base type, with CF's `flag_values` and
+//! `flag_meanings`), compound ([`super::record`]) and `string` variables,
+//! each read whole (at most [`MAX_READ_BYTES`]; strings at most
+//! [`MAX_STRING_BYTES`] in all); and the attributes of the atomic types
+//! and of text (one string). What is refused, with the reason, before
+//! anything is written: opaque and variable-length types, a compound
+//! with a field of no fixed-size Zarr type, and attributes of several
+//! strings or of user-defined types; a file whose groups are not a tree.
 //!
 //! Invariants: every count the file gives is checked by the reader before
 //! it allocates; a read never holds more than [`MAX_READ_BYTES`]; the
@@ -31,7 +34,7 @@ use std::fs::File;
 
 use netcdf_reader::{FileStorage, NcAttrValue, NcFile, NcOpenOptions, NcSliceInfo, NcSliceInfoElem};
 
-use super::classic::{Attr, Classic, ClassicError, Dim, Format, Var};
+use super::classic::{Attr, Classic, ClassicError, Dim, Form, Format, Var};
 use super::record;
 use super::vocabulary::NcType;
 
@@ -250,20 +253,21 @@ fn model(root: &netcdf_reader::NcGroup) -> Result<Classic, ClassicError> {
     for v in &root.variables {
         let what = || format!("variable {:?}", v.name);
         let mut attrs = attributes(&v.attributes, &what())?;
-        let (nc_type, compound) = match &v.dtype {
+        let (nc_type, form) = match &v.dtype {
             netcdf_reader::NcType::Enum { base, members } => {
                 let base =
                     record::numeric(base).ok_or_else(|| unsupported(format!("{} of an enum of {base:?}", what())))?;
                 attrs.extend(enum_attributes(base, members));
-                (base, None)
+                (base, Form::Atomic)
             }
             netcdf_reader::NcType::Compound { .. } => {
                 let r = record::Record::of(&v.dtype).map_err(|why| unsupported(format!("{}: {why}", what())))?;
-                (NcType::UByte, Some(r))
+                (NcType::UByte, Form::Compound(r))
             }
+            netcdf_reader::NcType::String => (NcType::UByte, Form::Strings),
             t => (
                 atomic(t).ok_or_else(|| unsupported(format!("{} of type {t:?}", what())))?,
-                None,
+                Form::Atomic,
             ),
         };
         // A dimension of a group above is counted as this group's own.
@@ -286,7 +290,7 @@ fn model(root: &netcdf_reader::NcGroup) -> Result<Classic, ClassicError> {
             begin: 0,
             record: false,
             chunks: None,
-            compound,
+            form,
         });
     }
     Ok(Classic::model(
@@ -419,7 +423,10 @@ impl Values for GroupValues {
         };
         let failed = |e: netcdf_reader::Error| corrupt(format!("variable {name:?}: {e}"));
         let short = || corrupt(format!("variable {name:?}: short"));
-        if let Some(r) = &v.compound {
+        if v.form == Form::Strings {
+            return strings(&self.file, &name, c, v, start, count);
+        }
+        if let Some(r) = v.compound() {
             // Records, read whole (at most MAX_READ_BYTES) in this
             // machine's order, each packed from the region.
             let raw = self.file.read_variable_native_bytes(&name).map_err(failed)?;
@@ -475,6 +482,72 @@ impl Values for GroupValues {
             NcType::UInt64 => read!(u64),
             NcType::Char => unreachable!("read whole above"),
         })
+    }
+}
+
+/// The most bytes a `string` variable's values may hold in all, counted
+/// from the lengths its references give before one is read (many
+/// references to one long string would otherwise multiply it).
+pub const MAX_STRING_BYTES: u64 = MAX_READ_BYTES as u64;
+
+/// The strings of the `string` variable `name` in the region `start ..
+/// start + count`, as text lines ([`crate::zarr::text`]): read whole,
+/// after the lengths of all of them are summed from their references
+/// (each a 4-byte length and a heap id) and found within
+/// [`MAX_STRING_BYTES`].
+fn strings(
+    file: &NcFile,
+    name: &str,
+    c: &Classic,
+    v: &Var,
+    start: &[u64],
+    count: &[u64],
+) -> Result<Vec<u8>, ClassicError> {
+    let failed = |e: netcdf_reader::Error| corrupt(format!("variable {name:?}: {e}"));
+    let refs = file.read_variable_raw_bytes(name).map_err(failed)?;
+    let shape = c.shape(v);
+    let elements: u64 = shape.iter().product();
+    if refs.len() as u64 != elements.saturating_mul(16) {
+        return Err(corrupt(format!(
+            "variable {name:?}: {} bytes of string references for {elements} strings",
+            refs.len()
+        )));
+    }
+    let total: u64 = refs
+        .chunks_exact(16)
+        .map(|r| u64::from(u32::from_le_bytes([r[0], r[1], r[2], r[3]])))
+        .sum();
+    if total > MAX_STRING_BYTES {
+        return Err(ClassicError::Unsupported(format!(
+            "variable {name:?}: strings of {total} bytes in all (at most {MAX_STRING_BYTES})"
+        )));
+    }
+    let all = file.read_variable_as_strings(name).map_err(failed)?;
+    if all.len() as u64 != elements {
+        return Err(corrupt(format!(
+            "variable {name:?}: {} strings, not {elements}",
+            all.len()
+        )));
+    }
+    let mut out = Vec::new();
+    let rank = shape.len();
+    if rank == 0 {
+        crate::zarr::text::push_line(&mut out, all[0].as_bytes());
+        return Ok(out);
+    }
+    let mut at = vec![0u64; rank];
+    if count.iter().product::<u64>() == 0 {
+        return Ok(out);
+    }
+    loop {
+        let mut offset = 0u64;
+        for a in 0..rank {
+            offset = offset * shape[a] + start[a] + at[a];
+        }
+        crate::zarr::text::push_line(&mut out, all[offset as usize].as_bytes());
+        if !crate::odometer::next(&mut at, count) {
+            return Ok(out);
+        }
     }
 }
 

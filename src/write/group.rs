@@ -35,7 +35,7 @@
 //! is checked first.
 
 use crate::json::Value;
-use crate::netcdf::classic::{Attr, Classic, ClassicError, NcType, Var};
+use crate::netcdf::classic::{Attr, Classic, ClassicError, Form, NcType, Var};
 use crate::netcdf::nc4::Values;
 use crate::netcdf::vocabulary::attribute_json;
 use crate::zarr::documents::ZARR_JSON;
@@ -322,7 +322,9 @@ fn array(
         (Some(kept), None) => kept_chunk(kept, &shape, size).unwrap_or_else(|| chunk_shape(&shape, size)),
         _ => chunk_shape(&shape, size),
     };
-    let fill = match (text, &v.compound) {
+    let strings = v.form == Form::Strings;
+    let fill = match (text, v.compound()) {
+        _ if strings => Vec::new(),
         (Some(n), _) => vec![0; n as usize],
         (None, Some(r)) => vec![0; r.size() as usize],
         (None, None) => fill_of(v),
@@ -332,12 +334,14 @@ fn array(
             ("name", Value::Str("null_terminated_bytes".into())),
             ("configuration", conf(vec![("length_bytes", Value::UInt(n))])),
         ]),
-        None => match &v.compound {
+        None => match v.compound() {
+            _ if strings => Value::Str("string".into()),
             Some(r) => r.data_type(),
             None => Value::Str(v.nc_type.zarr().unwrap_or_default().into()),
         },
     };
     let bytes_codec = match text {
+        _ if strings => codec("vlen-utf8", conf(vec![])),
         Some(_) => conf(vec![("name", Value::Str("bytes".into()))]),
         None => codec("bytes", conf(vec![("endian", Value::Str("little".into()))])),
     };
@@ -363,8 +367,9 @@ fn array(
         ),
         (
             "fill_value",
-            match (text, &v.compound) {
+            match (text, v.compound()) {
                 (Some(_), _) => Value::Str(String::new()),
+                _ if strings => Value::Str(String::new()),
                 (None, Some(r)) => r.zero_fill(),
                 (None, None) => v.nc_type.decode(&fill, true),
             },
@@ -415,7 +420,7 @@ fn array(
     let grid: Vec<u64> = shape.iter().zip(&chunk).map(|(&n, &c)| n.div_ceil(c)).collect();
     // netCDF's big-endian values in this machine's order, as a decoded
     // chunk holds them (text as it is, records read in this order).
-    let swap = text.is_none() && v.compound.is_none() && cfg!(target_endian = "little");
+    let swap = text.is_none() && v.form == Form::Atomic && cfg!(target_endian = "little");
     let fill_native: Vec<u8> = match swap {
         true => fill.iter().rev().copied().collect(),
         false => fill.clone(),
@@ -452,9 +457,11 @@ fn array(
                             }
                             _ => values.read(c, v, &start, &count),
                         }?;
-                        chain
-                            .encode(whole_chunk(read, &count, chunk, size as usize, fill_native, swap))
-                            .map_err(|e| ConvertError::Encode(prefix.into(), e))
+                        let whole = match strings {
+                            true => whole_text_chunk(&read, &count, chunk),
+                            false => whole_chunk(read, &count, chunk, size as usize, fill_native, swap),
+                        };
+                        chain.encode(whole).map_err(|e| ConvertError::Encode(prefix.into(), e))
                     };
                     (key, scope.spawn(job))
                 })
@@ -523,6 +530,26 @@ fn whole_chunk(mut values: Vec<u8>, count: &[u64], chunk: &[u64], size: usize, f
         crate::odometer::next(&mut at[..rank - 1], &count[..rank - 1]);
     }
     out
+}
+
+/// A region's strings (`lines`, one text line each, of shape `count`) as
+/// a whole chunk of shape `chunk`, the rest of it empty strings.
+fn whole_text_chunk(lines: &[u8], count: &[u64], chunk: &[u64]) -> Vec<u8> {
+    if count == chunk {
+        return lines.to_vec();
+    }
+    let mut region = lines.split_inclusive(|&b| b == b'\n');
+    let mut out = Vec::with_capacity(lines.len() + chunk.iter().product::<u64>() as usize);
+    let mut at = vec![0u64; chunk.len()];
+    loop {
+        match at.iter().zip(count).all(|(i, n)| i < n) {
+            true => out.extend_from_slice(region.next().unwrap_or(b"\n")),
+            false => out.push(b'\n'),
+        }
+        if !crate::odometer::next(&mut at, chunk) {
+            return out;
+        }
+    }
 }
 
 #[cfg(test)]

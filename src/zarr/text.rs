@@ -27,6 +27,30 @@ pub fn push_line(out: &mut Vec<u8>, value: &[u8]) {
     out.push(b'\n');
 }
 
+/// The value of one line (its newline taken off) that [`push_line`]
+/// wrote: its escapes undone; `None` where an escape is not one it writes.
+pub fn parse_line(line: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(line.len());
+    let mut bytes = line.iter().copied();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match bytes.next()? {
+            b'\\' => out.push(b'\\'),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b'x' => {
+                let hex = [bytes.next()?, bytes.next()?];
+                out.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 /// Append the line of one fixed-length element: UTF-32 code units in
 /// native byte order when `utf32`, else NUL-padded bytes.
 pub fn push_fixed(out: &mut Vec<u8>, utf32: bool, element: &[u8]) {

@@ -35,6 +35,14 @@ fn an_edge_chunk_is_its_values_in_place_and_the_fill_around_them() {
 }
 
 #[test]
+fn an_edge_chunk_of_strings_is_its_lines_in_place_and_empty_strings_around_them() {
+    // A 2 x 1 region of a 3 x 2 chunk.
+    assert_eq!(whole_text_chunk(b"a\nb\\n\n", &[2, 1], &[3, 2]), b"a\n\nb\\n\n\n\n\n");
+    assert_eq!(whole_text_chunk(b"x\ny\n", &[2], &[2]), b"x\ny\n");
+    assert_eq!(whole_text_chunk(b"x\n", &[1], &[3]), b"x\n\n\n");
+}
+
+#[test]
 fn attributes_and_fills_are_written_as_nz_reads_them() {
     let text = Attr {
         name: "units".into(),

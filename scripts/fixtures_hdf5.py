@@ -7,8 +7,12 @@ B-tree points back to its own root, claims 65535 entries, a chunk of 4 GiB
 or one a PiB past the end. Each file is a few KiB; the test that reads
 them (tests/write_netcdf4.rs) writes each through a writable mount and
 expects its close refused, the branch unchanged and the daemon alive.
+Also a plain HDF5 file as h5py writes it (no dimension scales: datasets,
+a group, attributes, a chunked gzip dataset), h5py/plain.h5, with what
+numpy holds of each dataset in h5py/expected/PATH.bin, for the test that
+closes it through a mount as NAME.h5.
 Called by make_fixtures.py (`make_all(fx)`), or alone: `python
-scripts/fixtures_hdf5.py OUT` writes OUT/hostile_hdf5/.
+scripts/fixtures_hdf5.py OUT` writes OUT/hostile_hdf5/ and OUT/h5py/.
 """
 
 import os
@@ -102,9 +106,31 @@ def make(out):
     os.remove(chunked)
 
 
+def make_plain(out):
+    d = os.path.join(out, "h5py")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "expected", "g"))
+    values = {
+        "a": np.arange(6, dtype="<i4").reshape(2, 3),
+        "g/b": np.linspace(0, 1, 5),
+        "c": np.arange(16, dtype="<f4").reshape(4, 4) / 4,
+    }
+    with h5py.File(os.path.join(d, "plain.h5"), "w", track_times=False) as f:
+        f["a"] = values["a"]
+        f["a"].attrs["units"] = "m"
+        f.create_group("g")["b"] = values["g/b"]
+        f.create_dataset("c", data=values["c"], chunks=(2, 2), compression="gzip")
+        f.attrs["title"] = "written by h5py"
+    for path, v in values.items():
+        with open(os.path.join(d, "expected", path + ".bin"), "wb") as out_file:
+            out_file.write(v.astype(v.dtype.newbyteorder("<")).tobytes())
+
+
 def make_all(fx):
     make(fx.OUT)
+    make_plain(fx.OUT)
 
 
 if __name__ == "__main__":
     make(sys.argv[1])
+    make_plain(sys.argv[1])

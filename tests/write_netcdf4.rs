@@ -384,6 +384,36 @@ fn a_netcdf4_string_variable_becomes_variable_length_strings() {
     );
 }
 
+/// A plain HDF5 file as h5py writes it (`scripts/fixtures_hdf5.py`: no
+/// dimension scales), closed as `NAME.h5`, becomes the group `NAME` by
+/// netCDF-4's rules: each dataset an array equal to what numpy wrote, its
+/// group a group, its attributes kept, each dimension named by its
+/// length. Another ending (`.hdf5`) is refused at `open`.
+#[test]
+fn an_hdf5_file_closed_as_name_h5_becomes_a_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let m = Mount::at(&repo, &["--writable", "--spool-dir", spool.to_str().unwrap()]);
+    let h5 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h5py");
+    let before = refs(&repo);
+    ok(Command::new("cp").arg(h5.join("plain.h5")).arg(m.mp.join("plain.h5")));
+    assert_ne!(refs(&repo), before, "one commit");
+    for path in ["a", "g/b", "c"] {
+        assert_eq!(
+            std::fs::read(m.mp.join(format!("plain/{path}/data.bin"))).unwrap(),
+            std::fs::read(h5.join(format!("expected/{path}.bin"))).unwrap(),
+            "{path}"
+        );
+    }
+    let header = std::fs::read_to_string(m.mp.join("plain/a/header.cdl")).unwrap();
+    assert!(header.contains("int a(dim_2, dim_3) ;"), "{header}");
+    assert!(header.contains("a:units = \"m\" ;"), "{header}");
+    let group = std::fs::read_to_string(m.mp.join("plain/header.cdl")).unwrap();
+    assert!(group.contains(":title = \"written by h5py\" ;"), "{group}");
+    let refused = std::fs::File::create(m.mp.join("plain2.hdf5")).unwrap_err();
+    assert_eq!(refused.raw_os_error(), Some(libc::EINVAL), "{refused}");
+}
+
 /// The file's chunk shape is kept where it is sensible (`nccopy -c`):
 /// 50 x 400 floats a chunk of a 100 x 400 variable make two chunk files;
 /// chunks of 2 x 2 (16 bytes) are not kept, and the variable is one chunk.

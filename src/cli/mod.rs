@@ -278,7 +278,8 @@ pub struct MountArgs {
     pub metadata_ttl: Option<MetadataTtl>,
     /// Mount an Icechunk repository's branch writable (also -o rw): a
     /// netCDF file (classic CDF-1, CDF-2 or CDF-5, or netCDF-4, nested
-    /// groups included) written as NAME.nc into
+    /// groups, strings, enums and compounds included) written as NAME.nc
+    /// (or an HDF5 file from h5py as NAME.h5) into
     /// a group's directory becomes, when its writer closes it, the group
     /// NAME beside it, in one commit on the branch (`cdo timmean in.nc
     /// /mnt/repo/derived/mean.nc`); writes into an array's data.bin or chunk

@@ -65,9 +65,10 @@ impl Mount {
 
     /// Where a new file `name` in directory `parent` would go: the group's
     /// hierarchy path, or why not. Only names a commit takes are staged
-    /// ([`names::file_name`]): `NAME.nc`, committed as the group `NAME`,
-    /// and a writer's temporary `NAME.nc.…`, committed when renamed
-    /// `NAME.nc`; any other is refused with the names that are taken.
+    /// ([`names::file_name`]): `NAME.nc` or `NAME.h5`, committed as the
+    /// group `NAME`, and a writer's temporary `NAME.nc.…`, committed when
+    /// renamed `NAME.nc`; any other is refused with the names that are
+    /// taken.
     fn creatable(&self, fs: &NzFs, parent: u64, name: &OsStr, uid: u32) -> Result<String, FsError> {
         let group = self.group_dir(fs, parent, uid)?;
         let checked = name.to_str().ok_or(NameError::NotUtf8).and_then(|name| {

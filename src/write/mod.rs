@@ -244,7 +244,7 @@ impl spool::Target for Branch {
         message: &str,
         replace: Option<&[String]>,
     ) -> Result<(String, Vec<String>), WriteError> {
-        let stem = name.strip_suffix(".nc").unwrap_or(name);
+        let stem = names::group_of(name).unwrap_or(name);
         write_group(
             &self.repo,
             &self.branch,

@@ -61,25 +61,44 @@ pub fn node_name(name: &str) -> Result<(), NameError> {
     }
 }
 
+/// The endings of the names a new file is taken by: netCDF (classic or
+/// netCDF-4) and HDF5 (as h5py writes it, read as netCDF-4 reads it).
+pub const ENDINGS: [&str; 2] = [".nc", ".h5"];
+
+/// The group that a file named `name` becomes at its close: `NAME` of
+/// `NAME.nc` or `NAME.h5`; `None` for any other name (a temporary one).
+pub fn group_of(name: &str) -> Option<&str> {
+    ENDINGS.iter().find_map(|e| name.strip_suffix(e))
+}
+
 /// What a new file's name makes of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileName<'a> {
-    /// `NAME.nc`: the group `NAME`, at its close.
+    /// `NAME.nc` (or `NAME.h5`): the group `NAME`, at its close.
     NetCdf(&'a str),
     /// `NAME.nc.…` (NCO writes `NAME.nc.pid….tmp`, closes it, then renames
-    /// it `NAME.nc`): committed only when renamed to `NAME.nc`.
+    /// it `NAME.nc`; or `NAME.h5.…`): committed only when renamed to
+    /// `NAME.nc` (or `NAME.h5`).
     Temporary(&'a str),
 }
 
 /// What the names a commit takes are, for the messages of a refusal.
 pub const TAKEN: &str = "a new file is taken as NAME.nc (netCDF, classic or netCDF-4, which becomes the group NAME at its close) \
-     or as a writer's temporary NAME.nc.SUFFIX that it renames to NAME.nc; mkdir NAME makes a group";
+     or NAME.h5 (HDF5, as h5py writes it), or as a writer's temporary NAME.nc.SUFFIX that it renames to NAME.nc; \
+     mkdir NAME makes a group";
 
 /// What a new file `name` becomes, or why no commit would take it.
 pub fn file_name(name: &str) -> Result<FileName<'_>, NameError> {
-    let (stem, named) = match (name.strip_suffix(".nc"), name.split_once(".nc.")) {
+    let temporary = || {
+        ENDINGS.iter().find_map(|e| {
+            name.split_once(&format!("{e}."))
+                .filter(|(_, rest)| !rest.is_empty())
+                .map(|(stem, _)| stem)
+        })
+    };
+    let (stem, named) = match (group_of(name), temporary()) {
         (Some(stem), _) => (stem, FileName::NetCdf(stem)),
-        (None, Some((stem, rest))) if !rest.is_empty() => (stem, FileName::Temporary(stem)),
+        (None, Some(stem)) => (stem, FileName::Temporary(stem)),
         _ => return Err(NameError::NotTaken(crate::naming::escaped(name))),
     };
     match not_a_node(stem) {
@@ -91,9 +110,9 @@ pub fn file_name(name: &str) -> Result<FileName<'_>, NameError> {
 /// Whether `mkdir name` may make a group of that name, or why not.
 pub fn group_name(name: &str) -> Result<(), NameError> {
     node_name(name)?;
-    match name.ends_with(".nc") {
-        true => Err(NameError::FileName(crate::naming::escaped(name))),
-        false => Ok(()),
+    match group_of(name) {
+        Some(_) => Err(NameError::FileName(crate::naming::escaped(name))),
+        None => Ok(()),
     }
 }
 
@@ -117,6 +136,8 @@ mod tests {
         }
         assert_eq!(file_name("out.nc"), Ok(FileName::NetCdf("out")));
         assert_eq!(file_name("out.nc.pid42.ncks.tmp"), Ok(FileName::Temporary("out")));
+        assert_eq!(file_name("out.h5"), Ok(FileName::NetCdf("out")));
+        assert_eq!(file_name("out.h5.tmp"), Ok(FileName::Temporary("out")));
         for bad in [
             "..nc",
             ".nc",
@@ -126,11 +147,13 @@ mod tests {
             "out.nc.",
             "x",
             "..nc.pid1.tmp",
+            "..h5",
+            "out.hdf5",
         ] {
             assert!(file_name(bad).is_err(), "{bad:?}");
         }
         assert!(file_name("notes.txt").unwrap_err().to_string().contains("NAME.nc"));
-        assert!(group_name("y.nc").is_err() && group_name("y").is_ok());
+        assert!(group_name("y.nc").is_err() && group_name("y.h5").is_err() && group_name("y").is_ok());
         assert_eq!(duplicate(["a", "b", "a"]), Some("a"));
         assert_eq!(duplicate(["a", "b"]), None);
     }

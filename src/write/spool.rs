@@ -421,7 +421,7 @@ impl Spool {
                 s.writer
             );
             let at = (s.parent.clone(), s.name.clone());
-            let wanted = s.dirty && s.name.ends_with(".nc");
+            let wanted = s.dirty && crate::write::names::group_of(&s.name).is_some();
             (s.file.try_clone()?, at, s.writes, s.made.clone(), message, wanted)
         };
         file.sync_data()?;
@@ -482,7 +482,7 @@ impl Spool {
                     let _ = std::fs::remove_file(&s.path);
                     return Ok(None);
                 }
-                Some(s) if !s.dirty || !s.name.ends_with(".nc") => return Ok(None),
+                Some(s) if !s.dirty || crate::write::names::group_of(&s.name).is_none() => return Ok(None),
                 Some(_) => files.remove(&ino).expect("present"),
             }
         };

@@ -9,6 +9,7 @@
 //! writing is never committed.
 
 use super::{Spool, SpoolError, lock};
+use crate::write::names::group_of;
 use crate::write::{WriteError, node_path};
 
 impl Spool {
@@ -29,7 +30,7 @@ impl Spool {
         let files = lock(&self.files);
         let mut held: Vec<String> = files
             .values()
-            .filter(|s| s.dirty && s.name.ends_with(".nc") && s.write_opens == 0)
+            .filter(|s| s.dirty && group_of(&s.name).is_some() && s.write_opens == 0)
             .map(|s| node_path(&s.parent, &s.name))
             .collect();
         held.sort();
@@ -45,7 +46,7 @@ impl Spool {
             let mut files = lock(&self.files);
             let open: Vec<String> = files
                 .values()
-                .filter(|s| s.name.ends_with(".nc") && s.write_opens > 0)
+                .filter(|s| group_of(&s.name).is_some() && s.write_opens > 0)
                 .map(|s| node_path(&s.parent, &s.name))
                 .collect();
             if !open.is_empty() {
@@ -56,7 +57,7 @@ impl Spool {
             }
             let inos: Vec<u64> = files
                 .iter()
-                .filter(|(_, s)| s.dirty && s.name.ends_with(".nc"))
+                .filter(|(_, s)| s.dirty && group_of(&s.name).is_some())
                 .map(|(&ino, _)| ino)
                 .collect();
             inos.into_iter()
@@ -69,7 +70,7 @@ impl Spool {
         let paths: Vec<String> = taken.iter().map(|(_, s)| node_path(&s.parent, &s.name)).collect();
         let result = self.target.change(message, &mut |stage| {
             for (_, s) in &taken {
-                let stem = s.name.strip_suffix(".nc").unwrap_or(&s.name);
+                let stem = group_of(&s.name).unwrap_or(&s.name);
                 crate::write::stage_group(stage, &node_path(&s.parent, stem), &s.file)?;
             }
             Ok(())

@@ -155,6 +155,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Unmount(args) => nzfs::admin::unmount(&args.mountpoint, args.lazy),
         Command::Commit(args) => nzfs::admin::commit(&args.mountpoint, args.message.as_deref().unwrap_or("")),
+        Command::Discard(args) => nzfs::admin::discard(&args.mountpoint),
         Command::Status(args) => match &args.mountpoint {
             Some(mp) => nzfs::admin::status(mp, args.json),
             None => nzfs::admin::list_mounts(args.json),

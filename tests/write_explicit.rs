@@ -70,7 +70,7 @@ fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
     let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
     assert!(!out.status.success(), "an unmount with held files refuses");
     let said = String::from_utf8_lossy(&out.stderr);
-    for needed in ["run_a.nc", "run_b.nc", "run_c.nc", "nzfs commit", "rm "] {
+    for needed in ["run_a.nc", "run_b.nc", "run_c.nc", "nzfs commit", "nzfs discard", "rm "] {
         assert!(said.contains(needed), "{needed:?} in {said}");
     }
     assert!(nzfs::daemon::is_mount_point(&m.mp), "still mounted");
@@ -193,4 +193,49 @@ fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains("committed 1 file"), "{said}");
     assert!(m.mp.join("ok").is_dir() && held(&m).is_empty());
+}
+
+/// `nzfs discard` drops every held file, in the root and in a group,
+/// naming each; the branch does not move and the unmount then goes
+/// through. With nothing held it says so.
+#[test]
+fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let m = Mount::at(
+        &repo,
+        &[
+            "--writable",
+            "--spool-dir",
+            spool.to_str().unwrap(),
+            "--commit",
+            "explicit",
+        ],
+    );
+    // mkdir commits at once, even under --commit explicit.
+    std::fs::create_dir(m.mp.join("runs")).unwrap();
+    let before = refs(&repo);
+    for path in ["a.nc", "runs/b.nc"] {
+        ok(Command::new("ncgen")
+            .args(["-k", "classic", "-o"])
+            .arg(m.mp.join(path))
+            .arg(&cdl));
+    }
+    assert_eq!(held(&m), ["a.nc", "runs/b.nc"]);
+    let out = nzfs(&["discard", m.mp.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("dropped a.nc") && said.contains("dropped runs/b.nc"),
+        "{said}"
+    );
+    assert!(held(&m).is_empty());
+    assert_eq!(refs(&repo), before, "the branch did not move");
+    assert!(!m.mp.join("a.nc").exists() && !m.mp.join("runs/b.nc").exists());
+    let again = String::from_utf8(nzfs(&["discard", m.mp.to_str().unwrap()]).stdout).unwrap();
+    assert!(again.contains("nothing held"), "{again}");
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -14,7 +14,7 @@ use crate::fs::status::schema::{Metadata, StatusDoc};
 use crate::fs::status::{STATUS_BYTES, STATUS_IOCTL};
 
 mod writes;
-pub use writes::{commit, unmount};
+pub use writes::{commit, discard, unmount};
 
 /// How long `nzfs status` waits for the mount to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(10);

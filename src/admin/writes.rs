@@ -1,9 +1,11 @@
 //! The commands about a writable mount's writes: `nzfs commit` (asks the
 //! mount root with [`COMMIT_IOCTL`] to commit the files a `--commit
-//! explicit` mount holds) and `nzfs unmount` (which refuses while files
+//! explicit` mount holds), `nzfs discard` (drops them, each by the
+//! `unlink` that drops one) and `nzfs unmount` (which refuses while files
 //! are held, and says what the spool still holds).
 //!
-//! Invariant: neither drops a file: an unmount with held files refuses,
+//! Invariant: only `nzfs discard` drops a file, and only one the mount
+//! listed as held, naming each; an unmount with held files refuses,
 //! naming them and how to commit or drop them.
 
 use std::os::fd::AsRawFd;
@@ -64,6 +66,50 @@ pub fn commit(mp: &Path, message: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `nzfs discard`: every file the writable mount at `mp` holds for `nzfs
+/// commit` unlinked through the mount (which drops a held file), each
+/// named; the branch does not move.
+pub fn discard(mp: &Path) -> Result<(), CliError> {
+    if !crate::daemon::is_mount_point(mp) {
+        return Err(CliError::new(format!("nzfs discard: {} is not a mount point", mp.display())).with_code(2));
+    }
+    let text = query_status_within(mp, Duration::from_secs(10)).map_err(|e| {
+        CliError::new(format!(
+            "nzfs discard {}: the mount does not answer: {}",
+            mp.display(),
+            e.message
+        ))
+    })?;
+    let doc =
+        StatusDoc::parse(text.as_bytes()).map_err(|e| CliError::new(format!("nzfs discard {}: {e}", mp.display())))?;
+    let Some(writes) = doc.writes else {
+        return Err(CliError::new(format!(
+            "nzfs discard {}: not a writable mount (nothing is ever held; mount with --writable --commit explicit)",
+            mp.display()
+        ))
+        .with_code(2));
+    };
+    if writes.held.is_empty() {
+        println!("nzfs discard: nothing held in {}; nothing dropped", mp.display());
+        return Ok(());
+    }
+    let mut failed = Vec::new();
+    for path in &writes.held {
+        match std::fs::remove_file(mp.join(path)) {
+            Ok(()) => println!("dropped {path}"),
+            Err(e) => failed.push(format!("  {path}: {e}")),
+        }
+    }
+    match failed.is_empty() {
+        true => Ok(()),
+        false => Err(CliError::new(format!(
+            "nzfs discard {}: not dropped (still held):\n{}",
+            mp.display(),
+            failed.join("\n")
+        ))),
+    }
+}
+
 /// `nzfs unmount`: first what a writable mount's spool still holds, with
 /// the paths (files being written, whose writers have not closed them,
 /// and files kept from failed commits), on stderr; then the unmount. Its
@@ -81,7 +127,8 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
             why += &format!("  {p}\n");
         }
         why += &format!(
-            "commit them with `nzfs commit {0} -m MESSAGE`, or drop one with `rm {0}/PATH`, then unmount",
+            "commit them with `nzfs commit {0} -m MESSAGE`, or drop them with `nzfs discard {0}` (one with `rm \
+             {0}/PATH`), then unmount",
             mp.display()
         );
         return Err(CliError::new(why));

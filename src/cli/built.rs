@@ -195,12 +195,15 @@ pub fn command_for(built: Built) -> clap::Command {
             })
             .unwrap_or_default();
         cmd = cmd.long_about(long);
-        // `nzfs commit` is for writable mounts, which such a build has not.
-        let without =
-            "This nzfs was built without Icechunk support: no mount is writable, so none holds files to commit.";
-        cmd = cmd.mut_subcommand("commit", |s| {
-            s.hide(true).about(without).long_about(without).after_help(without)
-        });
+        // `nzfs commit` and `nzfs discard` are for writable mounts, which
+        // such a build has not.
+        let without = "This nzfs was built without Icechunk support: no mount is writable, so none holds files to \
+                       commit or discard.";
+        for sub in ["commit", "discard"] {
+            cmd = cmd.mut_subcommand(sub, |s| {
+                s.hide(true).about(without).long_about(without).after_help(without)
+            });
+        }
     }
     for sub in ["mount", "check", "cdl"] {
         cmd = cmd.mut_subcommand(sub, |mut s| {

@@ -72,9 +72,14 @@ pub enum Command {
         nzfs status /mnt/repo                      # lists what is held\n  \
         nzfs commit /mnt/repo -m \"run 42: mean and max\"   # one commit of both\n\n\
         A file still open for writing is not committed: the commit is refused until it is closed.\n\
-        rm /mnt/repo/max.nc drops a held file instead."
+        rm /mnt/repo/max.nc drops one held file instead; nzfs discard /mnt/repo drops them all."
     )]
     Commit(CommitArgs),
+    /// Drop every file a writable mount made with --commit explicit holds (the branch does not move)
+    #[command(after_help = "Examples:\n  nzfs status /mnt/repo    # lists what is held\n  \
+        nzfs discard /mnt/repo   # drops each, naming it\n\n\
+        Only what is held is dropped: a file still open for writing stays, and nothing committed changes.")]
+    Discard(DiscardArgs),
     /// Check a store against the NZ-1.0 convention (exit 0 conforms, 1 violates it or does not declare it, 2 unreadable)
     #[command(
         after_help = "Examples:\n  nzfs check data.zarr\n  nzfs check --json data.zarr | jq .findings\n  \
@@ -471,6 +476,13 @@ pub struct CommitArgs {
     /// The commit's message [default: one naming the files, the program and you]
     #[arg(short = 'm', long, value_name = "MESSAGE")]
     pub message: Option<String>,
+}
+
+/// `nzfs discard`.
+#[derive(Debug, Args)]
+pub struct DiscardArgs {
+    /// The mount point of a writable mount made with --commit explicit
+    pub mountpoint: PathBuf,
 }
 
 /// `nzfs check`.

@@ -4,7 +4,8 @@ parent, to the root, a soft link to the root, one group under two names),
 groups nested too deep or too many, an external link (which must not be
 followed), a global heap that claims 2^60 bytes, and a chunk index whose
 B-tree points back to its own root, claims 65535 entries, a chunk of 4 GiB
-or one a PiB past the end. Each file is a few KiB; the test that reads
+or one a PiB past the end, and a char variable of 9 MiB deflated into a
+few KiB. Each file is a few KiB; the test that reads
 them (tests/write_netcdf4.rs) writes each through a writable mount and
 expects its close refused, the branch unchanged and the daemon alive.
 Also a plain HDF5 file as h5py writes it (no dimension scales: datasets,
@@ -86,6 +87,14 @@ def make(out):
     b = open(strings, "rb").read()
     patched(strings, p("huge_heap"), b.index(b"GCOL") + 8, struct.pack("<Q", 1 << 60))
     os.remove(strings)
+    # 9 MiB of text deflated into a few KiB: a char variable is read
+    # whole, at most 8 MiB.
+    ds = netCDF4.Dataset(p("long_text"), "w")
+    ds.createDimension("n", 9 << 10)
+    ds.createDimension("len", 1 << 10)
+    text = ds.createVariable("c", "S1", ("n", "len"), zlib=True, chunksizes=(1 << 10, 1 << 10))
+    text[:] = np.full((9 << 10, 1 << 10), b"b", dtype="S1")
+    ds.close()
     chunked = os.path.join(d, "chunked.tmp")
     ds = netCDF4.Dataset(chunked, "w")
     ds.createDimension("x", 1000)

@@ -33,15 +33,10 @@ fn commits_made(m: &Mount) -> u64 {
         .unwrap()
 }
 
-/// Old code: each file was its own commit at its close.
-#[test]
-fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let (repo, spool) = common::repos::writable_copy(dir.path());
-    let cdl = dir.path().join("out.cdl");
-    std::fs::write(&cdl, CDL).unwrap();
-    let m = Mount::at(
-        &repo,
+/// A writable mount of `repo` with `--commit explicit`.
+fn explicit(repo: &std::path::Path, spool: &std::path::Path) -> Mount {
+    Mount::at(
+        repo,
         &[
             "--writable",
             "--spool-dir",
@@ -49,7 +44,17 @@ fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
             "--commit",
             "explicit",
         ],
-    );
+    )
+}
+
+/// Old code: each file was its own commit at its close.
+#[test]
+fn three_files_under_commit_explicit_make_one_commit_at_nzfs_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let m = explicit(&repo, &spool);
     let before = refs(&repo);
     for (name, kind) in [("run_a", "classic"), ("run_b", "64-bit offset"), ("run_c", "nc4")] {
         ok(Command::new("ncgen")
@@ -152,16 +157,7 @@ fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
     let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
-    let m = Mount::at(
-        &repo,
-        &[
-            "--writable",
-            "--spool-dir",
-            spool.to_str().unwrap(),
-            "--commit",
-            "explicit",
-        ],
-    );
+    let m = explicit(&repo, &spool);
     for name in ["ok", "taken"] {
         ok(Command::new("ncgen")
             .args(["-k", "classic", "-o"])
@@ -204,16 +200,7 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
     let (repo, spool) = common::repos::writable_copy(dir.path());
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
-    let m = Mount::at(
-        &repo,
-        &[
-            "--writable",
-            "--spool-dir",
-            spool.to_str().unwrap(),
-            "--commit",
-            "explicit",
-        ],
-    );
+    let m = explicit(&repo, &spool);
     // mkdir commits at once, even under --commit explicit.
     std::fs::create_dir(m.mp.join("runs")).unwrap();
     let before = refs(&repo);
@@ -223,7 +210,20 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
             .arg(m.mp.join(path))
             .arg(&cdl));
     }
-    assert_eq!(held(&m), ["a.nc", "runs/b.nc"]);
+    // A held file's fsync commits nothing either.
+    let local = dir.path().join("c.nc");
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(&local)
+        .arg(&cdl));
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(m.mp.join("c.nc")).unwrap();
+        f.write_all(&std::fs::read(&local).unwrap()).unwrap();
+        f.sync_all().unwrap();
+        assert_eq!(refs(&repo), before, "the fsync of a held file commits nothing");
+    }
+    assert_eq!(held(&m), ["a.nc", "c.nc", "runs/b.nc"]);
     let out = nzfs(&["discard", m.mp.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));

@@ -204,6 +204,26 @@ fn a_tree(h5: &hdf5_reader::Hdf5File) -> Result<(), ClassicError> {
     Ok(())
 }
 
+/// A read of variable `name` that failed: past one of the bounds the
+/// reader is opened with (the file is then too large for this
+/// conversion, not corrupt), or corrupt.
+fn read_failed(name: &str, e: netcdf_reader::Error) -> ClassicError {
+    use hdf5_reader::error::Error as H;
+    let mut inner = match &e {
+        netcdf_reader::Error::Hdf5(h) => Some(h),
+        _ => None,
+    };
+    while let Some(H::Context { source, .. }) = inner {
+        inner = Some(source);
+    }
+    match inner {
+        Some(H::ResourceLimit(why)) => {
+            ClassicError::Unsupported(format!("variable {name:?}: {why}; not taken from a netCDF-4 file"))
+        }
+        _ => corrupt(format!("variable {name:?}: {e}")),
+    }
+}
+
 fn corrupt(e: impl std::fmt::Display) -> ClassicError {
     ClassicError::Corrupt(format!("netCDF-4 (HDF5): {e}"))
 }
@@ -421,7 +441,7 @@ impl Values for GroupValues {
             true => v.name.clone(),
             false => format!("{}/{}", self.path, v.name),
         };
-        let failed = |e: netcdf_reader::Error| corrupt(format!("variable {name:?}: {e}"));
+        let failed = |e: netcdf_reader::Error| read_failed(&name, e);
         let short = || corrupt(format!("variable {name:?}: short"));
         if v.form == Form::Strings {
             return strings(&self.file, &name, c, v, start, count);
@@ -503,7 +523,7 @@ fn strings(
     start: &[u64],
     count: &[u64],
 ) -> Result<Vec<u8>, ClassicError> {
-    let failed = |e: netcdf_reader::Error| corrupt(format!("variable {name:?}: {e}"));
+    let failed = |e: netcdf_reader::Error| read_failed(name, e);
     let refs = file.read_variable_raw_bytes(name).map_err(failed)?;
     let shape = c.shape(v);
     let elements: u64 = shape.iter().product();

@@ -1,7 +1,9 @@
 //! A writable mount made with `--commit explicit` holds every new
-//! `NAME.nc` closed through it, makes no commit until `nzfs commit`, then
-//! makes one of them all; `nzfs status` lists what is held, and `nzfs
-//! unmount` refuses while anything is, naming the files and what to do.
+//! `NAME.nc` closed through it and every write into an array's file,
+//! makes no commit until `nzfs commit`, then makes one of them all (or
+//! `nzfs discard` drops them); `nzfs status` lists what is held, and
+//! `nzfs unmount` refuses while anything is, naming the files and what to
+//! do.
 #![cfg(feature = "icechunk")]
 
 mod common;
@@ -238,4 +240,120 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
     assert!(again.contains("nothing held"), "{again}");
     let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// Writes into an array's file are held too: its close and `fsync`
+/// commit nothing, it reads as written, `nzfs status` lists it, and `nzfs
+/// commit` makes it and a new file one commit, which a new mount reads;
+/// a second write discarded by `nzfs discard` leaves what was committed.
+/// (Old code: the close committed the write at once.)
+#[test]
+fn writes_into_an_array_are_held_until_nzfs_commit_or_discard() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let m = explicit(&repo, &spool);
+    let data = m.mp.join("temp/data.bin");
+    // Read first, so that the decoded chunks are cached.
+    let original = std::fs::read(&data).unwrap();
+    let before = refs(&repo);
+    let row: Vec<u8> = (0..24u8).collect();
+    let write = |bytes: &[u8]| {
+        let f = std::fs::OpenOptions::new().write(true).open(&data).unwrap();
+        f.write_all_at(bytes, 24).unwrap();
+        f.sync_all().unwrap();
+    };
+    write(&row);
+    assert_eq!(refs(&repo), before, "the close and fsync commit nothing");
+    let mut edited = original.clone();
+    edited[24..48].copy_from_slice(&row);
+    assert_eq!(std::fs::read(&data).unwrap(), edited, "it reads as written");
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(m.mp.join("a.nc"))
+        .arg(&cdl));
+    assert_eq!(held(&m), ["a.nc", "temp/data.bin"]);
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("temp/data.bin"),
+        "the unmount refuses, naming it"
+    );
+
+    let made = commits_made(&m);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap(), "-m", "run 43"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("a.nc") && said.contains("temp/data.bin"), "{said}");
+    assert_eq!(commits_made(&m), made + 1, "one commit");
+    assert!(held(&m).is_empty());
+    assert_eq!(std::fs::read(&data).unwrap(), edited, "the commit reads as written");
+    assert!(m.mp.join("a").is_dir());
+    let fresh = Mount::at(&repo, &[]);
+    assert_eq!(
+        std::fs::read(fresh.mp.join("temp/data.bin")).unwrap(),
+        edited,
+        "a new mount reads it"
+    );
+    drop(fresh);
+
+    // Written again, then discarded: the committed bytes stay.
+    let after = refs(&repo);
+    write(&[0xff; 24]);
+    assert_eq!(held(&m), ["temp/data.bin"]);
+    let out = nzfs(&["discard", m.mp.to_str().unwrap()]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("dropped temp/data.bin"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(held(&m).is_empty());
+    assert_eq!(refs(&repo), after, "the branch did not move");
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        edited,
+        "the discarded bytes no longer show"
+    );
+}
+
+/// A held write is checked at the branch's tip when `nzfs commit` makes
+/// it: another writer that changed the same chunk meanwhile (a second
+/// mount) makes the commit refused, the branch keeps the other's write,
+/// and everything stays held.
+#[test]
+fn a_held_write_into_a_chunk_changed_meanwhile_refuses_the_commit() {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    let m = explicit(&repo, &spool);
+    let write = |mp: &std::path::Path, byte: u8| {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(mp.join("temp/data.bin"))
+            .unwrap();
+        f.write_all_at(&[byte; 24], 24).unwrap();
+    };
+    write(&m.mp, 1);
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(m.mp.join("a.nc"))
+        .arg(&cdl));
+    let before = refs(&repo);
+    let spool2 = dir.path().join("spool2");
+    let other = Mount::at(&repo, &["--writable", "--spool-dir", spool2.to_str().unwrap()]);
+    write(&other.mp, 2);
+    let theirs = refs(&repo);
+    assert_ne!(theirs, before, "the other mount committed its write");
+    drop(other);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "refused: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(refs(&repo), theirs, "the branch keeps the other writer's commit");
+    assert_eq!(held(&m), ["a.nc", "temp/data.bin"], "everything stays held");
 }

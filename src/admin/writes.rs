@@ -1,12 +1,12 @@
 //! The commands about a writable mount's writes: `nzfs commit` (asks the
 //! mount root with [`COMMIT_IOCTL`] to commit the files a `--commit
-//! explicit` mount holds), `nzfs discard` (drops them, each by the
-//! `unlink` that drops one) and `nzfs unmount` (which refuses while files
-//! are held, and says what the spool still holds).
+//! explicit` mount holds), `nzfs discard` (asks it with
+//! [`DISCARD_IOCTL`] to drop them) and `nzfs unmount` (which refuses while
+//! anything is held, and says what the spool still holds).
 //!
-//! Invariant: only `nzfs discard` drops a file, and only one the mount
-//! listed as held, naming each; an unmount with held files refuses,
-//! naming them and how to commit or drop them.
+//! Invariant: only `nzfs discard` drops what is held, and names each; an
+//! unmount with anything held refuses, naming it and how to commit or
+//! drop it.
 
 use std::os::fd::AsRawFd;
 use std::path::Path;
@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::{query_status_within, size};
 use crate::daemon::CliError;
 use crate::fs::status::schema::StatusDoc;
-use crate::fs::status::{COMMIT_BYTES, COMMIT_IOCTL};
+use crate::fs::status::{COMMIT_BYTES, COMMIT_IOCTL, DISCARD_IOCTL};
 
 /// `nzfs commit`: the files the writable mount at `mp` holds
 /// (`--commit explicit`) as one commit with `message` (empty: one naming
@@ -66,48 +66,39 @@ pub fn commit(mp: &Path, message: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `nzfs discard`: every file the writable mount at `mp` holds for `nzfs
-/// commit` unlinked through the mount (which drops a held file), each
-/// named; the branch does not move.
+/// `nzfs discard`: everything the writable mount at `mp` holds for `nzfs
+/// commit` (`--commit explicit`: new files, writes into arrays' files)
+/// dropped, each named; the branch does not move.
 pub fn discard(mp: &Path) -> Result<(), CliError> {
     if !crate::daemon::is_mount_point(mp) {
         return Err(CliError::new(format!("nzfs discard: {} is not a mount point", mp.display())).with_code(2));
     }
-    let text = query_status_within(mp, Duration::from_secs(10)).map_err(|e| {
-        CliError::new(format!(
-            "nzfs discard {}: the mount does not answer: {}",
-            mp.display(),
-            e.message
-        ))
-    })?;
-    let doc =
-        StatusDoc::parse(text.as_bytes()).map_err(|e| CliError::new(format!("nzfs discard {}: {e}", mp.display())))?;
-    let Some(writes) = doc.writes else {
-        return Err(CliError::new(format!(
-            "nzfs discard {}: not a writable mount (nothing is ever held; mount with --writable --commit explicit)",
-            mp.display()
-        ))
-        .with_code(2));
-    };
-    if writes.held.is_empty() {
+    let root = std::fs::File::open(mp)?;
+    let mut buf = vec![0u8; COMMIT_BYTES];
+    // SAFETY: a restricted ioctl: the kernel writes at most the size its
+    // number encodes, COMMIT_BYTES, which buf holds.
+    let n = unsafe { libc::ioctl(root.as_raw_fd(), DISCARD_IOCTL as libc::Ioctl, buf.as_mut_ptr()) };
+    if n < 0 {
+        let e = std::io::Error::last_os_error();
+        let hint = match e.raw_os_error() {
+            Some(libc::ENOTTY) => " (not an nzfs mount)",
+            Some(libc::EINVAL) => " (not a mount made with --commit explicit: nothing is held there)",
+            Some(libc::EROFS) => " (a read-only mount: nothing is held there)",
+            _ => " (the mount's log says why)",
+        };
+        return Err(CliError::new(format!("nzfs discard {}: {e}{hint}", mp.display())));
+    }
+    let answer = String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(buf.len())]).into_owned();
+    let mut lines = answer.lines();
+    let count: u64 = lines.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    if count == 0 {
         println!("nzfs discard: nothing held in {}; nothing dropped", mp.display());
         return Ok(());
     }
-    let mut failed = Vec::new();
-    for path in &writes.held {
-        match std::fs::remove_file(mp.join(path)) {
-            Ok(()) => println!("dropped {path}"),
-            Err(e) => failed.push(format!("  {path}: {e}")),
-        }
+    for path in lines {
+        println!("dropped {path}");
     }
-    match failed.is_empty() {
-        true => Ok(()),
-        false => Err(CliError::new(format!(
-            "nzfs discard {}: not dropped (still held):\n{}",
-            mp.display(),
-            failed.join("\n")
-        ))),
-    }
+    Ok(())
 }
 
 /// `nzfs unmount`: first what a writable mount's spool still holds, with
@@ -118,8 +109,8 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
     let held = held(mp);
     if !held.is_empty() {
         let mut why = format!(
-            "nzfs unmount {}: {} written and closed but not committed (the mount holds new files for `nzfs \
-             commit`), so not unmounted:\n",
+            "nzfs unmount {}: {} written and closed but not committed (the mount holds new files and writes \
+             into arrays' files for `nzfs commit`), so not unmounted:\n",
             mp.display(),
             crate::naming::count(held.len() as u64, "file"),
         );

@@ -65,7 +65,7 @@ pub enum Command {
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
-    /// Commit what a writable mount made with --commit explicit holds: every new NAME.nc closed since the last commit, as one commit
+    /// Commit what a writable mount made with --commit explicit holds: every new NAME.nc and write into an array's file closed since the last commit, as one commit
     #[command(
         after_help = "Examples:\n  nzfs mount --writable --commit explicit repo/ /mnt/repo\n  \
         cdo timmean in.nc /mnt/repo/mean.nc; cdo timmax in.nc /mnt/repo/max.nc\n  \
@@ -75,7 +75,7 @@ pub enum Command {
         rm /mnt/repo/max.nc drops one held file instead; nzfs discard /mnt/repo drops them all."
     )]
     Commit(CommitArgs),
-    /// Drop every file a writable mount made with --commit explicit holds (the branch does not move)
+    /// Drop what a writable mount made with --commit explicit holds: its new files and writes into arrays' files (the branch does not move)
     #[command(after_help = "Examples:\n  nzfs status /mnt/repo    # lists what is held\n  \
         nzfs discard /mnt/repo   # drops each, naming it\n\n\
         Only what is held is dropped: a file still open for writing stays, and nothing committed changes.")]
@@ -295,13 +295,13 @@ pub struct MountArgs {
     /// --snapshot and --all-versions (docs/writing.md)
     #[arg(long)]
     pub writable: bool,
-    /// When a writable mount commits a new NAME.nc: at its close, one
-    /// commit each (close, the default), or all of them in one commit at
-    /// `nzfs commit MOUNTPOINT` (explicit; also -o commit=explicit): a
-    /// model run's files land together, and a reader of the branch never
-    /// sees the run half done. `nzfs status` lists what is held, and
-    /// `nzfs unmount` refuses while anything is. Writes into arrays, mkdir
-    /// and rm -r still commit at once
+    /// When a writable mount commits a new NAME.nc and a write into an
+    /// array's file: at its close, one commit each (close, the default),
+    /// or all of them in one commit at `nzfs commit MOUNTPOINT` (explicit;
+    /// also -o commit=explicit): a model run's files land together, and a
+    /// reader of the branch never sees the run half done. `nzfs status`
+    /// lists what is held, `nzfs discard` drops it, and `nzfs unmount`
+    /// refuses while anything is. mkdir and rm -r still commit at once
     #[arg(long, value_enum, value_name = "WHEN")]
     pub commit: Option<CommitArg>,
     /// Where files being written wait for their writer's close (made 0700)

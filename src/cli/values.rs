@@ -88,9 +88,9 @@ impl std::fmt::Display for MetadataTtl {
 /// `--commit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CommitArg {
-    /// Each new NAME.nc at its close (and fsync), one commit each
+    /// Each new NAME.nc, and each write into an array's file, at its close (and fsync), one commit each
     Close,
-    /// Every new NAME.nc held until `nzfs commit`, then one commit
+    /// Every new NAME.nc and write into an array's file held until `nzfs commit`, then one commit
     Explicit,
 }
 

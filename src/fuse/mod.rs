@@ -59,6 +59,7 @@ use crate::mount::{Asker, Entry, Held, Kernel, KernelSlot, Mount, Opened, Sized}
 mod init;
 mod passthrough;
 mod replies;
+mod writes;
 pub use crate::mount::{Invalidator, Live};
 pub use passthrough::{Passthrough, has_cap_sys_admin};
 use replies::{Caller, STAGED_TTL, errno, file_type};
@@ -573,8 +574,8 @@ impl fuser::Filesystem for FuseAdapter {
 
     /// The status document ([`crate::fs::status::STATUS_IOCTL`] on the
     /// mount root, as `nzfs status` asks): it returns the document's length;
-    /// `nzfs commit` ([`crate::fs::status::COMMIT_IOCTL`]) commits what a
-    /// `--commit explicit` mount holds. Any other ioctl is `ENOTTY`.
+    /// `nzfs commit` and `nzfs discard` ([`writes::ioctl`]) commit or drop
+    /// what a `--commit explicit` mount holds. Any other ioctl is `ENOTTY`.
     #[allow(clippy::too_many_arguments)]
     fn ioctl(
         &self,
@@ -587,15 +588,12 @@ impl fuser::Filesystem for FuseAdapter {
         out_size: u32,
         reply: ReplyIoctl,
     ) {
-        if ino == INodeNo::ROOT && cmd == crate::fs::status::COMMIT_IOCTL {
-            let message = in_data.split(|&b| b == 0).next().unwrap_or_default();
-            let message = String::from_utf8_lossy(message);
-            return match self.mount.commit_held(&message, asker(req)) {
-                Ok(made) => {
-                    let answer = commit_answer(made, out_size as usize);
-                    reply.ioctl(0, &answer)
-                }
-                Err(e) => reply.error(self.failed(req, "commit", ino.0, &e)),
+        if ino == INodeNo::ROOT
+            && let Some(answer) = writes::ioctl(&self.mount, asker(req), cmd, in_data, out_size as usize)
+        {
+            return match answer {
+                Ok(bytes) => reply.ioctl(0, &bytes),
+                Err((what, e)) => reply.error(self.failed(req, what, ino.0, &e)),
             };
         }
         if ino != INodeNo::ROOT || cmd != crate::fs::status::STATUS_IOCTL {
@@ -611,22 +609,6 @@ impl fuser::Filesystem for FuseAdapter {
     fn fallocate(&self, req: &Request, i: INodeNo, _fh: FileHandle, _o: u64, _l: u64, _m: i32, reply: ReplyEmpty) {
         reply.error(self.failed(req, "fallocate", i.0, &FsError::ReadOnly));
     }
-}
-
-/// `nzfs commit`'s answer: the snapshot's id, then each file committed,
-/// a line each, as many as `room` holds.
-fn commit_answer(made: Option<(String, Vec<String>)>, room: usize) -> Vec<u8> {
-    let Some((id, files)) = made else { return Vec::new() };
-    let mut out = format!("{id}\n").into_bytes();
-    for f in files {
-        if out.len() + f.len() + 1 > room {
-            break;
-        }
-        out.extend_from_slice(f.as_bytes());
-        out.push(b'\n');
-    }
-    out.truncate(room);
-    out
 }
 
 /// Who made a request, as the mount core needs to know.

@@ -71,6 +71,10 @@ impl Mount {
     /// commit (a `close()` or `fsync()` of a handle opened for writing).
     pub(super) fn commit_edit(&self, ino: u64, pid: u32) -> Result<(), FsError> {
         let Some(spool) = self.spool() else { return Ok(()) };
+        // Held for `nzfs commit` (`--commit explicit`).
+        if spool.holds() {
+            return Ok(());
+        }
         // One commit of an edit at a time: a handle's copies (a forked
         // child's, closed at its exec) flush it too, and the second finds
         // nothing left to commit.

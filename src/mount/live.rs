@@ -536,4 +536,10 @@ impl super::Served for Arc<Live> {
     fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool) {
         Live::serve_own_commit(self, commit, from_dir_request)
     }
+
+    fn forget_pages(&self, inos: &[u64]) {
+        if let Some(inv) = &self.invalidator {
+            inv.drop_files(inos);
+        }
+    }
 }

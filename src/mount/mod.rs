@@ -62,6 +62,9 @@ pub trait Served: Send + Sync {
     /// request is answered (`from_dir_request` as in
     /// [`Served::look_now`]).
     fn serve_own_commit(&self, commit: &OwnCommit<'_>, from_dir_request: bool);
+    /// Drop what the kernel caches of the files `inos` (written bytes
+    /// that no longer show: a discarded edit's).
+    fn forget_pages(&self, inos: &[u64]);
 }
 
 /// What an open handle is, as the core's requests need to know

@@ -322,11 +322,41 @@ impl Mount {
             ),
             m => naming::escaped(m),
         };
-        let made = spool.commit_held(&message)?;
-        if let Some((id, files)) = &made {
-            tracing::info!(pid = who.pid, snapshot = %id, files = files.len(), "committed the held files");
-            self.served.look_now(false);
+        let Some(made) = spool.commit_held(&message)? else {
+            return Ok(None);
+        };
+        tracing::info!(pid = who.pid, snapshot = %made.snapshot, files = made.paths.len(), "committed what was held");
+        self.served.look_now(false);
+        // The edits' bytes leave once the version that shows them is served.
+        let now: crate::write::spool::Base = self.fs();
+        for (ino, p) in &made.edits {
+            spool.edit_done(*ino, p, Some(std::sync::Arc::clone(&now)));
         }
-        Ok(made)
+        Ok(Some((made.snapshot, made.paths)))
+    }
+
+    /// `nzfs discard` by `who`: everything held for `nzfs commit` dropped,
+    /// the branch unchanged; the paths dropped.
+    pub fn discard_held(&self, who: Asker) -> Result<Vec<String>, FsError> {
+        let spool = self.writable_spool()?;
+        self.owner_only(who.uid)?;
+        if !spool.holds() {
+            return Err(FsError::Invalid(
+                "this mount commits each file at its close; `nzfs discard` is for a mount made with --commit explicit"
+                    .into(),
+            ));
+        }
+        let dropped = spool.discard_held();
+        if !dropped.paths.is_empty() {
+            tracing::info!(
+                pid = who.pid,
+                files = dropped.paths.len(),
+                "discarded what was held: {}",
+                dropped.paths.join(", ")
+            );
+        }
+        // A discarded edit's file shows the array's bytes again.
+        self.served.forget_pages(&dropped.edited);
+        Ok(dropped.paths)
     }
 }

@@ -33,6 +33,7 @@ mod edit;
 mod held;
 mod history;
 pub use edit::{Base, Pending, Shown, Version};
+pub use held::{Discarded, HeldCommit};
 pub use history::{Failed, Kept, Made};
 
 /// Where a staged file goes when it is closed.

@@ -36,6 +36,11 @@ pub const COMMIT_BYTES: usize = 4096;
 /// files). Out: the snapshot's id on the first line (empty when nothing
 /// was held), then each file committed, one a line, as many as fit.
 pub const COMMIT_IOCTL: u32 = (3 << 30) | ((COMMIT_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x43;
+/// The ioctl of the mount root that drops everything a writable mount
+/// holds (`--commit explicit`): `_IOR('N', 0x44, [u8; COMMIT_BYTES])`.
+/// Out: how many were dropped on the first line, then each path, one a
+/// line, as many as fit.
+pub const DISCARD_IOCTL: u32 = (2 << 30) | ((COMMIT_BYTES as u32) << 16) | ((b'N' as u32) << 8) | 0x44;
 /// What stands for a recent error's message in the document others than
 /// root and the mount's owner get.
 pub const WITHHELD: &str = "(left out: messages name store keys; root and the mount's owner see them)";

@@ -185,9 +185,9 @@ object! {
         pub kept: Vec<KeptFile>,
         /// The spool paths of the files being written now.
         pub staged_paths: Vec<String>,
-        /// The new files held for `nzfs commit` (`--commit explicit`), by
-        /// their paths in the mount; empty on a mount that commits each
-        /// at its close.
+        /// What is held for `nzfs commit` (`--commit explicit`): new files
+        /// and arrays' files written into, by their paths in the mount;
+        /// empty on a mount that commits each at its close.
         pub held: Vec<String>,
     }
 }

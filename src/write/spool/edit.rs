@@ -264,6 +264,11 @@ impl Spool {
                 if e.writes == p.writes {
                     e.clear();
                     let _ = e.file.set_len(0);
+                    // A held edit, committed and closed, leaves.
+                    if e.opens == 0 {
+                        let e = edits.remove(&ino).expect("present");
+                        let _ = std::fs::remove_file(&e.path);
+                    }
                 }
                 None
             }
@@ -300,12 +305,45 @@ impl Spool {
     }
 
     /// The last open of an edited file was released: the edit leaves the
-    /// spool with its bytes (what a failed commit kept is elsewhere).
+    /// spool with its bytes (what a failed commit kept is elsewhere), but
+    /// for one held for `nzfs commit` (`--commit explicit`: written and
+    /// not committed), which stays, shown, until it is committed or
+    /// discarded.
     pub fn edit_release(&self, ino: u64) {
         let mut edits = lock(&self.edits);
         let Some(e) = edits.get_mut(&ino) else { return };
         e.opens = e.opens.saturating_sub(1);
-        if e.opens == 0 {
+        let held = self.explicit && !e.extents.is_empty();
+        if e.opens == 0 && !held {
+            let e = edits.remove(&ino).expect("present");
+            let _ = std::fs::remove_file(&e.path);
+        }
+    }
+
+    /// The held edits (`--commit explicit`: closed, written since their
+    /// last commit): each file's inode and path in the mount.
+    pub(super) fn held_edits(&self) -> Vec<(u64, String)> {
+        lock(&self.edits)
+            .iter()
+            .filter(|(_, e)| e.opens == 0 && !e.extents.is_empty())
+            .map(|(&ino, e)| (ino, e.named.clone()))
+            .collect()
+    }
+
+    /// The paths of the edited files open for writing with something
+    /// written (not whole yet: a commit of held writes waits for them).
+    pub(super) fn open_edits(&self) -> Vec<String> {
+        lock(&self.edits)
+            .values()
+            .filter(|e| e.opens > 0 && !e.extents.is_empty())
+            .map(|e| e.named.clone())
+            .collect()
+    }
+
+    /// Drop the held edit of `ino` and its bytes (`nzfs discard`).
+    pub(super) fn drop_edit(&self, ino: u64) {
+        let mut edits = lock(&self.edits);
+        if edits.get(&ino).is_some_and(|e| e.opens == 0) {
             let e = edits.remove(&ino).expect("present");
             let _ = std::fs::remove_file(&e.path);
         }

@@ -1,12 +1,14 @@
-//! New files held for one commit (`--commit explicit`): every `NAME.nc`
-//! closed since the last `nzfs commit` stays in the spool, shown where it
-//! was written, until [`Spool::commit_held`] makes them one commit, or
-//! its writer removes it.
+//! What a `--commit explicit` mount holds for one commit: every `NAME.nc`
+//! (or `NAME.h5`) closed since the last `nzfs commit`, which stays in the
+//! spool, shown where it was written, and every array's file written into
+//! and closed, whose bytes stay shown over the array's, until
+//! [`Spool::commit_held`] makes them all one commit, or
+//! [`Spool::discard_held`] (or a new file's `rm`) drops them.
 //!
-//! Invariants: a held file leaves the spool only once its commit landed;
-//! a commit that fails puts every file back as it was, and the branch
-//! stays where it was (one commit, all or nothing); a file still open for
-//! writing is never committed.
+//! Invariants: nothing held leaves the spool but by a commit that landed
+//! or a discard; a commit that fails puts every file back as it was and
+//! keeps every edit, and the branch stays where it was (one commit, all
+//! or nothing); nothing still open for writing is committed.
 
 use super::{Spool, SpoolError, lock};
 use crate::write::names::group_of;
@@ -24,8 +26,10 @@ impl Spool {
         self.explicit
     }
 
-    /// The hierarchy paths of the held files (`group/NAME.nc`), in order:
-    /// closed, named `NAME.nc`, written since their last commit.
+    /// The paths of what is held, in order: new files (`group/NAME.nc`:
+    /// closed, written since their last commit) and files of arrays
+    /// written into (`group/t2m/data.bin`, closed), by their paths in
+    /// the mount.
     pub fn held(&self) -> Vec<String> {
         let files = lock(&self.files);
         let mut held: Vec<String> = files
@@ -33,23 +37,31 @@ impl Spool {
             .filter(|s| s.dirty && group_of(&s.name).is_some() && s.write_opens == 0)
             .map(|s| node_path(&s.parent, &s.name))
             .collect();
+        drop(files);
+        held.extend(self.held_edits().into_iter().map(|(_, named)| named));
         held.sort();
         held
     }
 
-    /// One commit, with `message`, of every held file, each as the group
-    /// its close would have made: the snapshot and the paths committed;
-    /// `None` where nothing is held. Refused, committing nothing, while a
-    /// `NAME.nc` is open for writing (it may not be whole).
-    pub fn commit_held(&self, message: &str) -> Result<Option<(String, Vec<String>)>, SpoolError> {
+    /// One commit, with `message`, of everything held: each new file as
+    /// the group its close would have made, each array's written file as
+    /// the chunks it touches (checked at the tip against the version its
+    /// writer saw, re-encoded with the array's codecs). `None` where
+    /// nothing is held. Refused, committing nothing, while a `NAME.nc` or
+    /// an array's written file is open for writing (it may not be whole).
+    /// The edits committed are returned for [`Spool::edit_done`] with the
+    /// version that shows them.
+    pub fn commit_held(&self, message: &str) -> Result<Option<HeldCommit>, SpoolError> {
         let taken = {
             let mut files = lock(&self.files);
-            let open: Vec<String> = files
+            let mut open: Vec<String> = files
                 .values()
                 .filter(|s| group_of(&s.name).is_some() && s.write_opens > 0)
                 .map(|s| node_path(&s.parent, &s.name))
                 .collect();
+            open.extend(self.open_edits());
             if !open.is_empty() {
+                open.sort();
                 return Err(SpoolError::Commit(WriteError::Conflict(format!(
                     "{} still open for writing: close it, then commit",
                     open.join(", ")
@@ -64,14 +76,33 @@ impl Spool {
                 .filter_map(|ino| files.remove(&ino).map(|s| (ino, s)))
                 .collect::<Vec<_>>()
         };
-        if taken.is_empty() {
+        let mut edits = Vec::new();
+        for (ino, _) in self.held_edits() {
+            if let Some(p) = self.edit_pending(ino)? {
+                edits.push((ino, p));
+            }
+        }
+        if taken.is_empty() && edits.is_empty() {
             return Ok(None);
         }
-        let paths: Vec<String> = taken.iter().map(|(_, s)| node_path(&s.parent, &s.name)).collect();
+        let mut paths: Vec<String> = taken.iter().map(|(_, s)| node_path(&s.parent, &s.name)).collect();
+        paths.extend(edits.iter().map(|(_, p)| p.named.clone()));
         let result = self.target.change(message, &mut |stage| {
             for (_, s) in &taken {
                 let stem = group_of(&s.name).unwrap_or(&s.name);
                 crate::write::stage_group(stage, &node_path(&s.parent, stem), &s.file)?;
+            }
+            // The chunks all edits touch, within one budget.
+            let mut most = edits
+                .first()
+                .map_or(0, |(_, p)| crate::write::edit::max_chunks(p.base.cache_budget()));
+            for (_, p) in &edits {
+                let array = p
+                    .base
+                    .array(p.node)
+                    .ok_or_else(|| WriteError::Refused(format!("{}: no longer decoded", p.array)))?;
+                let touched = crate::write::edit::apply(array, p.base.store(), p, stage, most)?;
+                most = most.saturating_sub(touched);
             }
             Ok(())
         });
@@ -81,7 +112,11 @@ impl Spool {
                 for (_, s) in &taken {
                     let _ = std::fs::remove_file(&s.path);
                 }
-                Ok(Some((landed.snapshot, paths)))
+                Ok(Some(HeldCommit {
+                    snapshot: landed.snapshot,
+                    paths,
+                    edits,
+                }))
             }
             Err(e) => {
                 let mut files = lock(&self.files);
@@ -92,4 +127,51 @@ impl Spool {
             }
         }
     }
+
+    /// Drop everything held (`nzfs discard`): its bytes leave the spool,
+    /// the branch does not move. The paths dropped, in order; what is open
+    /// for writing is not held, and stays.
+    pub fn discard_held(&self) -> Discarded {
+        let mut dropped = Vec::new();
+        {
+            let mut files = lock(&self.files);
+            let inos: Vec<u64> = files
+                .iter()
+                .filter(|(_, s)| s.dirty && group_of(&s.name).is_some() && s.write_opens == 0)
+                .map(|(&ino, _)| ino)
+                .collect();
+            for ino in inos {
+                let s = files.remove(&ino).expect("listed");
+                let _ = std::fs::remove_file(&s.path);
+                dropped.push(node_path(&s.parent, &s.name));
+            }
+        }
+        let mut edited = Vec::new();
+        for (ino, named) in self.held_edits() {
+            self.drop_edit(ino);
+            dropped.push(named);
+            edited.push(ino);
+        }
+        dropped.sort();
+        Discarded { paths: dropped, edited }
+    }
+}
+
+/// What [`Spool::discard_held`] dropped.
+pub struct Discarded {
+    /// The paths, in order.
+    pub paths: Vec<String>,
+    /// The inodes of the arrays' files whose writes were dropped (what the
+    /// kernel caches of them is stale).
+    pub edited: Vec<u64>,
+}
+
+/// What [`Spool::commit_held`] committed.
+pub struct HeldCommit {
+    /// The snapshot made.
+    pub snapshot: String,
+    /// The paths committed, new files first.
+    pub paths: Vec<String>,
+    /// The edits committed (the file's inode, what was taken of it).
+    pub edits: Vec<(u64, super::Pending)>,
 }

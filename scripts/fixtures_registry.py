@@ -1,5 +1,9 @@
 """The zarr-extensions registry's narrow types and its last three codecs.
 
+The same types as tensorstore's zarr (v2) driver writes them, named in
+`.zarray`'s dtype as v3 names them, into tests/data/narrow_v2.zarr, with
+bfloat16 beside them. Expected: what tensorstore reads back, widened.
+
 The narrow types (int2/int4/uint2/uint4, the 4-, 6- and 8-bit floats and
 the complex forms), into tests/data/narrow.zarr:
 
@@ -24,6 +28,7 @@ scripts/fixtures_zarr218.py.)
 Run by scripts/make_fixtures.py (tensorstore and ml_dtypes are in
 scripts/requirements.txt).
 """
+import base64
 import json
 import os
 
@@ -97,6 +102,44 @@ def make_tensorstore(fx, root):
             back = t.read().result()
             fx.expect(STORE, path, widen(back, shown), name, grid,
                       fill_bits=None if sharded else fill_bits(widen(back[4, 0], shown)))
+
+
+V2_STORE = "narrow_v2"
+# Its own generator too, so that the v3 fixtures' values do not move.
+V2_RNG = np.random.default_rng(20261204)
+
+
+def make_tensorstore_v2(fx):
+    """The same types as tensorstore's zarr (v2) driver writes them, as
+    Orbax does with use_zarr3=False (its default): `"dtype": "int4"`,
+    `"bfloat16"`, … by name, one element a byte as in v3, blosc as its
+    default compressor, row 4 absent."""
+    import tensorstore as ts
+
+    root = fx.store_path(V2_STORE)
+    import shutil
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    with open(os.path.join(root, ".zgroup"), "w") as f:
+        json.dump({"zarr_format": 2}, f)
+    for name, shown, fill in TENSORSTORE + [("bfloat16", "float32", 1.5)]:
+        dtype = getattr(ml_dtypes, name)
+        if name.startswith("float4"):
+            # tensorstore's v2 spelling of a 4-bit float's fill: the base64
+            # of its byte (a float8's and bfloat16's is the number).
+            fill = base64.b64encode(np.array([float(fill)]).astype(dtype).tobytes()).decode()
+        t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": os.path.join(root, name)},
+                     "metadata": {"dtype": name, "shape": list(SHAPE), "chunks": list(CHUNKS), "fill_value": fill}},
+                    create=True).result()
+        dtype = t.dtype.numpy_dtype
+        if name == "bfloat16":
+            values = V2_RNG.normal(0, 4, SHAPE).astype(dtype)
+        else:
+            bits = 8 if name.startswith("float8") else int(name[-1]) if name.startswith(("int", "uint")) else 4
+            values = V2_RNG.integers(0, 1 << bits, size=SHAPE, dtype=np.uint8).view(dtype)
+        t[:4, :] = values[:4, :]
+        back = t.read().result()
+        fx.expect(V2_STORE, name, widen(back, shown), name, CHUNKS, fill_bits=fill_bits(widen(back[4, 0], shown)))
 
 
 def write_group_member(root, path, meta, chunks):
@@ -306,5 +349,6 @@ def make_all(fx):
     fx.fresh_group(STORE)
     root = fx.store_path(STORE)
     make_tensorstore(fx, root)
+    make_tensorstore_v2(fx)
     make_by_hand(fx, root)
     make_codecs(fx)

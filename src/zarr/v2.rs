@@ -151,7 +151,26 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
                 other.unwrap_or("none")
             )));
         }
-        _ => parse_dtype(dtype).map_err(|e| MetadataError::UnknownDataType(e.to_string()))?,
+        // tensorstore's zarr driver names the types numpy has no string
+        // for as zarr v3 does (`bfloat16`, `int4`, `float8_e4m3fn`, …),
+        // each stored as in v3.
+        _ => match parse_dtype(dtype) {
+            Ok(parsed) => parsed,
+            Err(e) => match DataType::from_json(&Value::Str(dtype.into())) {
+                Ok(t @ (DataType::BFloat16 | DataType::Narrow(_))) => (t, false),
+                // "unsupported data type `name`" (not "``name` is not …`").
+                _ if matches!(e, crate::zarr::numpy::DtypeError::NotATypeString(_)) => {
+                    return Err(MetadataError::UnknownDataType(dtype.to_string()));
+                }
+                _ => return Err(MetadataError::UnknownDataType(e.to_string())),
+            },
+        },
+    };
+    // As v3 reads them: shown as the type that holds every value.
+    let (data_type, narrow) = match data_type {
+        DataType::Narrow(n) => (n.shown(), Some(n)),
+        DataType::BFloat16 => (DataType::BFloat16, Some(super::data_type::narrow::Narrow::BFLOAT16)),
+        other => (other, None),
     };
     let filters = if data_type.element_size().is_none() {
         &filters[1..]
@@ -255,6 +274,31 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
                 value: fill_value_json.to_string(),
             })?
         }
+        // tensorstore writes a narrow float's fill (and bfloat16's) as the
+        // base64 of its stored bytes: read as those bits ("0x…").
+        (v, _) if narrow.is_some() => {
+            let n = narrow.expect("some");
+            let bad = || MetadataError::BadFillValue {
+                data_type: n.name().into(),
+                value: v.to_string(),
+            };
+            let bits = match v {
+                Value::Str(s) if !matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") && !s.starts_with("0x") => {
+                    let raw = base64::engine::general_purpose::STANDARD.decode(s).map_err(|_| bad())?;
+                    let code = match raw.as_slice() {
+                        [b] => u32::from(*b),
+                        [lo, hi] => u32::from(u16::from_le_bytes([*lo, *hi])),
+                        _ => return Err(bad()),
+                    };
+                    Value::Str(format!("0x{code:x}"))
+                }
+                v => v.clone(),
+            };
+            match n == super::data_type::narrow::Narrow::BFLOAT16 {
+                true => data_type.fill_value(&bits)?,
+                false => n.fill_value(&bits).ok_or_else(bad)?,
+            }
+        }
         (v, dt) => dt.fill_value(v)?,
     };
 
@@ -306,7 +350,7 @@ pub fn parse_array(zarray: &Value, zattrs: Option<&Value>) -> Result<ArrayMetada
     let mut a = ArrayMetadata {
         shape,
         data_type,
-        narrow: None,
+        narrow,
         axes,
         chunk_shape,
         chunk_key_encoding: ChunkKeyEncoding::V2 { separator },

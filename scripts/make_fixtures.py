@@ -591,6 +591,8 @@ def main():
     fixtures_registry.make_all(sys.modules[__name__])
     import fixtures_hdf5
     fixtures_hdf5.make_all(sys.modules[__name__])
+    import fixtures_ocdbt
+    fixtures_ocdbt.make_all(sys.modules[__name__])
     with open(os.path.join(OUT, "expected", "manifest.json"), "w") as f:
         json.dump({"zarr_python": zarr.__version__, "xarray": xr.__version__, "numpy": np.__version__,
                    "arrays": MANIFEST}, f, indent=1)

@@ -27,6 +27,15 @@ fn mount_refuses_bad_inputs_with_one_line() {
             vec![tmp.path().display().to_string(), mp.display().to_string()],
             "not a Zarr store",
         ),
+        // tensorstore's OCDBT (scripts/fixtures_ocdbt.py): named, with
+        // what to do (old code: "not a Zarr store: no zarr.json, …").
+        (
+            vec![
+                common::data_dir().join("ocdbt").display().to_string(),
+                mp.display().to_string(),
+            ],
+            "OCDBT key-value store",
+        ),
         (
             vec![
                 sample.display().to_string(),

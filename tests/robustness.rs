@@ -254,6 +254,29 @@ fn hostile_consolidated_names_are_ignored_with_a_warning() {
     );
 }
 
+/// A plain directory store's group whose name the spec reserves (zarr-python
+/// 3.4 writes one named `__x11`) is hidden with a log line, as a
+/// consolidated store's entry is (old code: hidden silently); a `__`
+/// directory that holds no node's metadata is passed over quietly.
+#[test]
+fn a_reserved_name_in_a_plain_store_is_hidden_with_a_log_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let arr = array_doc(
+        r#"[{"name": "bytes", "configuration": {"endian": "little"}}]"#,
+        "[2]",
+        "[2]",
+    );
+    let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+    write_store(tmp.path(), &[("", group), ("ok", &arr), ("__x11", group)]);
+    std::fs::create_dir(tmp.path().join("__pycache__")).unwrap();
+    let m = Mount::at(tmp.path(), &[]);
+    assert!(m.mp.join("ok").is_dir());
+    assert!(!m.mp.join("__x11").exists());
+    let log = m.log();
+    assert!(log.contains("__x11") && log.contains("reserves"), "{log}");
+    assert!(!log.contains("__pycache__"), "{log}");
+}
+
 #[test]
 fn a_shard_replaced_under_the_core_never_mixes_old_index_and_new_bytes() {
     use nzfs::fs::{FsConfig, MissingChunks, NzFs};

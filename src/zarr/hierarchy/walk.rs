@@ -384,7 +384,21 @@ impl Hierarchy {
         if listing.keys.iter().any(|k| k == ZARR_JSON) && listing.keys.iter().any(|k| k == ZGROUP || k == ZARRAY) {
             tracing::warn!(prefix = %prefix, "both zarr.json and Zarr v2 metadata here; reading it as Zarr v3");
         }
-        // `__` prefixes and the like are never nodes.
+        // `__` prefixes and the like are never nodes: one that holds a
+        // node's metadata is hidden with a log line, as a consolidated
+        // store's entry is.
+        for name in listing.prefixes.iter().filter(|n| !is_valid_node_name(n)) {
+            let Ok(path) = join(&prefix, name) else { continue };
+            let holds = store
+                .list_dir(path.as_str())
+                .is_ok_and(|l| l.keys.iter().any(|k| k == ZARR_JSON || k == ZGROUP || k == ZARRAY));
+            if holds {
+                tracing::warn!(
+                    key = %path.as_str(),
+                    "not shown: a node whose name the Zarr v3 spec reserves (it begins with `__`)"
+                );
+            }
+        }
         let children: Vec<(String, String)> = listing
             .prefixes
             .into_iter()

@@ -149,9 +149,10 @@ fn a_held_file_removed_is_dropped_and_commit_needs_commit_explicit() {
 }
 
 /// `nzfs commit` is all or nothing: a held file it cannot take (its
-/// group made meanwhile by a `mkdir`) refuses the commit, the branch does
-/// not move and every file stays held; and while a `NAME.nc` is open for
-/// writing, nothing is committed.
+/// group made meanwhile by another writer's `mkdir`) refuses the commit,
+/// the branch keeps the other's commit and every file stays held; and
+/// while a `NAME.nc` is open for writing, nothing is committed. A `mkdir`
+/// of the group a held file becomes is refused at once.
 #[test]
 fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
     use std::io::Write;
@@ -166,8 +167,15 @@ fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
             .arg(m.mp.join(format!("{name}.nc")))
             .arg(&cdl));
     }
-    // mkdir commits at once, and takes the name a held file's group needs.
-    std::fs::create_dir(m.mp.join("taken")).unwrap();
+    // This mount refuses the name a held file's group needs (old code:
+    // the mkdir committed, and the held file could never be)...
+    let e = std::fs::create_dir(m.mp.join("taken")).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EEXIST), "{e}");
+    // ...another writer takes it.
+    let spool2 = dir.path().join("spool2");
+    let other = Mount::at(&repo, &["--writable", "--spool-dir", spool2.to_str().unwrap()]);
+    std::fs::create_dir(other.mp.join("taken")).unwrap();
+    drop(other);
     let before = refs(&repo);
     let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
     assert!(
@@ -175,7 +183,7 @@ fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
         "refused: {}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert_eq!(refs(&repo), before, "the branch did not move");
+    assert_eq!(refs(&repo), before, "the branch keeps the other writer's commit");
     assert_eq!(held(&m), ["ok.nc", "taken.nc"], "both still held");
 
     // A file open for writing holds every commit back.
@@ -203,9 +211,9 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
     let cdl = dir.path().join("out.cdl");
     std::fs::write(&cdl, CDL).unwrap();
     let m = explicit(&repo, &spool);
-    // mkdir commits at once, even under --commit explicit.
-    std::fs::create_dir(m.mp.join("runs")).unwrap();
     let before = refs(&repo);
+    // A mkdir is held too, and a file may go into its group.
+    std::fs::create_dir(m.mp.join("runs")).unwrap();
     for path in ["a.nc", "runs/b.nc"] {
         ok(Command::new("ncgen")
             .args(["-k", "classic", "-o"])
@@ -225,17 +233,16 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
         f.sync_all().unwrap();
         assert_eq!(refs(&repo), before, "the fsync of a held file commits nothing");
     }
-    assert_eq!(held(&m), ["a.nc", "c.nc", "runs/b.nc"]);
+    assert_eq!(held(&m), ["mkdir runs", "a.nc", "c.nc", "runs/b.nc"]);
     let out = nzfs(&["discard", m.mp.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(
-        said.contains("dropped a.nc") && said.contains("dropped runs/b.nc"),
-        "{said}"
-    );
+    for dropped in ["dropped a.nc", "dropped runs/b.nc", "dropped mkdir runs"] {
+        assert!(said.contains(dropped), "{dropped:?} in {said}");
+    }
     assert!(held(&m).is_empty());
     assert_eq!(refs(&repo), before, "the branch did not move");
-    assert!(!m.mp.join("a.nc").exists() && !m.mp.join("runs/b.nc").exists());
+    assert!(!m.mp.join("a.nc").exists() && !m.mp.join("runs").exists());
     let again = String::from_utf8(nzfs(&["discard", m.mp.to_str().unwrap()]).stdout).unwrap();
     assert!(again.contains("nothing held"), "{again}");
     let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
@@ -356,4 +363,172 @@ fn a_held_write_into_a_chunk_changed_meanwhile_refuses_the_commit() {
     );
     assert_eq!(refs(&repo), theirs, "the branch keeps the other writer's commit");
     assert_eq!(held(&m), ["a.nc", "temp/data.bin"], "everything stays held");
+}
+
+/// A writable mount that commits at each close, for another writer or to
+/// set a repository up.
+fn at_once(repo: &std::path::Path, spool: &std::path::Path) -> Mount {
+    Mount::at(repo, &["--writable", "--spool-dir", spool.to_str().unwrap()])
+}
+
+/// The names in directory `dir` of the mount, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// `mkdir` and `rm -r` are held as files are: a new group (with a file
+/// and a group made in it) and the removal of a group and of an array
+/// show at once and commit nothing until `nzfs commit`, which makes them
+/// and the files one commit; a new mount reads the result. (Old code:
+/// each `mkdir` and each `rmdir` of `rm -r` was a commit of its own.)
+#[test]
+fn mkdir_and_rm_r_are_held_until_nzfs_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    // A group with an array in it, to remove.
+    {
+        let setup = at_once(&repo, &dir.path().join("spool0"));
+        ok(Command::new("ncgen")
+            .args(["-k", "classic", "-o"])
+            .arg(setup.mp.join("old.nc"))
+            .arg(&cdl));
+        assert!(setup.mp.join("old/v").is_dir());
+    }
+    let m = explicit(&repo, &spool);
+    let before = refs(&repo);
+    std::fs::create_dir(m.mp.join("run1")).unwrap();
+    std::fs::create_dir(m.mp.join("run1/inner")).unwrap();
+    ok(Command::new("ncgen")
+        .args(["-k", "nc4", "-o"])
+        .arg(m.mp.join("run1/out.nc"))
+        .arg(&cdl));
+    ok(Command::new("rm").arg("-r").arg(m.mp.join("old")));
+    ok(Command::new("rm").arg("-r").arg(m.mp.join("humidity")));
+    assert_eq!(refs(&repo), before, "nothing committed");
+    assert_eq!(commits_made(&m), 0);
+    assert_eq!(
+        held(&m),
+        [
+            "rmdir old/v",
+            "rmdir old",
+            "rmdir humidity",
+            "mkdir run1",
+            "mkdir run1/inner",
+            "run1/out.nc"
+        ]
+    );
+    // The mount shows what is held.
+    let root = names(&m.mp);
+    assert!(root.contains(&"run1".to_string()), "{root:?}");
+    assert!(
+        !root.contains(&"old".to_string()) && !root.contains(&"humidity".to_string()),
+        "{root:?}"
+    );
+    assert!(!m.mp.join("old").exists() && !m.mp.join("humidity/data.bin").exists());
+    assert_eq!(names(&m.mp.join("run1")), ["inner", "out.nc"]);
+    assert!(names(&m.mp.join("run1/inner")).is_empty());
+    let text = String::from_utf8(nzfs(&["status", m.mp.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.contains("held for nzfs commit: 1 file and 5 directory changes"),
+        "{text}"
+    );
+    let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "refused: {said}");
+    for needed in ["mkdir run1", "rmdir old", "rmdir humidity", "run1/out.nc"] {
+        assert!(said.contains(needed), "{needed:?} in {said}");
+    }
+
+    let out = nzfs(&["commit", m.mp.to_str().unwrap(), "-m", "run 1"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        said.contains("committed 1 file and 5 directory changes as snapshot"),
+        "{said}"
+    );
+    assert_eq!(commits_made(&m), 1, "one commit for all");
+    assert!(held(&m).is_empty());
+    let check = |mp: &std::path::Path| {
+        assert!(mp.join("run1/inner").is_dir(), "run1/inner is a group");
+        let dump = ncdump(&["-v", "v"], &mp.join("run1/out/out.nc"));
+        assert!(dump.contains("v = 1.5, 2.5, 3.5 ;"), "{dump}");
+        let root = names(mp);
+        assert!(
+            !root.contains(&"old".to_string()) && !root.contains(&"humidity".to_string()),
+            "{root:?}"
+        );
+        assert!(root.contains(&"temp".to_string()), "the rest stays: {root:?}");
+    };
+    check(&m.mp);
+    drop(m);
+    let again = at_once(&repo, &dir.path().join("spool3"));
+    check(&again.mp);
+}
+
+/// A held `rm -r` is checked at the branch's tip when `nzfs commit`
+/// makes it: a node another writer put below the removed group
+/// meanwhile refuses the commit (nothing of theirs is deleted), and so
+/// does a group another writer made where a held `mkdir` makes one;
+/// everything stays held, and `nzfs discard` then shows the branch as it
+/// is.
+#[test]
+fn a_held_rm_r_of_a_group_another_writer_filled_refuses_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, spool) = common::repos::writable_copy(dir.path());
+    let cdl = dir.path().join("out.cdl");
+    std::fs::write(&cdl, CDL).unwrap();
+    {
+        let setup = at_once(&repo, &dir.path().join("spool0"));
+        std::fs::create_dir(setup.mp.join("runs")).unwrap();
+    }
+    let m = explicit(&repo, &spool);
+    ok(Command::new("rm").arg("-r").arg(m.mp.join("runs")));
+    assert_eq!(held(&m), ["rmdir runs"]);
+    let other = at_once(&repo, &dir.path().join("spool2"));
+    ok(Command::new("ncgen")
+        .args(["-k", "classic", "-o"])
+        .arg(other.mp.join("runs/theirs.nc"))
+        .arg(&cdl));
+    drop(other);
+    let theirs = refs(&repo);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "refused: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(refs(&repo), theirs, "the branch keeps the other writer's group");
+    let log = m.log_with("runs/theirs");
+    assert!(log.contains("runs/theirs"), "the log names what is below it: {log}");
+    assert_eq!(held(&m), ["rmdir runs"], "still held");
+
+    // A mkdir held where another writer then makes the same group.
+    std::fs::create_dir(m.mp.join("mine")).unwrap();
+    let other = at_once(&repo, &dir.path().join("spool4"));
+    std::fs::create_dir(other.mp.join("mine")).unwrap();
+    drop(other);
+    let theirs = refs(&repo);
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "refused: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(refs(&repo), theirs);
+    assert_eq!(held(&m), ["rmdir runs", "mkdir mine"]);
+
+    let out = nzfs(&["discard", m.mp.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(held(&m).is_empty());
+    assert_eq!(refs(&repo), theirs, "the branch did not move");
+    // The mount looks at the branch: both groups as the others left them.
+    assert!(m.mp.join("runs/theirs").is_dir(), "{:?}", names(&m.mp.join("runs")));
+    assert!(m.mp.join("mine").is_dir());
 }

@@ -305,7 +305,7 @@ pub fn render_status(mp: &str, doc: &StatusDoc, now: SystemTime) -> String {
         if !w.held.is_empty() {
             out += &format!(
                 "    held for nzfs commit: {}: {}\n",
-                crate::naming::count(w.held.len() as u64, "file"),
+                writes::counted(&w.held),
                 w.held.join(", ")
             );
         }

@@ -54,10 +54,7 @@ pub fn commit(mp: &Path, message: &str) -> Result<(), CliError> {
         None => println!("nzfs commit: nothing held in {}; the branch did not move", mp.display()),
         Some(id) => {
             let files: Vec<&str> = lines.collect();
-            println!(
-                "committed {} as snapshot {id}:",
-                crate::naming::count(files.len() as u64, "file")
-            );
+            println!("committed {} as snapshot {id}:", counted(&files));
             for f in files {
                 println!("  {f}");
             }
@@ -109,10 +106,10 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
     let held = held(mp);
     if !held.is_empty() {
         let mut why = format!(
-            "nzfs unmount {}: {} written and closed but not committed (the mount holds new files and writes \
-             into arrays' files for `nzfs commit`), so not unmounted:\n",
+            "nzfs unmount {}: {} made but not committed (the mount holds new files, writes into arrays' files, \
+             mkdir and rmdir for `nzfs commit`), so not unmounted:\n",
             mp.display(),
-            crate::naming::count(held.len() as u64, "file"),
+            counted(&held),
         );
         for p in &held {
             why += &format!("  {p}\n");
@@ -130,7 +127,27 @@ pub fn unmount(mp: &Path, lazy: bool) -> Result<(), CliError> {
     crate::daemon::unmount(mp, lazy)
 }
 
-/// The files a writable mount holds for `nzfs commit` (none for any other
+/// What is held for `nzfs commit`, counted: `3 files`, `1 directory
+/// change`, `2 files and 1 directory change` (a directory change is held
+/// as `mkdir PATH` or `rmdir PATH`).
+pub(super) fn counted(held: &[impl AsRef<str>]) -> String {
+    let dirs = held
+        .iter()
+        .filter(|h| h.as_ref().starts_with("mkdir ") || h.as_ref().starts_with("rmdir "))
+        .count() as u64;
+    let files = held.len() as u64 - dirs;
+    match (files, dirs) {
+        (_, 0) => crate::naming::count(files, "file"),
+        (0, _) => crate::naming::count(dirs, "directory change"),
+        _ => format!(
+            "{} and {}",
+            crate::naming::count(files, "file"),
+            crate::naming::count(dirs, "directory change")
+        ),
+    }
+}
+
+/// What a writable mount holds for `nzfs commit` (none for any other
 /// mount, or one that does not answer).
 fn held(mp: &Path) -> Vec<String> {
     if crate::daemon::is_stale(mp) || !crate::daemon::is_mount_point(mp) {

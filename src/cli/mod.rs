@@ -65,17 +65,18 @@ pub enum Command {
         after_help = "Examples:\n  nzfs unmount /mnt/nz\n  nzfs unmount --lazy /mnt/nz   # detach now, even if busy"
     )]
     Unmount(UnmountArgs),
-    /// Commit what a writable mount made with --commit explicit holds: every new NAME.nc and write into an array's file closed since the last commit, as one commit
+    /// Commit what a writable mount made with --commit explicit holds: every new NAME.nc, write into an array's file, mkdir and rm -r since the last commit, as one commit
     #[command(
         after_help = "Examples:\n  nzfs mount --writable --commit explicit repo/ /mnt/repo\n  \
         cdo timmean in.nc /mnt/repo/mean.nc; cdo timmax in.nc /mnt/repo/max.nc\n  \
+        mkdir /mnt/repo/run42; cp out.nc /mnt/repo/run42/   # a group and a file in it\n  \
         nzfs status /mnt/repo                      # lists what is held\n  \
-        nzfs commit /mnt/repo -m \"run 42: mean and max\"   # one commit of both\n\n\
+        nzfs commit /mnt/repo -m \"run 42\"        # one commit of all four\n\n\
         A file still open for writing is not committed: the commit is refused until it is closed.\n\
         rm /mnt/repo/max.nc drops one held file instead; nzfs discard /mnt/repo drops them all."
     )]
     Commit(CommitArgs),
-    /// Drop what a writable mount made with --commit explicit holds: its new files and writes into arrays' files (the branch does not move)
+    /// Drop what a writable mount made with --commit explicit holds: its new files, writes into arrays' files, mkdir and rm -r (the branch does not move)
     #[command(after_help = "Examples:\n  nzfs status /mnt/repo    # lists what is held\n  \
         nzfs discard /mnt/repo   # drops each, naming it\n\n\
         Only what is held is dropped: a file still open for writing stays, and nothing committed changes.")]
@@ -301,7 +302,7 @@ pub struct MountArgs {
     /// also -o commit=explicit): a model run's files land together, and a
     /// reader of the branch never sees the run half done. `nzfs status`
     /// lists what is held, `nzfs discard` drops it, and `nzfs unmount`
-    /// refuses while anything is. mkdir and rm -r still commit at once
+    /// refuses while anything is. mkdir and rm -r are held too
     #[arg(long, value_enum, value_name = "WHEN")]
     pub commit: Option<CommitArg>,
     /// Where files being written wait for their writer's close (made 0700)

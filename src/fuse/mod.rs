@@ -312,6 +312,15 @@ impl fuser::Filesystem for FuseAdapter {
     fn opendir(&self, req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
         let who = Caller::of(req);
         let _span = who.span("opendir");
+        // A group held for `nzfs commit`: its listing changes as files
+        // are staged in it, so the kernel keeps none.
+        if let Some(held) = self.mount.staged_attr(ino.0) {
+            return match held {
+                Ok(st) if st.dir => reply.opened(FileHandle(0), FopenFlags::empty()),
+                Ok(_) => reply.error(self.errno(who, "opendir", ino.0, &FsError::NotADirectory)),
+                Err(e) => reply.error(self.errno(who, "opendir", ino.0, &e)),
+            };
+        }
         match self.fs().opendir(ino.0) {
             // A listing the kernel keeps across opens, unless the metadata
             // is followed (a listing is made from memory: cheap).
@@ -351,16 +360,19 @@ impl fuser::Filesystem for FuseAdapter {
             // An entry whose attributes need a decode (a text view's size),
             // or fail, is listed with none the kernel keeps: a later look
             // at it asks (and decodes, or gets the error).
-            let found = match fs.attr_is_cheap(entry.ino) {
-                true => fs.getattr(entry.ino).ok(),
-                false => None,
+            // A file being written, or a group held: the spool's.
+            let staged = self.mount.staged_attr(entry.ino).and_then(Result::ok);
+            let found = match (staged, fs.attr_is_cheap(entry.ino)) {
+                (Some(_), _) | (None, false) => None,
+                (None, true) => fs.getattr(entry.ino).ok(),
             };
-            let (ttl, attr) = match found {
-                Some(a) => {
+            let (ttl, attr) = match (staged, found) {
+                (Some(st), _) => (STAGED_TTL, self.staged_attr(st)),
+                (None, Some(a)) => {
                     self.listed_with_attributes.fetch_add(1, Ordering::Relaxed);
                     (self.ttl(&fs, a.ino), self.attr(a))
                 }
-                None => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
+                (None, None) => (Duration::ZERO, self.bare_attr(entry.ino, entry.kind)),
             };
             let full = reply.add(
                 INodeNo(entry.ino),
@@ -439,9 +451,10 @@ impl fuser::Filesystem for FuseAdapter {
     }
 
     /// A new group (the mount core).
-    fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, _m: u32, _u: u32, reply: ReplyEntry) {
+    fn mkdir(&self, req: &Request, parent: INodeNo, name: &OsStr, mode: u32, umask: u32, reply: ReplyEntry) {
         let _span = Caller::of(req).span("mkdir");
-        match self.mount.make_group(asker(req), parent.0, name) {
+        let perm = (mode & !umask & 0o7777) as u16;
+        match self.mount.make_group(asker(req), (req.gid(), perm), parent.0, name) {
             Ok(a) => reply.entry(&STAGED_TTL, &self.attr(a), Generation(0)),
             Err(e) => reply.error(self.failed(req, "mkdir", parent.0, &e)),
         }

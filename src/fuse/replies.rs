@@ -63,12 +63,12 @@ impl FuseAdapter {
     pub(super) fn staged_attr(&self, s: crate::mount::Stat) -> FileAttr {
         self.attr(Attr {
             ino: s.ino,
-            kind: Kind::File,
+            kind: if s.dir { Kind::Directory } else { Kind::File },
             size: s.size,
             // As its creator asked: a file being written is no more open
             // to others than they chose.
             perm: s.perm,
-            nlink: 1,
+            nlink: if s.dir { 2 } else { 1 },
             uid: s.uid,
             gid: s.gid,
             mtime: s.mtime,

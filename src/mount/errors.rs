@@ -14,6 +14,10 @@ impl From<SpoolError> for FsError {
     fn from(e: SpoolError) -> FsError {
         match e {
             SpoolError::NotFound => FsError::NotFound,
+            SpoolError::NotEmpty(_) => FsError::NotEmpty {
+                what: e.to_string(),
+                at_tip: false,
+            },
             SpoolError::Full { .. } => FsError::NoSpace(e.to_string()),
             SpoolError::Size { .. } => FsError::TooBig(e.to_string()),
             SpoolError::Commit(e) => e.into(),

@@ -1,6 +1,6 @@
 //! A directory's listing as a writer sees it: the hierarchy's entries
-//! less the files unlinked in this mount, then the files being written
-//! there.
+//! less the files unlinked in this mount and the nodes whose `rmdir` is
+//! held, then the files being written there and the groups held there.
 //!
 //! Invariant: the staged entries' offsets start at [`STAGED_OFFSET`],
 //! past every offset the hierarchy's entries take, so a listing resumed
@@ -23,13 +23,30 @@ impl Mount {
         mut add: impl FnMut(&DirEntry) -> bool,
     ) -> Result<(), FsError> {
         let spool = self.spool();
+        // A group held for `nzfs commit` lists `.`, `..` and what is staged there.
+        if let Some(up) = spool.and_then(|s| s.dir_parent(ino)) {
+            for (k, (name, at)) in [(".", ino), ("..", up)].into_iter().enumerate().skip(offset as usize) {
+                let entry = DirEntry {
+                    ino: at,
+                    next_offset: k as u64 + 1,
+                    kind: Kind::Directory,
+                    name: name.into(),
+                };
+                if add(&entry) {
+                    return Ok(());
+                }
+            }
+            offset = offset.max(STAGED_OFFSET);
+        }
         while offset < STAGED_OFFSET {
             let batch = fs.readdir(ino, offset, 256)?;
             if batch.is_empty() {
                 break;
             }
             for entry in &batch {
-                if !spool.is_some_and(|s| s.is_hidden(entry.ino)) && add(entry) {
+                let gone = spool.is_some_and(|s| s.is_hidden(entry.ino))
+                    || (entry.name != "." && entry.name != ".." && self.removed(fs, entry.ino));
+                if !gone && add(entry) {
                     return Ok(());
                 }
                 offset = entry.next_offset;
@@ -41,7 +58,7 @@ impl Mount {
             let entry = DirEntry {
                 ino: st.ino,
                 next_offset: STAGED_OFFSET + k as u64 + 1,
-                kind: Kind::File,
+                kind: if st.dir { Kind::Directory } else { Kind::File },
                 name,
             };
             if add(&entry) {

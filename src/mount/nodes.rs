@@ -7,6 +7,11 @@
 //! directory, once its files are unlinked and its nodes removed, is the
 //! commit.
 //!
+//! On a mount made with `--commit explicit`, `mkdir` and `rmdir` commit
+//! nothing: each is held for `nzfs commit` (`write::spool`'s `dirs.rs`),
+//! checked as below when it is made, and again at the tip when the
+//! commit is.
+//!
 //! Invariants: the root is never removed; a directory is empty both in
 //! this mount's view and at the branch's tip in the session that commits
 //! (another writer may have filled it since); a commit that fails changes
@@ -23,10 +28,18 @@ use crate::zarr::documents::ZARR_JSON;
 use crate::zarr::hierarchy::NodeKind;
 
 impl Mount {
-    /// `mkdir name` in directory `parent` by `who`: the new group's
+    /// `mkdir name` in directory `parent` by `who` (with group `gid`, and
+    /// permission bits `perm` for a group held): the new group's
     /// attributes.
-    pub fn make_group(&self, who: Asker, parent: u64, name: &OsStr) -> Result<Attr, FsError> {
+    pub fn make_group(&self, who: Asker, (gid, perm): (u32, u16), parent: u64, name: &OsStr) -> Result<Attr, FsError> {
         let path = self.makeable(&self.fs(), parent, name, who.uid)?;
+        let spool = self.writable_spool()?;
+        if spool.holds() {
+            let (group, name) = path.rsplit_once('/').unwrap_or(("", &path));
+            let st = spool.make_dir(parent, group, name, (who.uid, gid, perm));
+            tracing::info!(node = %crate::naming::escaped(&path), "mkdir held for nzfs commit");
+            return Ok(held_dir_attr(st));
+        }
         let message = format!(
             "mkdir {} through nzfs by {}",
             crate::naming::escaped(&path),
@@ -53,9 +66,19 @@ impl Mount {
     pub fn remove_node(&self, who: Asker, parent: u64, name: &OsStr) -> Result<(), FsError> {
         let spool = self.writable_spool()?;
         self.owner_only(who.uid)?;
+        // A group held for `nzfs commit`: dropped.
+        if let Some(held) = name.to_str().and_then(|n| spool.lookup_dir(parent, n)) {
+            let path = spool.dir_path(held.ino).unwrap_or_default();
+            spool.remove_dir(parent, name.to_str().unwrap_or_default())?;
+            tracing::info!(node = %crate::naming::escaped(&path), "a held mkdir dropped by its rmdir");
+            return Ok(());
+        }
         let path = {
             let fs = self.fs();
-            let found = fs.lookup(parent, name).map_err(|_| FsError::NotFound)?;
+            let found = match self.lookup(&fs, parent, name)? {
+                super::Entry::Shown(a) => a,
+                super::Entry::Staged(_) => return Err(FsError::NotADirectory),
+            };
             let node = match (found.kind, fs.inode(found.ino)) {
                 (Kind::Directory, Ok(Inode::Node(0))) => return Err(FsError::Busy),
                 (Kind::Directory, Ok(Inode::Node(n))) => &fs.hierarchy().nodes[n],
@@ -71,7 +94,11 @@ impl Mount {
             if !spool.list(found.ino).is_empty() {
                 return Err(not_empty("files are being written there"));
             }
-            if !(matches!(node.kind, NodeKind::Group { .. }) && node.children.is_empty()) {
+            let no_nodes = node
+                .children
+                .iter()
+                .all(|&c| spool.is_removed(&fs.hierarchy().nodes[c].path));
+            if !(matches!(node.kind, NodeKind::Group { .. }) && no_nodes) {
                 let mut full = false;
                 let listed = self.list(&fs, found.ino, 0, |e| {
                     full = e.name != "." && e.name != "..";
@@ -83,6 +110,11 @@ impl Mount {
             }
             node.path.clone()
         };
+        if spool.holds() {
+            spool.hold_removal(parent, &path);
+            tracing::info!(node = %crate::naming::escaped(&path), "rmdir held for nzfs commit");
+            return Ok(());
+        }
         // Empty at the tip too, in the session that commits (the mount's
         // view may be older than another writer's commit of a node there).
         self.commit_node_change(
@@ -139,5 +171,20 @@ impl Mount {
         tracing::info!(node = %crate::naming::escaped(path), snapshot = %landed.snapshot, "{message}");
         self.served.serve_own_commit(&super::own_commit(&landed, known), true);
         Ok(())
+    }
+}
+
+/// The attributes of a group held for `nzfs commit`.
+pub(super) fn held_dir_attr(st: crate::write::spool::Stat) -> Attr {
+    Attr {
+        ino: st.ino,
+        kind: Kind::Directory,
+        size: 0,
+        perm: st.perm,
+        nlink: 2,
+        uid: st.uid,
+        gid: st.gid,
+        mtime: st.mtime,
+        blksize: 4096,
     }
 }

@@ -1,6 +1,8 @@
 //! What the mount shows: the served version with what is staged laid over
-//! it. A file unlinked in this mount is not there; a file being written
-//! is, beside the hierarchy's files; an open says what it opened.
+//! it. A file unlinked in this mount is not there, nor a node whose
+//! `rmdir` is held for `nzfs commit`; a file being written is, beside the
+//! hierarchy's files, and so is a group whose `mkdir` is held; an open
+//! says what it opened.
 //!
 //! Invariant: a name or inode the spool does not hold is answered by the
 //! served version as it is, so a read-only mount shows exactly that.
@@ -38,13 +40,38 @@ pub enum Opened {
 impl Mount {
     /// `name` in directory `parent`, as this mount shows it.
     pub fn lookup(&self, fs: &NzFs, parent: u64, name: &OsStr) -> Result<Entry, FsError> {
+        let held = |e| {
+            let found = self
+                .spool()
+                .zip(name.to_str())
+                .and_then(|(s, n)| s.lookup(parent, n).or_else(|| s.lookup_dir(parent, n)));
+            found.map(Entry::Staged).ok_or(e)
+        };
+        // In a group held, only what is staged there.
+        if self.spool().is_some_and(|s| s.dir_path(parent).is_some()) {
+            return held(FsError::NotFound);
+        }
         match fs.lookup(parent, name) {
-            Ok(a) if self.spool().is_some_and(|s| s.is_hidden(a.ino)) => Err(FsError::NotFound),
+            Ok(a) if self.spool().is_some_and(|s| s.is_hidden(a.ino)) || self.removed(fs, a.ino) => {
+                held(FsError::NotFound)
+            }
             Ok(a) => Ok(Entry::Shown(a)),
-            Err(e) => match self.spool().zip(name.to_str()).and_then(|(s, n)| s.lookup(parent, n)) {
-                Some(staged) => Ok(Entry::Staged(staged)),
-                None => Err(e),
-            },
+            Err(e) => held(e),
+        }
+    }
+
+    /// Whether `ino` of `fs` is a node's directory that a held `rmdir`
+    /// removes (it, or a node above it).
+    pub(super) fn removed(&self, fs: &NzFs, ino: u64) -> bool {
+        let Some(spool) = self.spool() else { return false };
+        if spool.owns(ino) {
+            return false;
+        }
+        match fs.inode(ino) {
+            Ok(crate::fs::Inode::Node(n)) if n > 0 => {
+                (fs.hierarchy().nodes.get(n)).is_some_and(|node| spool.is_removed(&node.path))
+            }
+            _ => false,
         }
     }
 

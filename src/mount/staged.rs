@@ -36,8 +36,15 @@ impl Mount {
     /// The group of directory `parent`, where `uid` would make a new file
     /// or group: its hierarchy path, or why not.
     fn group_dir(&self, fs: &NzFs, parent: u64, uid: u32) -> Result<String, FsError> {
-        self.writable_spool()?;
+        let spool = self.writable_spool()?;
         self.owner_only(uid)?;
+        // A group `mkdir` made, held for `nzfs commit`.
+        if let Some(path) = spool.dir_path(parent) {
+            return Ok(path);
+        }
+        if spool.owns(parent) {
+            return Err(FsError::NotADirectory);
+        }
         let Ok(Inode::Node(p)) = fs.inode(parent) else {
             return Err(FsError::NotADirectory);
         };
@@ -48,19 +55,27 @@ impl Mount {
         }
     }
 
-    /// Whether `name` in directory `parent` is taken: by a node below it,
-    /// a file it shows or a file being written there.
+    /// Whether `name` in directory `parent` is taken: by a node below it
+    /// (but one a held `rmdir` removes), a file it shows, a file being
+    /// written there or a group held there.
     fn taken(&self, fs: &NzFs, parent: u64, name: &str) -> bool {
+        let spool = self.spool();
+        // A group held for `nzfs commit` holds only what is staged there.
+        if spool.is_some_and(|s| s.owns(parent)) {
+            return spool.is_some_and(|s| s.lookup(parent, name).is_some() || s.lookup_dir(parent, name).is_some());
+        }
         let by_node = match fs.inode(parent) {
-            Ok(Inode::Node(p)) => fs.hierarchy().nodes[p]
-                .children
-                .iter()
-                .any(|&c| fs.hierarchy().nodes[c].name == name),
+            Ok(Inode::Node(p)) => fs.hierarchy().nodes[p].children.iter().any(|&c| {
+                let node = &fs.hierarchy().nodes[c];
+                node.name == name && !spool.is_some_and(|s| s.is_removed(&node.path))
+            }),
             _ => false,
         };
         by_node
-            || fs.lookup(parent, OsStr::new(name)).is_ok()
-            || self.spool().and_then(|s| s.lookup(parent, name)).is_some()
+            || fs
+                .lookup(parent, OsStr::new(name))
+                .is_ok_and(|a| !self.removed(fs, a.ino))
+            || spool.is_some_and(|s| s.lookup(parent, name).is_some() || s.lookup_dir(parent, name).is_some())
     }
 
     /// Where a new file `name` in directory `parent` would go: the group's
@@ -94,9 +109,21 @@ impl Mount {
             .ok_or(NameError::NotUtf8)
             .and_then(|name| names::group_name(name).map(|()| name));
         let name = checked.map_err(|e| refused(&group, name, "not made", e))?;
-        match self.taken(fs, parent, name) {
-            true => Err(FsError::Exists(naming::escaped(&node_path(&group, name)))),
-            false => Ok(node_path(&group, name)),
+        if self.taken(fs, parent, name) {
+            return Err(FsError::Exists(naming::escaped(&node_path(&group, name))));
+        }
+        // A `NAME.nc` being written or held there becomes this group.
+        let claimed = names::ENDINGS
+            .iter()
+            .map(|e| format!("{name}{e}"))
+            .find(|file| self.spool().is_some_and(|s| s.lookup(parent, file).is_some()));
+        match claimed {
+            Some(file) => Err(FsError::Exists(format!(
+                "{} (the group {} becomes when it is committed)",
+                naming::escaped(&node_path(&group, name)),
+                naming::escaped(&file)
+            ))),
+            None => Ok(node_path(&group, name)),
         }
     }
 
@@ -332,6 +359,8 @@ impl Mount {
         for (ino, p) in &made.edits {
             spool.edit_done(*ino, p, Some(std::sync::Arc::clone(&now)));
         }
+        // The directories held groups were listed in, and those themselves.
+        self.served.forget_pages(&made.dirs);
         Ok(Some((made.snapshot, made.paths)))
     }
 
@@ -355,8 +384,11 @@ impl Mount {
                 dropped.paths.join(", ")
             );
         }
-        // A discarded edit's file shows the array's bytes again.
+        // A discarded edit's file shows the array's bytes again, and a
+        // directory its nodes; the mount looks at the branch, which
+        // another writer may have moved meanwhile.
         self.served.forget_pages(&dropped.edited);
+        self.served.look_now(false);
         Ok(dropped.paths)
     }
 }

@@ -29,6 +29,7 @@ use std::time::SystemTime;
 use super::WriteError;
 use crate::sync::lock;
 
+mod dirs;
 mod edit;
 mod held;
 mod history;
@@ -68,6 +69,9 @@ pub enum SpoolError {
     /// No staged file of that inode or name.
     #[error("no such file being written")]
     NotFound,
+    /// A held group with files or groups staged in it.
+    #[error("{0}: files or groups are staged in it")]
+    NotEmpty(String),
     /// The spool's limit would be passed.
     #[error(
         "the spool holds at most {limit} bytes; this write would take it to {wanted} \
@@ -116,6 +120,8 @@ pub struct Stat {
     pub mtime: SystemTime,
     /// Its permission bits, as its creator asked (less their umask).
     pub perm: u16,
+    /// A group `mkdir` made, held for `nzfs commit` (else a file).
+    pub dir: bool,
 }
 
 struct Staged {
@@ -162,6 +168,10 @@ pub struct Spool {
     /// unlinks its files before it removes its directory, the commit):
     /// hidden from then on, until the next removal is committed.
     hidden: Mutex<std::collections::HashSet<u64>>,
+    /// Groups made by `mkdir`, held for [`Spool::commit_held`] (`dirs.rs`).
+    dirs: Mutex<BTreeMap<u64, dirs::HeldDir>>,
+    /// Nodes removed by `rmdir`, held for [`Spool::commit_held`], in order.
+    removed: Mutex<Vec<(String, u64)>>,
     history: Mutex<history::History>,
     /// Files kept that no handle holds (failed commits' bytes, an earlier
     /// daemon's leftovers): counted against the limit while they are there.
@@ -238,6 +248,8 @@ impl Spool {
             files: Mutex::default(),
             edits: Mutex::default(),
             hidden: Mutex::default(),
+            dirs: Mutex::default(),
+            removed: Mutex::default(),
             history: Mutex::default(),
             kept: Mutex::new(
                 left.iter()
@@ -321,21 +333,22 @@ impl Spool {
             .map(|(&ino, s)| stat_of(ino, s))
     }
 
-    /// The staged files of directory `parent_ino`: name and attributes.
+    /// The staged files of directory `parent_ino`, then the groups held
+    /// there: name and attributes.
     pub fn list(&self, parent_ino: u64) -> Vec<(String, Stat)> {
-        lock(&self.files)
+        let mut listed: Vec<(String, Stat)> = lock(&self.files)
             .iter()
             .filter(|(_, s)| s.parent_ino == parent_ino)
             .map(|(&ino, s)| (s.name.clone(), stat_of(ino, s)))
-            .collect()
+            .collect();
+        listed.extend(self.list_dirs(parent_ino));
+        listed
     }
 
-    /// A staged file's attributes.
+    /// A staged file's (or held group's) attributes.
     pub fn stat(&self, ino: u64) -> Result<Stat, SpoolError> {
-        lock(&self.files)
-            .get(&ino)
-            .map(|s| stat_of(ino, s))
-            .ok_or(SpoolError::NotFound)
+        let file = lock(&self.files).get(&ino).map(|s| stat_of(ino, s));
+        file.or_else(|| self.dir_stat(ino)).ok_or(SpoolError::NotFound)
     }
 
     /// Hide file `ino`, which the hierarchy shows (an unlink of it).
@@ -582,6 +595,7 @@ fn stat_of(ino: u64, s: &Staged) -> Stat {
         gid: s.gid,
         mtime: s.mtime,
         perm: s.perm,
+        dir: false,
     }
 }
 

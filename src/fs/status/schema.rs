@@ -185,7 +185,8 @@ object! {
         pub kept: Vec<KeptFile>,
         /// The spool paths of the files being written now.
         pub staged_paths: Vec<String>,
-        /// What is held for `nzfs commit` (`--commit explicit`): new files
+        /// What is held for `nzfs commit` (`--commit explicit`): the
+        /// directory changes (`rmdir PATH`, `mkdir PATH`), then new files
         /// and arrays' files written into, by their paths in the mount;
         /// empty on a mount that commits each at its close.
         pub held: Vec<String>,

@@ -1,9 +1,10 @@
 //! What a `--commit explicit` mount holds for one commit: every `NAME.nc`
 //! (or `NAME.h5`) closed since the last `nzfs commit`, which stays in the
-//! spool, shown where it was written, and every array's file written into
-//! and closed, whose bytes stay shown over the array's, until
-//! [`Spool::commit_held`] makes them all one commit, or
-//! [`Spool::discard_held`] (or a new file's `rm`) drops them.
+//! spool, shown where it was written, every array's file written into
+//! and closed, whose bytes stay shown over the array's, and every
+//! `mkdir` and `rmdir` (`dirs.rs`), until [`Spool::commit_held`] makes
+//! them all one commit, or [`Spool::discard_held`] (or a new file's `rm`)
+//! drops them.
 //!
 //! Invariants: nothing held leaves the spool but by a commit that landed
 //! or a discard; a commit that fails puts every file back as it was and
@@ -26,10 +27,11 @@ impl Spool {
         self.explicit
     }
 
-    /// The paths of what is held, in order: new files (`group/NAME.nc`:
-    /// closed, written since their last commit) and files of arrays
-    /// written into (`group/t2m/data.bin`, closed), by their paths in
-    /// the mount.
+    /// What is held, in order: the directory changes (`rmdir group/old`,
+    /// `mkdir group/new`, in the order they are committed), then new files
+    /// (`group/NAME.nc`: closed, written since their last commit) and files
+    /// of arrays written into (`group/t2m/data.bin`, closed), by their
+    /// paths in the mount.
     pub fn held(&self) -> Vec<String> {
         let files = lock(&self.files);
         let mut held: Vec<String> = files
@@ -40,10 +42,14 @@ impl Spool {
         drop(files);
         held.extend(self.held_edits().into_iter().map(|(_, named)| named));
         held.sort();
-        held
+        let mut dirs = self.held_dirs();
+        dirs.append(&mut held);
+        dirs
     }
 
-    /// One commit, with `message`, of everything held: each new file as
+    /// One commit, with `message`, of everything held: each removal (the
+    /// node empty at the tip once the removals before it are made), each
+    /// group made (absent at the tip), each new file as
     /// the group its close would have made, each array's written file as
     /// the chunks it touches (checked at the tip against the version its
     /// writer saw, re-encoded with the array's codecs). `None` where
@@ -82,12 +88,30 @@ impl Spool {
                 edits.push((ino, p));
             }
         }
-        if taken.is_empty() && edits.is_empty() {
+        let dirs = self.take_dirs();
+        if taken.is_empty() && edits.is_empty() && dirs.is_empty() {
             return Ok(None);
         }
-        let mut paths: Vec<String> = taken.iter().map(|(_, s)| node_path(&s.parent, &s.name)).collect();
+        let mut paths = dirs.named();
+        paths.extend(taken.iter().map(|(_, s)| node_path(&s.parent, &s.name)));
         paths.extend(edits.iter().map(|(_, p)| p.named.clone()));
         let result = self.target.change(message, &mut |stage| {
+            // What another writer put below a removed node since is kept:
+            // the commit is refused.
+            for (path, _) in &dirs.removed {
+                match stage.children(path, 1)?.first() {
+                    Some(child) => return Err(WriteError::NotEmpty(path.clone(), node_path(path, child))),
+                    None => stage.delete_node(path)?,
+                }
+            }
+            let group = crate::zarr::documents::group_document(crate::json::Value::Object(Vec::new()));
+            for path in dirs.made() {
+                let key = node_path(path, crate::zarr::documents::ZARR_JSON);
+                if stage.get(&key, 1 << 20)?.is_some() {
+                    return Err(WriteError::Exists(path.to_string()));
+                }
+                stage.put(&key, group.clone())?;
+            }
             for (_, s) in &taken {
                 let stem = group_of(&s.name).unwrap_or(&s.name);
                 crate::write::stage_group(stage, &node_path(&s.parent, stem), &s.file)?;
@@ -112,10 +136,13 @@ impl Spool {
                 for (_, s) in &taken {
                     let _ = std::fs::remove_file(&s.path);
                 }
+                // What was unlinked went with its node, or shows again.
+                self.unhide_all();
                 Ok(Some(HeldCommit {
                     snapshot: landed.snapshot,
                     paths,
                     edits,
+                    dirs: dirs.parents(),
                 }))
             }
             Err(e) => {
@@ -123,6 +150,8 @@ impl Spool {
                 for (ino, s) in taken {
                     files.insert(ino, s);
                 }
+                drop(files);
+                self.put_back_dirs(dirs);
                 Err(SpoolError::Commit(e))
             }
         }
@@ -153,7 +182,15 @@ impl Spool {
             edited.push(ino);
         }
         dropped.sort();
-        Discarded { paths: dropped, edited }
+        // A held group with a file still open for writing in it stays.
+        let dirs = self.take_dirs();
+        let (kept, gone) = dirs.split(|path| self.stages_below(path));
+        self.put_back_dirs(kept);
+        let mut paths = gone.named();
+        paths.append(&mut dropped);
+        edited.extend(gone.parents());
+        self.unhide_all();
+        Discarded { paths, edited }
     }
 }
 
@@ -161,8 +198,9 @@ impl Spool {
 pub struct Discarded {
     /// The paths, in order.
     pub paths: Vec<String>,
-    /// The inodes of the arrays' files whose writes were dropped (what the
-    /// kernel caches of them is stale).
+    /// The inodes of the arrays' files whose writes were dropped, and of
+    /// the directories where groups made were dropped (what the kernel
+    /// caches of them is stale).
     pub edited: Vec<u64>,
 }
 
@@ -174,4 +212,7 @@ pub struct HeldCommit {
     pub paths: Vec<String>,
     /// The edits committed (the file's inode, what was taken of it).
     pub edits: Vec<(u64, super::Pending)>,
+    /// The directories where groups were made (what the kernel lists of
+    /// them is stale).
+    pub dirs: Vec<u64>,
 }

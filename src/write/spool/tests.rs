@@ -260,3 +260,21 @@ impl Version for NoVersion {
         0
     }
 }
+
+#[test]
+fn a_held_removal_hides_its_node_and_what_is_below_only() {
+    let (_d, s, _) = spool(1 << 20);
+    s.hold_removal(1, "runs/a");
+    assert!(s.is_removed("runs/a") && s.is_removed("runs/a/b/c"));
+    assert!(!s.is_removed("runs/ab") && !s.is_removed("runs") && !s.is_removed("runs/b"));
+    let group = s.make_dir(1, "runs", "new", (0, 0, 0o755));
+    assert!(group.dir && s.owns(group.ino));
+    assert_eq!(s.dir_path(group.ino).as_deref(), Some("runs/new"));
+    assert_eq!(s.held(), ["rmdir runs/a", "mkdir runs/new"]);
+    // A held group with a file staged in it is not dropped by its rmdir.
+    s.create(group.ino, "runs/new", "x.nc", (0, 0, 0o644), "test".into()).unwrap();
+    assert!(matches!(s.remove_dir(1, "new"), Err(SpoolError::NotEmpty(_))));
+    s.remove(group.ino, "x.nc").unwrap();
+    s.remove_dir(1, "new").unwrap();
+    assert_eq!(s.held(), ["rmdir runs/a"]);
+}

@@ -26,7 +26,9 @@ diff -r tests/data/expected_2026 "$out/expected_2026"
 diff -r tests/data/living/expected "$out/living/expected"
 # (kerchunk/ comes from scripts/fixtures_kerchunk.py, whose tools these venvs
 # lack, tolerant/ from scripts/fixtures_tolerant.py, which needs npm and GDAL
-# 3.6, and ome/ from scripts/fixtures_ome.py, which needs ome-zarr.)
+# 3.6, ome/ from scripts/fixtures_ome.py, which needs ome-zarr, and orbax/
+# from scripts/fixtures_orbax.py, which needs JAX and names its files at
+# random.)
 meta() { (cd "$1" && find . \( -path ./kerchunk -o -path ./tolerant -o -path ./ome \) -prune -o \( -name zarr.json -o -name .zarray -o -name .zgroup -o -name .zattrs -o -name .zmetadata \) -print | sort | while read -r f; do echo "== $f"; cat "$f"; echo; done); }
 diff <(meta tests/data) <(meta "$out")
 for nc in differential.nc nczarr_src.nc; do

@@ -1,8 +1,9 @@
 """An OCDBT key-value store as tensorstore writes one (its `ocdbt` driver
 over a file kvstore, the layout Orbax saves checkpoints in by default): a
 zarr3 array `w` of 2 x 3 float32 inside manifest.ocdbt and d/, into
-tests/data/ocdbt/. nzfs does not read OCDBT yet; the test that mounts it
-(tests/cli.rs) expects a refusal that names the format and what to do.
+tests/data/ocdbt/, which src/store/ocdbt's tests read (its chunk inline
+in the leaf, its zarr.json out of line) and tests/lifecycle.rs damages.
+Orbax's own checkpoints come from scripts/fixtures_orbax.py.
 Called by make_fixtures.py (`make_all(fx)`).
 """
 

@@ -10,7 +10,7 @@
 #        many targets there are)
 # The targets run side by side, one per CPU (NZFS_FUZZ_JOBS to change):
 # with --total, each gets SECONDS x jobs / targets.
-# Targets: metadata, codecs, sharding, cdl, names, references, http, zip, netcdf (tests/fuzz/fuzz_targets/).
+# Targets: metadata, codecs, sharding, cdl, names, references, http, zip, netcdf, ocdbt (tests/fuzz/fuzz_targets/).
 #
 # The netcdf target's seeds are made by scripts/netcdf_seeds.sh.
 #
@@ -43,7 +43,7 @@ elif [ $# -gt 0 ]; then
   shift
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip netcdf)
+[ ${#targets[@]} -gt 0 ] || targets=(metadata codecs sharding cdl names references http zip netcdf ocdbt)
 jobs=${NZFS_FUZZ_JOBS:-$(nproc)}
 [ "$jobs" -ge 1 ] || jobs=1
 if [ -n "$total" ]; then

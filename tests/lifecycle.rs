@@ -18,6 +18,12 @@ fn mount_refuses_bad_inputs_with_one_line() {
     let mp = tmp.path().join("mp");
     std::fs::create_dir(&mp).unwrap();
     let sample = common::data_dir().join("sample.zarr");
+    let tmp2 = tempfile::tempdir().unwrap();
+    let cut_ocdbt = tmp2.path().join("ocdbt");
+    common::copy_dir(&common::data_dir().join("ocdbt"), &cut_ocdbt);
+    let leaf = cut_ocdbt.join("d/02f49dd27cc3c97d16d554eb021417f6");
+    let bytes = std::fs::read(&leaf).unwrap();
+    std::fs::write(&leaf, &bytes[..bytes.len() - 10]).unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["/nonexistent/store.zarr".into(), mp.display().to_string()],
@@ -27,14 +33,12 @@ fn mount_refuses_bad_inputs_with_one_line() {
             vec![tmp.path().display().to_string(), mp.display().to_string()],
             "not a Zarr store",
         ),
-        // tensorstore's OCDBT (scripts/fixtures_ocdbt.py): named, with
-        // what to do (old code: "not a Zarr store: no zarr.json, …").
+        // tensorstore's OCDBT (scripts/fixtures_ocdbt.py) with its B+tree
+        // leaf cut short: the database and why (tests/ocdbt.rs mounts it
+        // whole).
         (
-            vec![
-                common::data_dir().join("ocdbt").display().to_string(),
-                mp.display().to_string(),
-            ],
-            "OCDBT key-value store",
+            vec![cut_ocdbt.display().to_string(), mp.display().to_string()],
+            "OCDBT database manifest.ocdbt: a B+tree node in d/",
         ),
         (
             vec![

@@ -183,6 +183,7 @@ pub fn open(source: &Source) -> Result<Opened, SourceError> {
                 Err(crate::zarr::hierarchy::OpenError::References) => {
                     return local_references(source, true).map(|o| o.followed_file(&store.join(ZMETADATA), source));
                 }
+                Err(crate::zarr::hierarchy::OpenError::Ocdbt) => return open_ocdbt(Box::new(s), source.shown()),
                 h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
             };
             Ok(Opened::plain(Box::new(s), h, source.shown()).followed(LOCAL_METADATA_TTL))
@@ -240,6 +241,7 @@ fn open_remote(source: &Source, url: &str, path: &str) -> Result<Opened, SourceE
             return remote_references(source, path, true)
                 .map(|o| o.followed_remote_file(source, path.trim_end_matches('/'), ZMETADATA));
         }
+        Err(crate::zarr::hierarchy::OpenError::Ocdbt) => return open_ocdbt(remote, source.shown()),
         other => other,
     };
     if !allowed.is_empty() {
@@ -282,6 +284,21 @@ fn open_remote(source: &Source, url: &str, path: &str) -> Result<Opened, SourceE
         unopened(&e, format!("store {shown}: {text}{hint}"))
     })?;
     Ok(Opened::plain(remote, hierarchy, source.shown()).followed(REMOTE_METADATA_TTL))
+}
+
+/// The OCDBT databases of `inner` (tensorstore's `ocdbt` key-value store;
+/// an Orbax checkpoint, or a `CheckpointManager`'s steps), each at its
+/// latest version, as one store. Not followed: a new version is a new
+/// manifest, read by a new mount.
+fn open_ocdbt(inner: Box<dyn crate::store::ReadableStore>, shown: String) -> Result<Opened, SourceError> {
+    let store = crate::store::ocdbt::OcdbtStore::open(inner).map_err(|e| refused(format!("store {shown}: {e}")))?;
+    let hierarchy = Hierarchy::open(&store).map_err(|e| unopened(&e, format!("store {shown}: {e}")))?;
+    tracing::info!(
+        databases = store.databases().len(),
+        nodes = hierarchy.nodes.len(),
+        "read OCDBT databases (their latest versions)"
+    );
+    Ok(Opened::plain(Box::new(store), hierarchy, shown))
 }
 
 /// A local reference set: a JSON file, or (told by the hierarchy's

@@ -25,6 +25,7 @@ mod memory;
 pub mod notes;
 #[cfg(feature = "remote")]
 pub mod object;
+pub mod ocdbt;
 mod redact;
 pub mod references;
 pub mod zip;

@@ -272,7 +272,8 @@ fn a_held_removal_hides_its_node_and_what_is_below_only() {
     assert_eq!(s.dir_path(group.ino).as_deref(), Some("runs/new"));
     assert_eq!(s.held(), ["rmdir runs/a", "mkdir runs/new"]);
     // A held group with a file staged in it is not dropped by its rmdir.
-    s.create(group.ino, "runs/new", "x.nc", (0, 0, 0o644), "test".into()).unwrap();
+    s.create(group.ino, "runs/new", "x.nc", (0, 0, 0o644), "test".into())
+        .unwrap();
     assert!(matches!(s.remove_dir(1, "new"), Err(SpoolError::NotEmpty(_))));
     s.remove(group.ino, "x.nc").unwrap();
     s.remove_dir(1, "new").unwrap();

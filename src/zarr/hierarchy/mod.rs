@@ -192,10 +192,16 @@ pub enum OpenError {
          shown as fill values"
     )]
     References,
-    /// No Zarr metadata, but a format nzfs knows and does not read (what
-    /// it is, and what to do).
-    #[error("not a Zarr store, but {0}")]
-    Unread(String),
+    /// No Zarr metadata of its own, but OCDBT databases (tensorstore's
+    /// `ocdbt` key-value store, Orbax's default) whose keys are Zarr:
+    /// `open` takes this refusal as the sign to read them as a store
+    /// (`store::ocdbt`). Seen as an error where that cannot be done.
+    #[error(
+        "OCDBT databases (tensorstore's ocdbt key-value store, in which Orbax saves checkpoints by default), \
+         whose Zarr keys live in each manifest.ocdbt's B-tree: mount their directory itself (a local \
+         directory or an object-store prefix, not inside a zip or a reference set) to read them"
+    )]
+    Ocdbt,
     /// More nodes than [`MAX_NODES`], found while walking the store.
     #[error(
         "the store holds more than {MAX_NODES} groups and arrays (links that make a tree without end?); \
@@ -204,36 +210,12 @@ pub enum OpenError {
     TooManyNodes,
 }
 
-/// What OCDBT says of itself: tensorstore's B-tree key-value store, in
-/// which Orbax writes checkpoints by default.
-const OCDBT: &str = "an OCDBT key-value store (tensorstore's `ocdbt` driver, which Orbax uses for checkpoints by \
-     default): its Zarr keys live inside manifest.ocdbt's B-tree and the d/ data files, which nzfs does not read \
-     yet; save with Orbax's use_ocdbt=False (or tensorstore's zarr driver on a file kvstore) to mount it, or read \
-     it with tensorstore";
-
-/// A store with no Zarr metadata that is a format nzfs knows and does not
-/// read: OCDBT (`manifest.ocdbt` at its root, or in an Orbax checkpoint's
-/// step directories, of which the first 64 are looked at).
-fn unread_format(store: &dyn ReadableStore) -> Result<Option<String>, OpenError> {
-    let root = store.list_dir("")?;
-    let ocdbt = |l: &crate::store::Listing| l.keys.iter().any(|k| k == "manifest.ocdbt");
-    if ocdbt(&root) {
-        return Ok(Some(OCDBT.into()));
-    }
-    let orbax = root
-        .keys
-        .iter()
-        .any(|k| k == "_CHECKPOINT_METADATA" || k == "_METADATA");
-    for p in root.prefixes.iter().take(64) {
-        let below = store.list_dir(p)?;
-        let step = below.keys.iter().any(|k| k == "_CHECKPOINT_METADATA");
-        if ocdbt(&below) || (step && below.prefixes.iter().any(|q| q == "default" || q == "state")) {
-            return Ok(Some(format!(
-                "an Orbax checkpoint directory ({p}/ holds a step): {OCDBT}"
-            )));
-        }
-    }
-    Ok(orbax.then(|| format!("an Orbax checkpoint: {OCDBT}")))
+/// Whether a store with no Zarr metadata holds OCDBT databases
+/// (tensorstore's `ocdbt` key-value store, in which Orbax saves
+/// checkpoints by default): at its root, or in directories below it (an
+/// Orbax `CheckpointManager`'s steps).
+fn holds_ocdbt(store: &dyn ReadableStore) -> Result<bool, OpenError> {
+    Ok(!crate::store::ocdbt::databases(store)?.is_empty())
 }
 
 /// Whether `name` may name a node (core spec, "Node names").
@@ -344,7 +326,10 @@ impl Hierarchy {
             h.push(None, "", NodeKind::Group { metadata: None });
             h.walk_store(store)?;
             if h.nodes.len() == 1 {
-                return Err(unread_format(store)?.map_or(OpenError::NotZarr, OpenError::Unread));
+                return Err(match holds_ocdbt(store)? {
+                    true => OpenError::Ocdbt,
+                    false => OpenError::NotZarr,
+                });
             }
         }
         h.sort_children();
@@ -571,19 +556,13 @@ mod tests {
             Hierarchy::open(&MemoryStore::default()),
             Err(OpenError::NotZarr)
         ));
-        // OCDBT, at the root or in an Orbax checkpoint's step directory.
-        for key in ["manifest.ocdbt", "3/manifest.ocdbt"] {
+        // OCDBT, at the root or in an Orbax checkpoint's step directory:
+        // the sign to open it as such (`open`).
+        for key in ["manifest.ocdbt", "3/default/manifest.ocdbt"] {
             let mut ocdbt = MemoryStore::default();
             ocdbt.insert(key, "OCDBT");
             ocdbt.insert("d/0123", "x");
-            let Err(e) = Hierarchy::open(&ocdbt) else {
-                panic!("{key}: opened")
-            };
-            let e = e.to_string();
-            assert!(
-                e.contains("OCDBT key-value store") && e.contains("use_ocdbt=False"),
-                "{key}: {e}"
-            );
+            assert!(matches!(Hierarchy::open(&ocdbt), Err(OpenError::Ocdbt)), "{key}");
         }
         let mut v2 = MemoryStore::default();
         v2.insert(".zgroup", "{}");

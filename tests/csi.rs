@@ -4,137 +4,23 @@
 //! and of an `s3://` store on moto with secrets, publish and unpublish
 //! twice, the refusals and their gRPC codes, no secret in any
 //! `/proc/*/cmdline` or log, a plugin restart under a live mount, and the
-//! daemon moved out of the plugin's cgroup.
+//! daemon moved out of the plugin's cgroup. (Staging: tests/csi_stage.rs;
+//! the plugin and client: tests/common/csi.rs.)
 #![cfg(feature = "csi")]
 
 mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::csi::*;
 use nzfs::csi::proto;
 use proto::identity_client::IdentityClient;
 use proto::node_client::NodeClient;
-use proto::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
+use proto::volume_capability::{AccessType, access_mode::Mode};
 use tonic::Code;
-use tonic::transport::Channel;
-
-/// A running `nzfs csi`, killed on drop.
-struct Plugin {
-    child: Child,
-    socket: PathBuf,
-    log: PathBuf,
-}
-
-impl Plugin {
-    fn start(dir: &Path, extra: &[&str]) -> Plugin {
-        let socket = dir.join("csi.sock");
-        static STARTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = STARTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let log = dir.join(format!("plugin-{n}.log"));
-        let child = Command::new(env!("CARGO_BIN_EXE_nzfs"))
-            .args(["csi", "--endpoint"])
-            .arg(format!("unix://{}", socket.display()))
-            .args(["--node-id", "node-1"])
-            .arg("--target-root")
-            .arg(dir)
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start nzfs csi");
-        let start = Instant::now();
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(start.elapsed() < Duration::from_secs(10), "the plugin never listened");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Plugin { child, socket, log }
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Plugin {
-    fn drop(&mut self) {
-        self.kill();
-        if std::thread::panicking() {
-            eprintln!("the plugin's log:\n{}", self.log());
-        }
-    }
-}
-
-/// A target path unmounted (lazily) on drop, should a test fail before
-/// unpublishing it.
-struct Target(PathBuf);
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        if nzfs::daemon::is_mount_point(&self.0) || nzfs::daemon::is_stale(&self.0) {
-            let _ = Command::new("fusermount3").args(["-u", "-z"]).arg(&self.0).status();
-        }
-    }
-}
-
-async fn channel(socket: &Path) -> Channel {
-    let socket = socket.to_path_buf();
-    tonic::transport::Endpoint::try_from("http://[::]:50051")
-        .unwrap()
-        .connect_with_connector(tower::service_fn(move |_| {
-            let socket = socket.clone();
-            async move {
-                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(socket).await?,
-                ))
-            }
-        }))
-        .await
-        .expect("connect to the plugin")
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn publish_request(store: &str, target: &Path, mode: Mode) -> proto::NodePublishVolumeRequest {
-    proto::NodePublishVolumeRequest {
-        volume_id: "vol-1".into(),
-        target_path: target.to_string_lossy().into(),
-        volume_capability: Some(proto::VolumeCapability {
-            access_mode: Some(AccessMode { mode: mode as i32 }),
-            access_type: Some(AccessType::Mount(MountVolume::default())),
-        }),
-        readonly: true,
-        volume_context: HashMap::from([
-            ("store".to_string(), store.to_string()),
-            ("cache-size".to_string(), "32MiB".to_string()),
-            ("csi.storage.k8s.io/pod.name".to_string(), "reader-0".to_string()),
-        ]),
-        ..Default::default()
-    }
-}
-
-fn unpublish_request(target: &Path) -> proto::NodeUnpublishVolumeRequest {
-    proto::NodeUnpublishVolumeRequest {
-        volume_id: "vol-1".into(),
-        target_path: target.to_string_lossy().into(),
-    }
-}
-
-fn expected_t2m() -> Vec<u8> {
-    std::fs::read(common::data_dir().join("expected/sample/t2m.bin")).unwrap()
-}
 
 #[test]
 fn identity_and_node_info() {
@@ -172,12 +58,12 @@ fn identity_and_node_info() {
             .await
             .unwrap()
             .into_inner();
-        assert!(caps.capabilities.is_empty(), "no STAGE_UNSTAGE_VOLUME: {caps:?}");
+        assert_eq!(caps.capabilities.len(), 1, "STAGE_UNSTAGE_VOLUME alone: {caps:?}");
         let e = node
             .node_stage_volume(proto::NodeStageVolumeRequest::default())
             .await
             .unwrap_err();
-        assert_eq!(e.code(), Code::Unimplemented);
+        assert_eq!(e.code(), Code::InvalidArgument, "a stage of nothing: {e:?}");
     });
 }
 
@@ -316,24 +202,6 @@ fn mounts_survive_a_plugin_restart() {
     }
 }
 
-/// The pid of the nzfs daemon serving `target` (its command line names it).
-fn daemon_of(target: &Path) -> Option<i32> {
-    let t = target.to_str().unwrap();
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
-        if args.iter().any(|a| *a == b"--daemon-child") && args.contains(&t.as_bytes()) {
-            return Some(pid);
-        }
-    }
-    None
-}
-
 /// An `s3://` store on moto, its credentials given as secrets: the data
 /// reads, and the secret is in no process's command line and no log.
 #[test]
@@ -400,18 +268,6 @@ fn publish_an_s3_store_with_secrets() {
         "the secret's name is logged: {logs}"
     );
     assert!(!logs.contains(&secret), "the secret is in a log");
-}
-
-/// Every process's command line, as one text.
-fn all_command_lines() -> String {
-    let mut all = String::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            all.push_str(&String::from_utf8_lossy(&cmd));
-            all.push('\n');
-        }
-    }
-    all
 }
 
 /// A store URL with `user:password@`: the mount reads it, and the password
@@ -502,26 +358,6 @@ fn secrets_and_mount_flags_outside_the_vocabulary_are_refused() {
         }
     });
     assert!(!nzfs::daemon::is_mount_point(&target));
-}
-
-/// The venv's Python with grpcio and grpcio-tools (scripts/setup.sh
-/// --test installs them), or `None` outside CI when it is missing.
-fn grpcio_python() -> Option<PathBuf> {
-    let venv = std::env::var_os("NZFS_VENV").map_or_else(|| PathBuf::from(".venv"), PathBuf::from);
-    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(venv).join("bin/python");
-    let ok = Command::new(&python)
-        .args(["-c", "import grpc, grpc_tools"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "grpcio missing from the venv (scripts/setup.sh --test installs it)"
-        );
-        eprintln!("skipping: no grpcio in the venv (run scripts/setup.sh --test)");
-        return None;
-    }
-    Some(python)
 }
 
 /// Python's grpcio, which sends the socket's path as `:authority` (h2

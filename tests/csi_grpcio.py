@@ -1,9 +1,12 @@
 """A CSI client that is not nzfs's own: Python's grpcio, dialling the
 plugin's unix socket as the kubelet and csi-sanity do, so that it sends the
 socket's path as :authority. Driven by tests/csi.rs
-(`a_grpcio_client_is_served`).
+(`a_grpcio_client_is_served`, `a_grpcio_client_stages_once_for_two_pods`).
 
 Usage: csi_grpcio.py SOCKET publish STORE TARGET | unpublish TARGET | refuse STORE TARGET
+       csi_grpcio.py SOCKET stage VOLUME STORE STAGING [KEY=VALUE | secret:KEY=VALUE ...]
+       csi_grpcio.py SOCKET bind VOLUME STORE STAGING TARGET
+       csi_grpcio.py SOCKET unbind VOLUME TARGET | unstage VOLUME STAGING
 
 Stubs are compiled from deploy/kubernetes/csi.proto at start, into a temporary
 directory (grpcio-tools).
@@ -90,6 +93,53 @@ def main():
             else:
                 raise AssertionError(f"accepted {secrets} {flags}")
         print("refused")
+    elif command == "stage":
+        volume, store, staging, *extra = args
+        context = {"store": store, "cache-size": "32MiB"}
+        secrets = {}
+        for item in extra:
+            key, value = item.split("=", 1)
+            if key.startswith("secret:"):
+                secrets[key[len("secret:"):]] = value
+            elif key in context and key == "store-option":
+                context[key] += "\n" + value
+            else:
+                context[key] = value
+        caps = node.NodeGetCapabilities(pb.NodeGetCapabilitiesRequest(), timeout=10).capabilities
+        assert any(c.rpc.type == pb.NodeServiceCapability.RPC.STAGE_UNSTAGE_VOLUME for c in caps), caps
+        node.NodeStageVolume(
+            pb.NodeStageVolumeRequest(
+                volume_id=volume,
+                staging_target_path=staging,
+                volume_capability=capability(pb),
+                volume_context=context,
+                secrets=secrets,
+            ),
+            timeout=60,
+        )
+        print("staged")
+    elif command == "bind":
+        volume, store, staging, target = args
+        node.NodePublishVolume(
+            pb.NodePublishVolumeRequest(
+                volume_id=volume,
+                staging_target_path=staging,
+                target_path=target,
+                volume_capability=capability(pb),
+                readonly=True,
+                volume_context={"store": store},
+            ),
+            timeout=60,
+        )
+        print("published")
+    elif command == "unbind":
+        volume, target = args
+        node.NodeUnpublishVolume(pb.NodeUnpublishVolumeRequest(volume_id=volume, target_path=target), timeout=60)
+        print("unpublished")
+    elif command == "unstage":
+        volume, staging = args
+        node.NodeUnstageVolume(pb.NodeUnstageVolumeRequest(volume_id=volume, staging_target_path=staging), timeout=60)
+        print("unstaged")
     else:
         raise SystemExit(f"unknown command {command}")
 

@@ -25,6 +25,7 @@ mod authority;
 mod node;
 mod plan;
 mod records;
+mod stage;
 
 use std::path::PathBuf;
 

@@ -1,8 +1,11 @@
-//! The CSI Node service: NodePublishVolume makes the target path an nzfs
-//! mount of the volume's store, NodeUnpublishVolume unmounts it. A request
-//! is first turned into a [`Plan`] ([`super::plan`]), then carried out by
-//! running this binary's own `nzfs mount` / `nzfs unmount`, one call per
-//! target at a time.
+//! The CSI Node service: NodeStageVolume makes the staging path an nzfs
+//! mount of the volume's store, and NodePublishVolume a read-only bind of
+//! it at each pod's target (`stage.rs`); a publish with no staging path
+//! mounts the store at the target itself. NodeUnpublishVolume and
+//! NodeUnstageVolume undo them. A request is first turned into a [`Plan`]
+//! ([`super::plan`]), then carried out by running this binary's own `nzfs
+//! mount` / `nzfs unmount` (or a bind mount), one call per path at a
+//! time.
 //!
 //! Invariant: no store URL with user info or a query reaches an argv, a
 //! log line or an error.
@@ -48,16 +51,23 @@ impl Node {
         }
     }
 
-    /// Note a publish at `plan`'s target; a failure to is an error (an
+    /// Note a publish (or staging) at `plan`'s target, a bind of the mount
+    /// at `staging` where one is given; a failure to is an error (an
     /// unrecorded mount could not be unpublished).
-    fn record(&self, plan: &Plan, created: bool) -> Result<(), Status> {
+    pub(super) fn note(&self, plan: &Plan, created: bool, staging: Option<&Path>) -> Result<(), Status> {
         self.records
             .put(&Record {
                 volume_id: plan.volume_id.clone(),
                 target: plan.target.clone(),
                 created,
+                staging: staging.map(Path::to_path_buf),
             })
             .map_err(|e| Status::internal(format!("cannot record the publish of {}: {e}", plan.target.display())))
+    }
+
+    /// What this plugin published and staged.
+    pub(super) fn records(&self) -> &Records {
+        &self.records
     }
 
     /// Run `nzfs ARGS` with `env` added; its one-line message on failure.
@@ -93,7 +103,7 @@ impl Node {
                 tracing::info!(volume = %plan.volume_id, target = %plan.target.display(), "already published");
                 // A mount of this volume's store made before records were kept.
                 if self.records.get(&plan.target).is_none() {
-                    self.record(plan, false)?;
+                    self.note(plan, false, None)?;
                 }
                 return Ok(());
             }
@@ -165,7 +175,7 @@ impl Node {
                     }
                 }
                 tracing::info!(volume = %plan.volume_id, target = %target, pid = ?pid, "published");
-                if let Err(e) = self.record(plan, created) {
+                if let Err(e) = self.note(plan, created, None) {
                     let _ = self.nzfs(&["unmount", "--lazy", &target], &[]);
                     return Err(e);
                 }
@@ -190,7 +200,7 @@ impl Node {
     /// Undo what the record of `target` says this plugin did there: unmount
     /// its nzfs mount, remove the directory if the publish created it. A
     /// mount or directory with no record is left alone.
-    fn unpublish(&self, volume_id: &str, target: &Path) -> Result<(), Status> {
+    pub(super) fn unpublish(&self, volume_id: &str, target: &Path) -> Result<(), Status> {
         let record = self.records.get(target);
         let t = target.to_string_lossy();
         if let Some((fstype, source)) = mounted_at(target) {
@@ -214,12 +224,17 @@ impl Node {
                     record.volume_id
                 )));
             }
-            if let Err((_, msg)) = self.nzfs(&["unmount", &t], &[]) {
-                tracing::warn!(target = %t, "unmount: {msg}; detaching it lazily");
-                self.nzfs(&["unmount", "--lazy", &t], &[])
-                    .map_err(|(_, msg)| Status::internal(format!("unmount {t}: {msg}")))?;
+            if record.staging.is_some() {
+                // A bind of a staged mount: only the bind goes.
+                self.unbind(record)?;
+            } else {
+                if let Err((_, msg)) = self.nzfs(&["unmount", &t], &[]) {
+                    tracing::warn!(target = %t, "unmount: {msg}; detaching it lazily");
+                    self.nzfs(&["unmount", "--lazy", &t], &[])
+                        .map_err(|(_, msg)| Status::internal(format!("unmount {t}: {msg}")))?;
+                }
+                tracing::info!(volume = %volume_id, target = %t, "unpublished");
             }
-            tracing::info!(volume = %volume_id, target = %t, "unpublished");
         }
         if record.as_ref().is_some_and(|r| r.created && r.volume_id == volume_id) {
             match std::fs::remove_dir(target) {
@@ -268,13 +283,24 @@ impl proto::node_server::Node for Node {
         &self,
         request: tonic::Request<proto::NodePublishVolumeRequest>,
     ) -> Reply<proto::NodePublishVolumeResponse> {
-        let plan = plan(request.get_ref(), &self.args.target_root)?;
+        let req = request.get_ref();
+        let plan = plan(req, &self.args.target_root)?;
+        let staging = match req.staging_target_path.as_str() {
+            "" => None,
+            s => Some(target_of(s, &self.args.target_root)?),
+        };
         let held = Held::take(&self.busy, &plan.target)?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {
             let _held = held;
             no_symlink_below(&plan.target, &this.args.target_root)?;
-            this.publish(&plan)
+            match &staging {
+                Some(staging) => {
+                    no_symlink_below(staging, &this.args.target_root)?;
+                    this.bind(staging, &plan)
+                }
+                None => this.publish(&plan),
+            }
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
@@ -302,13 +328,18 @@ impl proto::node_server::Node for Node {
         Ok(tonic::Response::new(proto::NodeUnpublishVolumeResponse {}))
     }
 
-    /// No STAGE_UNSTAGE_VOLUME: there is no staging step.
+    /// STAGE_UNSTAGE_VOLUME: a volume is mounted once per node (`stage.rs`).
     async fn node_get_capabilities(
         &self,
         _: tonic::Request<proto::NodeGetCapabilitiesRequest>,
     ) -> Reply<proto::NodeGetCapabilitiesResponse> {
+        use proto::node_service_capability::{Rpc, Type, rpc};
         Ok(tonic::Response::new(proto::NodeGetCapabilitiesResponse {
-            capabilities: Vec::new(),
+            capabilities: vec![proto::NodeServiceCapability {
+                r#type: Some(Type::Rpc(Rpc {
+                    r#type: rpc::Type::StageUnstageVolume as i32,
+                })),
+            }],
         }))
     }
 
@@ -320,18 +351,44 @@ impl proto::node_server::Node for Node {
         }))
     }
 
+    /// The volume's one mount on this node, at the staging path.
     async fn node_stage_volume(
         &self,
-        _: tonic::Request<proto::NodeStageVolumeRequest>,
+        request: tonic::Request<proto::NodeStageVolumeRequest>,
     ) -> Reply<proto::NodeStageVolumeResponse> {
-        Err(Status::unimplemented("no staging: NodeGetCapabilities advertises none"))
+        let plan = plan(&super::stage::as_publish(request.get_ref()), &self.args.target_root)?;
+        let held = Held::take(&self.busy, &plan.target)?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _held = held;
+            no_symlink_below(&plan.target, &this.args.target_root)?;
+            this.publish(&plan)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        Ok(tonic::Response::new(proto::NodeStageVolumeResponse {}))
     }
 
+    /// The volume's mount on this node unmounted, once no pod holds it.
     async fn node_unstage_volume(
         &self,
-        _: tonic::Request<proto::NodeUnstageVolumeRequest>,
+        request: tonic::Request<proto::NodeUnstageVolumeRequest>,
     ) -> Reply<proto::NodeUnstageVolumeResponse> {
-        Err(Status::unimplemented("no staging: NodeGetCapabilities advertises none"))
+        let req = request.into_inner();
+        if req.volume_id.is_empty() {
+            return Err(invalid("volume_id is missing"));
+        }
+        let staging = target_of(&req.staging_target_path, &self.args.target_root)?;
+        let held = Held::take(&self.busy, &staging)?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _held = held;
+            no_symlink_below(&staging, &this.args.target_root)?;
+            this.unstage(&req.volume_id, &staging)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        Ok(tonic::Response::new(proto::NodeUnstageVolumeResponse {}))
     }
 
     async fn node_get_volume_stats(

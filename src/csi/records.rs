@@ -1,4 +1,5 @@
-//! What this plugin published: one small file per target path in the state
+//! What this plugin published and staged: one small file per target (or
+//! staging) path in the state
 //! directory (by default `published/` beside the plugin's socket, which
 //! the DaemonSet keeps on the node), written after a publish succeeds and
 //! removed after its unpublish. Unpublish acts only on what a record
@@ -13,13 +14,15 @@
 
 use std::path::{Path, PathBuf};
 
-/// One publish: the volume, the target, and whether the publish created
-/// the target directory.
+/// One publish (or staging): the volume, the target, whether the publish
+/// created the target directory, and where the target is a bind mount of
+/// the volume's staged mount, that staging path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub volume_id: String,
     pub target: PathBuf,
     pub created: bool,
+    pub staging: Option<PathBuf>,
 }
 
 /// The records of one plugin.
@@ -51,11 +54,13 @@ impl Records {
         let mut volume_id = None;
         let mut path = None;
         let mut created = false;
+        let mut staging = None;
         for line in text.lines() {
             match line.split_once('=') {
                 Some(("volume", v)) => volume_id = Some(v.to_string()),
                 Some(("target", v)) => path = Some(PathBuf::from(v)),
                 Some(("created", v)) => created = v == "yes",
+                Some(("staging", v)) => staging = Some(PathBuf::from(v)),
                 _ => {}
             }
         }
@@ -63,25 +68,59 @@ impl Records {
             volume_id: volume_id?,
             target: path?,
             created,
+            staging,
         };
         (record.target == target).then_some(record)
     }
 
     /// Note a publish.
     pub fn put(&self, r: &Record) -> std::io::Result<()> {
-        let target = r.target.to_str().filter(|t| !t.contains('\n')).ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "a target path that is not one line of UTF-8",
-            )
-        })?;
+        let line = |p: &Path| {
+            p.to_str()
+                .filter(|t| !t.contains('\n'))
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "a target path that is not one line of UTF-8",
+                    )
+                })
+        };
+        let target = line(&r.target)?;
+        let staging = match &r.staging {
+            Some(s) => format!("staging={}\n", line(s)?),
+            None => String::new(),
+        };
         let volume: String = r.volume_id.chars().filter(|c| !c.is_control()).collect();
         std::fs::create_dir_all(&self.dir)?;
         let file = self.file(&r.target);
         let tmp = file.with_extension("tmp");
         let created = if r.created { "yes" } else { "no" };
-        std::fs::write(&tmp, format!("volume={volume}\ntarget={target}\ncreated={created}\n"))?;
+        std::fs::write(
+            &tmp,
+            format!("volume={volume}\ntarget={target}\ncreated={created}\n{staging}"),
+        )?;
         std::fs::rename(&tmp, &file)
+    }
+
+    /// Every record: what this plugin (or an earlier plugin process)
+    /// published and staged.
+    pub fn all(&self) -> Vec<Record> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for e in dir.flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path()) else {
+                continue;
+            };
+            let target = text.lines().find_map(|l| l.strip_prefix("target="));
+            // Only a record that is its target's (`get` checks the name).
+            if let Some(r) = target.and_then(|t| self.get(Path::new(t))) {
+                out.push(r);
+            }
+        }
+        out
     }
 
     /// Forget the publish at `target`.
@@ -107,9 +146,22 @@ mod tests {
             volume_id: "vol-1".into(),
             target: t.into(),
             created: true,
+            staging: None,
         };
         records.put(&r).unwrap();
         assert_eq!(records.get(t), Some(r.clone()));
+        // A bind of a staged mount names its staging path.
+        let bound = Record {
+            target: "/var/lib/kubelet/pods/q/volumes/kubernetes.io~csi/v/mount".into(),
+            staging: Some("/var/lib/kubelet/plugins/kubernetes.io/csi/nzfs/ab/globalmount".into()),
+            ..r.clone()
+        };
+        records.put(&bound).unwrap();
+        assert_eq!(records.get(&bound.target), Some(bound.clone()));
+        let mut all = records.all();
+        all.sort_by(|a, b| a.target.cmp(&b.target));
+        assert_eq!(all, [r.clone(), bound.clone()]);
+        records.remove(&bound.target).unwrap();
         assert_eq!(records.get(Path::new("/var/lib/kubelet/other")), None);
         // A record whose content names another target (a collision, or an
         // edit) is not this target's.

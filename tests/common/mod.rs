@@ -3,6 +3,8 @@
 //! arrays zarr-python/numpy decoded.
 #![allow(dead_code)]
 
+#[cfg(feature = "csi")]
+pub mod csi;
 pub mod image_tools;
 pub mod mount;
 pub mod netcdf_tools;

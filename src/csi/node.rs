@@ -356,7 +356,7 @@ impl proto::node_server::Node for Node {
         &self,
         request: tonic::Request<proto::NodeStageVolumeRequest>,
     ) -> Reply<proto::NodeStageVolumeResponse> {
-        let plan = plan(&super::stage::as_publish(request.get_ref()), &self.args.target_root)?;
+        let plan = plan(&super::plan::as_publish(request.get_ref()), &self.args.target_root)?;
         let held = Held::take(&self.busy, &plan.target)?;
         let this = self.clone();
         tokio::task::spawn_blocking(move || {

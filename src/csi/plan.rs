@@ -1,4 +1,5 @@
-//! A NodePublishVolume request, checked: the one vocabulary of a volume's
+//! A NodePublishVolume request (or a NodeStageVolume one, as the publish
+//! at its staging path), checked: the one vocabulary of a volume's
 //! options (attributes and mount flags alike), the Secret variables a
 //! volume may set, and its target path normalised and confined. Pure but
 //! for the symlink check, and unit-tested: every refusal and its gRPC code.
@@ -219,6 +220,22 @@ pub(super) fn no_symlink_below(target: &Path, root: &Path) -> Result<(), Status>
     Ok(())
 }
 
+/// A NodeStageVolume request as the NodePublishVolume one [`plan`]
+/// checks: the staging path for the target, read-only as every nzfs
+/// volume is.
+pub fn as_publish(req: &proto::NodeStageVolumeRequest) -> proto::NodePublishVolumeRequest {
+    proto::NodePublishVolumeRequest {
+        volume_id: req.volume_id.clone(),
+        publish_context: req.publish_context.clone(),
+        staging_target_path: String::new(),
+        target_path: req.staging_target_path.clone(),
+        volume_capability: req.volume_capability.clone(),
+        readonly: true,
+        secrets: req.secrets.clone(),
+        volume_context: req.volume_context.clone(),
+    }
+}
+
 /// Check a NodePublishVolume request and say what to run; `root` is the
 /// directory targets must lie below.
 pub fn plan(req: &proto::NodePublishVolumeRequest, root: &Path) -> Result<Plan, Status> {
@@ -404,6 +421,25 @@ mod tests {
         assert!(!p.flags.iter().any(|f| f.contains("s3cr3t")));
         assert_eq!(p.env, [("AWS_SECRET_ACCESS_KEY".to_string(), "s3cr3t".to_string())]);
         assert!(plan(&request(Mode::SingleNodeReaderOnly), root()).is_ok());
+    }
+
+    /// A stage is planned as a publish at its staging path, with its
+    /// secrets in the environment, read-only.
+    #[test]
+    fn a_stage_plans_the_mount_at_its_staging_path() {
+        let p = request(Mode::MultiNodeReaderOnly);
+        let stage = proto::NodeStageVolumeRequest {
+            volume_id: p.volume_id.clone(),
+            staging_target_path: "/var/lib/kubelet/plugins/kubernetes.io/csi/nzfs.csi.nzfs.dev/ab12/globalmount".into(),
+            volume_capability: p.volume_capability.clone(),
+            secrets: p.secrets.clone(),
+            volume_context: p.volume_context.clone(),
+            ..Default::default()
+        };
+        let staged = plan(&as_publish(&stage), root()).unwrap();
+        let published = plan(&p, root()).unwrap();
+        assert_eq!(staged.target, Path::new(&stage.staging_target_path));
+        assert_eq!((staged.flags, staged.env), (published.flags, published.env));
     }
 
     #[test]

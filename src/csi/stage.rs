@@ -24,24 +24,7 @@ use tonic::{Code, Status};
 
 use super::node::{Node, mounted_at};
 use super::plan::{Plan, precondition};
-use super::proto;
 use super::records::Record;
-
-/// A NodeStageVolume request as the NodePublishVolume one [`super::plan`]
-/// checks: the staging path for the target, read-only as every nzfs
-/// volume is.
-pub fn as_publish(req: &proto::NodeStageVolumeRequest) -> proto::NodePublishVolumeRequest {
-    proto::NodePublishVolumeRequest {
-        volume_id: req.volume_id.clone(),
-        publish_context: req.publish_context.clone(),
-        staging_target_path: String::new(),
-        target_path: req.staging_target_path.clone(),
-        volume_capability: req.volume_capability.clone(),
-        readonly: true,
-        secrets: req.secrets.clone(),
-        volume_context: req.volume_context.clone(),
-    }
-}
 
 fn internal(what: &str, at: &Path, e: impl std::fmt::Display) -> Status {
     Status::internal(format!("{what} {}: {e}", at.display()))

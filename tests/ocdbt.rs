@@ -196,3 +196,47 @@ fn a_damaged_database_refuses_the_mount_and_a_damaged_value_is_eio() {
     let bias = std::fs::read(m.mp.join("dense.bias/data.bin")).unwrap();
     assert_eq!(bias, vec![0u8; 16]);
 }
+
+/// A value out of line shows its data file's owner and mode: with the
+/// checkpoint's data files readable by root alone, another user reads
+/// neither that parameter's `data.bin` nor the checkpoint's `.nc` that
+/// holds it, and still reads a parameter kept in the B+tree's leaves
+/// (the manifests are world-readable); root reads all.
+#[test]
+fn an_out_of_line_value_is_as_private_as_its_data_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let users = common::users::Users::create();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ck = tmp.path().join("checkpoint");
+    common::copy_dir(&orbax().join("checkpoint"), &ck);
+    for dir in ["d", "ocdbt.process_0/d"] {
+        for f in std::fs::read_dir(ck.join(dir)).unwrap() {
+            std::fs::set_permissions(f.unwrap().path(), std::fs::Permissions::from_mode(0o600)).unwrap();
+        }
+    }
+    let m = Mount::at(&ck, &["-o", "allow_other"]);
+    std::fs::set_permissions(m.dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let all = expected();
+    let want = |p: &str| {
+        &all.iter()
+            .find(|e| e.store == "checkpoint" && e.path == p)
+            .unwrap()
+            .bytes
+    };
+    for f in ["dense.kernel/data.bin", "checkpoint.nc"] {
+        let got = common::users::cat_as(&users.other, &m.mp.join(f));
+        assert!(
+            matches!(&got, Err(e) if e.contains("Permission denied")),
+            "{f}: {got:?}"
+        );
+    }
+    let bias = common::users::cat_as(&users.other, &m.mp.join("dense.bias/data.bin")).unwrap();
+    assert_eq!(&bias, want("dense.bias"));
+    assert_eq!(
+        &std::fs::read(m.mp.join("dense.kernel/data.bin")).unwrap(),
+        want("dense.kernel")
+    );
+    drop(m);
+    users.remove();
+}

@@ -14,12 +14,18 @@ use nzfs::csi::proto;
 use proto::node_client::NodeClient;
 use tonic::Code;
 
+/// `req` with the volume's Secret holding access key `key`.
+fn with_key(mut req: proto::NodeStageVolumeRequest, key: &str) -> proto::NodeStageVolumeRequest {
+    req.secrets.insert("AWS_ACCESS_KEY_ID".into(), key.into());
+    req
+}
+
 /// Stage once, publish many: one daemon at the staging path, two pods'
 /// targets binding it read-only, each reading what zarr-python reads, each
 /// chunk decoded once for both; an unpublish leaves the other pod reading,
 /// a plugin restart is survived, unstage refuses while a pod holds the
-/// volume and then leaves no mount and no daemon. A second volume is a
-/// second daemon. A staged mount whose daemon died is UNAVAILABLE to the
+/// volume and then leaves no mount and no daemon. A second volume (its
+/// own Secret) is a second daemon, each holding its own credentials. A staged mount whose daemon died is UNAVAILABLE to the
 /// next publish. (Old code: NodeStageVolume was UNIMPLEMENTED, and each
 /// publish started a daemon of its own.)
 #[test]
@@ -48,7 +54,7 @@ fn a_volume_staged_once_is_published_to_two_pods_by_one_daemon() {
         assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
         assert!(e.message().contains("NodeStageVolume first"), "{e:?}");
         for _ in 0..2 {
-            node.node_stage_volume(stage_request(store, &staging, "vol-1"))
+            node.node_stage_volume(with_key(stage_request(store, &staging, "vol-1"), "key-one"))
                 .await
                 .unwrap();
         }
@@ -101,11 +107,20 @@ fn a_volume_staged_once_is_published_to_two_pods_by_one_daemon() {
         // A second volume: a second staging, a second daemon.
         let staging2 = dir.path().join("plugins/kubernetes.io/csi/nzfs/h2/globalmount");
         let _c = Target(staging2.clone());
-        node.node_stage_volume(stage_request(store, &staging2, "vol-2"))
+        node.node_stage_volume(with_key(stage_request(store, &staging2, "vol-2"), "key-two"))
             .await
             .unwrap();
         let other = daemon_of(&staging2).unwrap();
         assert_ne!(other, pid, "another volume, another daemon");
+        // Each daemon holds its own volume's credentials, not the other's.
+        let environ = |pid: i32| std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let holds = |pid: i32, key: &str| {
+            environ(pid)
+                .split(|&b| b == 0)
+                .any(|v| v == format!("AWS_ACCESS_KEY_ID={key}").as_bytes())
+        };
+        assert!(holds(pid, "key-one") && !holds(pid, "key-two"));
+        assert!(holds(other, "key-two") && !holds(other, "key-one"));
         // Its daemon killed: the next publish is told, and retries.
         let _ = Command::new("kill").args(["-9", &other.to_string()]).status();
         let start = Instant::now();

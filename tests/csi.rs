@@ -12,7 +12,6 @@ mod common;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::csi::*;
@@ -373,21 +372,7 @@ fn a_grpcio_client_is_served() {
     let _cleanup = Target(target.clone());
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
     let store = common::data_dir().join("sample.zarr");
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csi_grpcio.py");
-    let run = |args: &[&std::ffi::OsStr]| {
-        let out = Command::new(&python)
-            .arg(&client)
-            .arg(&plugin.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&std::ffi::OsStr]| grpcio(&python, &plugin.socket, args);
     run(&["publish".as_ref(), store.as_os_str(), target.as_os_str()]);
     assert!(nzfs::daemon::is_mount_point(&target));
     assert_eq!(std::fs::read(target.join("t2m/data.bin")).unwrap(), expected_t2m());

@@ -170,25 +170,22 @@ fn a_grpcio_client_stages_once_for_two_pods() {
     let Some(python) = grpcio_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     let plugin = Plugin::start(dir.path(), &[]);
-    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csi_grpcio.py");
-    let run = |args: &[&str]| {
-        let out = Command::new(&python)
-            .arg(&client)
-            .arg(&plugin.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| grpcio(&python, &plugin.socket, args);
     let p = |p: &Path| p.to_str().unwrap().to_string();
     let expected = common::manifest();
     let sample: Vec<_> = expected.iter().filter(|e| e.store == "sample.zarr").collect();
     assert!(sample.len() >= 2);
+    // Every sample array through a pod's mount equals zarr-python's.
+    let reads_sample = |mp: &Path| {
+        for e in &sample {
+            assert_eq!(
+                std::fs::read(mp.join(&e.path).join("data.bin")).unwrap(),
+                e.bytes,
+                "{}",
+                e.path
+            );
+        }
+    };
     let check = |volume: &str, store: &str, staging: &Path, extra: &[String]| {
         let (a, b) = (
             dir.path().join(format!("pods/{volume}-a/mount")),
@@ -204,34 +201,13 @@ fn a_grpcio_client_stages_once_for_two_pods() {
         }
         assert_eq!(daemons(dir.path()), 1, "one daemon for both pods");
         assert!(daemon_of(&a).is_none() && daemon_of(&b).is_none());
-        for e in &sample {
-            assert_eq!(
-                std::fs::read(a.join(&e.path).join("data.bin")).unwrap(),
-                e.bytes,
-                "{}",
-                e.path
-            );
-        }
+        reads_sample(&a);
         let once = decodes(staging);
-        for e in &sample {
-            assert_eq!(
-                std::fs::read(b.join(&e.path).join("data.bin")).unwrap(),
-                e.bytes,
-                "{}",
-                e.path
-            );
-        }
+        reads_sample(&b);
         assert_eq!(decodes(staging), once, "each chunk decoded once for both pods");
         run(&["unbind", volume, &p(&a)]);
         assert!(!nzfs::daemon::is_mount_point(&a));
-        for e in &sample {
-            assert_eq!(
-                std::fs::read(b.join(&e.path).join("data.bin")).unwrap(),
-                e.bytes,
-                "{}",
-                e.path
-            );
-        }
+        reads_sample(&b);
         run(&["unbind", volume, &p(&b)]);
         run(&["unstage", volume, &p(staging)]);
         assert!(!nzfs::daemon::is_mount_point(staging));

@@ -26,6 +26,21 @@ fn held(m: &Mount) -> Vec<String> {
     held.unwrap().iter().map(|p| p.as_str().unwrap().to_string()).collect()
 }
 
+/// `ncgen -k classic -o nc cdl`.
+fn classic(cdl: &std::path::Path, nc: &std::path::Path) {
+    ok(Command::new("ncgen").args(["-k", "classic", "-o"]).arg(nc).arg(cdl));
+}
+
+/// `nzfs commit` of `m`, which must be refused.
+fn commit_refused(m: &Mount) {
+    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
+    assert!(
+        !out.status.success(),
+        "refused: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 fn commits_made(m: &Mount) -> u64 {
     let status = m.status();
     status
@@ -126,10 +141,7 @@ fn a_held_file_removed_is_dropped_and_commit_needs_commit_explicit() {
         ],
     );
     let before = refs(&repo);
-    ok(Command::new("ncgen")
-        .args(["-k", "classic", "-o"])
-        .arg(m.mp.join("gone.nc"))
-        .arg(&cdl));
+    classic(&cdl, &m.mp.join("gone.nc"));
     std::fs::remove_file(m.mp.join("gone.nc")).unwrap();
     assert!(held(&m).is_empty());
     let said = String::from_utf8(nzfs(&["commit", m.mp.to_str().unwrap()]).stdout).unwrap();
@@ -162,27 +174,18 @@ fn nzfs_commit_is_all_or_nothing_and_waits_for_every_writer() {
     std::fs::write(&cdl, CDL).unwrap();
     let m = explicit(&repo, &spool);
     for name in ["ok", "taken"] {
-        ok(Command::new("ncgen")
-            .args(["-k", "classic", "-o"])
-            .arg(m.mp.join(format!("{name}.nc")))
-            .arg(&cdl));
+        classic(&cdl, &m.mp.join(format!("{name}.nc")));
     }
     // This mount refuses the name a held file's group needs (old code:
     // the mkdir committed, and the held file could never be)...
     let e = std::fs::create_dir(m.mp.join("taken")).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EEXIST), "{e}");
     // ...another writer takes it.
-    let spool2 = dir.path().join("spool2");
-    let other = Mount::at(&repo, &["--writable", "--spool-dir", spool2.to_str().unwrap()]);
+    let other = at_once(&repo, &dir.path().join("spool2"));
     std::fs::create_dir(other.mp.join("taken")).unwrap();
     drop(other);
     let before = refs(&repo);
-    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
-    assert!(
-        !out.status.success(),
-        "refused: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    commit_refused(&m);
     assert_eq!(refs(&repo), before, "the branch keeps the other writer's commit");
     assert_eq!(held(&m), ["ok.nc", "taken.nc"], "both still held");
 
@@ -215,17 +218,11 @@ fn nzfs_discard_drops_every_held_file_and_the_branch_stays() {
     // A mkdir is held too, and a file may go into its group.
     std::fs::create_dir(m.mp.join("runs")).unwrap();
     for path in ["a.nc", "runs/b.nc"] {
-        ok(Command::new("ncgen")
-            .args(["-k", "classic", "-o"])
-            .arg(m.mp.join(path))
-            .arg(&cdl));
+        classic(&cdl, &m.mp.join(path));
     }
     // A held file's fsync commits nothing either.
     let local = dir.path().join("c.nc");
-    ok(Command::new("ncgen")
-        .args(["-k", "classic", "-o"])
-        .arg(&local)
-        .arg(&cdl));
+    classic(&cdl, &local);
     {
         use std::io::Write;
         let mut f = std::fs::File::create(m.mp.join("c.nc")).unwrap();
@@ -277,10 +274,7 @@ fn writes_into_an_array_are_held_until_nzfs_commit_or_discard() {
     let mut edited = original.clone();
     edited[24..48].copy_from_slice(&row);
     assert_eq!(std::fs::read(&data).unwrap(), edited, "it reads as written");
-    ok(Command::new("ncgen")
-        .args(["-k", "classic", "-o"])
-        .arg(m.mp.join("a.nc"))
-        .arg(&cdl));
+    classic(&cdl, &m.mp.join("a.nc"));
     assert_eq!(held(&m), ["a.nc", "temp/data.bin"]);
     let out = nzfs(&["unmount", m.mp.to_str().unwrap()]);
     assert!(
@@ -344,23 +338,14 @@ fn a_held_write_into_a_chunk_changed_meanwhile_refuses_the_commit() {
         f.write_all_at(&[byte; 24], 24).unwrap();
     };
     write(&m.mp, 1);
-    ok(Command::new("ncgen")
-        .args(["-k", "classic", "-o"])
-        .arg(m.mp.join("a.nc"))
-        .arg(&cdl));
+    classic(&cdl, &m.mp.join("a.nc"));
     let before = refs(&repo);
-    let spool2 = dir.path().join("spool2");
-    let other = Mount::at(&repo, &["--writable", "--spool-dir", spool2.to_str().unwrap()]);
+    let other = at_once(&repo, &dir.path().join("spool2"));
     write(&other.mp, 2);
     let theirs = refs(&repo);
     assert_ne!(theirs, before, "the other mount committed its write");
     drop(other);
-    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
-    assert!(
-        !out.status.success(),
-        "refused: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    commit_refused(&m);
     assert_eq!(refs(&repo), theirs, "the branch keeps the other writer's commit");
     assert_eq!(held(&m), ["a.nc", "temp/data.bin"], "everything stays held");
 }
@@ -395,10 +380,7 @@ fn mkdir_and_rm_r_are_held_until_nzfs_commit() {
     // A group with an array in it, to remove.
     {
         let setup = at_once(&repo, &dir.path().join("spool0"));
-        ok(Command::new("ncgen")
-            .args(["-k", "classic", "-o"])
-            .arg(setup.mp.join("old.nc"))
-            .arg(&cdl));
+        classic(&cdl, &setup.mp.join("old.nc"));
         assert!(setup.mp.join("old/v").is_dir());
     }
     let m = explicit(&repo, &spool);
@@ -492,18 +474,10 @@ fn a_held_rm_r_of_a_group_another_writer_filled_refuses_the_commit() {
     ok(Command::new("rm").arg("-r").arg(m.mp.join("runs")));
     assert_eq!(held(&m), ["rmdir runs"]);
     let other = at_once(&repo, &dir.path().join("spool2"));
-    ok(Command::new("ncgen")
-        .args(["-k", "classic", "-o"])
-        .arg(other.mp.join("runs/theirs.nc"))
-        .arg(&cdl));
+    classic(&cdl, &other.mp.join("runs/theirs.nc"));
     drop(other);
     let theirs = refs(&repo);
-    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
-    assert!(
-        !out.status.success(),
-        "refused: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    commit_refused(&m);
     assert_eq!(refs(&repo), theirs, "the branch keeps the other writer's group");
     let log = m.log_with("runs/theirs");
     assert!(log.contains("runs/theirs"), "the log names what is below it: {log}");
@@ -515,12 +489,7 @@ fn a_held_rm_r_of_a_group_another_writer_filled_refuses_the_commit() {
     std::fs::create_dir(other.mp.join("mine")).unwrap();
     drop(other);
     let theirs = refs(&repo);
-    let out = nzfs(&["commit", m.mp.to_str().unwrap()]);
-    assert!(
-        !out.status.success(),
-        "refused: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    commit_refused(&m);
     assert_eq!(refs(&repo), theirs);
     assert_eq!(held(&m), ["rmdir runs", "mkdir mine"]);
 

@@ -249,6 +249,27 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Run `work` on the blocking pool as the one operation on `path` (a
+    /// second is ABORTED), once `path` is found to be reached through no
+    /// symlink below the target root.
+    async fn on_path(
+        &self,
+        path: PathBuf,
+        work: impl FnOnce(&Node) -> Result<(), Status> + Send + 'static,
+    ) -> Result<(), Status> {
+        let held = Held::take(&self.busy, &path)?;
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _held = held;
+            no_symlink_below(&path, &this.args.target_root)?;
+            work(&this)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+    }
+}
+
 /// A target held by one publish or unpublish; released on drop.
 struct Held {
     busy: Arc<Mutex<HashSet<PathBuf>>>,
@@ -289,21 +310,14 @@ impl proto::node_server::Node for Node {
             "" => None,
             s => Some(target_of(s, &self.args.target_root)?),
         };
-        let held = Held::take(&self.busy, &plan.target)?;
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let _held = held;
-            no_symlink_below(&plan.target, &this.args.target_root)?;
-            match &staging {
-                Some(staging) => {
-                    no_symlink_below(staging, &this.args.target_root)?;
-                    this.bind(staging, &plan)
-                }
-                None => this.publish(&plan),
+        self.on_path(plan.target.clone(), move |this| match &staging {
+            Some(staging) => {
+                no_symlink_below(staging, &this.args.target_root)?;
+                this.bind(staging, &plan)
             }
+            None => this.publish(&plan),
         })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))??;
+        .await?;
         Ok(tonic::Response::new(proto::NodePublishVolumeResponse {}))
     }
 
@@ -316,15 +330,8 @@ impl proto::node_server::Node for Node {
             return Err(invalid("volume_id is missing"));
         }
         let target = target_of(&req.target_path, &self.args.target_root)?;
-        let held = Held::take(&self.busy, &target)?;
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let _held = held;
-            no_symlink_below(&target, &this.args.target_root)?;
-            this.unpublish(&req.volume_id, &target)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))??;
+        self.on_path(target.clone(), move |this| this.unpublish(&req.volume_id, &target))
+            .await?;
         Ok(tonic::Response::new(proto::NodeUnpublishVolumeResponse {}))
     }
 
@@ -357,15 +364,8 @@ impl proto::node_server::Node for Node {
         request: tonic::Request<proto::NodeStageVolumeRequest>,
     ) -> Reply<proto::NodeStageVolumeResponse> {
         let plan = plan(&super::plan::as_publish(request.get_ref()), &self.args.target_root)?;
-        let held = Held::take(&self.busy, &plan.target)?;
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let _held = held;
-            no_symlink_below(&plan.target, &this.args.target_root)?;
-            this.publish(&plan)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))??;
+        self.on_path(plan.target.clone(), move |this| this.publish(&plan))
+            .await?;
         Ok(tonic::Response::new(proto::NodeStageVolumeResponse {}))
     }
 
@@ -379,15 +379,8 @@ impl proto::node_server::Node for Node {
             return Err(invalid("volume_id is missing"));
         }
         let staging = target_of(&req.staging_target_path, &self.args.target_root)?;
-        let held = Held::take(&self.busy, &staging)?;
-        let this = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let _held = held;
-            no_symlink_below(&staging, &this.args.target_root)?;
-            this.unstage(&req.volume_id, &staging)
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))??;
+        self.on_path(staging.clone(), move |this| this.unstage(&req.volume_id, &staging))
+            .await?;
         Ok(tonic::Response::new(proto::NodeUnstageVolumeResponse {}))
     }
 

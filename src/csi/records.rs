@@ -51,26 +51,7 @@ impl Records {
     /// The record of `target`, if this plugin published it.
     pub fn get(&self, target: &Path) -> Option<Record> {
         let text = std::fs::read_to_string(self.file(target)).ok()?;
-        let mut volume_id = None;
-        let mut path = None;
-        let mut created = false;
-        let mut staging = None;
-        for line in text.lines() {
-            match line.split_once('=') {
-                Some(("volume", v)) => volume_id = Some(v.to_string()),
-                Some(("target", v)) => path = Some(PathBuf::from(v)),
-                Some(("created", v)) => created = v == "yes",
-                Some(("staging", v)) => staging = Some(PathBuf::from(v)),
-                _ => {}
-            }
-        }
-        let record = Record {
-            volume_id: volume_id?,
-            target: path?,
-            created,
-            staging,
-        };
-        (record.target == target).then_some(record)
+        parse(&text).filter(|r| r.target == target)
     }
 
     /// Note a publish.
@@ -109,18 +90,13 @@ impl Records {
         let Ok(dir) = std::fs::read_dir(&self.dir) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
-        for e in dir.flatten() {
-            let Ok(text) = std::fs::read_to_string(e.path()) else {
-                continue;
-            };
-            let target = text.lines().find_map(|l| l.strip_prefix("target="));
-            // Only a record that is its target's (`get` checks the name).
-            if let Some(r) = target.and_then(|t| self.get(Path::new(t))) {
-                out.push(r);
-            }
-        }
-        out
+        dir.flatten()
+            .filter_map(|e| {
+                let r = parse(&std::fs::read_to_string(e.path()).ok()?)?;
+                // Only a record in its target's file (as `get` reads it).
+                (self.file(&r.target) == e.path()).then_some(r)
+            })
+            .collect()
     }
 
     /// Forget the publish at `target`.
@@ -130,6 +106,29 @@ impl Records {
             _ => Ok(()),
         }
     }
+}
+
+/// A record's text (`volume=`, `target=`, `created=`, `staging=` lines).
+fn parse(text: &str) -> Option<Record> {
+    let mut volume_id = None;
+    let mut target = None;
+    let mut created = false;
+    let mut staging = None;
+    for line in text.lines() {
+        match line.split_once('=') {
+            Some(("volume", v)) => volume_id = Some(v.to_string()),
+            Some(("target", v)) => target = Some(PathBuf::from(v)),
+            Some(("created", v)) => created = v == "yes",
+            Some(("staging", v)) => staging = Some(PathBuf::from(v)),
+            _ => {}
+        }
+    }
+    Some(Record {
+        volume_id: volume_id?,
+        target: target?,
+        created,
+        staging,
+    })
 }
 
 #[cfg(test)]

@@ -52,17 +52,19 @@ impl Node {
                 )));
             }
         }
-        if crate::daemon::is_stale(staging) || mounted_at(staging).is_none_or(|(t, _)| t != "fuse.nzfs") {
-            return Err(Status::unavailable(format!(
-                "the mount of volume {:?} at {} is gone (its daemon died?); the kubelet unstages and stages it again \
+        let source = match mounted_at(staging) {
+            Some((fstype, source)) if fstype == "fuse.nzfs" && !crate::daemon::is_stale(staging) => source,
+            _ => {
+                return Err(Status::unavailable(format!(
+                    "the mount of volume {:?} at {} is gone (its daemon died?); the kubelet unstages and stages it again \
                  once no pod uses it, or unmount it (nzfs unmount --lazy) and retry",
-                plan.volume_id,
-                staging.display()
-            )));
-        }
-        let source = mounted_at(staging).map(|(_, s)| s);
+                    plan.volume_id,
+                    staging.display()
+                )));
+            }
+        };
         if let Some((fstype, at)) = mounted_at(&plan.target) {
-            if fstype == "fuse.nzfs" && Some(&at) == source.as_ref() {
+            if fstype == "fuse.nzfs" && at == source {
                 tracing::info!(volume = %plan.volume_id, target = %plan.target.display(), "already published");
                 if self.records().get(&plan.target).is_none() {
                     self.note(plan, false, Some(staging))?;

@@ -230,10 +230,13 @@ impl NzFs {
     }
 
     /// What inode number `ino` stands for in this filesystem: `Stale` for
-    /// a named file of another generation.
+    /// a named file of another generation, `NotFound` for a number whose
+    /// node this filesystem does not have (a writable mount's staged
+    /// file's, whose bits read as a node past the last).
     pub fn inode(&self, ino: u64) -> Result<Inode, FsError> {
         match Inode::from_ino(ino) {
             None => Err(FsError::NotFound),
+            Some((inode, _)) if inode.node() >= self.hierarchy().nodes.len() => Err(FsError::NotFound),
             Some((Inode::File(_, n), g)) if g != self.generations.of(n) => Err(FsError::Stale),
             Some((inode, _)) => Ok(inode),
         }

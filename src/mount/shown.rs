@@ -47,7 +47,7 @@ impl Mount {
                 .and_then(|(s, n)| s.lookup(parent, n).or_else(|| s.lookup_dir(parent, n)));
             found.map(Entry::Staged).ok_or(e)
         };
-        // In a group held, only what is staged there.
+        // In a group held, what is staged there, and nothing else.
         if self.spool().is_some_and(|s| s.dir_path(parent).is_some()) {
             return held(FsError::NotFound);
         }
@@ -64,13 +64,8 @@ impl Mount {
     /// removes (it, or a node above it).
     pub(super) fn removed(&self, fs: &NzFs, ino: u64) -> bool {
         let Some(spool) = self.spool() else { return false };
-        if spool.owns(ino) {
-            return false;
-        }
         match fs.inode(ino) {
-            Ok(crate::fs::Inode::Node(n)) if n > 0 => {
-                (fs.hierarchy().nodes.get(n)).is_some_and(|node| spool.is_removed(&node.path))
-            }
+            Ok(crate::fs::Inode::Node(n)) if n > 0 => spool.is_removed(&fs.hierarchy().nodes[n].path),
             _ => false,
         }
     }

@@ -42,9 +42,6 @@ impl Mount {
         if let Some(path) = spool.dir_path(parent) {
             return Ok(path);
         }
-        if spool.owns(parent) {
-            return Err(FsError::NotADirectory);
-        }
         let Ok(Inode::Node(p)) = fs.inode(parent) else {
             return Err(FsError::NotADirectory);
         };
@@ -60,10 +57,6 @@ impl Mount {
     /// written there or a group held there.
     fn taken(&self, fs: &NzFs, parent: u64, name: &str) -> bool {
         let spool = self.spool();
-        // A group held for `nzfs commit` holds only what is staged there.
-        if spool.is_some_and(|s| s.owns(parent)) {
-            return spool.is_some_and(|s| s.lookup(parent, name).is_some() || s.lookup_dir(parent, name).is_some());
-        }
         let by_node = match fs.inode(parent) {
             Ok(Inode::Node(p)) => fs.hierarchy().nodes[p].children.iter().any(|&c| {
                 let node = &fs.hierarchy().nodes[c];

@@ -183,7 +183,9 @@ pub fn open(source: &Source) -> Result<Opened, SourceError> {
                 Err(crate::zarr::hierarchy::OpenError::References) => {
                     return local_references(source, true).map(|o| o.followed_file(&store.join(ZMETADATA), source));
                 }
-                Err(crate::zarr::hierarchy::OpenError::Ocdbt) => return open_ocdbt(Box::new(s), source.shown()),
+                Err(crate::zarr::hierarchy::OpenError::Ocdbt(dbs)) => {
+                    return open_ocdbt(Box::new(s), dbs, source.shown());
+                }
                 h => h.map_err(|e| unopened(&e, format!("store {}: {e}", store.display())))?,
             };
             Ok(Opened::plain(Box::new(s), h, source.shown()).followed(LOCAL_METADATA_TTL))
@@ -241,7 +243,7 @@ fn open_remote(source: &Source, url: &str, path: &str) -> Result<Opened, SourceE
             return remote_references(source, path, true)
                 .map(|o| o.followed_remote_file(source, path.trim_end_matches('/'), ZMETADATA));
         }
-        Err(crate::zarr::hierarchy::OpenError::Ocdbt) => return open_ocdbt(remote, source.shown()),
+        Err(crate::zarr::hierarchy::OpenError::Ocdbt(dbs)) => return open_ocdbt(remote, dbs, source.shown()),
         other => other,
     };
     if !allowed.is_empty() {
@@ -286,12 +288,17 @@ fn open_remote(source: &Source, url: &str, path: &str) -> Result<Opened, SourceE
     Ok(Opened::plain(remote, hierarchy, source.shown()).followed(REMOTE_METADATA_TTL))
 }
 
-/// The OCDBT databases of `inner` (tensorstore's `ocdbt` key-value store;
-/// an Orbax checkpoint, or a `CheckpointManager`'s steps), each at its
-/// latest version, as one store. Not followed: a new version is a new
-/// manifest, read by a new mount.
-fn open_ocdbt(inner: Box<dyn crate::store::ReadableStore>, shown: String) -> Result<Opened, SourceError> {
-    let store = crate::store::ocdbt::OcdbtStore::open(inner).map_err(|e| refused(format!("store {shown}: {e}")))?;
+/// The OCDBT databases of `inner` in directories `databases`
+/// (tensorstore's `ocdbt` key-value store; an Orbax checkpoint, or a
+/// `CheckpointManager`'s steps), each at its latest version, as one store.
+/// Not followed: a new version is a new manifest, read by a new mount.
+fn open_ocdbt(
+    inner: Box<dyn crate::store::ReadableStore>,
+    databases: Vec<String>,
+    shown: String,
+) -> Result<Opened, SourceError> {
+    let store = crate::store::ocdbt::OcdbtStore::open_databases(inner, databases)
+        .map_err(|e| refused(format!("store {shown}: {e}")))?;
     let hierarchy = Hierarchy::open(&store).map_err(|e| unopened(&e, format!("store {shown}: {e}")))?;
     tracing::info!(
         databases = store.databases().len(),

@@ -219,6 +219,15 @@ pub fn sorted_listing<V>(keys: &std::collections::BTreeMap<String, V>, prefix: &
     out
 }
 
+/// Whether `path` is `dir` or lies below it, as `/`-separated keys and
+/// node paths do (`""` is the root, above every path).
+pub fn is_at_or_below(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
 /// What a store lists: the names under a prefix, whole or a page at a
 /// time. Apart from the data methods of [`ReadableStore`], so that a
 /// listing is decided by each store and decorator on its own (neither

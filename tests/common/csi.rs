@@ -217,3 +217,21 @@ pub fn decodes(mp: &Path) -> u64 {
         .and_then(|d| d.as_u64())
         .unwrap()
 }
+
+/// Run tests/csi_grpcio.py with `python` against the plugin on `socket`,
+/// with `args`; it must succeed.
+pub fn grpcio<S: AsRef<std::ffi::OsStr> + std::fmt::Debug>(python: &Path, socket: &Path, args: &[S]) {
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/csi_grpcio.py");
+    let out = Command::new(python)
+        .arg(&client)
+        .arg(socket)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

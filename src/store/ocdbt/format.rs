@@ -205,32 +205,48 @@ fn data_file_table(r: &mut Reader<'_>) -> Result<Vec<DataFile>, FormatError> {
     let prefix = r.varints(n.saturating_sub(1), "data file path prefix")?;
     let suffix = r.varints(n, "data file path suffix")?;
     let base = r.varints(n, "data file base path")?;
-    let mut files: Vec<DataFile> = Vec::with_capacity(n);
-    for i in 0..n {
-        let keep = if i == 0 { 0 } else { prefix[i - 1] };
-        let previous = files.last().map_or("", |f| f.path.as_str());
-        let keep = usize::try_from(keep)
-            .ok()
-            .filter(|&k| k <= previous.len())
-            .ok_or_else(|| invalid(format!("data file {i}: a prefix longer than the path before it")))?;
-        let len = usize::try_from(suffix[i])
-            .ok()
-            .filter(|&l| l <= r.left())
-            .ok_or(FormatError::Truncated("data file path"))?;
-        let tail = r.take(len, "data file path")?;
-        let mut path = previous.as_bytes()[..keep].to_vec();
-        path.extend_from_slice(tail);
+    let paths = prefix_compressed(r, &prefix, &suffix, "data file path")?;
+    let mut files = Vec::with_capacity(n);
+    for (i, (path, base)) in paths.into_iter().zip(base).enumerate() {
         if path.len() > MAX_PATH {
             return Err(invalid(format!("data file {i}: a path over {MAX_PATH} bytes")));
         }
         let path = String::from_utf8(path).map_err(|_| invalid(format!("data file {i}: a path not UTF-8")))?;
-        let base_len = usize::try_from(base[i])
+        let base_len = usize::try_from(base)
             .ok()
             .filter(|&b| b <= path.len() && path.is_char_boundary(b))
             .ok_or_else(|| invalid(format!("data file {i}: a base path longer than its path")))?;
         files.push(DataFile { path, base_len });
     }
     Ok(files)
+}
+
+/// Byte strings prefix-compressed, as keys and data file paths are: the
+/// `i`th shares `prefix[i - 1]` bytes with the one before it (the first
+/// none), and its `suffix[i]` bytes of its own come next in `r`.
+fn prefix_compressed(
+    r: &mut Reader<'_>,
+    prefix: &[u64],
+    suffix: &[u64],
+    what: &'static str,
+) -> Result<Vec<Vec<u8>>, FormatError> {
+    let mut out: Vec<Vec<u8>> = Vec::with_capacity(suffix.len());
+    for (i, &len) in suffix.iter().enumerate() {
+        let previous = out.last().map_or(&[][..], Vec::as_slice);
+        let keep = match i {
+            0 => Some(0),
+            _ => usize::try_from(prefix[i - 1]).ok().filter(|&k| k <= previous.len()),
+        };
+        let keep = keep.ok_or_else(|| invalid(format!("{what} {i}: a prefix longer than the one before it")))?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l <= r.left())
+            .ok_or(FormatError::Truncated(what))?;
+        let mut bytes = previous[..keep].to_vec();
+        bytes.extend_from_slice(r.take(len, what)?);
+        out.push(bytes);
+    }
+    Ok(out)
 }
 
 /// Where an encoded node (or an out-of-line value) is: a data file of the
@@ -389,26 +405,9 @@ fn keys(r: &mut Reader<'_>, n: usize, extra: Option<&mut Vec<usize>>) -> Result<
             extra.push(r.len("subtree common prefix length")?);
         }
     }
-    let mut keys: Vec<Vec<u8>> = Vec::with_capacity(n);
-    for i in 0..n {
-        let keep = if i == 0 { 0 } else { prefix[i - 1] };
-        let previous = keys.last().map_or(&[][..], |k| k.as_slice());
-        let keep = usize::try_from(keep)
-            .ok()
-            .filter(|&k| k <= previous.len())
-            .ok_or_else(|| invalid(format!("key {i}: a prefix longer than the key before it")))?;
-        let len = usize::try_from(suffix[i])
-            .ok()
-            .filter(|&l| l <= r.left())
-            .ok_or(FormatError::Truncated("key suffix"))?;
-        let mut key = previous[..keep].to_vec();
-        key.extend_from_slice(r.take(len, "key suffix")?);
-        if let Some(before) = keys.last()
-            && key <= *before
-        {
-            return Err(invalid(format!("key {i}: not after the key before it")));
-        }
-        keys.push(key);
+    let keys = prefix_compressed(r, &prefix, &suffix, "key")?;
+    if let Some(i) = keys.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(invalid(format!("key {}: not after the key before it", i + 1)));
     }
     Ok(keys)
 }
@@ -470,4 +469,4 @@ pub fn node(bytes: &[u8]) -> Result<Node, FormatError> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -326,7 +326,13 @@ impl OcdbtStore {
     /// The databases of `inner` (its root, or the directories
     /// [`databases`] finds), each at its latest version.
     pub fn open(inner: Box<dyn ReadableStore>) -> StoreResult<OcdbtStore> {
-        let databases = databases(inner.as_ref())?;
+        let found = databases(inner.as_ref())?;
+        OcdbtStore::open_databases(inner, found)
+    }
+
+    /// The databases of `inner` in directories `databases` (as
+    /// [`databases`] found them), each at its latest version.
+    pub fn open_databases(inner: Box<dyn ReadableStore>, databases: Vec<String>) -> StoreResult<OcdbtStore> {
         if databases.is_empty() {
             return Err(StoreError::NotFound(format!("no {MANIFEST} at the root or below it")));
         }
@@ -377,6 +383,22 @@ impl OcdbtStore {
         &self.databases
     }
 
+    /// `len` bytes at `offset` of `key`'s value `held` (within it: the
+    /// callers check).
+    fn read(&self, key: &StoreKey, held: &Held, offset: u64, len: u64) -> StoreResult<Vec<u8>> {
+        match held {
+            Held::Inline(v) => Ok(v[offset as usize..(offset + len) as usize].to_vec()),
+            Held::At { file, offset: at, .. } => {
+                let data = &self.files[*file as usize];
+                let got = self
+                    .inner
+                    .get_range(data, at + offset, len, None)
+                    .map_err(|e| e.context(format!("{key}: in OCDBT data file {data}")))?;
+                got.ok_or_else(|| StoreError::NotFound(format!("{key}: OCDBT data file {data} is missing")))
+            }
+        }
+    }
+
     fn stamp(&self, held: &Held) -> Stamp {
         let len = match held {
             Held::Inline(v) => v.len() as u64,
@@ -398,7 +420,7 @@ impl ReadableStore for OcdbtStore {
         if len > max_len {
             return Err(super::too_large(len, max_len));
         }
-        self.get_range(key, 0, len, None)
+        self.read(key, held, 0, len).map(Some)
     }
 
     fn get_range(&self, key: &StoreKey, offset: u64, len: u64, expect: Option<Stamp>) -> StoreResult<Option<Vec<u8>>> {
@@ -410,18 +432,7 @@ impl ReadableStore for OcdbtStore {
         if offset.checked_add(len).is_none_or(|end| end > stamp.len) {
             return Err(super::short_value(key, offset, len, stamp.len));
         }
-        match held {
-            Held::Inline(v) => Ok(Some(v[offset as usize..(offset + len) as usize].to_vec())),
-            Held::At { file, offset: at, .. } => {
-                let data = &self.files[*file as usize];
-                let got = self
-                    .inner
-                    .get_range(data, at + offset, len, None)
-                    .map_err(|e| e.context(format!("{key}: in OCDBT data file {data}")))?;
-                got.map(Some)
-                    .ok_or_else(|| StoreError::NotFound(format!("{key}: OCDBT data file {data} is missing")))
-            }
-        }
+        self.read(key, held, offset, len).map(Some)
     }
 
     fn stat(&self, key: &StoreKey) -> StoreResult<Option<Stamp>> {
@@ -441,18 +452,20 @@ impl ReadableStore for OcdbtStore {
     /// inline (and a directory) its database's manifest's; a directory
     /// adds the search bit to each read bit.
     fn access(&self, path: &str) -> StoreResult<Option<Access>> {
-        let db = self
-            .databases
-            .iter()
-            .filter(|d| d.is_empty() || path == d.as_str() || path.starts_with(&format!("{d}/")))
-            .max_by_key(|d| d.len())
-            .or_else(|| self.databases.first())
-            .cloned()
-            .unwrap_or_default();
+        let manifest = || {
+            let db = self
+                .databases
+                .iter()
+                .filter(|d| super::is_at_or_below(path, d))
+                .max_by_key(|d| d.len())
+                .or_else(|| self.databases.first())
+                .map_or("", String::as_str);
+            join(db, MANIFEST)
+        };
         match self.keys.get(path) {
             Some(Held::At { file, .. }) => self.inner.access(self.files[*file as usize].as_str()),
-            Some(Held::Inline(_)) => self.inner.access(&join(&db, MANIFEST)),
-            None => Ok(self.inner.access(&join(&db, MANIFEST))?.map(Access::searchable)),
+            Some(Held::Inline(_)) => self.inner.access(&manifest()),
+            None => Ok(self.inner.access(&manifest())?.map(Access::searchable)),
         }
     }
 }

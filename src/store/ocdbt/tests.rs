@@ -1,3 +1,4 @@
+use super::format::tests::seal;
 use super::*;
 use crate::store::{FilesystemStore, Listable};
 
@@ -50,17 +51,6 @@ fn varint(mut v: u64, out: &mut Vec<u8>) {
         }
         out.push(b | 0x80);
     }
-}
-
-/// An encoded manifest or node: header, body uncompressed, CRC-32C.
-fn seal(magic: u32, body: &[u8]) -> Vec<u8> {
-    let mut out = magic.to_be_bytes().to_vec();
-    out.extend_from_slice(&((12 + 2 + body.len() + 4) as u64).to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out.extend_from_slice(body);
-    let crc = crc32c::crc32c(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
 }
 
 /// A data file table of `paths`, none sharing a prefix, no base paths.
@@ -128,12 +118,20 @@ fn interior(height: u8, file: &str, n: usize, offset: u64, len: u64) -> Vec<u8> 
     seal(0x0cdb_20de, &b)
 }
 
-fn open(files: &[(&str, Vec<u8>)]) -> Result<OcdbtStore, String> {
+fn open(files: &[(&str, Vec<u8>)]) -> StoreResult<OcdbtStore> {
     let mut m = crate::store::MemoryStore::default();
     for (k, v) in files {
         m.insert(k, v.clone());
     }
-    OcdbtStore::open(Box::new(m)).map_err(|e| e.to_string())
+    OcdbtStore::open(Box::new(m))
+}
+
+/// Why `files` do not open: the store's error, which says why (a
+/// corrupt database: EIO).
+fn refused(files: &[(&str, Vec<u8>)]) -> String {
+    let e = open(files).err().expect("refused");
+    assert!(matches!(e, StoreError::Corrupt(_)), "{e:?}");
+    e.to_string()
 }
 
 /// A node that names itself as its child: the child must be one level
@@ -144,9 +142,7 @@ fn a_node_that_names_itself_is_refused() {
     let len = node.len() as u64;
     let node = interior(1, "d/n", 1, 0, len);
     assert_eq!(node.len() as u64, len);
-    let err = open(&[("manifest.ocdbt", manifest("d/n", 0, len, 1)), ("d/n", node)])
-        .err()
-        .unwrap();
+    let err = refused(&[("manifest.ocdbt", manifest("d/n", 0, len, 1)), ("d/n", node)]);
     assert!(err.contains("is 1 high where 0 was named"), "{err}");
 }
 
@@ -155,7 +151,7 @@ fn a_node_that_names_itself_is_refused() {
 /// file path that leaves the database: each refused, naming why.
 #[test]
 fn lying_trees_are_refused_within_their_bounds() {
-    let err = open(&[("manifest.ocdbt", manifest("d/n", 0, 10, 200))]).err().unwrap();
+    let err = refused(&[("manifest.ocdbt", manifest("d/n", 0, 10, 200))]);
     assert!(err.contains("200 levels high"), "{err}");
 
     let mut leaf = vec![0u8];
@@ -169,11 +165,46 @@ fn lying_trees_are_refused_within_their_bounds() {
         ("d/top", node),
         ("d/leaf", leaf),
     ];
-    let err = open(&files).err().unwrap();
+    let err = refused(&files);
     assert!(err.contains(&format!("more than {MAX_NODES} B+tree nodes")), "{err}");
 
-    let err = open(&[("manifest.ocdbt", manifest("../outside", 0, 10, 0))])
-        .err()
-        .unwrap();
+    let err = refused(&[("manifest.ocdbt", manifest("../outside", 0, 10, 0))]);
     assert!(err.contains("outside the database"), "{err}");
+}
+
+/// A manifest of the numbered kind holds the configuration alone: the
+/// versions are read from the newest `manifest.XXXXXXXXXXXXXXXX` beside
+/// it (an older one, naming a node that is not there, is not read).
+#[test]
+fn a_numbered_manifest_is_read_from_its_newest_number() {
+    let mut config = vec![0u8; 16];
+    for v in [1, 100, 1 << 20] {
+        varint(v, &mut config);
+    }
+    config.push(4);
+    varint(0, &mut config);
+    let mut leaf = vec![0u8];
+    table(&[], &mut leaf);
+    for v in [1, 1] {
+        varint(v, &mut leaf);
+    }
+    leaf.push(b'a');
+    for v in [1, 0] {
+        varint(v, &mut leaf);
+    }
+    leaf.push(b'z');
+    let leaf = seal(0x0cdb_20de, &leaf);
+    let files = [
+        ("manifest.ocdbt", seal(0x0cdb_3a2a, &config)),
+        ("manifest.0000000000000001", manifest("d/gone", 0, 10, 0)),
+        ("manifest.0000000000000002", manifest("d/leaf", 0, leaf.len() as u64, 0)),
+        ("d/leaf", leaf),
+    ];
+    let store = open(&files).unwrap();
+    assert_eq!(
+        store.get(&StoreKey::new("a").unwrap(), 16).unwrap().as_deref(),
+        Some(&b"z"[..])
+    );
+    let (numbered, _) = files.split_at(1);
+    assert!(refused(numbered).contains("no manifest.XXXXXXXXXXXXXXXX"));
 }

@@ -15,6 +15,7 @@
 use std::time::SystemTime;
 
 use super::{Spool, SpoolError, Stat, lock};
+use crate::store::is_at_or_below;
 use crate::write::node_path;
 
 /// A group `mkdir` made that waits for the commit.
@@ -117,17 +118,15 @@ impl Spool {
     /// Whether node `path` is removed by a held `rmdir` (it, or a node
     /// above it).
     pub fn is_removed(&self, path: &str) -> bool {
-        lock(&self.removed)
-            .iter()
-            .any(|(r, _)| path == r || (path.starts_with(r.as_str()) && path.as_bytes().get(r.len()) == Some(&b'/')))
+        lock(&self.removed).iter().any(|(r, _)| is_at_or_below(path, r))
     }
 
-    /// What the held directory changes are, as `nzfs status` lists them:
-    /// `mkdir PATH` and `rmdir PATH`.
+    /// What the held directory changes are, as `nzfs status` lists them
+    /// ([`named`]).
     pub(super) fn held_dirs(&self) -> Vec<String> {
-        let mut held: Vec<String> = lock(&self.removed).iter().map(|(p, _)| format!("rmdir {p}")).collect();
-        held.extend(lock(&self.dirs).values().map(|d| format!("mkdir {}", d.path)));
-        held
+        let removed = lock(&self.removed);
+        let dirs = lock(&self.dirs);
+        named(&removed, &dirs)
     }
 
     /// The held directory changes, taken for a commit: the removals in
@@ -140,9 +139,7 @@ impl Spool {
 
     /// Whether a file is staged in group `path` or below it.
     pub(super) fn stages_below(&self, path: &str) -> bool {
-        lock(&self.files).values().any(|s| {
-            s.parent == path || (s.parent.starts_with(path) && s.parent.as_bytes().get(path.len()) == Some(&b'/'))
-        })
+        lock(&self.files).values().any(|s| is_at_or_below(&s.parent, path))
     }
 
     /// Put back what [`Spool::take_dirs`] took (its commit failed).
@@ -170,9 +167,7 @@ impl TakenDirs {
 
     /// The groups made, parents first.
     pub fn made(&self) -> Vec<&str> {
-        let mut made: Vec<&str> = self.dirs.values().map(|d| d.path.as_str()).collect();
-        made.sort_by_key(|p| (p.matches('/').count(), *p));
-        made
+        made(&self.dirs)
     }
 
     /// The directories the groups were made in and the nodes removed
@@ -206,8 +201,21 @@ impl TakenDirs {
 
     /// As `nzfs status` listed them.
     pub fn named(&self) -> Vec<String> {
-        let mut named: Vec<String> = self.removed.iter().map(|(p, _)| format!("rmdir {p}")).collect();
-        named.extend(self.made().into_iter().map(|p| format!("mkdir {p}")));
-        named
+        named(&self.removed, &self.dirs)
     }
+}
+
+/// The paths of the groups `dirs` makes, parents first.
+fn made(dirs: &std::collections::BTreeMap<u64, HeldDir>) -> Vec<&str> {
+    let mut made: Vec<&str> = dirs.values().map(|d| d.path.as_str()).collect();
+    made.sort_by_key(|p| (p.matches('/').count(), *p));
+    made
+}
+
+/// Directory changes as `nzfs status` lists them and `nzfs commit` makes
+/// them: `rmdir PATH` in order, then `mkdir PATH`, parents first.
+fn named(removed: &[(String, u64)], dirs: &std::collections::BTreeMap<u64, HeldDir>) -> Vec<String> {
+    let mut named: Vec<String> = removed.iter().map(|(p, _)| format!("rmdir {p}")).collect();
+    named.extend(made(dirs).into_iter().map(|p| format!("mkdir {p}")));
+    named
 }

@@ -193,29 +193,22 @@ pub enum OpenError {
     )]
     References,
     /// No Zarr metadata of its own, but OCDBT databases (tensorstore's
-    /// `ocdbt` key-value store, Orbax's default) whose keys are Zarr:
-    /// `open` takes this refusal as the sign to read them as a store
-    /// (`store::ocdbt`). Seen as an error where that cannot be done.
+    /// `ocdbt` key-value store, Orbax's default) whose keys are Zarr, in
+    /// these directories: `open` takes this refusal as the sign to read
+    /// them as a store (`store::ocdbt`). Seen as an error where that
+    /// cannot be done.
     #[error(
         "OCDBT databases (tensorstore's ocdbt key-value store, in which Orbax saves checkpoints by default), \
          whose Zarr keys live in each manifest.ocdbt's B-tree: mount their directory itself (a local \
          directory or an object-store prefix, not inside a zip or a reference set) to read them"
     )]
-    Ocdbt,
+    Ocdbt(Vec<String>),
     /// More nodes than [`MAX_NODES`], found while walking the store.
     #[error(
         "the store holds more than {MAX_NODES} groups and arrays (links that make a tree without end?); \
          nzfs serves at most {MAX_NODES}"
     )]
     TooManyNodes,
-}
-
-/// Whether a store with no Zarr metadata holds OCDBT databases
-/// (tensorstore's `ocdbt` key-value store, in which Orbax saves
-/// checkpoints by default): at its root, or in directories below it (an
-/// Orbax `CheckpointManager`'s steps).
-fn holds_ocdbt(store: &dyn ReadableStore) -> Result<bool, OpenError> {
-    Ok(!crate::store::ocdbt::databases(store)?.is_empty())
 }
 
 /// Whether `name` may name a node (core spec, "Node names").
@@ -326,9 +319,12 @@ impl Hierarchy {
             h.push(None, "", NodeKind::Group { metadata: None });
             h.walk_store(store)?;
             if h.nodes.len() == 1 {
-                return Err(match holds_ocdbt(store)? {
-                    true => OpenError::Ocdbt,
-                    false => OpenError::NotZarr,
+                // OCDBT databases (tensorstore's, Orbax's default), at its
+                // root or in directories below it: found once, for `open`.
+                let databases = crate::store::ocdbt::databases(store)?;
+                return Err(match databases.is_empty() {
+                    true => OpenError::NotZarr,
+                    false => OpenError::Ocdbt(databases),
                 });
             }
         }
@@ -562,7 +558,13 @@ mod tests {
             let mut ocdbt = MemoryStore::default();
             ocdbt.insert(key, "OCDBT");
             ocdbt.insert("d/0123", "x");
-            assert!(matches!(Hierarchy::open(&ocdbt), Err(OpenError::Ocdbt)), "{key}");
+            let dir = key
+                .trim_end_matches(crate::store::ocdbt::MANIFEST)
+                .trim_end_matches('/');
+            assert!(
+                matches!(Hierarchy::open(&ocdbt), Err(OpenError::Ocdbt(d)) if d == [dir]),
+                "{key}"
+            );
         }
         let mut v2 = MemoryStore::default();
         v2.insert(".zgroup", "{}");

@@ -1,5 +1,17 @@
 use super::*;
 
+/// An encoded manifest or node of `body`, uncompressed: header, body,
+/// CRC-32C (for the hand-made ones here and in `store::ocdbt`'s tests).
+pub(crate) fn seal(magic: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = magic.to_be_bytes().to_vec();
+    out.extend_from_slice(&((12 + 2 + body.len() + 4) as u64).to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(body);
+    let crc = crc32c::crc32c(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
 fn fixture(path: &str) -> Vec<u8> {
     std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -71,15 +83,7 @@ fn damaged_manifests_and_nodes_are_errors() {
 /// table. Each is refused before anything is allocated from it.
 #[test]
 fn lying_counts_are_refused() {
-    let seal = |body: &[u8]| {
-        let mut out = 0x0cdb_20deu32.to_be_bytes().to_vec();
-        out.extend_from_slice(&((12 + 2 + body.len() + 4) as u64).to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(body);
-        let crc = crc32c::crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
-    };
+    let seal = |body: &[u8]| seal(BTREE_MAGIC, body);
     // Height 0, no data files, 2^60 entries.
     let huge = seal(&[0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]);
     assert!(node(&huge).unwrap_err().to_string().contains("node entries"));
